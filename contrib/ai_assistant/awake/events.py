@@ -1,0 +1,177 @@
+"""
+What an assistant hears: events, their classification, urgency and importance, and the queue.
+
+Classification (seed 000):
+
+- `direct_message`: whispers and pages to the assistant, and builder instructions;
+- `direct_addressing`: speech in the room that names the assistant (or an alias);
+- `ambient`: everything else (other speech, emotes, arrivals and departures).
+
+An event is urgent (it may wake a light sleeper, and it makes the awake tick call the model) when
+it is a direct message or addressing, or its metadata says `urgent` or `priority >= 8`.
+
+Heard text longer than the configured limit is truncated with a note saying how much was cut.
+
+"""
+
+import re
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..clock import to_iso
+from ..memory.importance import heuristic_importance
+from ..memory.store import KeyValueStore
+
+EventType = Literal["say", "whisper", "page", "emote", "arrive", "depart", "instruction"]
+DIRECT_MESSAGE = "direct_message"
+DIRECT_ADDRESSING = "direct_addressing"
+AMBIENT = "ambient"
+DIRECT_TYPES = frozenset({"whisper", "page", "instruction"})
+BUILDER_BONUS = 2
+URGENT_PRIORITY = 8
+
+
+class Event(BaseModel):
+    id: int
+    type: EventType
+    speaker: str
+    speaker_key: str | None = None
+    text: str
+    time: str
+    location: str | None = None
+    classification: str = AMBIENT
+    urgent: bool = False
+    importance: int = Field(3, ge=1, le=10)
+    truncated_chars: int = 0
+    from_assistant: bool = False
+    metadata: dict = Field(default_factory=dict)
+
+
+def mentions(text: str, names: list[str]) -> bool:
+    """True when `text` names any of `names` as a word (case-insensitive, '@name' too)."""
+    for name in names:
+        name = name.strip()
+        if name and re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text, re.IGNORECASE):
+            return True
+    return False
+
+
+def classify(event_type: str, text: str, names: list[str]) -> str:
+    if event_type in DIRECT_TYPES:
+        return DIRECT_MESSAGE
+    if event_type in ("say", "emote") and mentions(text, names):
+        return DIRECT_ADDRESSING
+    return AMBIENT
+
+
+def is_urgent(classification: str, metadata: dict) -> bool:
+    if classification in (DIRECT_MESSAGE, DIRECT_ADDRESSING):
+        return True
+    if metadata.get("urgent"):
+        return True
+    priority = metadata.get("priority")
+    return isinstance(priority, (int, float)) and priority >= URGENT_PRIORITY
+
+
+def truncate(text: str, limit: int) -> tuple[str, int]:
+    """Cut `text` to `limit` characters with a note; returns (text, characters cut)."""
+    if len(text) <= limit:
+        return text, 0
+    cut = len(text) - limit
+    return f"{text[:limit]} [truncated: {cut} more characters not shown]", cut
+
+
+def make_event(
+    *,
+    event_id: int,
+    event_type: str,
+    speaker: str,
+    text: str,
+    now: datetime,
+    assistant_names: list[str],
+    max_chars: int,
+    speaker_key: str | None = None,
+    location: str | None = None,
+    from_assistant: bool = False,
+    metadata: dict | None = None,
+) -> Event:
+    """Build a classified, scored event from what the character heard."""
+    metadata = dict(metadata or {})
+    text, cut = truncate(text.strip(), max_chars)
+    classification = classify(event_type, text, assistant_names)
+    importance = heuristic_importance(
+        text,
+        direct=classification == DIRECT_MESSAGE,
+        mentioned=classification == DIRECT_ADDRESSING,
+        sender_bonus=BUILDER_BONUS if event_type == "instruction" else 0,
+    )
+    return Event(
+        id=event_id,
+        type=event_type,
+        speaker=speaker,
+        speaker_key=speaker_key,
+        text=text,
+        time=to_iso(now),
+        location=location,
+        classification=classification,
+        urgent=is_urgent(classification, metadata),
+        importance=importance,
+        truncated_chars=cut,
+        from_assistant=from_assistant,
+        metadata=metadata,
+    )
+
+
+def triggers_model(event: Event, respond_to_ambient: bool, respond_to_assistants: bool) -> bool:
+    """Whether this event alone justifies a model call."""
+    if event.from_assistant and not respond_to_assistants:
+        return False
+    return event.urgent or (respond_to_ambient and event.type in ("say", "emote"))
+
+
+class EventQueue:
+    """Pending events, oldest first, bounded.
+
+    On overflow the oldest ambient event is dropped (and counted); urgent events are dropped only
+    when nothing else is left to drop, so a flood of chatter cannot push out a direct question.
+
+    """
+
+    KEY = "pending_events"
+    COUNTER = "event_counter"
+    DROPPED = "events_dropped"
+
+    def __init__(self, store: KeyValueStore):
+        self.store = store
+
+    def peek(self) -> list[Event]:
+        return [Event.model_validate(data) for data in self.store.get(self.KEY) or []]
+
+    def __len__(self) -> int:
+        return len(self.store.get(self.KEY) or [])
+
+    def next_id(self) -> int:
+        value = (self.store.get(self.COUNTER) or 0) + 1
+        self.store.set(self.COUNTER, value)
+        return value
+
+    def push(self, event: Event, max_pending: int) -> None:
+        queue = list(self.store.get(self.KEY) or [])
+        queue.append(event.model_dump())
+        dropped = 0
+        while len(queue) > max_pending:
+            position = next((i for i, item in enumerate(queue) if not item["urgent"]), 0)
+            queue.pop(position)
+            dropped += 1
+        self.store.set(self.KEY, queue)
+        if dropped:
+            self.store.set(self.DROPPED, (self.store.get(self.DROPPED) or 0) + dropped)
+
+    def remove(self, event_ids: set[int]) -> None:
+        queue = [item for item in self.store.get(self.KEY) or [] if item["id"] not in event_ids]
+        self.store.set(self.KEY, queue)
+
+    def dropped(self) -> int:
+        return self.store.get(self.DROPPED) or 0

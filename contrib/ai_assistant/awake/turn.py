@@ -1,0 +1,286 @@
+"""
+The awake tick and its ReAct turn.
+
+`awake_tick` decides whether the pending events need the model. When they do not (no events,
+only ambient chatter, a `wait` still running, backing off after errors) it returns None and the
+tick costs nothing. Otherwise it returns a turn: a generator that yields blocking model calls
+(see `ai_assistant.llm.runner`) and runs the tools between them.
+
+The turn loop: send system prompt + history + the new events; run every tool call in the
+reply and send the results back; stop on `noop` or `wait`, on a reply without tool calls, on a
+refusal or a reply cut off by the token limit, or at `max_react_iterations`.
+
+Nothing is lost when the model fails: events leave the queue, and the turn's messages enter the
+history, only once the first reply has arrived. After a failure the events stay queued and the
+assistant backs off (doubling up to `error_backoff_max`) before trying again.
+
+"""
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..clock import from_iso, to_iso
+from ..conf import AssistantConfig
+from ..context.history import ConversationHistory, wire_format
+from ..context.prompt import events_message, system_prompt
+from ..llm.client import ChatReply, ChatRequest, LLMError
+from ..llm.runner import BlockingWork
+from ..llm.tokens import TokenCounter
+from ..llm.usage import UsageStats
+from ..memory.entities import EntityMemory
+from ..memory.journal import Journal
+from ..memory.store import KeyValueStore
+from ..tools.base import AWAKE, ToolContext, ToolRegistry, World
+from .events import Event, EventQueue, triggers_model
+
+# state keys on the script
+ACTIVITY = "activity_since_wake"
+WAIT_UNTIL = "wait_until"
+WAIT_SET_AT = "wait_set_at"
+RETRY_AFTER = "retry_after"
+CONSECUTIVE_ERRORS = "consecutive_errors"
+CONTEXT_TOKENS = "context_tokens"
+USAGE = "usage"
+LAST_TURN = "last_turn"
+
+
+@dataclass
+class Assistant:
+    """One assistant's parts, as the core sees them. Built by the shell.
+
+    Args:
+        name: The character's name; aliases are other names it answers to.
+        persona: Who it is, in a few sentences.
+        config: Its resolved configuration.
+        model: The chat model name.
+        state: The script's store (events, history, counters).
+        memory_store: The character's store (journal, entity profiles).
+        world: The world adapter the tools act through.
+        registry: Its tools.
+        call_model: Turns a request into blocking work for the runner.
+
+    """
+
+    name: str
+    persona: str
+    config: AssistantConfig
+    model: str
+    state: KeyValueStore
+    memory_store: KeyValueStore
+    world: World
+    registry: ToolRegistry
+    call_model: Callable[[ChatRequest], BlockingWork]
+    aliases: list[str] = field(default_factory=list)
+    location: str | None = None
+
+    def __post_init__(self):
+        self.events = EventQueue(self.state)
+        self.history = ConversationHistory(self.state)
+        self.journal = Journal(self.memory_store)
+        self.entities = EntityMemory(self.memory_store)
+        self.counter = TokenCounter(self.model)
+
+    def usage(self) -> UsageStats:
+        return UsageStats.load(self.state.get(USAGE))
+
+    def save_usage(self, usage: UsageStats) -> None:
+        self.state.set(USAGE, usage.model_dump())
+
+    def build_request(self, pending: list[dict]) -> ChatRequest:
+        """System prompt + history + this turn's uncommitted messages, and the awake tools."""
+        messages = [system_prompt(self.name, self.persona)]
+        messages += [wire_format(message) for message in self.history.all()]
+        messages += pending
+        return ChatRequest(
+            model=self.model,
+            messages=messages,
+            tools=self.registry.schemas(AWAKE),
+            temperature=self.config.temperature,
+            max_tokens=self.config.max_reply_tokens,
+        )
+
+    def request_tokens(self, request: ChatRequest) -> int:
+        return self.counter.count_request(request.messages, request.tools)
+
+
+@dataclass
+class TurnOutcome:
+    """What one awake turn did, for the status, the log and the demo's transcript."""
+
+    events: list[Event] = field(default_factory=list)
+    model_calls: int = 0
+    tool_calls: list[dict] = field(default_factory=list)
+    stop_reason: str = ""
+    error: str | None = None
+    request_tokens: list[int] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def summary(self) -> dict:
+        return {
+            "events": len(self.events),
+            "model_calls": self.model_calls,
+            "tools": [call["name"] for call in self.tool_calls],
+            "stop_reason": self.stop_reason,
+            "error": self.error,
+        }
+
+
+def awake_tick(assistant: Assistant, now: datetime) -> Generator | None:
+    """Decide whether this tick needs the model; return the turn to drive, or None."""
+    state = assistant.state
+    retry_after = from_iso(state.get(RETRY_AFTER))
+    if retry_after and now < retry_after:
+        return None
+    events = assistant.events.peek()
+    config = assistant.config
+    triggering = [
+        event
+        for event in events
+        if triggers_model(event, config.respond_to_ambient, config.respond_to_assistants)
+    ]
+    wait_until = from_iso(state.get(WAIT_UNTIL))
+    if wait_until:
+        if now < wait_until:
+            # only something new and addressed to the assistant ends a wait early
+            wait_set_at = state.get(WAIT_SET_AT) or ""
+            triggering = [event for event in triggering if event.urgent and event.time > wait_set_at]
+        if not triggering and now < wait_until:
+            return None
+        state.delete(WAIT_UNTIL)
+        state.delete(WAIT_SET_AT)
+    if not triggering:
+        return None
+    return run_turn(assistant, events, len(triggering), now)
+
+
+def _recall(assistant: Assistant, present: list[str]) -> dict[str, list[str]]:
+    recall = {}
+    for name in present:
+        key, display = assistant.world.entity_key(name)
+        notes = assistant.entities.recall(key, assistant.config.recall_observations)
+        if notes:
+            recall[display] = notes
+    return recall
+
+
+def _back_off(assistant: Assistant, now: datetime) -> None:
+    state = assistant.state
+    errors = (state.get(CONSECUTIVE_ERRORS) or 0) + 1
+    state.set(CONSECUTIVE_ERRORS, errors)
+    delay = min(assistant.config.tick_rate * 2 ** (errors - 1), assistant.config.error_backoff_max)
+    state.set(RETRY_AFTER, to_iso(now + timedelta(seconds=delay)))
+
+
+def run_turn(
+    assistant: Assistant, events: list[Event], interactions: int, now: datetime
+) -> Generator[BlockingWork, Any, TurnOutcome]:
+    """The ReAct loop for one batch of events (see module doc)."""
+    state = assistant.state
+    config = assistant.config
+    usage = assistant.usage()
+    outcome = TurnOutcome(events=events)
+    present = assistant.world.present()
+    ctx = ToolContext(
+        assistant_name=assistant.name,
+        world=assistant.world,
+        journal=assistant.journal,
+        entities=assistant.entities,
+        config=config,
+        now=now,
+        location=assistant.location,
+        speakers={event.speaker.lower(): event.speaker for event in events},
+    )
+    pending = [
+        events_message(
+            events,
+            location=assistant.location,
+            present=present,
+            recall=_recall(assistant, present),
+            now_text=now.strftime("%Y-%m-%d %H:%M UTC"),
+        )
+    ]
+    try:
+        for iteration in range(config.max_react_iterations):
+            request = assistant.build_request(pending)
+            tokens = assistant.request_tokens(request)
+            outcome.request_tokens.append(tokens)
+            state.set(CONTEXT_TOKENS, tokens)
+            try:
+                reply: ChatReply = yield assistant.call_model(request)
+            except LLMError as err:
+                usage.record_error(err.kind)
+                outcome.error = f"{err.kind}: {err}"
+                if iteration == 0:
+                    _back_off(assistant, now)
+                    outcome.stop_reason = "model_error"
+                    return outcome
+                outcome.stop_reason = "model_error_mid_turn"
+                break
+            usage.record_reply(reply)
+            outcome.model_calls += 1
+            outcome.prompt_tokens += reply.usage.prompt
+            outcome.completion_tokens += reply.usage.completion
+            if iteration == 0:
+                assistant.events.remove({event.id for event in events})
+                state.set(ACTIVITY, (state.get(ACTIVITY) or 0) + interactions)
+                state.delete(RETRY_AFTER)
+                state.delete(CONSECUTIVE_ERRORS)
+            stop = _apply_reply(assistant, ctx, reply, pending, usage, outcome)
+            assistant.history.extend(pending)
+            pending = []
+            if stop:
+                break
+        else:
+            outcome.stop_reason = "iteration_limit"
+    finally:
+        if ctx.control.wait_until:
+            state.set(WAIT_UNTIL, to_iso(ctx.control.wait_until))
+            state.set(WAIT_SET_AT, to_iso(now))
+        assistant.save_usage(usage)
+        state.set(LAST_TURN, {"at": to_iso(now), **outcome.summary()})
+    return outcome
+
+
+def _apply_reply(
+    assistant: Assistant,
+    ctx: ToolContext,
+    reply: ChatReply,
+    pending: list[dict],
+    usage: UsageStats,
+    outcome: TurnOutcome,
+) -> bool:
+    """Add the reply and its tool results to `pending`; return True when the turn ends."""
+    if reply.refusal:
+        usage.record_malformed("refusal")
+        pending.append({"role": "assistant", "content": reply.refusal})
+        outcome.stop_reason = "refusal"
+        return True
+    if reply.finish_reason == "length":
+        # tool calls cut off mid-JSON cannot be run; keep only the text
+        usage.record_malformed("length")
+        pending.append({"role": "assistant", "content": reply.content or ""})
+        outcome.stop_reason = "length"
+        return True
+    pending.append(reply.as_message())
+    if not reply.tool_calls:
+        outcome.stop_reason = "no_tool_call"
+        return True
+    for call in reply.tool_calls:
+        result = assistant.registry.dispatch(ctx, call, AWAKE)
+        if result.malformed:
+            usage.record_malformed(result.malformed)
+        content = result.content
+        if len(content) > assistant.config.max_tool_output_chars:
+            content = content[: assistant.config.max_tool_output_chars] + " [truncated]"
+        pending.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        outcome.tool_calls.append(
+            {"name": call.name, "arguments": call.arguments, "ok": result.ok, "result": content,
+             "detail": result.detail}
+        )
+    if ctx.control.stop_reason:
+        outcome.stop_reason = ctx.control.stop_reason
+        return True
+    return False

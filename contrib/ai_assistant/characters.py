@@ -1,0 +1,183 @@
+"""
+The assistant character: it hears what happens around it and owns its memory.
+
+Players reach it with Evennia's ordinary commands. `say` and `whisper` arrive through the
+character's `at_msg_receive` hook, typed "say"/"whisper" by `at_say`; emotes ("pose") and
+arrivals and departures ("move", "teleport", "traverse") arrive the same way; pages come through
+the contrib's `page` command (stock `page` only reaches accounts). Each becomes an event on the
+assistant's script.
+
+`AssistantCharacterMixin` can be mixed into a game's own character class;
+`AssistantCharacter` is the ready-made one.
+
+"""
+
+import re
+
+from django.conf import settings
+from evennia.objects.objects import DefaultCharacter
+from evennia.utils import logger
+from evennia.utils.ansi import strip_ansi
+from evennia.utils.utils import inherits_from
+
+from .tools.base import ToolError
+
+ASSISTANT_TAG = ("ai_assistant", "ai_assistant")
+SCRIPT_KEY = "ai_assistant"
+_SPEECH_RE = re.compile(r'"(?P<speech>.*)"\s*$', re.DOTALL)
+_MOVE_TYPES = {"move", "teleport", "traverse"}
+_DEFAULT_PERSONA = "A helpful assistant who lives in this game world."
+
+
+def is_assistant(obj) -> bool:
+    return bool(obj) and obj.tags.has(ASSISTANT_TAG[0], category=ASSISTANT_TAG[1])
+
+
+def _plain(text) -> str:
+    if isinstance(text, (tuple, list)):
+        text = text[0] if text else ""
+    return strip_ansi(str(text or "")).strip()
+
+
+class CharacterWorld:
+    """The `World` the tools act through: the character's own hooks, never commands."""
+
+    def __init__(self, character):
+        self.character = character
+
+    def _others(self) -> list:
+        location = self.character.location
+        if not location:
+            return []
+        return [
+            obj
+            for obj in location.contents
+            if obj != self.character and inherits_from(obj, DefaultCharacter)
+        ]
+
+    def _find_present(self, name: str):
+        name = name.strip().lstrip("@").lower()
+        others = self._others()
+        exact = [obj for obj in others if obj.key.lower() == name or name in obj.aliases.all()]
+        if len(exact) == 1:
+            return exact[0]
+        partial = [obj for obj in others if obj.key.lower().startswith(name)]
+        if len(partial) == 1 and not exact:
+            return partial[0]
+        present = ", ".join(obj.key for obj in others) or "no one"
+        if len(exact) > 1 or len(partial) > 1:
+            raise ToolError(f"'{name}' could mean several people here: {present}.")
+        raise ToolError(f"no one called '{name}' is here. Present: {present}.")
+
+    def say(self, text: str) -> None:
+        self.character.at_say(text)
+
+    def emote(self, action: str) -> None:
+        location = self.character.location
+        if location:
+            line = f"{self.character.key} {action.strip()}"
+            location.msg_contents(text=(line, {"type": "pose"}), from_obj=self.character)
+
+    def whisper(self, target: str, text: str) -> str:
+        receiver = self._find_present(target)
+        self.character.at_say(text, whisper=True, receivers=[receiver])
+        return receiver.key
+
+    def look(self, target: str | None) -> str:
+        location = self.character.location
+        if not location:
+            return "You are nowhere."
+        obj = location
+        if target:
+            matches = self.character.search(target, location=location, quiet=True)
+            if not matches:
+                raise ToolError(f"you see no '{target}' here.")
+            obj = matches[0]
+        return _plain(self.character.at_look(obj))
+
+    def present(self) -> list[str]:
+        return [obj.key for obj in self._others()]
+
+    def entity_key(self, name: str) -> tuple[str, str]:
+        try:
+            obj = self._find_present(name)
+        except ToolError:
+            clean = name.strip().lstrip("@")
+            return f"name:{clean.lower()}", clean
+        return f"#{obj.id}", obj.key
+
+
+class AssistantCharacterMixin:
+    """Makes a character an AI assistant. Mix into a character typeclass before its base."""
+
+    def at_object_creation(self):
+        super().at_object_creation()
+        self.tags.add(ASSISTANT_TAG[0], category=ASSISTANT_TAG[1])
+        if not self.db.persona:
+            self.db.persona = _DEFAULT_PERSONA
+        self.ensure_assistant_script()
+
+    def ensure_assistant_script(self):
+        """The assistant's script, created if missing."""
+        script = self.assistant_script
+        if script is None:
+            typeclass = getattr(
+                settings, "AI_ASSISTANT_SCRIPT_TYPECLASS", "ai_assistant.scripts.AssistantScript"
+            )
+            self.scripts.add(typeclass, key=SCRIPT_KEY, autostart=True)
+            script = self.assistant_script
+        return script
+
+    @property
+    def assistant_script(self):
+        scripts = self.scripts.get(SCRIPT_KEY)
+        return scripts[0] if scripts else None
+
+    @property
+    def assistant_world(self) -> CharacterWorld:
+        return CharacterWorld(self)
+
+    def at_msg_receive(self, text=None, from_obj=None, **kwargs):
+        """Turn what this character is sent into events. Always lets the message through."""
+        try:
+            self._hear(text, from_obj, kwargs)
+        except Exception:
+            logger.log_trace(f"ai_assistant: {self.key} could not record what it heard")
+        return True
+
+    def _hear(self, text, from_obj, kwargs) -> None:
+        speaker = from_obj[0] if isinstance(from_obj, (list, tuple)) and from_obj else from_obj
+        if speaker is None or speaker == self or not text:
+            return
+        options = text[1] if isinstance(text, (tuple, list)) and len(text) > 1 else {}
+        msg_type = (options or {}).get("type") or kwargs.get("type")
+        plain = _plain(text)
+        if msg_type in ("say", "whisper"):
+            match = _SPEECH_RE.search(plain)
+            self.hear(msg_type, speaker, match.group("speech") if match else plain)
+        elif msg_type == "pose":
+            self.hear("emote", speaker, plain)
+        elif msg_type in _MOVE_TYPES:
+            arrived = speaker.location == self.location
+            self.hear("arrive" if arrived else "depart", speaker, plain)
+        elif msg_type == "page":
+            self.hear("page", speaker, kwargs.get("ai_speech") or plain)
+
+    def hear(self, event_type: str, speaker, text: str, metadata: dict | None = None) -> None:
+        """Queue an event on the assistant's script.
+
+        Args:
+            event_type (str): say, whisper, page, emote, arrive, depart or instruction.
+            speaker (Object or str): Who it came from.
+            text (str): What was said or done (truncated by the script if too long).
+            metadata (dict, optional): e.g. {"urgent": True} or {"priority": 9}.
+
+        """
+        script = self.assistant_script
+        if script is None:
+            return
+        script.enqueue_event(event_type, speaker, text, metadata=metadata)
+
+
+class AssistantCharacter(AssistantCharacterMixin, DefaultCharacter):
+    """A character driven by the AI assistant contrib."""

@@ -1,0 +1,394 @@
+"""
+Commands: `@assistant` for builders, and a `page` that also reaches assistants.
+
+Add `AssistantCmdSet` to your `CharacterCmdSet` (see the README).
+
+"""
+
+import re
+
+from django.conf import settings
+from evennia.commands.cmdset import CmdSet
+from evennia.commands.default.comms import CmdPage
+from evennia.utils import create, search
+from evennia.utils.evmore import EvMore
+from evennia.utils.evtable import EvTable
+from evennia.utils.utils import class_from_module, crop
+
+from .characters import ASSISTANT_TAG
+from .conf import ConfigError, config_keys, describe_key, parse_override
+
+_DEFAULT_COMMAND_CLASS = class_from_module(settings.COMMAND_DEFAULT_CLASS)
+_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 '\-]{0,39}$")
+MAX_PERSONA_CHARS = 2000
+MAX_INSTRUCTION_CHARS = 2000
+PROGRESS_WIDTH = 20
+
+
+def find_assistants() -> list:
+    return list(search.search_tag(ASSISTANT_TAG[0], category=ASSISTANT_TAG[1]))
+
+
+def progress_bar(done: int, total: int, width: int = PROGRESS_WIDTH) -> str:
+    """A text bar such as `[#####-----] 5/10`."""
+    filled = int(width * done / total) if total else width
+    return f"[{'#' * filled}{'-' * (width - filled)}] {done}/{total}"
+
+
+class CmdAssistant(_DEFAULT_COMMAND_CLASS):
+    """
+    create, inspect and manage AI assistants
+
+    Usage:
+      @assistant
+      @assistant/list
+      @assistant/create <name>[=<persona>]
+      @assistant/status <name>
+      @assistant/set <name>/<key>=<value>
+      @assistant/journal <name>
+      @assistant/instruct <name>=<instruction>
+      @assistant/tick <name>
+      @assistant/pause <name>
+      @assistant/resume <name>
+
+    Switches:
+      list     - list all assistants.
+      create   - create an assistant here; prints its dbref.
+      status   - mode, tick rate, pending events, context use, model usage, errors.
+      set      - change one setting of this assistant (validated). Use the value
+                 'default' to drop an override. <key> 'persona' sets its persona.
+                 Without '=<value>', lists the keys with their current values.
+      journal  - show the assistant's journal entries, newest first.
+      instruct - give the assistant a builder instruction (heard as a direct message
+                 with builder authority).
+      tick     - run one tick now.
+      pause    - stop ticking (it keeps hearing; events wait in its queue).
+      resume   - start ticking again.
+
+    Examples:
+      @assistant/create Aria=A cheerful librarian who loves riddles.
+      @assistant/set Aria/tick_rate=10
+      @assistant/set Aria/respond_to_ambient=true
+      @assistant/instruct Aria=Greet newcomers and tell them about the library.
+      @assistant/status Aria
+
+    Assistants act only through their tools (speak, emote, whisper, journal); what
+    players tell them is treated as information, never as orders.
+    """
+
+    key = "@assistant"
+    aliases = ["assistant"]
+    switch_options = (
+        "list",
+        "create",
+        "status",
+        "set",
+        "journal",
+        "instruct",
+        "tick",
+        "pause",
+        "resume",
+    )
+    locks = "cmd:perm(Builder)"
+    help_category = "Building"
+
+    def func(self):
+        if not self.switches:
+            self.msg(f"Usage: {self.key}/<{'|'.join(self.switch_options)}> ... (see help)")
+            return
+        handler = getattr(self, f"switch_{self.switches[0]}")
+        handler()
+
+    # ---- helpers --------------------------------------------------------------------------
+
+    def find(self, name: str):
+        """The assistant called `name` (or with dbref `name`), or None after telling why."""
+        name = (name or "").strip()
+        if not name:
+            self.msg(f"Name an assistant. Usage: {self.key}/{self.switches[0]} <name>")
+            return None
+        assistants = find_assistants()
+        wanted = name.lower()
+        matches = [
+            obj
+            for obj in assistants
+            if obj.key.lower() == wanted or obj.dbref == name or wanted in obj.aliases.all()
+        ]
+        if len(matches) == 1:
+            return matches[0]
+        known = ", ".join(f"{obj.key}({obj.dbref})" for obj in assistants) or "none yet"
+        if matches:
+            self.msg(f"Several assistants are called '{name}': {known}. Use the dbref.")
+        else:
+            self.msg(f"No assistant called '{name}'. Assistants: {known}.")
+        return None
+
+    def script_of(self, assistant):
+        script = assistant.ensure_assistant_script()
+        if script is None:
+            self.msg(f"{assistant.key} has no assistant script and one could not be created.")
+        return script
+
+    # ---- switches -------------------------------------------------------------------------
+
+    def switch_list(self):
+        assistants = find_assistants()
+        if not assistants:
+            self.msg("There are no assistants yet. Create one with @assistant/create <name>.")
+            return
+        table = EvTable("|wname|n", "|wdbref|n", "|wlocation|n", "|wmode|n", "|wpending|n")
+        for obj in assistants:
+            script = obj.assistant_script
+            status = script.status() if script else {}
+            table.add_row(
+                obj.key,
+                obj.dbref,
+                obj.location.key if obj.location else "-",
+                status.get("mode", "-") + (" (paused)" if status.get("paused") else ""),
+                status.get("pending_events", "-"),
+            )
+        self.msg(str(table))
+
+    def switch_create(self):
+        name = (self.lhs or "").strip()
+        persona = (self.rhs or "").strip()
+        if not _NAME_RE.match(name):
+            self.msg(
+                "Give the assistant a name of 1-40 characters: letters first, then letters, "
+                "digits, spaces, ' or -. Usage: @assistant/create <name>[=<persona>]"
+            )
+            return
+        if len(persona) > MAX_PERSONA_CHARS:
+            self.msg(f"The persona is {len(persona)} characters; at most {MAX_PERSONA_CHARS}.")
+            return
+        location = self.caller.location
+        if not location:
+            self.msg("You must be in a room to create an assistant there.")
+            return
+        typeclass = getattr(
+            settings, "AI_ASSISTANT_TYPECLASS", "ai_assistant.characters.AssistantCharacter"
+        )
+        assistant = create.create_object(typeclass, key=name, location=location, home=location)
+        if persona:
+            assistant.db.persona = persona
+        self.msg(f"Created assistant {assistant.key} ({assistant.dbref}) in {location.key}.")
+
+    def switch_status(self):
+        assistant = self.find(self.args)
+        script = assistant and self.script_of(assistant)
+        if not script:
+            return
+        status = script.status()
+        usage = status["usage"]
+        table = EvTable(border="cells")
+        mode = status["mode"] + (" (paused)" if status["paused"] else "")
+        if status["phase"]:
+            mode += f", phase {status['phase']}"
+        rows = [
+            ("mode", mode),
+            ("tick rate", f"{status['tick_rate']} s" if status["tick_rate"] else "not ticking"),
+            ("pending events", f"{status['pending_events']} ({status['events_dropped']} dropped)"),
+            ("last tick", f"{status['last_tick'] or 'never'} ({status['tick_count']} ticks)"),
+            ("turn in flight", "yes" if status["in_flight"] else "no"),
+            ("activity since wake", status["activity_since_wake"]),
+            (
+                "context tokens",
+                f"{status['context_tokens']} of {status['max_context_tokens']} "
+                f"({100 * status['context_tokens'] / status['max_context_tokens']:.1f}%)",
+            ),
+            ("journal entries", status["journal_size"]),
+            ("model usage", usage.summary()),
+            ("model problems", usage.problems()),
+        ]
+        if status["wait_until"]:
+            rows.append(("waiting until", status["wait_until"]))
+        if status["retry_after"]:
+            rows.append(("backing off until", status["retry_after"]))
+        if status["last_turn"]:
+            turn = status["last_turn"]
+            rows.append(
+                (
+                    "last turn",
+                    f"{turn.get('at')}: {turn.get('events')} events, "
+                    f"{turn.get('model_calls')} calls, tools {', '.join(turn.get('tools') or [])}"
+                    f" -> {turn.get('stop_reason')}",
+                )
+            )
+        rows.append(("tick errors", f"{status['tick_errors']} {status['last_error'] or ''}"))
+        if status["config_error"]:
+            rows.append(("|rconfig error|n", status["config_error"]))
+        if status["overrides"]:
+            rows.append(
+                ("overrides", ", ".join(f"{k}={v!r}" for k, v in status["overrides"].items()))
+            )
+        for label, value in rows:
+            table.add_row(f"|w{label}|n", value)
+        self.msg(f"|wAssistant {assistant.key} ({assistant.dbref})|n\n{table}")
+
+    def switch_set(self):
+        target, _, key = (self.lhs or "").partition("/")
+        key = key.strip()
+        if not target.strip() or not key:
+            self.msg("Usage: @assistant/set <name>/<key>=<value>. Keys: " + ", ".join(config_keys()))
+            return
+        assistant = self.find(target)
+        script = assistant and self.script_of(assistant)
+        if not script:
+            return
+        if self.rhs is None:
+            self.msg(describe_key(key) if key in config_keys() else
+                     f"Unknown key '{key}'. Keys: {', '.join(config_keys())}, persona.")
+            return
+        value = self.rhs.strip()
+        if key == "persona":
+            if not value or len(value) > MAX_PERSONA_CHARS:
+                self.msg(f"A persona must be 1-{MAX_PERSONA_CHARS} characters; got {len(value)}.")
+                return
+            assistant.db.persona = value
+            self.msg(f"{assistant.key}'s persona is now: {value}")
+            return
+        overrides = dict(script.db.config_overrides or {})
+        if value.lower() == "default":
+            if key not in config_keys():
+                self.msg(f"Unknown key '{key}'. Keys: {', '.join(config_keys())}, persona.")
+                return
+            overrides.pop(key, None)
+            shown = "its default"
+        else:
+            try:
+                typed = parse_override(key, value, overrides)
+            except ConfigError as err:
+                self.msg(f"Not changed. {err}")
+                return
+            overrides[key] = typed
+            shown = repr(typed)
+        script.db.config_overrides = overrides
+        if key in ("tick_rate", "tick_rate_sleep"):
+            script.ensure_ticker()
+        self.msg(f"{assistant.key}: {key} set to {shown}.")
+
+    def switch_journal(self):
+        assistant = self.find(self.args)
+        script = assistant and self.script_of(assistant)
+        if not script:
+            return
+        entries = script.assistant().journal.all()
+        if not entries:
+            self.msg(f"{assistant.key}'s journal is empty.")
+            return
+        table = EvTable("|wid|n", "|wwhen|n", "|wimp|n", "|wsource|n", "|wentry|n", width=100)
+        for entry in reversed(entries):
+            source = entry["source_type"]
+            if entry.get("heard_from"):
+                source += f" ({entry['heard_from']})"
+            table.add_row(
+                entry["id"],
+                (entry.get("created_at") or "")[:16].replace("T", " "),
+                entry["importance"],
+                source,
+                crop(entry["content"], 60),
+            )
+        EvMore(self.caller, f"|w{assistant.key}'s journal ({len(entries)} entries)|n\n{table}")
+
+    def switch_instruct(self):
+        assistant = self.find(self.lhs)
+        script = assistant and self.script_of(assistant)
+        if not script:
+            return
+        text = (self.rhs or "").strip()
+        if not text:
+            self.msg("Usage: @assistant/instruct <name>=<instruction>")
+            return
+        if len(text) > MAX_INSTRUCTION_CHARS:
+            self.msg(f"The instruction is {len(text)} characters; at most {MAX_INSTRUCTION_CHARS}.")
+            return
+        assistant.hear("instruction", self.caller, text)
+        self.msg(f"{assistant.key} received your instruction; it is handled on its next tick.")
+
+    def switch_tick(self):
+        assistant = self.find(self.args)
+        script = assistant and self.script_of(assistant)
+        if not script:
+            return
+        if script.db.paused:
+            self.msg(f"{assistant.key} is paused; @assistant/resume {assistant.key} first.")
+            return
+        script.ndb.last_outcome = None
+        script.at_assistant_tick()
+        outcome = script.ndb.last_outcome
+        if script.ndb.in_flight:
+            self.msg(f"{assistant.key} is thinking (a model call is in flight).")
+        elif outcome is None:
+            self.msg(
+                f"{assistant.key} ticked: nothing needed the model "
+                f"({script.status()['pending_events']} events pending)."
+            )
+        else:
+            tools = ", ".join(call["name"] for call in outcome.tool_calls) or "none"
+            self.msg(
+                f"{assistant.key} ticked: {outcome.model_calls} model calls, tools: {tools}, "
+                f"ended by {outcome.stop_reason}" + (f" ({outcome.error})" if outcome.error else "")
+            )
+
+    def switch_pause(self):
+        assistant = self.find(self.args)
+        script = assistant and self.script_of(assistant)
+        if script:
+            script.db.paused = True
+            self.msg(f"{assistant.key} is paused; it keeps hearing, and acts after resume.")
+
+    def switch_resume(self):
+        assistant = self.find(self.args)
+        script = assistant and self.script_of(assistant)
+        if script:
+            script.db.paused = False
+            script.ensure_ticker()
+            self.msg(f"{assistant.key} resumed.")
+
+
+class CmdPageAssistant(CmdPage):
+    """
+    send a private message to another account, or to an assistant
+
+    Usage:
+      page <account or assistant> <message>
+      page[/switches] [<account>,<account>,... = <message>]
+
+    Works like the ordinary page; an assistant's name as the only target
+    delivers the page to that assistant, who may answer when it is near you.
+    """
+
+    MAX_CHARS = 2000
+
+    def func(self):
+        if "=" in self.args:
+            targets, _, message = self.args.partition("=")
+        else:
+            targets, _, message = self.args.strip().partition(" ")
+        wanted = [name.strip().lower() for name in targets.split(",") if name.strip()]
+        assistants = {obj.key.lower(): obj for obj in find_assistants()}
+        if self.switches or not wanted or not all(name in assistants for name in wanted):
+            super().func()
+            return
+        message = message.strip()
+        if not message:
+            self.msg("What do you want to page? Usage: page <assistant> <message>")
+            return
+        for name in wanted:
+            assistant = assistants[name]
+            assistant.msg(
+                text=(f"{self.caller.key} pages: {message}", {"type": "page"}),
+                from_obj=self.caller,
+                ai_speech=message[: self.MAX_CHARS],
+            )
+        self.msg(f"You paged {', '.join(assistants[n].key for n in wanted)} with: '{message}'.")
+
+
+class AssistantCmdSet(CmdSet):
+    """`@assistant` for builders and a `page` that reaches assistants."""
+
+    key = "ai_assistant"
+
+    def at_cmdset_creation(self):
+        self.add(CmdAssistant())
+        self.add(CmdPageAssistant())

@@ -1,0 +1,287 @@
+"""
+Every tunable of an assistant, with its default, bounds and meaning.
+
+Values are resolved in three layers, later layers winning:
+
+1. the defaults declared on `AssistantConfig` below,
+2. game-wide overrides from the Django setting `AI_ASSISTANT_DEFAULTS` (a dict),
+3. per-assistant overrides stored on the assistant's script (set with `@assistant/set`).
+
+A bad key or value raises `ConfigError`, whose message names the key and what is allowed;
+nothing is changed when validation fails.
+
+This module does not import Evennia: the shell passes the game-wide dict in.
+
+"""
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+class ConfigError(ValueError):
+    """A configuration key or value that is not allowed. The message says what is."""
+
+
+class AssistantConfig(BaseModel):
+    """The tunables of one assistant. Field descriptions are the one-line meanings."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=True)
+
+    # --- ticking (seed 000) ---
+    tick_rate: int = Field(5, ge=1, le=3600, description="Seconds between awake ticks.")
+    tick_rate_sleep: int = Field(60, ge=1, le=86400, description="Seconds between sleep ticks.")
+
+    # --- the model ---
+    model: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="Chat model name; None uses AI_ASSISTANT_MODEL, else 'gpt-4o-mini'.",
+    )
+    temperature: float = Field(0.7, ge=0.0, le=2.0, description="Sampling temperature.")
+    max_reply_tokens: int = Field(
+        800, ge=16, le=32000, description="Most tokens the model may write in one reply."
+    )
+    request_timeout: float = Field(
+        20.0, ge=1.0, le=600.0, description="Seconds before one model request times out."
+    )
+    max_retries: int = Field(
+        1, ge=0, le=5, description="SDK retries of a failed request (429, 5xx, timeouts)."
+    )
+    error_backoff_max: int = Field(
+        300, ge=1, le=86400, description="Most seconds to wait before retrying after errors."
+    )
+
+    # --- the awake loop ---
+    max_react_iterations: int = Field(
+        5, ge=1, le=20, description="Most model calls in one awake turn (ReAct iterations)."
+    )
+    respond_to_ambient: bool = Field(
+        False,
+        description="Call the model for speech not addressed to the assistant (costs tokens).",
+    )
+    respond_to_assistants: bool = Field(
+        False, description="Let other assistants' speech trigger a model call (loop risk)."
+    )
+    max_event_chars: int = Field(
+        1000, ge=50, le=20000, description="Longer heard text is truncated with a note."
+    )
+    max_pending_events: int = Field(
+        50, ge=5, le=1000, description="Queue size; on overflow the oldest ambient event goes."
+    )
+    max_wait_minutes: float = Field(
+        120.0, ge=1.0, le=1440.0, description="Longest pause the wait tool may ask for."
+    )
+    max_tool_output_chars: int = Field(
+        2000, ge=100, le=20000, description="Tool results longer than this are truncated."
+    )
+    recall_observations: int = Field(
+        5, ge=0, le=50, description="Observations per present person recalled into a prompt."
+    )
+
+    # --- context (seed 001) ---
+    max_context_tokens: int = Field(
+        100000, ge=1000, le=2000000, description="Context budget of one model request."
+    )
+    compact_enabled: bool = Field(True, description="Master switch for context compaction.")
+    compact_sleep_threshold: float = Field(
+        0.7, gt=0.0, le=1.0, description="Context usage that triggers compaction while asleep."
+    )
+    compact_emergency_threshold: float = Field(
+        0.8, gt=0.0, le=1.0, description="Context usage that triggers compaction while awake."
+    )
+    compact_preserve_window: int = Field(
+        20, ge=2, le=500, description="Most recent messages kept intact by compaction."
+    )
+    compact_model: str | None = Field(
+        None, min_length=1, max_length=200, description="Model for summaries; None = main model."
+    )
+    compact_prompt: str | None = Field(
+        None, min_length=1, max_length=8000, description="Summary prompt; None = built-in."
+    )
+    pre_compact_extraction_enabled: bool = Field(
+        True, description="Let the assistant journal key facts before compaction."
+    )
+    pre_compact_max_iterations: int = Field(
+        5, ge=1, le=20, description="Most extraction loop iterations before compaction."
+    )
+    pre_compact_prompt: str | None = Field(
+        None, min_length=1, max_length=8000, description="Extraction prompt; None = built-in."
+    )
+    memory_block_tokens: int = Field(
+        2000, ge=0, le=50000, description="Token budget of the core memory block."
+    )
+
+    # --- sleep (seed 000) ---
+    sleep_cooldown_minutes: int = Field(
+        60, ge=0, le=10080, description="Minutes after waking before go_to_sleep is allowed."
+    )
+    min_activity_before_sleep: int = Field(
+        10, ge=0, le=10000, description="Interactions handled since waking before sleep."
+    )
+    sleep_schedule_enabled: bool = Field(False, description="Enable time-based auto-sleep.")
+    sleep_start_hour: int = Field(2, ge=0, le=23, description="Game-clock hour sleep starts.")
+    sleep_duration_hours: int = Field(4, ge=1, le=24, description="Hours of scheduled sleep.")
+    min_awake_ticks: int = Field(
+        10, ge=0, le=100000, description="Awake ticks before scheduled sleep may start."
+    )
+    sleep_announcement: str | None = Field(
+        "{name} settles down and closes their eyes.",
+        max_length=300,
+        description="Room line when falling asleep ({name}); None or empty turns it off.",
+    )
+    wake_announcement: str | None = Field(
+        "{name} stirs and opens their eyes.",
+        max_length=300,
+        description="Room line when waking ({name}); None or empty turns it off.",
+    )
+
+    # --- memory consolidation (seed 004) ---
+    scoring_batch_size: int = Field(
+        10, ge=1, le=100, description="Journal entries scored per LLM importance call."
+    )
+    min_importance_to_consolidate: int = Field(
+        4, ge=1, le=10, description="Lowest importance consolidated into long-term memory."
+    )
+    entity_min_observations: int = Field(
+        5, ge=1, le=1000, description="Observations of a person before a profile is built."
+    )
+    reflection_threshold: int = Field(
+        150, ge=1, le=100000, description="Cumulative importance that triggers reflection."
+    )
+    prune_max_importance: int = Field(
+        3, ge=0, le=10, description="Old entries at or below this importance may be pruned."
+    )
+    prune_age_days: int = Field(
+        30, ge=1, le=3650, description="Age in days before low-importance entries are pruned."
+    )
+
+    @model_validator(mode="after")
+    def _thresholds_in_order(self):
+        if self.compact_emergency_threshold < self.compact_sleep_threshold:
+            raise ValueError(
+                "compact_emergency_threshold must be >= compact_sleep_threshold "
+                f"({self.compact_sleep_threshold})"
+            )
+        return self
+
+    def effective_model(self, game_model: str | None) -> str:
+        """The chat model to use: this config's, else the game's setting, else a default."""
+        return self.model or game_model or "gpt-4o-mini"
+
+
+def config_keys() -> list[str]:
+    """All valid configuration keys, sorted."""
+    return sorted(AssistantConfig.model_fields)
+
+
+def describe_key(key: str) -> str:
+    """A one-line description of what `key` allows, for error messages and help.
+
+    Args:
+        key (str): A configuration key.
+
+    Returns:
+        str: e.g. "tick_rate: integer from 1 to 3600 (default 5)".
+
+    """
+    field = AssistantConfig.model_fields[key]
+    kind = _kind_of(field.annotation)
+    bounds = []
+    for meta in field.metadata:
+        for attr, word in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+            value = getattr(meta, attr, None)
+            if value is not None:
+                bounds.append(f"{word} {value}")
+        if getattr(meta, "max_length", None) is not None:
+            bounds.append(f"at most {meta.max_length} characters")
+    text = f"{key}: {kind}"
+    if bounds:
+        text += " " + ", ".join(bounds)
+    return f"{text} (default {field.default!r})"
+
+
+def _kind_of(annotation: Any) -> str:
+    names = {int: "integer", float: "number", bool: "true/false", str: "text"}
+    args = getattr(annotation, "__args__", None)
+    if getattr(annotation, "__origin__", None) is Literal:
+        return "one of " + "|".join(str(arg) for arg in args)
+    if args:
+        parts = [names.get(arg, "none" if arg is type(None) else str(arg)) for arg in args]
+        return " or ".join(parts)
+    return names.get(annotation, str(annotation))
+
+
+def _first_error(exc: ValidationError, source: str) -> ConfigError:
+    err = exc.errors()[0]
+    key = str(err["loc"][0]) if err["loc"] else "?"
+    if err["type"] == "extra_forbidden":
+        return ConfigError(
+            f"{source}: unknown key '{key}'. Allowed keys: {', '.join(config_keys())}."
+        )
+    return ConfigError(f"{source}: bad value for '{key}' ({err['msg']}). Allowed: {describe_key(key)}.")
+
+
+def resolve_config(
+    game_defaults: dict | None = None, overrides: dict | None = None
+) -> AssistantConfig:
+    """Merge the three layers into one validated config.
+
+    Args:
+        game_defaults (dict, optional): `settings.AI_ASSISTANT_DEFAULTS`.
+        overrides (dict, optional): This assistant's own overrides.
+
+    Returns:
+        AssistantConfig: The validated config.
+
+    Raises:
+        ConfigError: Naming the layer, the key and what is allowed.
+
+    """
+    merged: dict = {}
+    for source, layer in (("AI_ASSISTANT_DEFAULTS", game_defaults), ("override", overrides)):
+        if not layer:
+            continue
+        if not isinstance(layer, dict):
+            raise ConfigError(f"{source} must be a dict of key: value, not {type(layer).__name__}.")
+        try:
+            AssistantConfig(**{**merged, **layer})
+        except ValidationError as exc:
+            raise _first_error(exc, source) from None
+        merged.update(layer)
+    return AssistantConfig(**merged)
+
+
+def parse_override(key: str, raw: str, current: dict | None = None) -> Any:
+    """Validate a builder's `key=value` text and return the typed value.
+
+    Args:
+        key (str): The configuration key.
+        raw (str): The value as typed ("none" clears an optional value).
+        current (dict, optional): Existing overrides, validated together with the new one.
+
+    Returns:
+        any: The value converted to the key's type.
+
+    Raises:
+        ConfigError: If the key is unknown or the value not allowed.
+
+    """
+    key = key.strip()
+    if key not in AssistantConfig.model_fields:
+        raise ConfigError(f"Unknown key '{key}'. Allowed keys: {', '.join(config_keys())}.")
+    text = raw.strip()
+    value: Any = text
+    if text.lower() in ("none", "null"):
+        value = None
+    try:
+        validated = AssistantConfig(**{**(current or {}), key: value})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        bad_key = str(err["loc"][0]) if err["loc"] else key
+        raise ConfigError(
+            f"Bad value {raw.strip()!r} for '{bad_key}' ({err['msg']}). "
+            f"Allowed: {describe_key(bad_key)}."
+        ) from None
+    return getattr(validated, key)

@@ -1,0 +1,234 @@
+"""
+The model client: plain request/reply types and an OpenAI-compatible implementation.
+
+`ChatClient` is a protocol so that the core can be driven by anything that answers a
+`ChatRequest` with a `ChatReply`. `OpenAIChatClient` uses the `openai` SDK against any
+OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio, OpenRouter).
+
+Calls are blocking and do HTTP only: the shell runs them in a worker thread and applies the
+result on the reactor thread. Every failure surfaces as `LLMError` with a `kind` that the usage
+accounting counts.
+
+"""
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import openai
+
+# error kinds, counted per assistant
+RATE_LIMIT = "rate_limit"
+SERVER_ERROR = "server_error"
+TIMEOUT = "timeout"
+CONNECTION = "connection"
+BAD_REQUEST = "bad_request"
+AUTH = "auth"
+NOT_CONFIGURED = "not_configured"
+INVALID_RESPONSE = "invalid_response"
+OTHER = "other"
+
+
+class LLMError(Exception):
+    """A model call that did not produce a usable reply.
+
+    Args:
+        kind (str): One of the error kinds above.
+        message (str): What happened (never contains the API key).
+        status (int, optional): The HTTP status, when there was one.
+
+    """
+
+    def __init__(self, kind: str, message: str, status: int | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call as the model wrote it; `arguments` is the raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    prompt: int = 0
+    completion: int = 0
+    cached: int = 0
+
+
+@dataclass
+class ChatRequest:
+    """What one model call sends. `messages` and `tools` are in OpenAI wire format."""
+
+    model: str
+    messages: list[dict]
+    tools: list[dict] = field(default_factory=list)
+    temperature: float = 0.7
+    max_tokens: int = 800
+    response_format: dict | None = None
+
+
+@dataclass
+class ChatReply:
+    content: str | None
+    tool_calls: list[ToolCall]
+    finish_reason: str | None
+    refusal: str | None = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    latency_ms: float = 0.0
+    model: str = ""
+
+    def as_message(self) -> dict:
+        """The assistant message to append to the history (valid OpenAI wire format)."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in self.tool_calls
+            ]
+        return message
+
+
+class ChatClient(Protocol):
+    def complete(self, request: ChatRequest) -> ChatReply: ...
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    """Where and how to reach the model. The API key never leaves this object."""
+
+    base_url: str | None
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float = 20.0
+    max_retries: int = 1
+
+
+class OpenAIChatClient:
+    """`ChatClient` over the `openai` SDK. Thread-safe; one instance per endpoint.
+
+    Args:
+        endpoint (EndpointSettings): The endpoint. When both `base_url` and `api_key` are None
+            the SDK reads `OPENAI_BASE_URL` / `OPENAI_API_KEY` from the environment.
+
+    """
+
+    def __init__(self, endpoint: EndpointSettings):
+        api_key = endpoint.api_key
+        if api_key is None and endpoint.base_url:
+            # local servers (Ollama, vLLM, LM Studio) ignore the key but the SDK requires one
+            import os
+
+            api_key = os.environ.get("OPENAI_API_KEY") or "not-needed"
+        try:
+            self._sdk = openai.OpenAI(
+                api_key=api_key,
+                base_url=endpoint.base_url,
+                timeout=endpoint.timeout,
+                max_retries=endpoint.max_retries,
+            )
+        except openai.OpenAIError as exc:
+            raise LLMError(
+                NOT_CONFIGURED,
+                "No model endpoint configured: set AI_ASSISTANT_API_KEY (or OPENAI_API_KEY), "
+                f"or AI_ASSISTANT_BASE_URL for a local server ({type(exc).__name__}).",
+            ) from None
+
+    def complete(self, request: ChatRequest) -> ChatReply:
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": request.messages,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        }
+        if request.tools:
+            kwargs["tools"] = request.tools
+        if request.response_format:
+            kwargs["response_format"] = request.response_format
+        started = time.perf_counter()
+        try:
+            completion = self._sdk.chat.completions.create(**kwargs)
+        except openai.APIError as exc:
+            raise _translate(exc) from None
+        latency = (time.perf_counter() - started) * 1000
+        return _to_reply(completion, latency)
+
+
+def _translate(exc: openai.APIError) -> LLMError:
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.APITimeoutError):
+        kind = TIMEOUT
+    elif isinstance(exc, openai.APIConnectionError):
+        kind = CONNECTION
+    elif isinstance(exc, openai.RateLimitError):
+        kind = RATE_LIMIT
+    elif isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        kind = AUTH
+    elif isinstance(exc, openai.InternalServerError) or (status and status >= 500):
+        kind = SERVER_ERROR
+    elif isinstance(exc, (openai.BadRequestError, openai.NotFoundError)) or status in (400, 422):
+        kind = BAD_REQUEST
+    elif isinstance(exc, openai.APIResponseValidationError):
+        kind = INVALID_RESPONSE
+    else:
+        kind = OTHER
+    # the SDK's messages carry the server's text, never the key
+    return LLMError(kind, f"{type(exc).__name__}: {str(exc)[:300]}", status)
+
+
+def _to_reply(completion: Any, latency_ms: float) -> ChatReply:
+    if not getattr(completion, "choices", None):
+        raise LLMError(INVALID_RESPONSE, "The model's reply had no choices.")
+    choice = completion.choices[0]
+    message = choice.message
+    calls = []
+    for index, call in enumerate(message.tool_calls or []):
+        function = getattr(call, "function", None)
+        if function is None:
+            continue
+        calls.append(
+            ToolCall(
+                id=call.id or f"call_{index}",
+                name=function.name or "",
+                arguments=function.arguments or "",
+            )
+        )
+    usage = TokenUsage()
+    if completion.usage:
+        details = getattr(completion.usage, "prompt_tokens_details", None)
+        usage = TokenUsage(
+            prompt=completion.usage.prompt_tokens or 0,
+            completion=completion.usage.completion_tokens or 0,
+            cached=(getattr(details, "cached_tokens", None) or 0) if details else 0,
+        )
+    return ChatReply(
+        content=message.content,
+        tool_calls=calls,
+        finish_reason=choice.finish_reason,
+        refusal=getattr(message, "refusal", None),
+        usage=usage,
+        latency_ms=latency_ms,
+        model=completion.model or "",
+    )
+
+
+_CLIENTS: dict[EndpointSettings, OpenAIChatClient] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def client_for(endpoint: EndpointSettings) -> OpenAIChatClient:
+    """A shared client per endpoint, so connection pools are reused across assistants."""
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(endpoint)
+        if client is None:
+            client = _CLIENTS[endpoint] = OpenAIChatClient(endpoint)
+        return client

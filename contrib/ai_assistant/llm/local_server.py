@@ -1,0 +1,206 @@
+"""
+An OpenAI-compatible chat server on 127.0.0.1, for tests, the offline demo and benchmarks.
+
+The server speaks just enough of the API for the `openai` SDK (`POST .../chat/completions`);
+what it answers is decided by a *responder*:
+
+- `ScriptedResponder`: replies from a queue the test wrote (tool calls, text, structured JSON,
+  HTTP errors, delays), recording every request so tests can assert what was sent.
+- `ai_assistant.llm.rehearsal.RehearsalResponder`: deterministic rules, for the demo.
+
+Usage reported by the server is counted with the offline tokenizer; cached tokens are the
+leading messages identical to the previous request's, as a provider's prompt cache would reuse.
+
+"""
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+
+from .tokens import TokenCounter
+
+
+@dataclass
+class Reply:
+    """One scripted answer: a chat completion body, or an HTTP error, after an optional delay."""
+
+    body: dict | None = None
+    status: int = 200
+    delay: float = 0.0
+    error_message: str = ""
+
+
+class Responder(Protocol):
+    def respond(self, request: dict) -> Reply: ...
+
+
+def completion(message: dict, finish_reason: str, model: str = "local") -> dict:
+    return {
+        "id": "chatcmpl-local",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+    }
+
+
+def tool_call(name: str, arguments: Any = None, call_id: str | None = None) -> dict:
+    """A tool call for `tool_reply`; `arguments` may be a dict or raw (possibly bad) JSON text."""
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments or {})
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def tool_reply(*calls: dict, content: str | None = None, finish_reason: str = "tool_calls"):
+    numbered = [
+        {**call, "id": call["id"] or f"call_{index}_{time.monotonic_ns()}"}
+        for index, call in enumerate(calls)
+    ]
+    message = {"role": "assistant", "content": content, "tool_calls": numbered}
+    return Reply(body=completion(message, finish_reason))
+
+
+def text_reply(text: str, finish_reason: str = "stop") -> Reply:
+    return Reply(body=completion({"role": "assistant", "content": text}, finish_reason))
+
+
+def refusal_reply(text: str) -> Reply:
+    message = {"role": "assistant", "content": None, "refusal": text}
+    return Reply(body=completion(message, "stop"))
+
+
+def error_reply(status: int, message: str = "scripted error") -> Reply:
+    return Reply(status=status, error_message=message)
+
+
+def slow(reply: Reply, seconds: float) -> Reply:
+    reply.delay = seconds
+    return reply
+
+
+@dataclass
+class ScriptedResponder:
+    """Answers from a queue of `Reply` objects; records each request's JSON body."""
+
+    replies: deque = field(default_factory=deque)
+    requests: list = field(default_factory=list)
+
+    def add(self, *replies: Reply) -> "ScriptedResponder":
+        self.replies.extend(replies)
+        return self
+
+    def respond(self, request: dict) -> Reply:
+        self.requests.append(request)
+        if not self.replies:
+            return error_reply(500, "the script has no reply left for this request")
+        return self.replies.popleft()
+
+
+class LocalModelServer:
+    """A threaded HTTP server on 127.0.0.1 (a free port) answering with `responder`.
+
+    Args:
+        responder (Responder): Decides each answer.
+        latency (float): Extra seconds before every answer (benchmarks).
+
+    Use as a context manager, or call `start()` and `stop()`. `base_url` is what the SDK needs.
+
+    """
+
+    def __init__(self, responder: Responder, latency: float = 0.0):
+        self.responder = responder
+        self.latency = latency
+        self.counter = TokenCounter()
+        self._previous: list = []
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> "LocalModelServer":
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length") or 0)
+                try:
+                    request = json.loads(self.rfile.read(length) or b"{}")
+                except json.JSONDecodeError:
+                    return self._send(400, {"error": {"message": "invalid JSON body"}})
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    return self._send(404, {"error": {"message": f"no route {self.path}"}})
+                reply = server.responder.respond(request)
+                delay = server.latency + reply.delay
+                if delay:
+                    time.sleep(delay)
+                if reply.status != 200:
+                    body = {"error": {"message": reply.error_message, "type": "scripted"}}
+                    return self._send(reply.status, body)
+                body = dict(reply.body)
+                body.setdefault("usage", server._usage(request, body))
+                return self._send(200, body)
+
+            def _send(self, status: int, body: dict):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+
+            def log_message(self, *args):
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> "LocalModelServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _usage(self, request: dict, body: dict) -> dict:
+        messages = request.get("messages", [])
+        tools = request.get("tools", [])
+        with self._lock:
+            prompt = self.counter.count_request(messages, tools)
+            shared = 0
+            for mine, theirs in zip(messages, self._previous):
+                if mine != theirs:
+                    break
+                shared += 1
+            cached = 0
+            if shared:
+                cached = self.counter.count_tools(tools) + sum(
+                    self.counter.count_message(message) for message in messages[:shared]
+                )
+            self._previous = messages
+        reply = body["choices"][0]["message"] if body.get("choices") else {}
+        completion_tokens = self.counter.count_message(reply) if reply else 0
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": min(cached, prompt)},
+        }

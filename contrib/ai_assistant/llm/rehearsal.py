@@ -1,0 +1,93 @@
+"""
+The offline rehearsal model: a deterministic responder for `LocalModelServer` that picks tools
+by simple rules, so a newcomer can watch the whole loop (events in, tool calls out, journal,
+tokens) without a key. It is not intelligence and never claims to be: its speech says it is
+rehearsing.
+
+Rules, applied to the newest event addressed to the assistant:
+
+- after tool results come back, it ends the turn with `noop`;
+- "my name is X" / "call me X": greets X by name, journals it (heard from the speaker) and notes
+  it as an observation of the speaker;
+- "remember ...": journals what follows, heard from the speaker;
+- "wait" / "give me a minute": `wait` for a minute;
+- a whisper or page: whispers back (a page cannot be answered aloud);
+- anything else addressed to it: says a templated acknowledgement quoting what it heard.
+
+"""
+
+import html
+import re
+
+from .local_server import Reply, tool_call, tool_reply
+
+_EVENT_RE = re.compile(r'<event type="(?P<type>\w+)" from="(?P<speaker>[^"]*)"[^>]*?'
+                       r'(?P<to_you> to_you="\w+")?>(?P<text>.*?)</event>', re.DOTALL)
+_NAME_RE = re.compile(r"\b(?:my name is|call me|i am|i'm)\s+([A-Z][\w'-]{1,30})")
+_REMEMBER_RE = re.compile(r"\bremember(?: that)?\s+(.{3,300})", re.IGNORECASE)
+_SELF_NAME_RE = re.compile(r"You are (.+?), a character")
+
+
+class RehearsalResponder:
+    """Deterministic replies by rule (see module doc)."""
+
+    def __init__(self):
+        self.requests = 0
+
+    def respond(self, request: dict) -> Reply:
+        self.requests += 1
+        messages = request.get("messages", [])
+        if not messages or messages[-1].get("role") == "tool":
+            return tool_reply(tool_call("noop", {"reason": "rehearsal turn complete"}))
+        system = messages[0].get("content", "") if messages[0].get("role") == "system" else ""
+        match = _SELF_NAME_RE.search(system)
+        myself = match.group(1) if match else "the assistant"
+        events = [m for m in _EVENT_RE.finditer(messages[-1].get("content") or "")]
+        addressed = [m for m in events if m.group("to_you")]
+        if not addressed:
+            return tool_reply(tool_call("noop", {"reason": "nothing addressed to me"}))
+        event = addressed[-1]
+        speaker = html.unescape(event.group("speaker"))
+        text = html.unescape(event.group("text"))
+        return tool_reply(*self._calls_for(event.group("type"), speaker, text, myself))
+
+    @staticmethod
+    def _calls_for(event_type: str, speaker: str, text: str, myself: str) -> list[dict]:
+        private = event_type in ("whisper", "page")
+
+        def speak(words: str) -> dict:
+            if private:
+                return tool_call("whisper", {"target": speaker, "text": words})
+            return tool_call("say", {"text": words})
+
+        name = _NAME_RE.search(text)
+        if name:
+            given = name.group(1)
+            return [
+                speak(f"Welcome, {given}. I will remember your name. (rehearsal)"),
+                tool_call(
+                    "add_journal_entry",
+                    {"content": f"{speaker} told me their name is {given}.",
+                     "heard_from": speaker, "tags": ["names"]},
+                ),
+                tool_call(
+                    "update_entity_observation",
+                    {"entity": speaker, "observation": f"Introduced themselves as {given}."},
+                ),
+            ]
+        remember = _REMEMBER_RE.search(text)
+        if remember:
+            fact = remember.group(1).strip().rstrip(".!")
+            return [
+                speak(f"Noted, {speaker}: {fact}. (rehearsal)"),
+                tool_call(
+                    "add_journal_entry",
+                    {"content": f"{speaker} asked me to remember: {fact}", "heard_from": speaker,
+                     "importance": 7},
+                ),
+            ]
+        if re.search(r"\b(wait|give me a minute|one moment)\b", text, re.IGNORECASE):
+            return [speak("Of course, I will wait. (rehearsal)"),
+                    tool_call("wait", {"minutes": 1, "reason": f"{speaker} asked me to wait"})]
+        quoted = text if len(text) <= 80 else text[:77] + "..."
+        return [speak(f'{myself} heard you, {speaker}: "{quoted}" (rehearsal model)')]

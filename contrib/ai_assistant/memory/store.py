@@ -1,0 +1,146 @@
+"""
+Storage primitives for memory that grows.
+
+`KeyValueStore` is the small protocol the core writes through: the shell implements it over
+Evennia Attributes (`ai_assistant.storage`), tests over a dict. Evennia re-pickles a whole
+Attribute value on every write, so nothing that grows may live in one value: `ChunkedList`
+splits a list into fixed-size chunks, one stored value each, and writes back only the chunks a
+change touched, once. Appending therefore costs the same at 100 or 100,000 items.
+
+"""
+
+import copy
+from typing import Any, Protocol
+
+
+class KeyValueStore(Protocol):
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+    def set(self, key: str, value: Any) -> None: ...
+
+    def delete(self, key: str) -> None: ...
+
+
+class DictStore:
+    """An in-memory `KeyValueStore` that counts writes (for tests and benchmarks)."""
+
+    def __init__(self):
+        self.data: dict[str, Any] = {}
+        self.writes = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        # a copy, as Attributes hand back a fresh unpickled value
+        return copy.deepcopy(self.data.get(key, default))
+
+    def set(self, key: str, value: Any) -> None:
+        self.writes += 1
+        self.data[key] = copy.deepcopy(value)
+
+    def delete(self, key: str) -> None:
+        self.data.pop(key, None)
+
+
+class ChunkedList:
+    """A persistent list stored as fixed-size chunks, cached after the first read.
+
+    Args:
+        store (KeyValueStore): Where the chunks live.
+        name (str): Key prefix, e.g. "journal".
+        chunk_size (int): Items per stored chunk.
+
+    Items must be plain data (dicts, lists, strings, numbers). Reads return the cached objects:
+    treat them as read-only and change items through `update`.
+
+    """
+
+    def __init__(self, store: KeyValueStore, name: str, chunk_size: int = 100):
+        self.store = store
+        self.name = name
+        meta = store.get(self._meta_key) or {}
+        self.chunk_size = meta.get("chunk_size", chunk_size)
+        self._count = meta.get("count", 0)
+        self._chunks: dict[int, list] = {}
+
+    @property
+    def _meta_key(self) -> str:
+        return f"{self.name}:meta"
+
+    def _chunk_key(self, index: int) -> str:
+        return f"{self.name}:{index:06d}"
+
+    def _chunk(self, index: int) -> list:
+        if index not in self._chunks:
+            self._chunks[index] = list(self.store.get(self._chunk_key(index)) or [])
+        return self._chunks[index]
+
+    def _write(self, chunk_indexes) -> None:
+        for index in sorted(set(chunk_indexes)):
+            self.store.set(self._chunk_key(index), self._chunks[index])
+        self.store.set(self._meta_key, {"count": self._count, "chunk_size": self.chunk_size})
+
+    def __len__(self) -> int:
+        return self._count
+
+    def extend(self, items: list) -> None:
+        """Append items, writing only the chunks they land in."""
+        if not items:
+            return
+        touched = []
+        for item in items:
+            index = self._count // self.chunk_size
+            self._chunk(index).append(item)
+            touched.append(index)
+            self._count += 1
+        self._write(touched)
+
+    def append(self, item: Any) -> None:
+        self.extend([item])
+
+    def get(self, position: int) -> Any:
+        if not 0 <= position < self._count:
+            raise IndexError(position)
+        return self._chunk(position // self.chunk_size)[position % self.chunk_size]
+
+    def update(self, changes: dict[int, Any]) -> None:
+        """Replace items by position; each touched chunk is written once."""
+        touched = []
+        for position, item in changes.items():
+            if not 0 <= position < self._count:
+                raise IndexError(position)
+            index = position // self.chunk_size
+            self._chunk(index)[position % self.chunk_size] = item
+            touched.append(index)
+        if touched:
+            self._write(touched)
+
+    def slice(self, start: int, stop: int | None = None) -> list:
+        """Items from `start` to `stop`, loading only the chunks needed."""
+        stop = self._count if stop is None else min(stop, self._count)
+        start = max(0, start)
+        items: list = []
+        if start >= stop:
+            return items
+        for index in range(start // self.chunk_size, (stop - 1) // self.chunk_size + 1):
+            base = index * self.chunk_size
+            chunk = self._chunk(index)
+            items.extend(chunk[max(start - base, 0) : stop - base])
+        return items
+
+    def all(self) -> list:
+        return self.slice(0)
+
+    def tail(self, count: int) -> list:
+        return self.slice(self._count - count)
+
+    def replace_all(self, items: list) -> None:
+        """Replace the whole list (e.g. after compaction), deleting chunks no longer used."""
+        old_chunks = -(-self._count // self.chunk_size)
+        size = self.chunk_size
+        items = list(items)
+        self._chunks = {index: items[index * size : (index + 1) * size]
+                        for index in range(-(-len(items) // size))}
+        self._count = len(items)
+        new_chunks = len(self._chunks)
+        for index in range(new_chunks, old_chunks):
+            self.store.delete(self._chunk_key(index))
+        self._write(range(new_chunks))

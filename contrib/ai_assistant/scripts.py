@@ -1,0 +1,271 @@
+"""
+The assistant's script: its clock, its state and its connection to the model.
+
+The tick is a `TICKER_HANDLER` subscription at the current mode's rate (awake: `tick_rate`).
+The subscription's exact arguments are stored in `db.ticker_subscription`, so it is always
+removed with the arguments it was added with, and re-adding after `evennia reload` replaces the
+restored subscription instead of doubling it.
+
+Evennia calls `at_start` only for scripts with a timer of their own, which this one does not
+have: the subscription is made in `at_script_creation` and checked in `at_server_start`.
+
+A tick never blocks and never returns a Deferred: it decides (pure core), and when the model is
+needed it starts the turn (model calls in worker threads, tools on the reactor thread) and marks
+the assistant in flight in `ndb`. A tick that finds a turn still in flight is skipped. No
+exception escapes a tick; each is logged with context and counted in `db.tick_errors`.
+
+"""
+
+from functools import partial
+
+from django.conf import settings
+from evennia.scripts.scripts import DefaultScript
+from evennia.scripts.tickerhandler import TICKER_HANDLER
+from evennia.utils import logger
+
+from .awake.events import EventQueue, make_event
+from .awake.turn import Assistant, TurnOutcome, awake_tick
+from .characters import is_assistant
+from .clock import SystemClock, to_iso
+from .conf import AssistantConfig, ConfigError, resolve_config
+from .llm.client import ChatRequest, EndpointSettings, client_for
+from .llm.runner import default_runner, drive
+from .llm.usage import UsageStats
+from .memory.journal import Journal
+from .storage import MEMORY_CATEGORY, AttributeStore
+from .tools import default_registry
+
+AWAKE = "awake"
+
+
+def _complete(endpoint: EndpointSettings, request: ChatRequest):
+    # runs in a worker thread: HTTP only
+    return client_for(endpoint).complete(request)
+
+
+class AssistantScript(DefaultScript):
+    """Drives one assistant character. Created by `AssistantCharacterMixin`."""
+
+    def at_script_creation(self):
+        self.key = "ai_assistant"
+        self.desc = "AI assistant brain (ticks via TICKER_HANDLER)"
+        self.persistent = True
+        self.db.operating_mode = AWAKE
+        self.db.activity_since_wake = 0
+        self.db.config_overrides = {}
+        self.db.paused = False
+        self.db.tick_count = 0
+        self.db.tick_errors = 0
+        self.ensure_ticker()
+
+    # ---- ticker ---------------------------------------------------------------------------
+
+    @property
+    def ticker_idstring(self) -> str:
+        return f"ai_assistant_{self.id}"
+
+    def desired_tick_rate(self, config: AssistantConfig | None = None) -> int:
+        config = config or self.safe_config()
+        return config.tick_rate if self.db.operating_mode == AWAKE else config.tick_rate_sleep
+
+    def at_server_start(self):
+        # after a start or reload: the ticker store restored our subscription; re-adding it
+        # with the same arguments replaces it, and a changed rate is corrected here
+        self.ensure_ticker()
+
+    def at_script_delete(self):
+        self.remove_ticker()
+        return True
+
+    def ensure_ticker(self, rate: int | None = None) -> None:
+        """Subscribe at `rate` (default: the current mode's), replacing any other rate."""
+        rate = rate or self.desired_tick_rate()
+        current = self.db.ticker_subscription
+        if current and current["interval"] != rate:
+            self.remove_ticker()
+        subscription = {"interval": rate, "idstring": self.ticker_idstring, "persistent": True}
+        TICKER_HANDLER.add(callback=self.at_assistant_tick, **subscription)
+        self.db.ticker_subscription = subscription
+
+    def remove_ticker(self) -> None:
+        current = self.db.ticker_subscription
+        if not current:
+            return
+        try:
+            TICKER_HANDLER.remove(callback=self.at_assistant_tick, **dict(current))
+        except KeyError:
+            pass  # already gone (e.g. the ticker store was reset)
+        self.db.ticker_subscription = None
+
+    # ---- configuration and parts ----------------------------------------------------------
+
+    def config(self) -> AssistantConfig:
+        """The resolved config. Raises ConfigError naming a bad key."""
+        return resolve_config(
+            getattr(settings, "AI_ASSISTANT_DEFAULTS", None), dict(self.db.config_overrides or {})
+        )
+
+    def safe_config(self) -> AssistantConfig:
+        try:
+            return self.config()
+        except ConfigError as err:
+            logger.log_err(f"ai_assistant {self.obj}: {err} Using defaults.")
+            return AssistantConfig()
+
+    @property
+    def clock(self):
+        return self.ndb.clock or SystemClock()
+
+    def endpoint(self, config: AssistantConfig) -> EndpointSettings:
+        return EndpointSettings(
+            base_url=getattr(settings, "AI_ASSISTANT_BASE_URL", None),
+            api_key=getattr(settings, "AI_ASSISTANT_API_KEY", None),
+            timeout=config.request_timeout,
+            max_retries=config.max_retries,
+        )
+
+    def assistant(self) -> Assistant:
+        """The core's view of this assistant, cached in ndb while its settings hold."""
+        character = self.obj
+        config = self.config()
+        model = config.effective_model(getattr(settings, "AI_ASSISTANT_MODEL", None))
+        persona = character.db.persona or ""
+        endpoint = self.endpoint(config)
+        cached = self.ndb.assistant
+        if (
+            cached is None
+            or cached.config != config
+            or cached.model != model
+            or cached.persona != persona
+            or self.ndb.endpoint != endpoint
+        ):
+            cached = Assistant(
+                name=character.key,
+                aliases=list(character.aliases.all()),
+                persona=persona,
+                config=config,
+                model=model,
+                state=AttributeStore(self),
+                memory_store=AttributeStore(character, MEMORY_CATEGORY),
+                world=character.assistant_world,
+                registry=default_registry(),
+                call_model=lambda request: partial(_complete, endpoint, request),
+            )
+            self.ndb.assistant = cached
+            self.ndb.endpoint = endpoint
+        cached.location = character.location.key if character.location else None
+        return cached
+
+    # ---- hearing --------------------------------------------------------------------------
+
+    def enqueue_event(self, event_type: str, speaker, text: str, metadata: dict | None = None):
+        """Record something the character heard (see `AssistantCharacterMixin.hear`)."""
+        config = self.safe_config()
+        character = self.obj
+        queue = EventQueue(AttributeStore(self))
+        is_object = hasattr(speaker, "key")
+        event = make_event(
+            event_id=queue.next_id(),
+            event_type=event_type,
+            speaker=speaker.key if is_object else str(speaker),
+            speaker_key=f"#{speaker.id}" if is_object else None,
+            text=text,
+            now=self.clock.now(),
+            assistant_names=[character.key, *character.aliases.all()],
+            max_chars=config.max_event_chars,
+            location=character.location.key if character.location else None,
+            from_assistant=is_object and is_assistant(speaker),
+            metadata=metadata,
+        )
+        queue.push(event, config.max_pending_events)
+        return event
+
+    # ---- the tick -------------------------------------------------------------------------
+
+    def at_assistant_tick(self, *args, **kwargs):
+        """The ticker's callback. Returns None always (a Deferred would stall the ticker)."""
+        try:
+            if self.db.paused:
+                return None
+            self._tick()
+        except Exception as err:
+            self.ndb.in_flight = False
+            self._record_error("tick", err)
+        return None
+
+    def _tick(self) -> None:
+        if self.ndb.in_flight:
+            self.ndb.skipped_ticks = (self.ndb.skipped_ticks or 0) + 1
+            return
+        now = self.clock.now()
+        self.db.tick_count = (self.db.tick_count or 0) + 1
+        self.db.last_tick = to_iso(now)
+        if self.db.operating_mode != AWAKE:
+            return
+        turn = awake_tick(self.assistant(), now)
+        if turn is None:
+            return
+        self.ndb.in_flight = True
+        runner = self.ndb.runner or default_runner()
+        drive(turn, runner).addCallbacks(self._turn_done, self._turn_failed)
+
+    def _turn_done(self, outcome: TurnOutcome) -> None:
+        self.ndb.in_flight = False
+        self.ndb.last_outcome = outcome
+        for call in outcome.tool_calls:
+            if call.get("detail"):
+                logger.log_err(
+                    f"ai_assistant {self.obj} (#{self.obj.id}): tool {call['name']} raised:\n"
+                    f"{call['detail']}"
+                )
+        if outcome.error:
+            logger.log_warn(f"ai_assistant {self.obj} (#{self.obj.id}): model call failed: "
+                            f"{outcome.error}; events stay queued")
+        callback = self.ndb.on_turn
+        if callback:
+            callback(self, outcome)
+
+    def _turn_failed(self, failure) -> None:
+        self.ndb.in_flight = False
+        self._record_error("turn", failure.value)
+
+    def _record_error(self, where: str, err: BaseException) -> None:
+        self.db.tick_errors = (self.db.tick_errors or 0) + 1
+        self.db.last_error = f"{where}: {type(err).__name__}: {str(err)[:300]}"
+        logger.log_err(f"ai_assistant {self.obj} (#{getattr(self.obj, 'id', '?')}) {where} "
+                       f"failed: {type(err).__name__}: {err}")
+
+    # ---- status ---------------------------------------------------------------------------
+
+    def status(self) -> dict:
+        """What `@assistant/status` shows, as plain data."""
+        try:
+            config = self.config()
+            config_error = None
+        except ConfigError as err:
+            config, config_error = AssistantConfig(), str(err)
+        queue = EventQueue(AttributeStore(self))
+        journal = Journal(AttributeStore(self.obj, MEMORY_CATEGORY))
+        return {
+            "mode": self.db.operating_mode,
+            "phase": self.db.sleep_phase,
+            "paused": bool(self.db.paused),
+            "tick_rate": (self.db.ticker_subscription or {}).get("interval"),
+            "pending_events": len(queue),
+            "events_dropped": queue.dropped(),
+            "last_tick": self.db.last_tick,
+            "tick_count": self.db.tick_count or 0,
+            "in_flight": bool(self.ndb.in_flight),
+            "activity_since_wake": self.db.activity_since_wake or 0,
+            "context_tokens": self.db.context_tokens or 0,
+            "max_context_tokens": config.max_context_tokens,
+            "journal_size": len(journal),
+            "usage": UsageStats.load(self.db.usage),
+            "last_turn": self.db.last_turn,
+            "wait_until": self.db.wait_until,
+            "retry_after": self.db.retry_after,
+            "tick_errors": self.db.tick_errors or 0,
+            "last_error": self.db.last_error,
+            "config_error": config_error,
+            "overrides": dict(self.db.config_overrides or {}),
+        }

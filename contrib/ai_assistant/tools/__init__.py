@@ -1,0 +1,30 @@
+"""
+The assistant's tools. `default_registry()` returns the registry the shell uses; later phases
+(sleep, context) add their tools to `default_tools()`.
+
+"""
+
+from .base import AWAKE, PRE_COMPACTION, SLEEP, Tool, ToolContext, ToolRegistry, ToolResult
+from .memory import MEMORY_TOOLS
+from .world import WORLD_TOOLS
+
+
+def default_tools() -> list[Tool]:
+    return [*WORLD_TOOLS, *MEMORY_TOOLS]
+
+
+def default_registry() -> ToolRegistry:
+    return ToolRegistry(default_tools())
+
+
+__all__ = [
+    "AWAKE",
+    "PRE_COMPACTION",
+    "SLEEP",
+    "Tool",
+    "ToolContext",
+    "ToolRegistry",
+    "ToolResult",
+    "default_registry",
+    "default_tools",
+]

@@ -1,0 +1,201 @@
+"""
+The tool framework: a tool is a pydantic argument model, a description, the contexts it may be
+used in, and a `run` method. The registry turns tools into OpenAI tool schemas and dispatches the
+model's tool calls, turning every kind of malformed call (unknown tool, tool not allowed now,
+invalid JSON, wrong argument types) into an error result the model can read and correct.
+
+Tools act only through the `ToolContext` they are given, which carries the assistant's own means
+(its world adapter and its memory); they never run game commands.
+
+"""
+
+import json
+import traceback
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..llm.client import ToolCall
+
+# contexts a tool may be allowed in
+AWAKE = "awake"
+PRE_COMPACTION = "pre_compaction"
+SLEEP = "sleep"
+
+# kinds of malformed calls, counted in the usage stats
+UNKNOWN_TOOL = "unknown_tool"
+NOT_ALLOWED = "tool_not_allowed"
+INVALID_JSON = "invalid_json"
+INVALID_ARGUMENTS = "invalid_arguments"
+TOOL_EXCEPTION = "tool_exception"
+
+
+class ToolError(Exception):
+    """Raised by a tool for a failure the model should hear about (e.g. no such person here)."""
+
+
+class ToolArgs(BaseModel):
+    """Base for argument models: unknown arguments are an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class ToolResult:
+    ok: bool
+    content: str
+    stop: bool = False
+    malformed: str | None = None
+    detail: str | None = None  # a traceback for the log, never sent to the model
+
+    @classmethod
+    def error(cls, content: str, malformed: str | None = None, detail: str | None = None):
+        return cls(ok=False, content=f"Error: {content}", malformed=malformed, detail=detail)
+
+
+class World(Protocol):
+    """What tools may do in the game world, as the assistant itself."""
+
+    def say(self, text: str) -> None: ...
+
+    def emote(self, action: str) -> None: ...
+
+    def whisper(self, target: str, text: str) -> str: ...
+
+    def look(self, target: str | None) -> str: ...
+
+    def present(self) -> list[str]: ...
+
+    def entity_key(self, name: str) -> tuple[str, str]: ...
+
+
+@dataclass
+class TurnControl:
+    """What tools may change about the turn and the assistant's awake state."""
+
+    wait_until: datetime | None = None
+    stop_reason: str | None = None
+    journal_written: int = 0
+    observations_written: int = 0
+    actions: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may use. Built by the shell for each turn."""
+
+    assistant_name: str
+    world: World
+    journal: Any
+    entities: Any
+    config: Any
+    now: datetime
+    location: str | None
+    speakers: dict[str, str]  # lower-cased name -> display name of those heard this turn
+    control: TurnControl = field(default_factory=TurnControl)
+
+
+class Tool(ABC):
+    """Base class for tools. Subclasses set the class attributes and implement `run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Args: ClassVar[type[ToolArgs]] = ToolArgs
+    contexts: ClassVar[frozenset[str]] = frozenset({AWAKE})
+
+    @abstractmethod
+    def run(self, ctx: ToolContext, args: Any) -> ToolResult:
+        """Act and describe the outcome for the model."""
+
+    @classmethod
+    def schema(cls) -> dict:
+        return {
+            "type": "function",
+            "function": {
+                "name": cls.name,
+                "description": cls.description,
+                "parameters": _without_titles(cls.Args.model_json_schema()),
+            },
+        }
+
+
+def _without_titles(schema: Any) -> Any:
+    # titles repeat the property names: tokens in every request for nothing
+    if isinstance(schema, dict):
+        return {key: _without_titles(val) for key, val in schema.items() if key != "title"}
+    if isinstance(schema, list):
+        return [_without_titles(item) for item in schema]
+    return schema
+
+
+class ToolRegistry:
+    """The tools an assistant has, and the dispatcher for the model's calls."""
+
+    def __init__(self, tools: list[Tool]):
+        self._tools = {tool.name: tool for tool in tools}
+        self._schemas: dict[str, list[dict]] = {}
+
+    def names(self, context: str | None = None) -> list[str]:
+        return [
+            name
+            for name, tool in self._tools.items()
+            if context is None or context in tool.contexts
+        ]
+
+    def schemas(self, context: str) -> list[dict]:
+        """Tool schemas allowed in `context`, in a stable order (prompt caching)."""
+        if context not in self._schemas:
+            self._schemas[context] = [
+                self._tools[name].schema() for name in sorted(self.names(context))
+            ]
+        return self._schemas[context]
+
+    def dispatch(self, ctx: ToolContext, call: ToolCall, context: str) -> ToolResult:
+        """Validate and run one tool call; every failure becomes an error result."""
+        tool = self._tools.get(call.name)
+        allowed = ", ".join(sorted(self.names(context)))
+        if tool is None:
+            return ToolResult.error(
+                f"unknown tool '{call.name[:60]}'. Available tools: {allowed}.", UNKNOWN_TOOL
+            )
+        if context not in tool.contexts:
+            return ToolResult.error(
+                f"tool '{call.name}' is not available now. Available tools: {allowed}.",
+                NOT_ALLOWED,
+            )
+        try:
+            raw = json.loads(call.arguments) if call.arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            return ToolResult.error(
+                f"arguments for '{call.name}' are not valid JSON ({exc.msg} at position "
+                f"{exc.pos}). Send a JSON object.",
+                INVALID_JSON,
+            )
+        if not isinstance(raw, dict):
+            return ToolResult.error(
+                f"arguments for '{call.name}' must be a JSON object, not {type(raw).__name__}.",
+                INVALID_JSON,
+            )
+        try:
+            args = tool.Args.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in exc.errors()[:5]
+            )
+            return ToolResult.error(
+                f"invalid arguments for '{call.name}': {problems}.", INVALID_ARGUMENTS
+            )
+        try:
+            return tool.run(ctx, args)
+        except ToolError as exc:
+            return ToolResult.error(str(exc))
+        except Exception:
+            return ToolResult.error(
+                f"'{call.name}' failed unexpectedly; try something else.",
+                TOOL_EXCEPTION,
+                detail=traceback.format_exc(),
+            )

@@ -1,0 +1,97 @@
+"""
+Tools that write the assistant's memory: journal entries and observations of people.
+
+Provenance is checked, not trusted: an entry may say it was heard from someone only when that
+person spoke to the assistant in the current turn, so the model cannot attribute words to people
+who did not say them.
+
+"""
+
+from pydantic import Field
+
+from .base import AWAKE, PRE_COMPACTION, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+
+MEMORY_CONTEXTS = frozenset({AWAKE, PRE_COMPACTION})
+
+
+def _check_heard_from(ctx: ToolContext, heard_from: str | None) -> str | None:
+    if heard_from is None:
+        return None
+    speaker = ctx.speakers.get(heard_from.strip().lower())
+    if speaker is None:
+        heard = ", ".join(sorted(ctx.speakers.values())) or "no one"
+        raise ToolError(
+            f"heard_from must name someone you heard this turn ({heard}), "
+            f"not '{heard_from[:60]}'. Omit it for your own notes."
+        )
+    return speaker
+
+
+class JournalArgs(ToolArgs):
+    content: str = Field(min_length=1, max_length=2000, description="What to remember.")
+    importance: int | None = Field(
+        None, ge=1, le=10, description="1 (trivial) to 10 (vital); omit to let it be estimated."
+    )
+    heard_from: str | None = Field(
+        None, max_length=80, description="Who told you this, if someone did (must be heard)."
+    )
+    tags: list[str] = Field(default_factory=list, max_length=8, description="Short labels.")
+
+
+class AddJournalEntryTool(Tool):
+    name = "add_journal_entry"
+    description = "Write something worth remembering into your journal."
+    Args = JournalArgs
+    contexts = MEMORY_CONTEXTS
+
+    def run(self, ctx: ToolContext, args: JournalArgs) -> ToolResult:
+        speaker = _check_heard_from(ctx, args.heard_from)
+        entry = ctx.journal.add(
+            args.content,
+            author=ctx.assistant_name,
+            now=ctx.now,
+            location=ctx.location,
+            source_type="heard" if speaker else "self",
+            heard_from=speaker,
+            importance=args.importance,
+            tags=[tag[:40] for tag in args.tags],
+        )
+        ctx.control.journal_written += 1
+        return ToolResult(
+            ok=True, content=f"Journal entry {entry['id']} saved (importance {entry['importance']})."
+        )
+
+
+class ObservationArgs(ToolArgs):
+    entity: str = Field(min_length=1, max_length=80, description="Who (or what) it is about.")
+    observation: str = Field(min_length=1, max_length=1000, description="What you noticed.")
+    heard_from: str | None = Field(
+        None, max_length=80, description="Who told you, if not seen yourself (must be heard)."
+    )
+
+
+class UpdateEntityObservationTool(Tool):
+    name = "update_entity_observation"
+    description = "Note something you observed or learned about a person (or thing)."
+    Args = ObservationArgs
+    contexts = MEMORY_CONTEXTS
+
+    def run(self, ctx: ToolContext, args: ObservationArgs) -> ToolResult:
+        speaker = _check_heard_from(ctx, args.heard_from)
+        key, name = ctx.world.entity_key(args.entity)
+        profile = ctx.entities.observe(
+            key,
+            name,
+            args.observation,
+            now=ctx.now,
+            author=ctx.assistant_name,
+            location=ctx.location,
+            source_type="heard" if speaker else "self",
+            heard_from=speaker,
+        )
+        ctx.control.observations_written += 1
+        count = len(profile["observations"])
+        return ToolResult(ok=True, content=f"Noted about {name} ({count} observations so far).")
+
+
+MEMORY_TOOLS = [AddJournalEntryTool(), UpdateEntityObservationTool()]

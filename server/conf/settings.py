@@ -1,0 +1,36 @@
+"""
+Settings of the demo game that ships with evennia-ai-assistant.
+
+Only what differs from Evennia's defaults is here. The database is SQLite (server/evennia.db3).
+For a real game, see docs/operations.md (PostgreSQL, providers, costs).
+
+"""
+
+from evennia.settings_default import *  # noqa: F401,F403
+
+SERVERNAME = "AI Assistant Demo"
+
+# the demo has no web customisations of its own
+ROOT_URLCONF = "evennia.web.urls"
+
+# the demo customises only characters and rooms (typeclasses/); the rest are Evennia's own
+BASE_ACCOUNT_TYPECLASS = "evennia.accounts.accounts.DefaultAccount"
+BASE_OBJECT_TYPECLASS = "evennia.objects.objects.DefaultObject"
+BASE_EXIT_TYPECLASS = "evennia.objects.objects.DefaultExit"
+BASE_CHANNEL_TYPECLASS = "evennia.comms.comms.DefaultChannel"
+BASE_SCRIPT_TYPECLASS = "evennia.scripts.scripts.DefaultScript"
+
+# ---- the AI assistant contrib ----
+# Where the model lives. Unset values fall back to the openai SDK's environment variables
+# (OPENAI_BASE_URL, OPENAI_API_KEY). Keep the key out of this file: secret_settings.py or env.
+AI_ASSISTANT_BASE_URL = os.environ.get("AI_ASSISTANT_BASE_URL") or None  # noqa: F405
+AI_ASSISTANT_API_KEY = os.environ.get("AI_ASSISTANT_API_KEY") or None  # noqa: F405
+AI_ASSISTANT_MODEL = os.environ.get("AI_ASSISTANT_MODEL") or None  # noqa: F405
+# Game-wide overrides of per-assistant defaults (see docs/configuration.md), e.g.
+# AI_ASSISTANT_DEFAULTS = {"tick_rate": 5, "max_react_iterations": 4}
+AI_ASSISTANT_DEFAULTS = {}
+
+try:
+    from server.conf.secret_settings import *  # noqa: F401,F403
+except ImportError:
+    pass

@@ -1,0 +1,125 @@
+"""
+In-process stand-ins for the pure-core tests: a world that records what the assistant did and a
+model that answers from a script. No database, no HTTP.
+
+"""
+
+import json
+from datetime import datetime, timezone
+
+from ai_assistant.awake.events import EventQueue, make_event
+from ai_assistant.awake.turn import Assistant, awake_tick
+from ai_assistant.conf import AssistantConfig
+from ai_assistant.llm.client import ChatReply, LLMError, TokenUsage, ToolCall
+from ai_assistant.llm.runner import drive, inline
+from ai_assistant.memory.store import DictStore
+from ai_assistant.tools import default_registry
+from ai_assistant.tools.base import ToolError
+
+T0 = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
+
+
+class FakeWorld:
+    def __init__(self, present=("Alice", "Bob")):
+        self.people = list(present)
+        self.said: list[str] = []
+        self.emotes: list[str] = []
+        self.whispers: list[tuple[str, str]] = []
+
+    def say(self, text):
+        self.said.append(text)
+
+    def emote(self, action):
+        self.emotes.append(action)
+
+    def whisper(self, target, text):
+        for person in self.people:
+            if person.lower() == target.lower():
+                self.whispers.append((person, text))
+                return person
+        raise ToolError(f"no one called '{target}' is here. Present: {', '.join(self.people)}.")
+
+    def look(self, target):
+        return f"A quiet room. Here: {', '.join(self.people)}."
+
+    def present(self):
+        return list(self.people)
+
+    def entity_key(self, name):
+        return f"name:{name.lower()}", name
+
+
+def reply(*calls, content=None, finish_reason="tool_calls", refusal=None, prompt=100):
+    tool_calls = [
+        ToolCall(id=f"c{i}", name=name, arguments=args if isinstance(args, str) else json.dumps(args))
+        for i, (name, args) in enumerate(calls)
+    ]
+    return ChatReply(
+        content=content,
+        tool_calls=tool_calls,
+        finish_reason=finish_reason if tool_calls else (finish_reason or "stop"),
+        refusal=refusal,
+        usage=TokenUsage(prompt=prompt, completion=10, cached=0),
+    )
+
+
+class ScriptedModel:
+    """Answers requests from a list of ChatReply or LLMError; records the requests."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.requests = []
+
+    def __call__(self, request):
+        def work():
+            self.requests.append(request)
+            if not self.answers:
+                raise AssertionError("the scripted model ran out of answers")
+            answer = self.answers.pop(0)
+            if isinstance(answer, LLMError):
+                raise answer
+            return answer
+
+        return work
+
+
+def make_assistant(model=None, world=None, **config):
+    return Assistant(
+        name="Aria",
+        persona="A librarian.",
+        config=AssistantConfig(**config),
+        model="test-model",
+        state=DictStore(),
+        memory_store=DictStore(),
+        world=world or FakeWorld(),
+        registry=default_registry(),
+        call_model=model or ScriptedModel(),
+        location="Library",
+    )
+
+
+def hear(assistant, text, event_type="say", speaker="Alice", now=T0, **kwargs):
+    queue = EventQueue(assistant.state)
+    event = make_event(
+        event_id=queue.next_id(),
+        event_type=event_type,
+        speaker=speaker,
+        text=text,
+        now=now,
+        assistant_names=[assistant.name],
+        max_chars=assistant.config.max_event_chars,
+        location=assistant.location,
+        **kwargs,
+    )
+    queue.push(event, assistant.config.max_pending_events)
+    return event
+
+
+def run_tick(assistant, now=T0):
+    """Run one awake tick inline; return the TurnOutcome, or None when no turn was needed."""
+    turn = awake_tick(assistant, now)
+    if turn is None:
+        return None
+    results = []
+    drive(turn, inline).addBoth(results.append)
+    return results[0]

@@ -1,0 +1,72 @@
+"""
+A test base for assistants in a real (test) Evennia world, with their model calls going through
+the real `openai` SDK over HTTP to a scripted server on 127.0.0.1.
+
+"""
+
+import json
+from unittest.mock import MagicMock
+
+from django.test import override_settings
+from evennia.utils import create
+from evennia.utils.test_resources import EvenniaTest
+
+from ai_assistant.clock import ManualClock
+from ai_assistant.llm.local_server import LocalModelServer, ScriptedResponder
+from ai_assistant.llm.runner import inline
+
+
+class AssistantTestCase(EvenniaTest):
+    """`self.aria` is an assistant in room1 with char1 and char2; `self.responder` its script."""
+
+    overrides = {"max_retries": 0, "request_timeout": 2.0}
+
+    def setUp(self):
+        super().setUp()
+        self.responder = ScriptedResponder()
+        self.server = LocalModelServer(self.responder).start()
+        self.addCleanup(self.server.stop)
+        settings_override = override_settings(
+            AI_ASSISTANT_BASE_URL=self.server.base_url, AI_ASSISTANT_API_KEY="sk-test-secret"
+        )
+        settings_override.enable()
+        self.addCleanup(settings_override.disable)
+        self.aria = create.create_object(
+            "ai_assistant.characters.AssistantCharacter",
+            key="Aria",
+            location=self.room1,
+            home=self.room1,
+        )
+        self.aria.db.persona = "A cheerful librarian."
+        self.script = self.aria.assistant_script
+        self.script.db.config_overrides = dict(self.overrides)
+        self.clock = ManualClock()
+        self.script.ndb.clock = self.clock
+        self.script.ndb.runner = inline
+        self.char1.msg = MagicMock()
+        self.char2.msg = MagicMock()
+
+    def tick(self, advance: float = 5):
+        self.clock.advance(advance)
+        self.script.at_assistant_tick()
+
+    def received(self, character) -> list[str]:
+        """Texts a (mocked) character was sent."""
+        texts = []
+        for call in character.msg.call_args_list:
+            text = call.kwargs.get("text", call.args[0] if call.args else None)
+            if isinstance(text, (tuple, list)):
+                text = text[0]
+            texts.append(str(text))
+        return texts
+
+    def sent_messages(self, request_index: int = -1) -> list[dict]:
+        return self.responder.requests[request_index]["messages"]
+
+    @staticmethod
+    def tool_results(messages: list[dict]) -> list[str]:
+        return [m["content"] for m in messages if m.get("role") == "tool"]
+
+    @staticmethod
+    def args(**kwargs) -> str:
+        return json.dumps(kwargs)

@@ -1,0 +1,76 @@
+"""Configuration: defaults, bounds, layers, and errors that name the key and what is allowed."""
+
+import pytest
+
+from ai_assistant.conf import AssistantConfig, ConfigError, describe_key, parse_override, resolve_config
+
+
+def test_seed_defaults():
+    config = AssistantConfig()
+    assert config.tick_rate == 5
+    assert config.tick_rate_sleep == 60
+    assert config.max_context_tokens == 100000
+    assert config.compact_sleep_threshold == 0.7
+    assert config.compact_emergency_threshold == 0.8
+    assert config.compact_preserve_window == 20
+    assert config.sleep_cooldown_minutes == 60
+    assert config.min_activity_before_sleep == 10
+    assert config.pre_compact_max_iterations == 5
+
+
+def test_every_key_has_a_meaning():
+    for name, field in AssistantConfig.model_fields.items():
+        assert field.description, name
+
+
+def test_layers_later_wins():
+    config = resolve_config({"tick_rate": 7, "temperature": 0.1}, {"tick_rate": 9})
+    assert config.tick_rate == 9
+    assert config.temperature == 0.1
+
+
+def test_unknown_game_default_names_key_and_source():
+    with pytest.raises(ConfigError) as err:
+        resolve_config({"tick_rat": 3})
+    assert "AI_ASSISTANT_DEFAULTS" in str(err.value)
+    assert "tick_rat" in str(err.value)
+    assert "tick_rate" in str(err.value)  # lists what is allowed
+
+
+def test_out_of_bounds_override_names_bounds():
+    with pytest.raises(ConfigError) as err:
+        resolve_config({}, {"tick_rate": 0})
+    assert "tick_rate" in str(err.value) and ">= 1" in str(err.value)
+
+
+def test_game_defaults_must_be_a_dict():
+    with pytest.raises(ConfigError, match="must be a dict"):
+        resolve_config(["tick_rate"])
+
+
+def test_parse_override_types_and_errors():
+    assert parse_override("tick_rate", " 12 ") == 12
+    assert parse_override("respond_to_ambient", "true") is True
+    assert parse_override("model", "none") is None
+    with pytest.raises(ConfigError, match="Unknown key 'colour'"):
+        parse_override("colour", "red")
+    with pytest.raises(ConfigError, match="Bad value 'fast' for 'tick_rate'"):
+        parse_override("tick_rate", "fast")
+    with pytest.raises(ConfigError, match="<= 2.0"):
+        parse_override("temperature", "3")
+
+
+def test_parse_override_checks_against_existing_overrides():
+    # the emergency threshold may not fall below the sleep threshold already set
+    with pytest.raises(ConfigError, match="compact_emergency_threshold"):
+        parse_override("compact_emergency_threshold", "0.5", {"compact_sleep_threshold": 0.6})
+
+
+def test_describe_key():
+    text = describe_key("tick_rate")
+    assert text.startswith("tick_rate: integer") and "default 5" in text
+
+
+def test_config_is_immutable():
+    with pytest.raises(Exception):
+        AssistantConfig().tick_rate = 3

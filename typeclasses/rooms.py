@@ -1,0 +1,7 @@
+"""The demo game's rooms."""
+
+from evennia.objects.objects import DefaultRoom
+
+
+class Room(DefaultRoom):
+    """A room."""
