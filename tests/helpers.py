@@ -8,7 +8,9 @@ import json
 from unittest.mock import MagicMock
 
 from django.test import override_settings
+from evennia.scripts.tickerhandler import TICKER_HANDLER
 from evennia.utils import create
+from evennia.utils.ansi import strip_ansi
 from evennia.utils.test_resources import EvenniaTest
 
 from ai_assistant.clock import ManualClock
@@ -23,6 +25,7 @@ class AssistantTestCase(EvenniaTest):
 
     def setUp(self):
         super().setUp()
+        TICKER_HANDLER.clear()  # the handler is module-global: start each test clean
         self.responder = ScriptedResponder()
         self.server = LocalModelServer(self.responder).start()
         self.addCleanup(self.server.stop)
@@ -45,6 +48,12 @@ class AssistantTestCase(EvenniaTest):
         self.script.ndb.runner = inline
         self.char1.msg = MagicMock()
         self.char2.msg = MagicMock()
+        self.account.msg = MagicMock()
+
+    def our_tickers(self) -> list[tuple]:
+        """The ticker subscriptions of this assistant's script (store keys)."""
+        idstring = self.script.ticker_idstring
+        return [key for key in TICKER_HANDLER.ticker_storage if key[4] == idstring]
 
     def tick(self, advance: float = 5):
         self.clock.advance(advance)
@@ -57,7 +66,7 @@ class AssistantTestCase(EvenniaTest):
             text = call.kwargs.get("text", call.args[0] if call.args else None)
             if isinstance(text, (tuple, list)):
                 text = text[0]
-            texts.append(str(text))
+            texts.append(strip_ansi(str(text)))
         return texts
 
     def sent_messages(self, request_index: int = -1) -> list[dict]:

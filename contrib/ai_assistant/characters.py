@@ -117,6 +117,23 @@ class AssistantCharacterMixin:
             self.db.persona = _DEFAULT_PERSONA
         self.ensure_assistant_script()
 
+    def at_init(self):
+        super().at_init()
+        self.ndb.present_ids = None
+        self._presence()
+
+    def at_post_move(self, source_location, move_type="move", **kwargs):
+        super().at_post_move(source_location, move_type=move_type, **kwargs)
+        self.ndb.present_ids = None
+        self._presence()
+
+    def _presence(self) -> set:
+        """Ids of the others in the room, as this character last knew them."""
+        if self.ndb.present_ids is None:
+            contents = self.location.contents if self.location else []
+            self.ndb.present_ids = {obj.id for obj in contents if obj != self}
+        return self.ndb.present_ids
+
     def ensure_assistant_script(self):
         """The assistant's script, created if missing."""
         script = self.assistant_script
@@ -158,8 +175,15 @@ class AssistantCharacterMixin:
         elif msg_type == "pose":
             self.hear("emote", speaker, plain)
         elif msg_type in _MOVE_TYPES:
-            arrived = speaker.location == self.location
-            self.hear("arrive" if arrived else "depart", speaker, plain)
+            # departures are announced before the mover leaves, arrivals after it came: both
+            # find it in the room, so tell them apart by who was known to be present
+            present = self._presence()
+            if speaker.id in present:
+                present.discard(speaker.id)
+                self.hear("depart", speaker, plain)
+            else:
+                present.add(speaker.id)
+                self.hear("arrive", speaker, plain)
         elif msg_type == "page":
             self.hear("page", speaker, kwargs.get("ai_speech") or plain)
 

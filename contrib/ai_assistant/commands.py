@@ -374,11 +374,14 @@ class CmdPageAssistant(CmdPage):
         if not message:
             self.msg("What do you want to page? Usage: page <assistant> <message>")
             return
+        # page runs with the account as caller; the assistant hears the character played
+        # (self.obj is the character whose cmdset holds this command)
+        sender = (self.session.puppet if self.session else None) or self.obj or self.caller
         for name in wanted:
             assistant = assistants[name]
             assistant.msg(
-                text=(f"{self.caller.key} pages: {message}", {"type": "page"}),
-                from_obj=self.caller,
+                text=(f"{sender.key} pages: {message}", {"type": "page"}),
+                from_obj=sender,
                 ai_speech=message[: self.MAX_CHARS],
             )
         self.msg(f"You paged {', '.join(assistants[n].key for n in wanted)} with: '{message}'.")

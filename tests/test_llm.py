@@ -1,0 +1,156 @@
+"""The model client over the real openai SDK and HTTP, structured outputs, and token counting."""
+
+import pytest
+from pydantic import BaseModel, Field
+
+from ai_assistant.llm import structured
+from ai_assistant.llm.client import (
+    AUTH,
+    BAD_REQUEST,
+    INVALID_RESPONSE,
+    RATE_LIMIT,
+    SERVER_ERROR,
+    TIMEOUT,
+    ChatRequest,
+    EndpointSettings,
+    LLMError,
+    OpenAIChatClient,
+)
+from ai_assistant.llm.local_server import (
+    error_reply,
+    refusal_reply,
+    slow,
+    text_reply,
+    tool_call,
+    tool_reply,
+)
+from ai_assistant.llm.tokens import FALLBACK_ENCODING, TokenCounter, encoding_for
+
+
+def client_for_server(server, timeout=2.0, retries=0):
+    return OpenAIChatClient(
+        EndpointSettings(base_url=server.base_url, api_key="sk-test", timeout=timeout,
+                         max_retries=retries)
+    )
+
+
+def request(**kwargs):
+    return ChatRequest(model="m", messages=[{"role": "user", "content": "hi"}], **kwargs)
+
+
+def test_tool_calls_and_usage_parsed(scripted_server):
+    scripted_server.responder.add(
+        tool_reply(tool_call("say", {"text": "hello"}), tool_call("noop", "{}"))
+    )
+    reply = client_for_server(scripted_server).complete(request(tools=[{"type": "function",
+        "function": {"name": "say", "parameters": {"type": "object"}}}]))
+    assert [call.name for call in reply.tool_calls] == ["say", "noop"]
+    assert reply.tool_calls[0].arguments == '{"text": "hello"}'
+    assert reply.finish_reason == "tool_calls"
+    assert reply.usage.prompt > 0 and reply.usage.completion > 0
+    sent = scripted_server.responder.requests[0]
+    assert sent["tools"][0]["function"]["name"] == "say"
+    assert sent["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_refusal_parsed(scripted_server):
+    scripted_server.responder.add(refusal_reply("no"))
+    assert client_for_server(scripted_server).complete(request()).refusal == "no"
+
+
+@pytest.mark.parametrize(
+    "status, kind", [(429, RATE_LIMIT), (500, SERVER_ERROR), (503, SERVER_ERROR),
+                     (401, AUTH), (400, BAD_REQUEST)],
+)
+def test_http_errors_become_kinds(scripted_server, status, kind):
+    scripted_server.responder.add(error_reply(status, "nope"))
+    with pytest.raises(LLMError) as err:
+        client_for_server(scripted_server).complete(request())
+    assert err.value.kind == kind and err.value.status == status
+    assert "sk-test" not in str(err.value)
+
+
+def test_timeout(scripted_server):
+    scripted_server.responder.add(slow(text_reply("late"), 3.0))
+    with pytest.raises(LLMError) as err:
+        client_for_server(scripted_server, timeout=1.0).complete(request())
+    assert err.value.kind == TIMEOUT
+
+
+def test_sdk_retries_are_bounded_and_configurable(scripted_server):
+    scripted_server.responder.add(error_reply(500), error_reply(500), text_reply("ok"))
+    reply = client_for_server(scripted_server, retries=2).complete(request())
+    assert reply.content == "ok"
+    assert len(scripted_server.responder.requests) == 3
+
+
+def test_no_endpoint_configured_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(LLMError) as err:
+        OpenAIChatClient(EndpointSettings(base_url=None, api_key=None))
+    assert err.value.kind == "not_configured" and "AI_ASSISTANT_API_KEY" in str(err.value)
+
+
+class Scores(BaseModel):
+    scores: list[int] = Field(description="importance 1-10 per entry")
+
+
+def test_structured_output_uses_json_schema(scripted_server):
+    scripted_server.responder.add(text_reply('{"scores": [3, 9]}'))
+    client = client_for_server(scripted_server)
+    result, replies = structured.complete_structured(client, request(), Scores)
+    assert result.scores == [3, 9] and len(replies) == 1
+    sent = scripted_server.responder.requests[0]["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["name"] == "Scores"
+
+
+def test_structured_output_falls_back_to_json_mode_and_remembers(scripted_server):
+    scripted_server.responder.add(
+        error_reply(400, "response_format json_schema not supported"),
+        text_reply('```json\n{"scores": [5]}\n```'),
+        text_reply('{"scores": [6]}'),
+    )
+    client = client_for_server(scripted_server)
+    first, _ = structured.complete_structured(client, request(), Scores)
+    second, _ = structured.complete_structured(client, request(), Scores)
+    assert first.scores == [5] and second.scores == [6]
+    formats = [r.get("response_format", {}).get("type") for r in scripted_server.responder.requests]
+    assert formats == ["json_schema", "json_object", "json_object"]
+    assert "JSON schema" in scripted_server.responder.requests[1]["messages"][-1]["content"]
+
+
+def test_structured_output_that_does_not_fit_is_an_error(scripted_server):
+    scripted_server.responder.add(text_reply('{"scores": "high"}'), refusal_reply("won't"))
+    client = client_for_server(scripted_server)
+    with pytest.raises(LLMError) as err:
+        structured.complete_structured(client, request(), Scores)
+    assert err.value.kind == INVALID_RESPONSE and "scores" in str(err.value)
+    with pytest.raises(LLMError, match="refused"):
+        structured.complete_structured(client, request(), Scores)
+
+
+def test_token_counting_offline_and_cached():
+    counter = TokenCounter("gpt-4o-mini")
+    assert counter.encoding_name == FALLBACK_ENCODING  # no offline o200k here: cl100k fallback
+    message = {"role": "user", "content": "Hello there, how are you today?"}
+    first = counter.count_message(message)
+    assert 8 < first < 20
+    assert counter.count_message(dict(message)) == first
+    assert len(counter._cache) == 1
+    history = [{"role": "user", "content": f"message {i}"} for i in range(100)]
+    counter.count_messages(history)
+    size = len(counter._cache)
+    counter.count_messages(history + [{"role": "user", "content": "new"}])
+    assert len(counter._cache) == size + 1  # only the new message was tokenized
+
+
+def test_token_counting_never_crashes(monkeypatch):
+    import tiktoken
+
+    encoding_for.cache_clear()
+    monkeypatch.setattr(tiktoken, "list_encoding_names", lambda: [])
+    try:
+        counter = TokenCounter("some-model")
+        assert counter.count_text("abcdefgh") == 2  # four characters a token
+    finally:
+        encoding_for.cache_clear()
