@@ -94,7 +94,10 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
 
     def func(self):
         if not self.switches:
-            self.msg(f"Usage: {self.key}/<{'|'.join(self.switch_options)}> ... (see help)")
+            self.msg(
+                f"Usage: {self.key}/<switch> [<name>...]. Switches: "
+                f"{', '.join(self.switch_options)}. See 'help {self.key}'."
+            )
             return
         handler = getattr(self, f"switch_{self.switches[0]}")
         handler()

@@ -1,0 +1,144 @@
+"""The @assistant builder command: every switch, bad input, and the Builder lock."""
+
+from evennia.objects.objects import DefaultCharacter
+from evennia.utils import create
+from evennia.utils.test_resources import EvenniaCommandTest
+
+from ai_assistant.characters import is_assistant
+from ai_assistant.llm.local_server import tool_call, tool_reply
+
+from .helpers import AssistantTestCase
+
+
+def commands():
+    # Evennia's default commands can only be imported once its API is initialised (in the
+    # session fixture), which is after this module is collected
+    from ai_assistant import commands
+
+    return commands
+
+
+class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
+    def cmd(self, args, expected=None, **kwargs):
+        return self.call(commands().CmdAssistant(), args, expected, **kwargs)
+
+    def test_lock_requires_builder(self):
+        command = commands().CmdAssistant()
+        # an unpuppeted character's own permissions apply (a puppet uses its account's)
+        visitor = create.create_object(DefaultCharacter, key="Visitor", location=self.room1)
+        assert not command.access(visitor, "cmd")
+        visitor.permissions.add("Builder")
+        assert command.access(visitor, "cmd")
+
+    def test_usage_without_switch(self):
+        text = self.cmd("")
+        assert "Usage: @assistant/<switch>" in text and "list, create, status, set" in text
+
+    def test_unknown_switch_is_refused(self):
+        text = self.cmd("/explode Aria")
+        assert "explode" in text.lower()
+
+    def test_create_prints_dbref(self):
+        text = self.cmd("/create Bob=A grumpy guard.", "Created assistant Bob (#")
+        bob = [obj for obj in self.room1.contents if obj.key == "Bob"][0]
+        assert is_assistant(bob) and bob.db.persona == "A grumpy guard."
+        assert bob.dbref in text
+        assert bob.assistant_script is not None
+
+    def test_create_bad_input(self):
+        assert "name of 1-40 characters" in self.cmd("/create")
+        assert "name of 1-40 characters" in self.cmd("/create 9lives")
+        assert "name of 1-40 characters" in self.cmd("/create " + "x" * 41)
+        assert "at most 2000" in self.cmd("/create Bob=" + "p" * 2001)
+        assert not [obj for obj in self.room1.contents if obj.key == "Bob"]
+
+    def test_unknown_assistant(self):
+        text = self.cmd("/status Nobody")
+        assert "No assistant called 'Nobody'" in text and "Aria(" in text
+        assert "Name an assistant" in self.cmd("/status")
+
+    def test_list(self):
+        assert "Aria" in self.cmd("/list")
+
+    def test_status(self):
+        self.char1.execute_cmd("say Aria, hello")
+        text = self.cmd("/status Aria")
+        for label in ("mode", "awake", "tick rate", "5 s", "pending events", "1 (0 dropped)",
+                      "last tick", "activity since wake", "context tokens", "of 100000",
+                      "journal entries", "model usage", "model problems"):
+            assert label in text, label
+
+    def test_status_by_dbref(self):
+        assert "Assistant Aria" in self.cmd(f"/status {self.aria.dbref}")
+
+    def test_set_valid_and_listed_in_status(self):
+        self.cmd("/set Aria/max_react_iterations=3", "Aria: max_react_iterations set to 3.")
+        assert self.script.db.config_overrides["max_react_iterations"] == 3
+        assert "max_react_iterations=3" in self.cmd("/status Aria")
+        self.cmd("/set Aria/max_react_iterations=default", "Aria: max_react_iterations set to its default.")
+        assert "max_react_iterations" not in self.script.db.config_overrides
+
+    def test_set_bad_input_changes_nothing(self):
+        before = dict(self.script.db.config_overrides)
+        assert "Unknown key 'speed'" in self.cmd("/set Aria/speed=3")
+        text = self.cmd("/set Aria/tick_rate=0")
+        assert "Not changed" in text and "tick_rate" in text and ">= 1" in text
+        assert "Not changed" in self.cmd("/set Aria/temperature=hot")
+        assert "Usage: @assistant/set" in self.cmd("/set Aria=3")
+        assert "Usage: @assistant/set" in self.cmd("/set")
+        assert dict(self.script.db.config_overrides) == before
+        (key,) = self.our_tickers()
+        assert key[3] == 5
+
+    def test_set_without_value_describes_key(self):
+        assert "tick_rate: integer" in self.cmd("/set Aria/tick_rate")
+
+    def test_set_persona(self):
+        self.cmd("/set Aria/persona=A stern archivist.", "Aria's persona is now")
+        assert self.aria.db.persona == "A stern archivist."
+        assert "at most" not in self.cmd("/set Aria/persona=ok")
+        assert "1-2000 characters" in self.cmd("/set Aria/persona=" + "x" * 2001)
+        assert self.aria.db.persona == "ok"
+
+    def test_journal(self):
+        assert "journal is empty" in self.cmd("/journal Aria")
+        journal = self.script.assistant().journal
+        journal.add("Char likes riddles", author="Aria", now=self.clock.now(),
+                    source_type="heard", heard_from="Char")
+        text = self.cmd("/journal Aria")
+        assert "Char likes riddles" in text and "heard (Char)" in text and "j000000" in text
+
+    def test_instruct(self):
+        self.cmd("/instruct Aria=Greet newcomers warmly.", "Aria received your instruction")
+        (event,) = self.script.assistant().events.peek()
+        assert event.type == "instruction" and event.classification == "direct_message"
+        assert "Usage: @assistant/instruct" in self.cmd("/instruct Aria")
+        assert "at most 2000" in self.cmd("/instruct Aria=" + "x" * 2001)
+        assert len(self.script.assistant().events) == 1
+
+    def test_tick(self):
+        assert "nothing needed the model (0 events pending)" in self.cmd("/tick Aria")
+        self.responder.add(tool_reply(tool_call("say", {"text": "Hi!"})),
+                           tool_reply(tool_call("noop", {})))
+        self.char2.execute_cmd("say Aria?")
+        text = self.cmd("/tick Aria")
+        assert "2 model calls, tools: say, noop, ended by noop" in text
+
+    def test_pause_and_resume(self):
+        self.cmd("/pause Aria", "Aria is paused")
+        assert self.script.db.paused
+        assert "is paused" in self.cmd("/tick Aria")
+        self.cmd("/resume Aria", "Aria resumed.")
+        assert not self.script.db.paused
+
+    def test_page_without_message(self):
+        # page answers its caller's account (it runs with account_caller)
+        text = self.call(commands().CmdPageAssistant(), "Aria", caller=self.char1,
+                         receiver=self.account)
+        assert "What do you want to page" in text
+
+
+def test_progress_bar():
+    progress_bar = commands().progress_bar
+    assert progress_bar(5, 10, width=10) == "[#####-----] 5/10"
+    assert progress_bar(0, 0, width=4) == "[####] 0/0"
