@@ -375,7 +375,9 @@ class CmdPageAssistant(CmdPage):
             return
         message = message.strip()
         if not message:
-            self.msg("What do you want to page? Usage: page <assistant> <message>")
+            (self.caller or self.obj).msg(
+                "What do you want to page? Usage: page <assistant> <message>"
+            )
             return
         # page runs with the account as caller; the assistant hears the character played
         # (self.obj is the character whose cmdset holds this command)
@@ -387,7 +389,10 @@ class CmdPageAssistant(CmdPage):
                 from_obj=sender,
                 ai_speech=message[: self.MAX_CHARS],
             )
-        self.msg(f"You paged {', '.join(assistants[n].key for n in wanted)} with: '{message}'.")
+        # the caller is the sender's account; a character without one hears it itself
+        (self.caller or self.obj).msg(
+            f"You paged {', '.join(assistants[n].key for n in wanted)} with: '{message}'."
+        )
 
 
 class AssistantCmdSet(CmdSet):

@@ -23,7 +23,7 @@ from .local_server import Reply, tool_call, tool_reply
 
 _EVENT_RE = re.compile(r'<event type="(?P<type>\w+)" from="(?P<speaker>[^"]*)"[^>]*?'
                        r'(?P<to_you> to_you="\w+")?>(?P<text>.*?)</event>', re.DOTALL)
-_NAME_RE = re.compile(r"\b(?:my name is|call me|i am|i'm)\s+([A-Z][\w'-]{1,30})")
+_NAME_RE = re.compile(r"\b(?i:my name is|call me|i am|i'm)\s+([A-Z][\w'-]{1,30})")
 _REMEMBER_RE = re.compile(r"\bremember(?: that)?\s+(.{3,300})", re.IGNORECASE)
 _SELF_NAME_RE = re.compile(r"You are (.+?), a character")
 
