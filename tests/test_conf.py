@@ -74,3 +74,12 @@ def test_describe_key():
 def test_config_is_immutable():
     with pytest.raises(Exception):
         AssistantConfig().tick_rate = 3
+
+
+def test_configuration_doc_lists_every_key_as_in_code():
+    from pathlib import Path
+
+    from ai_assistant.conf import markdown_table
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text()
+    assert markdown_table() in doc, "regenerate with: python -m ai_assistant.conf"

@@ -198,7 +198,7 @@ def describe_key(key: str) -> str:
             bounds.append(f"at most {meta.max_length} characters")
     text = f"{key}: {kind}"
     if bounds:
-        text += " " + ", ".join(bounds)
+        text += ", " + ", ".join(bounds)
     return f"{text} (default {field.default!r})"
 
 
@@ -285,3 +285,17 @@ def parse_override(key: str, raw: str, current: dict | None = None) -> Any:
             f"Allowed: {describe_key(bad_key)}."
         ) from None
     return getattr(validated, key)
+
+
+def markdown_table() -> str:
+    """Every key as a Markdown table (docs/configuration.md is checked against this)."""
+    rows = ["| key | default | allowed | meaning |", "| --- | --- | --- | --- |"]
+    for key in config_keys():
+        field = AssistantConfig.model_fields[key]
+        allowed = describe_key(key).split(": ", 1)[1].rsplit(" (default", 1)[0]
+        rows.append(f"| `{key}` | `{field.default!r}` | {allowed} | {field.description} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown_table())
