@@ -36,10 +36,12 @@ serve: $(STAMP)
 		echo "account to create), e.g.  EVENNIA_SUPERUSER_USERNAME=admin EVENNIA_SUPERUSER_PASSWORD=secret make serve"; \
 		exit 2; \
 	fi
+	mkdir -p server/logs
 	$(EVENNIA) migrate
 	$(EVENNIA) start
 	@echo "Connect with a MUD client to localhost:4000 or a browser to http://localhost:4001"
-	@echo "The demo world (built on first start) has the assistant Aria in Limbo. 'make stop' stops it."
+	@echo "The demo world (built on first start) has the assistant Aria in the Reading Room."
+	@echo "'make stop' stops the server."
 
 stop: $(STAMP)
 	$(EVENNIA) stop
