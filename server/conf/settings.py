@@ -13,6 +13,13 @@ SERVERNAME = "AI Assistant Demo"
 # the demo has no web customisations of its own
 ROOT_URLCONF = "evennia.web.urls"
 
+# the demo ships only the server/conf modules it changes; the rest are Evennia's own
+LOCK_FUNC_MODULES = ("evennia.locks.lockfuncs",)
+INPUT_FUNC_MODULES = ["evennia.server.inputfuncs"]
+FUNCPARSER_OUTGOING_MESSAGES_MODULES = ["evennia.utils.funcparser"]
+SERVER_SERVICES_PLUGIN_MODULES = []
+PORTAL_SERVICES_PLUGIN_MODULES = []
+
 # the demo customises only characters and rooms (typeclasses/); the rest are Evennia's own
 BASE_ACCOUNT_TYPECLASS = "evennia.accounts.accounts.DefaultAccount"
 BASE_OBJECT_TYPECLASS = "evennia.objects.objects.DefaultObject"
