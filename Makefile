@@ -11,6 +11,8 @@ endif
 PY := $(ENV_DIR)/bin/python
 EVENNIA := $(ENV_DIR)/bin/evennia
 STAMP := $(ENV_DIR)/.ai-assistant-installed
+# evennia starts twistd by name: the environment's bin must be on PATH
+export PATH := $(ENV_DIR)/bin:$(PATH)
 
 .PHONY: install test demo serve stop bench clean
 
