@@ -14,7 +14,7 @@ STAMP := $(ENV_DIR)/.ai-assistant-installed
 # evennia starts twistd by name: the environment's bin must be on PATH
 export PATH := $(ENV_DIR)/bin:$(PATH)
 
-.PHONY: install test demo serve stop bench clean
+.PHONY: install test demo serve stop format clean
 
 $(PY):
 	$(PYTHON) -m venv $(ENV_DIR)
@@ -48,8 +48,9 @@ serve: $(STAMP)
 stop: $(STAMP)
 	$(EVENNIA) stop
 
-bench: $(STAMP)
-	$(PY) -m bench
+format: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m black contrib tests world typeclasses commands server
 
 clean:
 	rm -rf .demo server/logs/*.log

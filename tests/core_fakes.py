@@ -51,7 +51,9 @@ class FakeWorld:
 
 def reply(*calls, content=None, finish_reason="tool_calls", refusal=None, prompt=100):
     tool_calls = [
-        ToolCall(id=f"c{i}", name=name, arguments=args if isinstance(args, str) else json.dumps(args))
+        ToolCall(
+            id=f"c{i}", name=name, arguments=args if isinstance(args, str) else json.dumps(args)
+        )
         for i, (name, args) in enumerate(calls)
     ]
     return ChatReply(

@@ -32,14 +32,16 @@ def main():
         slow(tool_reply(tool_call("noop", {})), LATENCY),
     )
     server = LocalModelServer(responder).start()
-    client = OpenAIChatClient(EndpointSettings(base_url=server.base_url, api_key="x",
-                                               max_retries=0, timeout=5))
+    client = OpenAIChatClient(
+        EndpointSettings(base_url=server.base_url, api_key="x", max_retries=0, timeout=5)
+    )
     http_threads = []
 
     def call_model(request):
         def work():
             http_threads.append(threading.current_thread().name)
             return client.complete(request)
+
         return work
 
     world = FakeWorld()

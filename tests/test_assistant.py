@@ -21,7 +21,11 @@ class TestHearing(AssistantTestCase):
         self.char1.execute_cmd("say Hello Aria, how are you?")
         self.char2.execute_cmd("say nice weather today")
         first, second = self.pending()
-        assert (first.type, first.speaker, first.text) == ("say", "Char", "Hello Aria, how are you?")
+        assert (first.type, first.speaker, first.text) == (
+            "say",
+            "Char",
+            "Hello Aria, how are you?",
+        )
         assert first.classification == "direct_addressing" and first.urgent
         assert first.speaker_key == self.char1.dbref and first.location == self.room1.key
         assert first.time
@@ -31,7 +35,10 @@ class TestHearing(AssistantTestCase):
         self.char1.execute_cmd("whisper Aria = where is the map?")
         (event,) = self.pending()
         assert (event.type, event.text, event.classification) == (
-            "whisper", "where is the map?", "direct_message")
+            "whisper",
+            "where is the map?",
+            "direct_message",
+        )
         assert event.importance == 6
 
     def test_emote_arrive_and_depart(self):
@@ -47,7 +54,10 @@ class TestHearing(AssistantTestCase):
         self.char1.execute_cmd("page Aria = are you there?")
         (event,) = self.pending()
         assert (event.type, event.text, event.classification) == (
-            "page", "are you there?", "direct_message")
+            "page",
+            "are you there?",
+            "direct_message",
+        )
         assert event.speaker == self.char1.key  # the character played, not the account
         assert any("You paged Aria" in text for text in self.received(self.account))
 
@@ -94,10 +104,14 @@ class TestTick(AssistantTestCase):
         self.responder.add(
             tool_reply(
                 tool_call("whisper", {"target": "char", "text": "The map is upstairs."}),
-                tool_call("add_journal_entry", {"content": "Char asked about the map.",
-                                                "heard_from": "Char", "importance": 6}),
-                tool_call("update_entity_observation", {"entity": "Char",
-                                                        "observation": "Looking for a map."}),
+                tool_call(
+                    "add_journal_entry",
+                    {"content": "Char asked about the map.", "heard_from": "Char", "importance": 6},
+                ),
+                tool_call(
+                    "update_entity_observation",
+                    {"entity": "Char", "observation": "Looking for a map."},
+                ),
             ),
             tool_reply(tool_call("noop", {})),
         )
@@ -161,8 +175,9 @@ class TestTick(AssistantTestCase):
         assert self.script.db.tick_errors == 0
         self.tick(advance=1)  # still backing off: no request
         assert len(self.responder.requests) == 1
-        self.responder.add(tool_reply(tool_call("say", {"text": "Yes!"})),
-                           tool_reply(tool_call("noop", {})))
+        self.responder.add(
+            tool_reply(tool_call("say", {"text": "Yes!"})), tool_reply(tool_call("noop", {}))
+        )
         self.tick(advance=10)
         assert 'Aria says, "Yes!"' in self.received(self.char2)
         assert self.script.status()["pending_events"] == 0
@@ -188,8 +203,9 @@ class TestTick(AssistantTestCase):
             return deferred
 
         self.script.ndb.runner = manual_runner
-        self.responder.add(tool_reply(tool_call("say", {"text": "Done."})),
-                           tool_reply(tool_call("noop", {})))
+        self.responder.add(
+            tool_reply(tool_call("say", {"text": "Done."})), tool_reply(tool_call("noop", {}))
+        )
         self.char1.execute_cmd("say Aria, take your time")
         self.tick()
         assert self.script.ndb.in_flight and len(pending) == 1
@@ -234,7 +250,10 @@ class TestTicker(AssistantTestCase):
         (key,) = self.our_tickers()
         assert key[3] == 5 and key[5] is True
         assert self.script.db.ticker_subscription == {
-            "interval": 5, "idstring": self.script.ticker_idstring, "persistent": True}
+            "interval": 5,
+            "idstring": self.script.ticker_idstring,
+            "persistent": True,
+        }
 
     def test_reload_keeps_exactly_one_ticker(self):
         from evennia.scripts.tickerhandler import TICKER_HANDLER
@@ -267,12 +286,18 @@ class TestStorage(AssistantTestCase):
         for i in range(250):
             journal.add(f"note {i}", author="Aria", now=self.clock.now())
         store = AttributeStore(self.aria, MEMORY_CATEGORY)
-        chunks = {attr.db_key for attr in self.aria.db_attributes.filter(db_category=MEMORY_CATEGORY)}
+        chunks = {
+            attr.db_key for attr in self.aria.db_attributes.filter(db_category=MEMORY_CATEGORY)
+        }
         assert {"journal:000000", "journal:000001", "journal:000002", "journal:meta"} <= chunks
         assert len(store.get("journal:000002")) == 50
+
         # a new entry re-writes only the last chunk (and the small meta value)
         def snapshot():
-            return {a.db_key: a.value for a in self.aria.db_attributes.filter(db_category=MEMORY_CATEGORY)}
+            return {
+                a.db_key: a.value
+                for a in self.aria.db_attributes.filter(db_category=MEMORY_CATEGORY)
+            }
 
         before = snapshot()
         journal.add("one more", author="Aria", now=self.clock.now())

@@ -63,9 +63,21 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
     def test_status(self):
         self.char1.execute_cmd("say Aria, hello")
         text = self.cmd("/status Aria")
-        for label in ("mode", "awake", "tick rate", "5 s", "pending events", "1 (0 dropped)",
-                      "last tick", "activity since wake", "context tokens", "of 100000",
-                      "journal entries", "model usage", "model problems"):
+        for label in (
+            "mode",
+            "awake",
+            "tick rate",
+            "5 s",
+            "pending events",
+            "1 (0 dropped)",
+            "last tick",
+            "activity since wake",
+            "context tokens",
+            "of 100000",
+            "journal entries",
+            "model usage",
+            "model problems",
+        ):
             assert label in text, label
 
     def test_status_by_dbref(self):
@@ -75,7 +87,10 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         self.cmd("/set Aria/max_react_iterations=3", "Aria: max_react_iterations set to 3.")
         assert self.script.db.config_overrides["max_react_iterations"] == 3
         assert "max_react_iterations=3" in self.cmd("/status Aria")
-        self.cmd("/set Aria/max_react_iterations=default", "Aria: max_react_iterations set to its default.")
+        self.cmd(
+            "/set Aria/max_react_iterations=default",
+            "Aria: max_react_iterations set to its default.",
+        )
         assert "max_react_iterations" not in self.script.db.config_overrides
 
     def test_set_bad_input_changes_nothing(self):
@@ -103,8 +118,13 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
     def test_journal(self):
         assert "journal is empty" in self.cmd("/journal Aria")
         journal = self.script.assistant().journal
-        journal.add("Char likes riddles", author="Aria", now=self.clock.now(),
-                    source_type="heard", heard_from="Char")
+        journal.add(
+            "Char likes riddles",
+            author="Aria",
+            now=self.clock.now(),
+            source_type="heard",
+            heard_from="Char",
+        )
         text = self.cmd("/journal Aria")
         assert "Char likes riddles" in text and "heard (Char)" in text and "j000000" in text
 
@@ -118,8 +138,9 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
 
     def test_tick(self):
         assert "nothing needed the model (0 events pending)" in self.cmd("/tick Aria")
-        self.responder.add(tool_reply(tool_call("say", {"text": "Hi!"})),
-                           tool_reply(tool_call("noop", {})))
+        self.responder.add(
+            tool_reply(tool_call("say", {"text": "Hi!"})), tool_reply(tool_call("noop", {}))
+        )
         self.char2.execute_cmd("say Aria?")
         text = self.cmd("/tick Aria")
         assert "2 model calls, tools: say, noop, ended by noop" in text
@@ -133,8 +154,9 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
 
     def test_page_without_message(self):
         # page answers its caller's account (it runs with account_caller)
-        text = self.call(commands().CmdPageAssistant(), "Aria", caller=self.char1,
-                         receiver=self.account)
+        text = self.call(
+            commands().CmdPageAssistant(), "Aria", caller=self.char1, receiver=self.account
+        )
         assert "What do you want to page" in text
 
 

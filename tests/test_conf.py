@@ -2,7 +2,13 @@
 
 import pytest
 
-from ai_assistant.conf import AssistantConfig, ConfigError, describe_key, parse_override, resolve_config
+from ai_assistant.conf import (
+    AssistantConfig,
+    ConfigError,
+    describe_key,
+    parse_override,
+    resolve_config,
+)
 
 
 def test_seed_defaults():

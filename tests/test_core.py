@@ -63,8 +63,13 @@ def test_heuristic_importance():
 
 def test_oversized_input_truncated_with_note():
     event = make_event(
-        event_id=1, event_type="say", speaker="Mallory", text="A" * 5000, now=T0,
-        assistant_names=["Aria"], max_chars=100,
+        event_id=1,
+        event_type="say",
+        speaker="Mallory",
+        text="A" * 5000,
+        now=T0,
+        assistant_names=["Aria"],
+        max_chars=100,
     )
     assert event.truncated_chars == 4900
     assert event.text.startswith("A" * 100)
@@ -74,12 +79,29 @@ def test_oversized_input_truncated_with_note():
 def test_queue_overflow_drops_oldest_ambient_first():
     store = DictStore()
     queue = EventQueue(store)
-    direct = make_event(event_id=1, event_type="whisper", speaker="A", text="help", now=T0,
-                        assistant_names=["Aria"], max_chars=100)
+    direct = make_event(
+        event_id=1,
+        event_type="whisper",
+        speaker="A",
+        text="help",
+        now=T0,
+        assistant_names=["Aria"],
+        max_chars=100,
+    )
     queue.push(direct, 3)
     for i in range(2, 7):
-        queue.push(make_event(event_id=i, event_type="say", speaker="B", text=f"chat {i}", now=T0,
-                              assistant_names=["Aria"], max_chars=100), 3)
+        queue.push(
+            make_event(
+                event_id=i,
+                event_type="say",
+                speaker="B",
+                text=f"chat {i}",
+                now=T0,
+                assistant_names=["Aria"],
+                max_chars=100,
+            ),
+            3,
+        )
     ids = [event.id for event in queue.peek()]
     assert ids == [1, 5, 6]
     assert queue.dropped() == 3
@@ -125,8 +147,14 @@ def test_chunked_list_replace_all_deletes_unused_chunks():
 
 def test_journal_provenance_and_unconsolidated():
     journal = Journal(DictStore())
-    entry = journal.add("Alice likes tea", author="Aria", now=T0, location="Library",
-                        source_type="heard", heard_from="Alice")
+    entry = journal.add(
+        "Alice likes tea",
+        author="Aria",
+        now=T0,
+        location="Library",
+        source_type="heard",
+        heard_from="Alice",
+    )
     journal.add("[SYNTHESIS] a summary", author="Aria", now=T0)
     assert entry["id"] == "j000000"
     assert entry["heard_from"] == "Alice" and entry["location"] == "Library"
@@ -140,8 +168,13 @@ def test_journal_provenance_and_unconsolidated():
 def _ctx(world=None, speakers=None):
     assistant = make_assistant(world=world)
     return ToolContext(
-        assistant_name="Aria", world=assistant.world, journal=assistant.journal,
-        entities=assistant.entities, config=assistant.config, now=T0, location="Library",
+        assistant_name="Aria",
+        world=assistant.world,
+        journal=assistant.journal,
+        entities=assistant.entities,
+        config=assistant.config,
+        now=T0,
+        location="Library",
         speakers=speakers or {},
     )
 
@@ -168,8 +201,9 @@ def test_dispatch_wrong_types_and_extra_arguments():
 
 
 def test_dispatch_respects_context_allow_list():
-    result = default_registry().dispatch(_ctx(), ToolCall("1", "say", '{"text": "hi"}'),
-                                         "pre_compaction")
+    result = default_registry().dispatch(
+        _ctx(), ToolCall("1", "say", '{"text": "hi"}'), "pre_compaction"
+    )
     assert result.malformed == "tool_not_allowed"
     assert "add_journal_entry" in result.content and "say," not in result.content
 
@@ -201,7 +235,9 @@ def test_tool_schemas_are_stable_and_titleless():
     registry = default_registry()
     schemas = registry.schemas(AWAKE)
     assert schemas == default_registry().schemas(AWAKE)
-    assert [s["function"]["name"] for s in schemas] == sorted(s["function"]["name"] for s in schemas)
+    assert [s["function"]["name"] for s in schemas] == sorted(
+        s["function"]["name"] for s in schemas
+    )
     assert "title" not in str(schemas)
 
 
@@ -234,8 +270,10 @@ def test_other_assistants_do_not_trigger_by_default():
 def test_multi_step_react_turn_feeds_tool_results_back():
     model = ScriptedModel(
         reply(("look", {})),
-        reply(("say", {"text": "Welcome, Alice."}),
-              ("add_journal_entry", {"content": "Alice visited", "heard_from": "Alice"})),
+        reply(
+            ("say", {"text": "Welcome, Alice."}),
+            ("add_journal_entry", {"content": "Alice visited", "heard_from": "Alice"}),
+        ),
         reply(("noop", {"reason": "done"})),
     )
     assistant = make_assistant(model)
@@ -252,8 +290,16 @@ def test_multi_step_react_turn_feeds_tool_results_back():
     # history holds exactly what was exchanged, and the next request sends exactly it
     history = assistant.history.all()
     assert model.requests[2].messages[1:] == history[: len(model.requests[2].messages) - 1]
-    assert [m["role"] for m in history] == ["user", "assistant", "tool", "assistant", "tool",
-                                            "tool", "assistant", "tool"]
+    assert [m["role"] for m in history] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+        "tool",
+    ]
     assert assistant.state.get(ACTIVITY) == 1
     assert len(assistant.events) == 0
 
@@ -319,7 +365,9 @@ def test_model_error_keeps_events_and_backs_off():
     assert assistant.state.get(RETRY_AFTER)
     # backing off: no call within the delay, then a healthy turn
     assert run_tick(assistant, T0 + timedelta(seconds=2)) is None
-    assistant.call_model = ScriptedModel(reply(("say", {"text": "Sorry, hello!"})), reply(("noop", {})))
+    assistant.call_model = ScriptedModel(
+        reply(("say", {"text": "Sorry, hello!"})), reply(("noop", {}))
+    )
     outcome = run_tick(assistant, T0 + timedelta(seconds=6))
     assert outcome.stop_reason == "noop" and assistant.world.said == ["Sorry, hello!"]
     assert len(assistant.events) == 0 and assistant.state.get(RETRY_AFTER) is None

@@ -9,14 +9,24 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_demo_scene_runs_offline_with_the_rehearsal_model():
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "AI_ASSISTANT_", "DJANGO_SETTINGS"))}
-    done = subprocess.run([sys.executable, "-m", "world.demo_scene"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "AI_ASSISTANT_", "DJANGO_SETTINGS"))
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "world.demo_scene"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
-    assert out.splitlines()[0].startswith("No model endpoint configured: using the offline "
-                                          "REHEARSAL model")
+    assert out.splitlines()[0].startswith(
+        "No model endpoint configured: using the offline " "REHEARSAL model"
+    )
     assert 'Mira sees | Aria says, "Welcome, Mira. I will remember your name. (rehearsal)"' in out
     assert "Tobin sees | Aria whispers:" in out
     assert "Mira sees | You paged Aria" in out

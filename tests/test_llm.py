@@ -29,8 +29,9 @@ from ai_assistant.llm.tokens import FALLBACK_ENCODING, TokenCounter, encoding_fo
 
 def client_for_server(server, timeout=2.0, retries=0):
     return OpenAIChatClient(
-        EndpointSettings(base_url=server.base_url, api_key="sk-test", timeout=timeout,
-                         max_retries=retries)
+        EndpointSettings(
+            base_url=server.base_url, api_key="sk-test", timeout=timeout, max_retries=retries
+        )
     )
 
 
@@ -42,8 +43,13 @@ def test_tool_calls_and_usage_parsed(scripted_server):
     scripted_server.responder.add(
         tool_reply(tool_call("say", {"text": "hello"}), tool_call("noop", "{}"))
     )
-    reply = client_for_server(scripted_server).complete(request(tools=[{"type": "function",
-        "function": {"name": "say", "parameters": {"type": "object"}}}]))
+    reply = client_for_server(scripted_server).complete(
+        request(
+            tools=[
+                {"type": "function", "function": {"name": "say", "parameters": {"type": "object"}}}
+            ]
+        )
+    )
     assert [call.name for call in reply.tool_calls] == ["say", "noop"]
     assert reply.tool_calls[0].arguments == '{"text": "hello"}'
     assert reply.finish_reason == "tool_calls"
@@ -59,8 +65,8 @@ def test_refusal_parsed(scripted_server):
 
 
 @pytest.mark.parametrize(
-    "status, kind", [(429, RATE_LIMIT), (500, SERVER_ERROR), (503, SERVER_ERROR),
-                     (401, AUTH), (400, BAD_REQUEST)],
+    "status, kind",
+    [(429, RATE_LIMIT), (500, SERVER_ERROR), (503, SERVER_ERROR), (401, AUTH), (400, BAD_REQUEST)],
 )
 def test_http_errors_become_kinds(scripted_server, status, kind):
     scripted_server.responder.add(error_reply(status, "nope"))

@@ -15,7 +15,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_turn_uses_worker_threads_and_never_blocks_the_reactor():
     done = subprocess.run(
         [sys.executable, "-m", "tests.reactor_probe"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={"DJANGO_SETTINGS_MODULE": "tests.settings", "PATH": ""},
     )
     assert done.returncode == 0, done.stderr

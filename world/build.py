@@ -27,8 +27,7 @@ def build_demo_world(room=None):
             "typeclasses.rooms.Room", key="Reading Room"
         )
         room.key = "Reading Room"
-    if not room.db.desc or room.db.desc == "This is a room.":
-        room.db.desc = ROOM_DESC
+    room.db.desc = ROOM_DESC
     found = [obj for obj in search.search_object(ASSISTANT_NAME) if obj.location == room]
     if found:
         return room, found[0]

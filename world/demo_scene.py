@@ -77,16 +77,22 @@ def main() -> int:
 
     rehearsal = None
     if _configured_endpoint():
-        print("Model: the configured endpoint "
-              f"({os.environ.get('AI_ASSISTANT_MODEL') or 'default model'}).")
+        print(
+            "Model: the configured endpoint "
+            f"({os.environ.get('AI_ASSISTANT_MODEL') or 'default model'})."
+        )
     else:
         rehearsal = LocalModelServer(RehearsalResponder()).start()
         os.environ["AI_ASSISTANT_BASE_URL"] = rehearsal.base_url
         os.environ["AI_ASSISTANT_API_KEY"] = "rehearsal"
-        print("No model endpoint configured: using the offline REHEARSAL model (deterministic "
-              "rules on 127.0.0.1, not intelligence).")
-        print("Set AI_ASSISTANT_API_KEY (and AI_ASSISTANT_MODEL / AI_ASSISTANT_BASE_URL) to "
-              "use a real model.")
+        print(
+            "No model endpoint configured: using the offline REHEARSAL model (deterministic "
+            "rules on 127.0.0.1, not intelligence)."
+        )
+        print(
+            "Set AI_ASSISTANT_API_KEY (and AI_ASSISTANT_MODEL / AI_ASSISTANT_BASE_URL) to "
+            "use a real model."
+        )
     with tempfile.TemporaryDirectory(prefix="ai-assistant-demo-") as folder:
         print("Setting up an in-process Evennia on a throwaway database...")
         _setup_evennia(os.path.join(folder, "demo.db3"))
@@ -108,12 +114,19 @@ def run_scene(clock_class, runner) -> None:
     settings.DEFAULT_HOME = room.dbref
     room, aria = build_demo_world(room)
     hall = create.create_object("typeclasses.rooms.Room", key="Hallway", nohome=True)
-    mira = create.create_object("typeclasses.characters.Character", key="Mira", location=hall,
-                                home=hall)
-    tobin = create.create_object("typeclasses.characters.Character", key="Tobin", location=room,
-                                 home=room)
-    create.create_object("evennia.objects.objects.DefaultExit", key="north", aliases=["n"],
-                         location=hall, destination=room)
+    mira = create.create_object(
+        "typeclasses.characters.Character", key="Mira", location=hall, home=hall
+    )
+    tobin = create.create_object(
+        "typeclasses.characters.Character", key="Tobin", location=room, home=room
+    )
+    create.create_object(
+        "evennia.objects.objects.DefaultExit",
+        key="north",
+        aliases=["n"],
+        location=hall,
+        destination=room,
+    )
 
     start = datetime(2026, 11, 21, 9, 0, tzinfo=timezone.utc)
     clock = clock_class(start)
@@ -127,8 +140,10 @@ def run_scene(clock_class, runner) -> None:
     def on_turn(_script, outcome):
         for call in outcome.tool_calls:
             mark = "ok" if call["ok"] else "REFUSED"
-            show.line(f"{call['name']}({crop(call['arguments'])}) -> {mark}: "
-                      f"{crop(call['result'])}", "  Aria  did | ")
+            show.line(
+                f"{call['name']}({crop(call['arguments'])}) -> {mark}: " f"{crop(call['result'])}",
+                "  Aria  did | ",
+            )
         show.line(
             f"turn: {len(outcome.events)} events, {outcome.model_calls} model calls, "
             f"{outcome.prompt_tokens} prompt + {outcome.completion_tokens} completion tokens, "
@@ -144,8 +159,11 @@ def run_scene(clock_class, runner) -> None:
             before = script.db.usage or {}
             script.at_assistant_tick()
             if (script.db.usage or {}) == before and not script.ndb.in_flight:
-                show.line(f"tick: nothing needs the model ({len(script.assistant().events)} "
-                          "events waiting, 0 tokens)", "  Aria  did | ")
+                show.line(
+                    f"tick: nothing needs the model ({len(script.assistant().events)} "
+                    "events waiting, 0 tokens)",
+                    "  Aria  did | ",
+                )
 
     def act(character, command: str) -> None:
         print()
@@ -177,17 +195,22 @@ def run_scene(clock_class, runner) -> None:
     print("What Aria wrote down, and what it cost (the builder's view):")
     print("=" * WIDTH)
     for entry in script.assistant().journal.all():
-        source = entry["source_type"] + (f" from {entry['heard_from']}" if entry["heard_from"] else "")
-        print(f"  journal {entry['id']} (importance {entry['importance']}, {source}, "
-              f"{entry['location']}): {entry['content']}")
+        source = entry["source_type"] + (
+            f" from {entry['heard_from']}" if entry["heard_from"] else ""
+        )
+        print(
+            f"  journal {entry['id']} (importance {entry['importance']}, {source}, "
+            f"{entry['location']}): {entry['content']}"
+        )
     entities = script.assistant().entities
     for key, name in entities.index().items():
         for note in entities.profile(key)["observations"]:
             print(f"  about {name}: {note['text']}")
     # a builder (created out of the way, after the scene) checks on her
     office = create.create_object("typeclasses.rooms.Room", key="Office", nohome=True)
-    builder = create.create_object("typeclasses.characters.Character", key="Builder",
-                                   location=office, home=office)
+    builder = create.create_object(
+        "typeclasses.characters.Character", key="Builder", location=office, home=office
+    )
     builder.permissions.add("Builder")
     show.watch(builder)
     act(builder, "@assistant/status Aria")

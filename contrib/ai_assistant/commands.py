@@ -212,9 +212,12 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             rows.append(
                 (
                     "last turn",
-                    f"{turn.get('at')}: {turn.get('events')} events, "
-                    f"{turn.get('model_calls')} calls, tools {', '.join(turn.get('tools') or [])}"
-                    f" -> {turn.get('stop_reason')}",
+                    crop(
+                        f"{turn.get('at', '')[:19]}: {turn.get('events')} events, "
+                        f"{turn.get('model_calls')} calls, tools "
+                        f"{', '.join(turn.get('tools') or [])} -> {turn.get('stop_reason')}",
+                        80,
+                    ),
                 )
             )
         rows.append(("tick errors", f"{status['tick_errors']} {status['last_error'] or ''}"))
@@ -232,15 +235,20 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         target, _, key = (self.lhs or "").partition("/")
         key = key.strip()
         if not target.strip() or not key:
-            self.msg("Usage: @assistant/set <name>/<key>=<value>. Keys: " + ", ".join(config_keys()))
+            self.msg(
+                "Usage: @assistant/set <name>/<key>=<value>. Keys: " + ", ".join(config_keys())
+            )
             return
         assistant = self.find(target)
         script = assistant and self.script_of(assistant)
         if not script:
             return
         if self.rhs is None:
-            self.msg(describe_key(key) if key in config_keys() else
-                     f"Unknown key '{key}'. Keys: {', '.join(config_keys())}, persona.")
+            self.msg(
+                describe_key(key)
+                if key in config_keys()
+                else f"Unknown key '{key}'. Keys: {', '.join(config_keys())}, persona."
+            )
             return
         value = self.rhs.strip()
         if key == "persona":

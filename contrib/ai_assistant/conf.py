@@ -220,7 +220,9 @@ def _first_error(exc: ValidationError, source: str) -> ConfigError:
         return ConfigError(
             f"{source}: unknown key '{key}'. Allowed keys: {', '.join(config_keys())}."
         )
-    return ConfigError(f"{source}: bad value for '{key}' ({err['msg']}). Allowed: {describe_key(key)}.")
+    return ConfigError(
+        f"{source}: bad value for '{key}' ({err['msg']}). Allowed: {describe_key(key)}."
+    )
 
 
 def resolve_config(

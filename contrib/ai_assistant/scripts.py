@@ -219,8 +219,10 @@ class AssistantScript(DefaultScript):
                     f"{call['detail']}"
                 )
         if outcome.error:
-            logger.log_warn(f"ai_assistant {self.obj} (#{self.obj.id}): model call failed: "
-                            f"{outcome.error}; events stay queued")
+            logger.log_warn(
+                f"ai_assistant {self.obj} (#{self.obj.id}): model call failed: "
+                f"{outcome.error}; events stay queued"
+            )
         callback = self.ndb.on_turn
         if callback:
             callback(self, outcome)
@@ -232,8 +234,10 @@ class AssistantScript(DefaultScript):
     def _record_error(self, where: str, err: BaseException) -> None:
         self.db.tick_errors = (self.db.tick_errors or 0) + 1
         self.db.last_error = f"{where}: {type(err).__name__}: {str(err)[:300]}"
-        logger.log_err(f"ai_assistant {self.obj} (#{getattr(self.obj, 'id', '?')}) {where} "
-                       f"failed: {type(err).__name__}: {err}")
+        logger.log_err(
+            f"ai_assistant {self.obj} (#{getattr(self.obj, 'id', '?')}) {where} "
+            f"failed: {type(err).__name__}: {err}"
+        )
 
     # ---- status ---------------------------------------------------------------------------
 

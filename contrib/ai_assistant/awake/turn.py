@@ -146,7 +146,9 @@ def awake_tick(assistant: Assistant, now: datetime) -> Generator | None:
         if now < wait_until:
             # only something new and addressed to the assistant ends a wait early
             wait_set_at = state.get(WAIT_SET_AT) or ""
-            triggering = [event for event in triggering if event.urgent and event.time > wait_set_at]
+            triggering = [
+                event for event in triggering if event.urgent and event.time > wait_set_at
+            ]
         if not triggering and now < wait_until:
             return None
         state.delete(WAIT_UNTIL)
@@ -277,8 +279,13 @@ def _apply_reply(
             content = content[: assistant.config.max_tool_output_chars] + " [truncated]"
         pending.append({"role": "tool", "tool_call_id": call.id, "content": content})
         outcome.tool_calls.append(
-            {"name": call.name, "arguments": call.arguments, "ok": result.ok, "result": content,
-             "detail": result.detail}
+            {
+                "name": call.name,
+                "arguments": call.arguments,
+                "ok": result.ok,
+                "result": content,
+                "detail": result.detail,
+            }
         )
     if ctx.control.stop_reason:
         outcome.stop_reason = ctx.control.stop_reason

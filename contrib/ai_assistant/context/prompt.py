@@ -58,7 +58,9 @@ def events_message(
     now_text: str,
 ) -> dict:
     """The user message for one turn: the events, then what is recalled about those present."""
-    lines = [f"[{now_text}] Location: {location or 'unknown'}. Present: {', '.join(present) or 'no one'}."]
+    lines = [
+        f"[{now_text}] Location: {location or 'unknown'}. Present: {', '.join(present) or 'no one'}."
+    ]
     lines += [render_event(event) for event in events]
     if recall:
         lines.append("What you remember about people here:")

@@ -21,8 +21,11 @@ import re
 
 from .local_server import Reply, tool_call, tool_reply
 
-_EVENT_RE = re.compile(r'<event type="(?P<type>\w+)" from="(?P<speaker>[^"]*)"[^>]*?'
-                       r'(?P<to_you> to_you="\w+")?>(?P<text>.*?)</event>', re.DOTALL)
+_EVENT_RE = re.compile(
+    r'<event type="(?P<type>\w+)" from="(?P<speaker>[^"]*)"[^>]*?'
+    r'(?P<to_you> to_you="\w+")?>(?P<text>.*?)</event>',
+    re.DOTALL,
+)
 _NAME_RE = re.compile(r"\b(?i:my name is|call me|i am|i'm)\s+([A-Z][\w'-]{1,30})")
 _REMEMBER_RE = re.compile(r"\bremember(?: that)?\s+(.{3,300})", re.IGNORECASE)
 _SELF_NAME_RE = re.compile(r"You are (.+?), a character")
@@ -67,8 +70,11 @@ class RehearsalResponder:
                 speak(f"Welcome, {given}. I will remember your name. (rehearsal)"),
                 tool_call(
                     "add_journal_entry",
-                    {"content": f"{speaker} told me their name is {given}.",
-                     "heard_from": speaker, "tags": ["names"]},
+                    {
+                        "content": f"{speaker} told me their name is {given}.",
+                        "heard_from": speaker,
+                        "tags": ["names"],
+                    },
                 ),
                 tool_call(
                     "update_entity_observation",
@@ -82,12 +88,17 @@ class RehearsalResponder:
                 speak(f"Noted, {speaker}: {fact}. (rehearsal)"),
                 tool_call(
                     "add_journal_entry",
-                    {"content": f"{speaker} asked me to remember: {fact}", "heard_from": speaker,
-                     "importance": 7},
+                    {
+                        "content": f"{speaker} asked me to remember: {fact}",
+                        "heard_from": speaker,
+                        "importance": 7,
+                    },
                 ),
             ]
         if re.search(r"\b(wait|give me a minute|one moment)\b", text, re.IGNORECASE):
-            return [speak("Of course, I will wait. (rehearsal)"),
-                    tool_call("wait", {"minutes": 1, "reason": f"{speaker} asked me to wait"})]
+            return [
+                speak("Of course, I will wait. (rehearsal)"),
+                tool_call("wait", {"minutes": 1, "reason": f"{speaker} asked me to wait"}),
+            ]
         quoted = text if len(text) <= 80 else text[:77] + "..."
         return [speak(f'{myself} heard you, {speaker}: "{quoted}" (rehearsal model)')]

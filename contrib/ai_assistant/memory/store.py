@@ -137,8 +137,10 @@ class ChunkedList:
         old_chunks = -(-self._count // self.chunk_size)
         size = self.chunk_size
         items = list(items)
-        self._chunks = {index: items[index * size : (index + 1) * size]
-                        for index in range(-(-len(items) // size))}
+        self._chunks = {
+            index: items[index * size : (index + 1) * size]
+            for index in range(-(-len(items) // size))
+        }
         self._count = len(items)
         new_chunks = len(self._chunks)
         for index in range(new_chunks, old_chunks):

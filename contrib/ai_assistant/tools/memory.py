@@ -58,7 +58,8 @@ class AddJournalEntryTool(Tool):
         )
         ctx.control.journal_written += 1
         return ToolResult(
-            ok=True, content=f"Journal entry {entry['id']} saved (importance {entry['importance']})."
+            ok=True,
+            content=f"Journal entry {entry['id']} saved (importance {entry['importance']}).",
         )
 
 
