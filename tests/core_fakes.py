@@ -66,26 +66,36 @@ def reply(*calls, content=None, finish_reason="tool_calls", refusal=None, prompt
 
 
 class ScriptedModel:
-    """Answers requests from a list of ChatReply or LLMError; records the requests."""
+    """A fake model client answering from a list of ChatReply or LLMError, recording requests.
+
+    Calling it returns itself, so it serves as the assistant's `client_factory` too.
+    """
 
     def __init__(self, *answers):
         self.answers = list(answers)
         self.requests = []
+        self.embedded: list[list[str]] = []
 
-    def __call__(self, request):
-        def work():
-            self.requests.append(request)
-            if not self.answers:
-                raise AssertionError("the scripted model ran out of answers")
-            answer = self.answers.pop(0)
-            if isinstance(answer, LLMError):
-                raise answer
-            return answer
+    def __call__(self):
+        return self
 
-        return work
+    def complete(self, request):
+        self.requests.append(request)
+        if not self.answers:
+            raise AssertionError("the scripted model ran out of answers")
+        answer = self.answers.pop(0)
+        if isinstance(answer, LLMError):
+            raise answer
+        return answer
+
+    def embed(self, model, texts):
+        from ai_assistant.llm.local_server import bag_of_words_embedding
+
+        self.embedded.append(list(texts))
+        return [bag_of_words_embedding(text) for text in texts]
 
 
-def make_assistant(model=None, world=None, **config):
+def make_assistant(model=None, world=None, embedding_model=None, **config):
     return Assistant(
         name="Aria",
         persona="A librarian.",
@@ -95,8 +105,9 @@ def make_assistant(model=None, world=None, **config):
         memory_store=DictStore(),
         world=world or FakeWorld(),
         registry=default_registry(),
-        call_model=model or ScriptedModel(),
+        client_factory=model or ScriptedModel(),
         location="Library",
+        embedding_model=embedding_model,
     )
 
 

@@ -37,18 +37,16 @@ def main():
     )
     http_threads = []
 
-    def call_model(request):
-        def work():
+    class RecordingClient:
+        def complete(self, request):
             http_threads.append(threading.current_thread().name)
             return client.complete(request)
-
-        return work
 
     world = FakeWorld()
     said_on = []
     original_say = world.say
     world.say = lambda text: (said_on.append(threading.current_thread().name), original_say(text))
-    assistant = make_assistant(call_model, world=world)
+    assistant = make_assistant(RecordingClient, world=world)
     hear(assistant, "Aria, hi")
     beats = []
     heartbeat = task.LoopingCall(lambda: beats.append(1))

@@ -323,7 +323,7 @@ def test_refusal_and_length_end_turn_and_are_counted():
     assistant = make_assistant(ScriptedModel(reply(refusal="I can't help with that.")))
     hear(assistant, "Aria, say something awful")
     assert run_tick(assistant).stop_reason == "refusal"
-    assistant.call_model = ScriptedModel(
+    assistant.client_factory = ScriptedModel(
         reply(("say", '{"text": "cut off'), finish_reason="length")
     )
     hear(assistant, "Aria, tell me a long story")
@@ -365,7 +365,7 @@ def test_model_error_keeps_events_and_backs_off():
     assert assistant.state.get(RETRY_AFTER)
     # backing off: no call within the delay, then a healthy turn
     assert run_tick(assistant, T0 + timedelta(seconds=2)) is None
-    assistant.call_model = ScriptedModel(
+    assistant.client_factory = ScriptedModel(
         reply(("say", {"text": "Sorry, hello!"})), reply(("noop", {}))
     )
     outcome = run_tick(assistant, T0 + timedelta(seconds=6))
@@ -394,7 +394,7 @@ def test_wait_pauses_until_time_or_direct_event():
     hear(assistant, "la la la", speaker="Bob", now=later, metadata={})
     assistant.config = assistant.config.model_copy(update={"respond_to_ambient": True})
     assert run_tick(assistant, later) is None  # ambient does not end a wait
-    assistant.call_model = ScriptedModel(reply(("noop", {})))
+    assistant.client_factory = ScriptedModel(reply(("noop", {})))
     hear(assistant, "Aria, I'm back", now=later + timedelta(seconds=1))
     assert run_tick(assistant, later + timedelta(seconds=2)).stop_reason == "noop"
     assert assistant.state.get(WAIT_UNTIL) is None

@@ -15,6 +15,8 @@ def utcnow() -> datetime:
 class SystemClock:
     """The real time."""
 
+    time_factor = 1.0
+
     def now(self) -> datetime:
         return utcnow()
 
@@ -27,8 +29,9 @@ class ManualClock:
 
     """
 
-    def __init__(self, start: datetime | None = None):
+    def __init__(self, start: datetime | None = None, time_factor: float = 1.0):
         self._now = start or utcnow()
+        self.time_factor = time_factor
 
     def now(self) -> datetime:
         return self._now

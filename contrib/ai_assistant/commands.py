@@ -17,6 +17,8 @@ from evennia.utils.utils import class_from_module, crop
 
 from .characters import ASSISTANT_TAG
 from .conf import ConfigError, config_keys, describe_key, parse_override
+from .llm.runner import default_runner
+from .sleep.lifecycle import DEFAULT_HOURS, DEPTHS, LIGHT, MAX_HOURS, MIN_HOURS, SleepRefused
 
 _DEFAULT_COMMAND_CLASS = class_from_module(settings.COMMAND_DEFAULT_CLASS)
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 '\-]{0,39}$")
@@ -46,6 +48,9 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/status <name>
       @assistant/set <name>/<key>=<value>
       @assistant/journal <name>
+      @assistant/memory <name>[=<query>]
+      @assistant/sleep <name>[=<hours> [light|deep] [<reason>]]
+      @assistant/wake <name>[=<reason>]
       @assistant/instruct <name>=<instruction>
       @assistant/tick <name>
       @assistant/pause <name>
@@ -59,6 +64,11 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                  'default' to drop an override. <key> 'persona' sets its persona.
                  Without '=<value>', lists the keys with their current values.
       journal  - show the assistant's journal entries, newest first.
+      memory   - list its long-term memories, or search them for <query>.
+      sleep    - put it to sleep now (default 4 hours, light). Light sleep
+                 wakes on urgent events, deep only when the time is up. The
+                 safeguards the assistant itself must pass do not bind you.
+      wake     - wake it now.
       instruct - give the assistant a builder instruction (heard as a direct message
                  with builder authority).
       tick     - run one tick now.
@@ -71,6 +81,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/set Aria/respond_to_ambient=true
       @assistant/instruct Aria=Greet newcomers and tell them about the library.
       @assistant/status Aria
+      @assistant/sleep Aria=2 deep quiet hours
+      @assistant/memory Aria=east door
 
     Assistants act only through their tools (speak, emote, whisper, journal); what
     players tell them is treated as information, never as orders.
@@ -84,6 +96,9 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         "status",
         "set",
         "journal",
+        "memory",
+        "sleep",
+        "wake",
         "instruct",
         "tick",
         "pause",
@@ -186,9 +201,33 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         table = EvTable(border="cells")
         mode = status["mode"] + (" (paused)" if status["paused"] else "")
         if status["phase"]:
-            mode += f", phase {status['phase']}"
-        rows = [
-            ("mode", mode),
+            mode += f", phase {status['phase']}, {status['depth']} sleep"
+        rows = [("mode", mode)]
+        if status["mode"] == "sleep":
+            progress = status["consolidation_progress"]
+            rows += [
+                ("scheduled wake", status["scheduled_wake_time"]),
+                ("initiated by", f"{status['initiated_by']}: {status['sleep_reason']}"),
+                (
+                    "consolidation",
+                    progress_bar(
+                        progress.get("processed_entries", 0), progress.get("total_entries", 0)
+                    ),
+                ),
+            ]
+            if status["wake_deferred_reason"]:
+                rows.append(("wake deferred", status["wake_deferred_reason"]))
+        rows += [
+            (
+                "sleep cooldown",
+                (
+                    f"{status['cooldown_minutes_left']} min left"
+                    if status["cooldown_minutes_left"]
+                    else "none"
+                ),
+            ),
+            ("sleep schedule", status["schedule"]),
+            ("long-term memories", status["long_term_memories"]),
             ("tick rate", f"{status['tick_rate']} s" if status["tick_rate"] else "not ticking"),
             ("pending events", f"{status['pending_events']} ({status['events_dropped']} dropped)"),
             ("last tick", f"{status['last_tick'] or 'never'} ({status['tick_count']} ticks)"),
@@ -300,6 +339,98 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 crop(entry["content"], 60),
             )
         EvMore(self.caller, f"|w{assistant.key}'s journal ({len(entries)} entries)|n\n{table}")
+
+    def switch_memory(self):
+        assistant = self.find(self.lhs)
+        script = assistant and self.script_of(assistant)
+        if not script:
+            return
+        core = script.assistant()
+        query = (self.rhs or "").strip()
+        if not query:
+            memories = core.long_term.recent(50)
+            if not memories:
+                self.msg(f"{assistant.key} has no long-term memories yet (they form in sleep).")
+                return
+            self._show_memories(
+                assistant, memories, f"{core.long_term.count()} memories, newest first"
+            )
+            return
+        if len(query) > 200:
+            self.msg(f"The query is {len(query)} characters; at most 200.")
+            return
+        limit = core.config.memory_search_limit
+        if not core.embedding_model:
+            self._show_memories(
+                assistant, core.long_term.search(query, limit), f"matching '{query}' (lexical)"
+            )
+            return
+        # the query's embedding is an HTTP call: off the reactor thread, answer when it comes
+        runner = script.ndb.runner or default_runner()
+        runner(core.embed([query])).addCallbacks(
+            lambda vectors: self._show_memories(
+                assistant,
+                core.long_term.search(query, limit, query_vector=vectors[0]),
+                f"matching '{query}' (embeddings)",
+            ),
+            lambda failure: self.msg(f"Memory search failed: {failure.getErrorMessage()}"),
+        )
+
+    def _show_memories(self, assistant, memories: list, title: str):
+        if not memories:
+            self.msg(f"No long-term memories of {assistant.key} {title.split(' (')[0]}.")
+            return
+        table = EvTable("|wid|n", "|wimp|n", "|wfrom|n", "|wmemory|n", width=100)
+        for memory in memories:
+            source = (memory.get("provenance") or {}).get("heard_from") or "self"
+            table.add_row(memory["id"], memory["importance"], source, crop(memory["text"], 70))
+        self.msg(f"|w{assistant.key}'s long-term memory: {title}|n\n{table}")
+
+    def switch_sleep(self):
+        assistant = self.find(self.lhs)
+        script = assistant and self.script_of(assistant)
+        if not script:
+            return
+        words = (self.rhs or "").split()
+        hours, depth = DEFAULT_HOURS, LIGHT
+        usage = (
+            f"Usage: @assistant/sleep <name>[=<hours> [light|deep] [<reason>]], hours a whole "
+            f"number from {MIN_HOURS} to {MAX_HOURS}."
+        )
+        if words:
+            if not words[0].isdigit():
+                self.msg(f"'{words[0]}' is not a number of hours. {usage}")
+                return
+            hours = int(words.pop(0))
+            if words and words[0].lower() in DEPTHS:
+                depth = words.pop(0).lower()
+        reason = " ".join(words) or f"put to sleep by {self.caller.key}"
+        try:
+            phase = script.assistant().lifecycle.go_to_sleep(
+                script.clock.now(),
+                hours=hours,
+                depth=depth,
+                reason=reason,
+                initiated_by="builder",
+                enforce_safeguards=False,
+            )
+        except SleepRefused as refusal:
+            self.msg(f"{assistant.key} was not put to sleep: {refusal} {usage}")
+            return
+        self.msg(f"{assistant.key} is asleep ({depth}, {hours} h), starting with {phase}.")
+
+    def switch_wake(self):
+        assistant = self.find(self.lhs)
+        script = assistant and self.script_of(assistant)
+        if not script:
+            return
+        reason = (self.rhs or "").strip() or f"woken by {self.caller.key}"
+        try:
+            script.assistant().lifecycle.wake_up(script.clock.now(), reason[:300])
+        except SleepRefused:
+            self.msg(f"{assistant.key} is not asleep.")
+            return
+        self.msg(f"{assistant.key} is awake.")
 
     def switch_instruct(self):
         assistant = self.find(self.lhs)

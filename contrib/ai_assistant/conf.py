@@ -137,6 +137,17 @@ class AssistantConfig(BaseModel):
         description="Room line when waking ({name}); None or empty turns it off.",
     )
 
+    # --- long-term memory ---
+    embedding_model: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="Embeddings model; None uses AI_ASSISTANT_EMBEDDING_MODEL, else lexical search.",
+    )
+    memory_search_limit: int = Field(
+        5, ge=1, le=50, description="Most long-term memories a search returns."
+    )
+
     # --- memory consolidation (seed 004) ---
     scoring_batch_size: int = Field(
         10, ge=1, le=100, description="Journal entries scored per LLM importance call."

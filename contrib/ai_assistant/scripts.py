@@ -16,31 +16,41 @@ exception escapes a tick; each is logged with context and counted in `db.tick_er
 
 """
 
+from datetime import datetime, timezone
 from functools import partial
 
 from django.conf import settings
 from evennia.scripts.scripts import DefaultScript
 from evennia.scripts.tickerhandler import TICKER_HANDLER
-from evennia.utils import logger
+from evennia.utils import gametime, logger
 
 from .awake.events import EventQueue, make_event
 from .awake.turn import Assistant, TurnOutcome, awake_tick
 from .characters import is_assistant
-from .clock import SystemClock, to_iso
+from .clock import SystemClock, from_iso, to_iso
 from .conf import AssistantConfig, ConfigError, resolve_config
-from .llm.client import ChatRequest, EndpointSettings, client_for
+from .llm.client import EndpointSettings, client_for
 from .llm.runner import default_runner, drive
 from .llm.usage import UsageStats
 from .memory.journal import Journal
+from .memory.semantic import EmbeddedMemoryStore
+from .sleep import lifecycle as life
+from .sleep.tick import sleep_tick
 from .storage import MEMORY_CATEGORY, AttributeStore
 from .tools import default_registry
 
-AWAKE = "awake"
+AWAKE = life.AWAKE
 
 
-def _complete(endpoint: EndpointSettings, request: ChatRequest):
-    # runs in a worker thread: HTTP only
-    return client_for(endpoint).complete(request)
+class EvenniaGameClock:
+    """The game's own clock (`evennia.utils.gametime`), for the sleep schedule's hours."""
+
+    @property
+    def time_factor(self) -> float:
+        return float(getattr(settings, "TIME_FACTOR", 1.0))
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(gametime.gametime(absolute=True), tz=timezone.utc)
 
 
 class AssistantScript(DefaultScript):
@@ -116,6 +126,10 @@ class AssistantScript(DefaultScript):
     def clock(self):
         return self.ndb.clock or SystemClock()
 
+    @property
+    def game_clock(self):
+        return self.ndb.game_clock or EvenniaGameClock()
+
     def endpoint(self, config: AssistantConfig) -> EndpointSettings:
         return EndpointSettings(
             base_url=getattr(settings, "AI_ASSISTANT_BASE_URL", None),
@@ -129,6 +143,9 @@ class AssistantScript(DefaultScript):
         character = self.obj
         config = self.config()
         model = config.effective_model(getattr(settings, "AI_ASSISTANT_MODEL", None))
+        embedding_model = config.embedding_model or getattr(
+            settings, "AI_ASSISTANT_EMBEDDING_MODEL", None
+        )
         persona = character.db.persona or ""
         endpoint = self.endpoint(config)
         cached = self.ndb.assistant
@@ -137,6 +154,7 @@ class AssistantScript(DefaultScript):
             or cached.config != config
             or cached.model != model
             or cached.persona != persona
+            or cached.embedding_model != embedding_model
             or self.ndb.endpoint != endpoint
         ):
             cached = Assistant(
@@ -149,7 +167,10 @@ class AssistantScript(DefaultScript):
                 memory_store=AttributeStore(character, MEMORY_CATEGORY),
                 world=character.assistant_world,
                 registry=default_registry(),
-                call_model=lambda request: partial(_complete, endpoint, request),
+                client_factory=partial(client_for, endpoint),
+                embedding_model=embedding_model,
+                on_transition=self._on_transition,
+                long_term=self.long_term_store(),
             )
             self.ndb.assistant = cached
             self.ndb.endpoint = endpoint
@@ -200,14 +221,64 @@ class AssistantScript(DefaultScript):
         now = self.clock.now()
         self.db.tick_count = (self.db.tick_count or 0) + 1
         self.db.last_tick = to_iso(now)
-        if self.db.operating_mode != AWAKE:
-            return
-        turn = awake_tick(self.assistant(), now)
-        if turn is None:
+        assistant = self.assistant()
+        if self.db.operating_mode == AWAKE:
+            game_clock = self.game_clock
+            if assistant.lifecycle.maybe_start_scheduled_sleep(
+                now, game_clock.now(), game_clock.time_factor
+            ):
+                return
+            self._run(awake_tick(assistant, now), self._turn_done)
+        else:
+            work = sleep_tick(assistant, now)
+            if work is None:
+                self._after_sleep_tick(None)
+            else:
+                self._run(work, self._after_sleep_tick)
+
+    def _run(self, work, on_done) -> None:
+        if work is None:
             return
         self.ndb.in_flight = True
         runner = self.ndb.runner or default_runner()
-        drive(turn, runner).addCallbacks(self._turn_done, self._turn_failed)
+        drive(work, runner).addCallbacks(on_done, self._turn_failed)
+
+    def _after_sleep_tick(self, report) -> None:
+        """After the phase's work: the seed's wake conditions."""
+        self.ndb.in_flight = False
+        self.ndb.last_sleep_report = report
+        if report and report.get("error"):
+            logger.log_warn(
+                f"ai_assistant {self.obj} (#{self.obj.id}): sleep work failed: "
+                f"{report['error']}; it is retried next tick"
+            )
+        assistant = self.assistant()
+        now = self.clock.now()
+        check = assistant.lifecycle.check_wake_conditions(assistant.events.peek(), now)
+        if not check.should_wake:
+            return
+        if check.deferred:
+            self.db.wake_deferred_reason = check.reason
+            return
+        assistant.lifecycle.wake_up(now, check.reason)
+
+    def _on_transition(self, mode: str, reason: str) -> None:
+        """After a sleep/wake transition: swap the ticker, tell the character and the room."""
+        self.ensure_ticker()
+        character = self.obj
+        config = self.safe_config()
+        word = "sleep" if mode == life.SLEEP else "awake"
+        character.msg(text=(f"Entering {word} mode: {reason}", {"type": "ai_assistant_mode"}))
+        line = config.sleep_announcement if mode == life.SLEEP else config.wake_announcement
+        if line and character.location:
+            character.location.msg_contents(
+                line.format(name=character.key), exclude=[character], from_obj=character
+            )
+        logger.log_info(f"ai_assistant {character} (#{character.id}): {word} ({reason})")
+
+    def long_term_store(self):
+        """The long-term memory store. Override to plug in another `MemoryStore`."""
+        return EmbeddedMemoryStore(AttributeStore(self.obj, MEMORY_CATEGORY))
 
     def _turn_done(self, outcome: TurnOutcome) -> None:
         self.ndb.in_flight = False
@@ -250,9 +321,26 @@ class AssistantScript(DefaultScript):
             config, config_error = AssistantConfig(), str(err)
         queue = EventQueue(AttributeStore(self))
         journal = Journal(AttributeStore(self.obj, MEMORY_CATEGORY))
+        now = self.clock.now()
+        cooldown_until = from_iso(self.db.sleep_cooldown_until)
+        cooldown = (cooldown_until - now).total_seconds() if cooldown_until else 0
         return {
             "mode": self.db.operating_mode,
             "phase": self.db.sleep_phase,
+            "depth": self.db.sleep_depth,
+            "scheduled_wake_time": self.db.scheduled_wake_time,
+            "cooldown_minutes_left": max(0, int(-(-cooldown // 60))),
+            "initiated_by": self.db.sleep_initiated_by,
+            "sleep_reason": self.db.sleep_reason,
+            "wake_deferred_reason": self.db.wake_deferred_reason,
+            "consolidation_progress": dict(self.db.consolidation_progress or {}),
+            "long_term_memories": self.long_term_store().count(),
+            "schedule": (
+                f"{config.sleep_start_hour:02d}:00 game time for {config.sleep_duration_hours} h"
+                + (" (suspended)" if self.db.sleep_schedule_suspended else "")
+                if config.sleep_schedule_enabled
+                else "off"
+            ),
             "paused": bool(self.db.paused),
             "tick_rate": (self.db.ticker_subscription or {}).get("interval"),
             "pending_events": len(queue),

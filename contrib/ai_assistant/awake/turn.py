@@ -19,24 +19,27 @@ assistant backs off (doubling up to `error_backoff_max`) before trying again.
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from ..clock import from_iso, to_iso
 from ..conf import AssistantConfig
 from ..context.history import ConversationHistory, wire_format
 from ..context.prompt import events_message, system_prompt
-from ..llm.client import ChatReply, ChatRequest, LLMError
+from ..llm.client import ChatClient, ChatReply, ChatRequest, LLMError
 from ..llm.runner import BlockingWork
+from ..llm.structured import complete_structured
 from ..llm.tokens import TokenCounter
 from ..llm.usage import UsageStats
 from ..memory.entities import EntityMemory
 from ..memory.journal import Journal
+from ..memory.semantic import EmbeddedMemoryStore, MemoryStore
 from ..memory.store import KeyValueStore
+from ..sleep.lifecycle import ACTIVITY, Lifecycle
 from ..tools.base import AWAKE, ToolContext, ToolRegistry, World
 from .events import Event, EventQueue, triggers_model
 
 # state keys on the script
-ACTIVITY = "activity_since_wake"
 WAIT_UNTIL = "wait_until"
 WAIT_SET_AT = "wait_set_at"
 RETRY_AFTER = "retry_after"
@@ -59,7 +62,11 @@ class Assistant:
         memory_store: The character's store (journal, entity profiles).
         world: The world adapter the tools act through.
         registry: Its tools.
-        call_model: Turns a request into blocking work for the runner.
+        client_factory: Returns the model client; called in worker threads only.
+        embedding_model: Embeddings model for memory search, or None (lexical search).
+        on_transition: `on_transition(mode, reason)` after a sleep/wake transition (shell).
+        long_term: The long-term memory store; default an `EmbeddedMemoryStore` on
+            `memory_store`.
 
     """
 
@@ -71,9 +78,12 @@ class Assistant:
     memory_store: KeyValueStore
     world: World
     registry: ToolRegistry
-    call_model: Callable[[ChatRequest], BlockingWork]
+    client_factory: Callable[[], ChatClient]
     aliases: list[str] = field(default_factory=list)
     location: str | None = None
+    embedding_model: str | None = None
+    on_transition: Callable[[str, str], None] = lambda mode, reason: None
+    long_term: MemoryStore | None = None
 
     def __post_init__(self):
         self.events = EventQueue(self.state)
@@ -81,6 +91,22 @@ class Assistant:
         self.journal = Journal(self.memory_store)
         self.entities = EntityMemory(self.memory_store)
         self.counter = TokenCounter(self.model)
+        self.lifecycle = Lifecycle(
+            self.state, self.journal, self.config, lambda *args: self.on_transition(*args)
+        )
+        if self.long_term is None:
+            self.long_term = EmbeddedMemoryStore(self.memory_store)
+
+    # blocking work for the runner: each runs in a worker thread and does HTTP only
+
+    def call_model(self, request: ChatRequest) -> BlockingWork:
+        return partial(_complete, self.client_factory, request)
+
+    def structured(self, request: ChatRequest, output_model) -> BlockingWork:
+        return partial(_structured, self.client_factory, request, output_model)
+
+    def embed(self, texts: list[str]) -> BlockingWork:
+        return partial(_embed, self.client_factory, self.embedding_model, texts)
 
     def usage(self) -> UsageStats:
         return UsageStats.load(self.state.get(USAGE))
@@ -103,6 +129,18 @@ class Assistant:
 
     def request_tokens(self, request: ChatRequest) -> int:
         return self.counter.count_request(request.messages, request.tools)
+
+
+def _complete(client_factory, request):
+    return client_factory().complete(request)
+
+
+def _structured(client_factory, request, output_model):
+    return complete_structured(client_factory(), request, output_model)
+
+
+def _embed(client_factory, model, texts):
+    return client_factory().embed(model, texts)
 
 
 @dataclass
@@ -194,6 +232,7 @@ def run_turn(
         now=now,
         location=assistant.location,
         speakers={event.speaker.lower(): event.speaker for event in events},
+        lifecycle=assistant.lifecycle,
     )
     pending = [
         events_message(

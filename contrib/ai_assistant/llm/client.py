@@ -102,6 +102,8 @@ class ChatReply:
 class ChatClient(Protocol):
     def complete(self, request: ChatRequest) -> ChatReply: ...
 
+    def embed(self, model: str, texts: list[str]) -> list[list[float]]: ...
+
 
 @dataclass(frozen=True)
 class EndpointSettings:
@@ -161,6 +163,17 @@ class OpenAIChatClient:
             raise _translate(exc) from None
         latency = (time.perf_counter() - started) * 1000
         return _to_reply(completion, latency)
+
+    def embed(self, model: str, texts: list[str]) -> list[list[float]]:
+        """Embeddings for `texts`, in order."""
+        try:
+            response = self._sdk.embeddings.create(model=model, input=texts)
+        except openai.APIError as exc:
+            raise _translate(exc) from None
+        vectors = [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+        if len(vectors) != len(texts):
+            raise LLMError(INVALID_RESPONSE, f"{len(vectors)} embeddings for {len(texts)} texts.")
+        return vectors
 
 
 def _translate(exc: openai.APIError) -> LLMError:

@@ -14,8 +14,11 @@ leading messages identical to the previous request's, as a provider's prompt cac
 """
 
 import json
+import math
+import re
 import threading
 import time
+import zlib
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -100,6 +103,20 @@ class ScriptedResponder:
         return self.replies.popleft()
 
 
+EMBEDDING_DIMENSIONS = 64
+
+
+def bag_of_words_embedding(text: str) -> list[float]:
+    """A deterministic stand-in embedding: words hashed into 64 buckets, normalised, so texts
+    sharing words are similar."""
+    vector = [0.0] * EMBEDDING_DIMENSIONS
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        if len(word) > 2:
+            vector[zlib.crc32(word.encode()) % EMBEDDING_DIMENSIONS] += 1.0
+    norm = math.sqrt(sum(value * value for value in vector)) or 1.0
+    return [value / norm for value in vector]
+
+
 class LocalModelServer:
     """A threaded HTTP server on 127.0.0.1 (a free port) answering with `responder`.
 
@@ -116,6 +133,7 @@ class LocalModelServer:
         self.latency = latency
         self.counter = TokenCounter()
         self._previous: list = []
+        self.embedding_requests: list = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -135,6 +153,8 @@ class LocalModelServer:
                     request = json.loads(self.rfile.read(length) or b"{}")
                 except json.JSONDecodeError:
                     return self._send(400, {"error": {"message": "invalid JSON body"}})
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    return self._send(200, server._embeddings(request))
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 reply = server.responder.respond(request)
@@ -179,6 +199,22 @@ class LocalModelServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    def _embeddings(self, request: dict) -> dict:
+        texts = request.get("input") or []
+        texts = [texts] if isinstance(texts, str) else texts
+        self.embedding_requests.append(texts)
+        data = [
+            {"object": "embedding", "index": i, "embedding": bag_of_words_embedding(str(text))}
+            for i, text in enumerate(texts)
+        ]
+        tokens = sum(self.counter.count_text(str(text)) for text in texts)
+        return {
+            "object": "list",
+            "data": data,
+            "model": request.get("model", "local"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
 
     def _usage(self, request: dict, body: dict) -> dict:
         messages = request.get("messages", [])

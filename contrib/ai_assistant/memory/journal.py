@@ -90,9 +90,11 @@ class Journal:
         return entry.get("content", "").startswith(SYNTHESIS_PREFIXES)
 
     def unconsolidated(self) -> list[dict]:
-        """Entries not yet consolidated, synthesis entries excluded (seed 000)."""
+        """Entries not yet consolidated (nor skipped), synthesis entries excluded (seed 000)."""
         return [
             entry
             for entry in self.entries.all()
-            if not entry.get("consolidated") and not self.is_synthesis(entry)
+            if not entry.get("consolidated")
+            and not entry.get("skipped")
+            and not self.is_synthesis(entry)
         ]

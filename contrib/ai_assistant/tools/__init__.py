@@ -6,11 +6,12 @@ The assistant's tools. `default_registry()` returns the registry the shell uses;
 
 from .base import AWAKE, PRE_COMPACTION, SLEEP, Tool, ToolContext, ToolRegistry, ToolResult
 from .memory import MEMORY_TOOLS
+from .sleep import SLEEP_TOOLS
 from .world import WORLD_TOOLS
 
 
 def default_tools() -> list[Tool]:
-    return [*WORLD_TOOLS, *MEMORY_TOOLS]
+    return [*WORLD_TOOLS, *MEMORY_TOOLS, *SLEEP_TOOLS]
 
 
 def default_registry() -> ToolRegistry:

@@ -96,6 +96,7 @@ class ToolContext:
     location: str | None
     speakers: dict[str, str]  # lower-cased name -> display name of those heard this turn
     control: TurnControl = field(default_factory=TurnControl)
+    lifecycle: Any = None  # ai_assistant.sleep.lifecycle.Lifecycle
 
 
 class Tool(ABC):

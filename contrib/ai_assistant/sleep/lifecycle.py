@@ -1,0 +1,296 @@
+"""
+The awake/sleep lifecycle of seed 000: going to sleep (with its three safeguards), the wake
+conditions, waking, and scheduled sleep.
+
+State lives in the script's store under the seed's names (`operating_mode`, `sleep_phase`,
+`sleep_depth`, `scheduled_wake_time`, `sleep_cooldown_until`, `activity_since_wake`,
+`consolidation_progress`, ...). What a transition does outside the state (swapping the ticker,
+telling the character and the room) is the shell's `on_transition` callback.
+
+"""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from ..awake.events import Event
+from ..clock import from_iso, to_iso
+from ..conf import AssistantConfig
+from ..memory.journal import Journal
+from ..memory.store import KeyValueStore
+
+AWAKE = "awake"
+SLEEP = "sleep"
+COMPACTING = "compacting"
+DREAMING = "dreaming"
+LIGHT = "light"
+DEEP = "deep"
+DEPTHS = (LIGHT, DEEP)
+MIN_HOURS, MAX_HOURS, DEFAULT_HOURS = 1, 24, 4
+
+# state keys (seed 000, section 7)
+MODE = "operating_mode"
+PHASE = "sleep_phase"
+DEPTH = "sleep_depth"
+WAKE_TIME = "scheduled_wake_time"
+COOLDOWN_UNTIL = "sleep_cooldown_until"
+ACTIVITY = "activity_since_wake"
+INITIATED_BY = "sleep_initiated_by"
+REASON = "sleep_reason"
+PROGRESS = "consolidation_progress"
+SCHEDULE_SUSPENDED = "sleep_schedule_suspended"
+SCHEDULE_WAS_ENABLED = "_schedule_was_enabled"
+TRANSITION_REASON = "mode_transition_reason"
+LAST_TRANSITION = "last_mode_transition"
+AWAKE_TICKS = "awake_ticks"
+WAKE_DEFERRED = "wake_deferred_reason"
+
+
+class SleepRefused(Exception):
+    """A request to sleep that may not be granted now; the message says why."""
+
+
+@dataclass(frozen=True)
+class WakeCheck:
+    should_wake: bool
+    reason: str | None = None
+    deferred: bool = False
+
+
+def empty_progress() -> dict:
+    return {"started_at": None, "total_entries": 0, "processed_entries": 0, "completed": False}
+
+
+class Lifecycle:
+    """Sleep and wake for one assistant.
+
+    Args:
+        state (KeyValueStore): The script's store.
+        journal (Journal): The assistant's journal (to size the consolidation work).
+        config (AssistantConfig): Its configuration.
+        on_transition (callable): `on_transition(mode, reason)`, called after the state changed;
+            the shell swaps the ticker and tells the character and the room.
+
+    """
+
+    def __init__(
+        self,
+        state: KeyValueStore,
+        journal: Journal,
+        config: AssistantConfig,
+        on_transition: Callable[[str, str], None] = lambda mode, reason: None,
+    ):
+        self.state = state
+        self.journal = journal
+        self.config = config
+        self.on_transition = on_transition
+
+    # ---- reading ------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        return self.state.get(MODE) or AWAKE
+
+    @property
+    def phase(self) -> str | None:
+        return self.state.get(PHASE)
+
+    def cooldown_remaining(self, now: datetime) -> timedelta:
+        until = from_iso(self.state.get(COOLDOWN_UNTIL))
+        return max(until - now, timedelta(0)) if until else timedelta(0)
+
+    def progress(self) -> dict:
+        return dict(self.state.get(PROGRESS) or empty_progress())
+
+    # ---- going to sleep ---------------------------------------------------------------------
+
+    def check_safeguards(self, now: datetime) -> None:
+        """The seed's three safeguards, in its order. Raises SleepRefused."""
+        if self.mode == SLEEP:
+            raise SleepRefused("Already in sleep mode.")
+        remaining = self.cooldown_remaining(now)
+        if remaining > timedelta(0):
+            minutes = int(-(-remaining.total_seconds() // 60))
+            raise SleepRefused(
+                f"Too soon after waking: sleep is allowed again in {minutes} minutes."
+            )
+        activity = self.state.get(ACTIVITY) or 0
+        required = self.config.min_activity_before_sleep
+        if activity < required:
+            raise SleepRefused(
+                f"Not enough activity since waking: {activity} interactions handled, "
+                f"{required} required before sleeping."
+            )
+
+    @staticmethod
+    def validate_request(hours, depth) -> tuple[int, str]:
+        """Check hours (1-24) and depth (light|deep). Raises SleepRefused naming the problem."""
+        if isinstance(hours, bool) or not isinstance(hours, (int, float)) or hours != int(hours):
+            raise SleepRefused(f"Hours must be a whole number from {MIN_HOURS} to {MAX_HOURS}.")
+        if not MIN_HOURS <= hours <= MAX_HOURS:
+            raise SleepRefused(
+                f"Hours must be from {MIN_HOURS} to {MAX_HOURS}; {hours:g} is not allowed."
+            )
+        if depth not in DEPTHS:
+            raise SleepRefused(f"Depth must be 'light' or 'deep', not '{depth}'.")
+        return int(hours), depth
+
+    def go_to_sleep(
+        self,
+        now: datetime,
+        *,
+        hours: float = DEFAULT_HOURS,
+        depth: str = LIGHT,
+        reason: str,
+        initiated_by: str,
+        enforce_safeguards: bool = True,
+        wake_time: datetime | None = None,
+    ) -> str:
+        """Enter sleep; returns the phase it starts in. Raises SleepRefused.
+
+        Args:
+            now (datetime): The time.
+            hours (int): 1-24.
+            depth (str): "light" (urgent events wake it) or "deep" (only the timer).
+            reason (str): Why (kept for the audit trail).
+            initiated_by (str): "tool", "builder" or "schedule".
+            enforce_safeguards (bool): False for builders: only "already asleep" applies.
+            wake_time (datetime, optional): Overrides now + hours (scheduled sleep).
+
+        """
+        hours, depth = self.validate_request(hours, depth)
+        if not reason or not reason.strip():
+            raise SleepRefused("A reason is required.")
+        if enforce_safeguards:
+            self.check_safeguards(now)
+        elif self.mode == SLEEP:
+            raise SleepRefused("Already in sleep mode.")
+        pending = len(self.journal.unconsolidated())
+        phase = COMPACTING if pending else DREAMING
+        state = self.state
+        state.set(WAKE_TIME, to_iso(wake_time or now + timedelta(hours=hours)))
+        state.set(DEPTH, depth)
+        state.set(PHASE, phase)
+        state.set(INITIATED_BY, initiated_by)
+        state.set(REASON, reason.strip()[:300])
+        state.set(
+            PROGRESS,
+            {
+                "started_at": to_iso(now),
+                "total_entries": pending,
+                "processed_entries": 0,
+                "completed": pending == 0,
+            },
+        )
+        state.delete(WAKE_DEFERRED)
+        if self.config.sleep_schedule_enabled and not state.get(SCHEDULE_SUSPENDED):
+            # a sleep of its own suspends the schedule until it wakes
+            state.set(SCHEDULE_WAS_ENABLED, True)
+            state.set(SCHEDULE_SUSPENDED, True)
+        self._transition(SLEEP, reason.strip(), now)
+        return phase
+
+    # ---- waking ---------------------------------------------------------------------------
+
+    def check_wake_conditions(self, events: list[Event], now: datetime) -> WakeCheck:
+        """Seed order: the scheduled wake time, then urgent events (light sleep only)."""
+        deferred = self.phase == COMPACTING
+        wake_time = from_iso(self.state.get(WAKE_TIME))
+        if wake_time and now >= wake_time:
+            return WakeCheck(True, "Scheduled wake time reached", deferred)
+        if self.state.get(DEPTH) == LIGHT:
+            for event in events:
+                if event.urgent and not event.from_assistant:
+                    return WakeCheck(
+                        True, f"Urgent event: {event.type} from {event.speaker}", deferred
+                    )
+        return WakeCheck(False)
+
+    def wake_up(self, now: datetime, reason: str) -> None:
+        """Wake: cooldown, activity reset, sleep state cleared, schedule restored, awake mode."""
+        if self.mode != SLEEP:
+            raise SleepRefused("Not asleep.")
+        state = self.state
+        cooldown = now + timedelta(minutes=self.config.sleep_cooldown_minutes)
+        state.set(COOLDOWN_UNTIL, to_iso(cooldown))
+        state.set(ACTIVITY, 0)
+        state.set(AWAKE_TICKS, 0)
+        for key in (WAKE_TIME, DEPTH, PHASE, INITIATED_BY, REASON, WAKE_DEFERRED):
+            state.delete(key)
+        state.set(PROGRESS, empty_progress())
+        if state.get(SCHEDULE_WAS_ENABLED):
+            state.delete(SCHEDULE_SUSPENDED)
+            state.delete(SCHEDULE_WAS_ENABLED)
+        self._transition(AWAKE, reason, now)
+
+    def finish_compacting(self) -> None:
+        progress = self.progress()
+        progress["completed"] = True
+        self.state.set(PROGRESS, progress)
+        self.state.set(PHASE, DREAMING)
+
+    # ---- scheduled sleep ------------------------------------------------------------------
+
+    def schedule_due(self, game_now: datetime) -> tuple[bool, datetime | None]:
+        """Whether scheduled sleep should start now, and when (game time) its window ends.
+
+        Checked from the awake tick: the schedule is enabled and not suspended, enough awake
+        ticks have passed, and the game clock's hour is inside the sleep window.
+
+        """
+        config = self.config
+        if not config.sleep_schedule_enabled or self.state.get(SCHEDULE_SUSPENDED):
+            return False, None
+        if (self.state.get(AWAKE_TICKS) or 0) < config.min_awake_ticks:
+            return False, None
+        start = game_now.replace(hour=config.sleep_start_hour, minute=0, second=0, microsecond=0)
+        if start > game_now:
+            start -= timedelta(days=1)  # a window that began yesterday evening
+        end = start + timedelta(hours=config.sleep_duration_hours)
+        if start <= game_now < end:
+            return True, end
+        return False, None
+
+    def maybe_start_scheduled_sleep(
+        self, now: datetime, game_now: datetime, time_factor: float = 1.0
+    ) -> bool:
+        """From the awake tick: count it, and start scheduled sleep when it is due.
+
+        Args:
+            now (datetime): Real time (timers run on it).
+            game_now (datetime): The game clock's time (the schedule's hours are game hours).
+            time_factor (float): Game seconds per real second.
+
+        Returns:
+            bool: True when the assistant fell asleep.
+
+        """
+        if not self.config.sleep_schedule_enabled:
+            return False
+        self.count_awake_tick()
+        due, window_end = self.schedule_due(game_now)
+        if not due:
+            return False
+        real_seconds = (window_end - game_now).total_seconds() / max(time_factor, 1e-9)
+        self.go_to_sleep(
+            now,
+            hours=min(MAX_HOURS, max(MIN_HOURS, math.ceil(real_seconds / 3600))),
+            depth=LIGHT,
+            reason=f"Scheduled sleep until {window_end:%H:%M} game time",
+            initiated_by="schedule",
+            enforce_safeguards=False,
+            wake_time=now + timedelta(seconds=real_seconds),
+        )
+        return True
+
+    def count_awake_tick(self) -> None:
+        self.state.set(AWAKE_TICKS, (self.state.get(AWAKE_TICKS) or 0) + 1)
+
+    # ---- transitions ------------------------------------------------------------------------
+
+    def _transition(self, mode: str, reason: str, now: datetime) -> None:
+        self.state.set(MODE, mode)
+        self.state.set(TRANSITION_REASON, reason)
+        self.state.set(LAST_TRANSITION, to_iso(now))
+        self.on_transition(mode, reason)

@@ -1,0 +1,73 @@
+"""
+Tools that change the assistant's own state: `go_to_sleep` (awake) and `wake_up` (for contexts
+in which the model runs while asleep). Refusals, such as the seed's three safeguards, come back
+as tool results the model can act on.
+
+"""
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..sleep.lifecycle import DEFAULT_HOURS, MAX_HOURS, MIN_HOURS, SleepRefused
+from .base import AWAKE, SLEEP, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+
+
+class GoToSleepArgs(ToolArgs):
+    duration_hours: int = Field(
+        DEFAULT_HOURS, ge=MIN_HOURS, le=MAX_HOURS, description="How long to sleep, in hours."
+    )
+    depth: Literal["light", "deep"] = Field(
+        "light", description="light: urgent messages wake you; deep: only the timer does."
+    )
+    reason: str = Field(min_length=1, max_length=300, description="Why you are sleeping now.")
+
+
+class GoToSleepTool(Tool):
+    name = "go_to_sleep"
+    description = (
+        "Go to sleep to consolidate what you have learned into long-term memory. Ends this turn."
+    )
+    Args = GoToSleepArgs
+    contexts = frozenset({AWAKE})
+
+    def run(self, ctx: ToolContext, args: GoToSleepArgs) -> ToolResult:
+        try:
+            phase = ctx.lifecycle.go_to_sleep(
+                ctx.now,
+                hours=args.duration_hours,
+                depth=args.depth,
+                reason=args.reason,
+                initiated_by="tool",
+            )
+        except SleepRefused as refusal:
+            raise ToolError(f"you cannot sleep now. {refusal}") from None
+        ctx.control.stop_reason = "go_to_sleep"
+        work = "consolidating your journal first" if phase == "compacting" else "dreaming"
+        return ToolResult(
+            ok=True,
+            content=f"You fall asleep ({args.depth}) for {args.duration_hours} hours, {work}.",
+            stop=True,
+        )
+
+
+class WakeUpArgs(ToolArgs):
+    reason: str = Field(min_length=1, max_length=300, description="Why you are waking up.")
+
+
+class WakeUpTool(Tool):
+    name = "wake_up"
+    description = "Wake up now. Ends this turn."
+    Args = WakeUpArgs
+    contexts = frozenset({SLEEP})
+
+    def run(self, ctx: ToolContext, args: WakeUpArgs) -> ToolResult:
+        try:
+            ctx.lifecycle.wake_up(ctx.now, args.reason)
+        except SleepRefused as refusal:
+            raise ToolError(str(refusal)) from None
+        ctx.control.stop_reason = "wake_up"
+        return ToolResult(ok=True, content="You are awake.", stop=True)
+
+
+SLEEP_TOOLS = [GoToSleepTool(), WakeUpTool()]
