@@ -32,6 +32,14 @@ def test_demo_scene_runs_offline_with_the_rehearsal_model():
     assert "Mira sees | You paged Aria" in out
     assert "tick: nothing needs the model" in out
     assert "ended by wait" in out
-    assert "journal j000001 (importance 7, heard from Tobin" in out
+    assert "journal j000001 (importance 7 by llm, heard from Tobin, consolidated)" in out
     assert "about Mira: Introduced themselves as Mira." in out
+    # the sleep cycle: refused, allowed, compacting with progress, dreaming, woken, cooldown
+    assert "REFUSED: Error: you cannot sleep now. Not enough activity" in out
+    assert "*** awake -> sleep" in out
+    assert "sleep tick (compacting): scored" in out and "progress 3/3" in out
+    assert "sleep tick (dreaming)" in out
+    assert "*** sleep -> awake: Urgent event: whisper from Mira" in out
+    assert "Too soon after waking: sleep is allowed again in 30 minutes" in out
+    assert "memory m000001 (from j000001): The east door sticks when it rains." in out
     assert "model usage" in out and "Traceback" not in out + done.stderr

@@ -133,36 +133,66 @@ def run_scene(clock_class, runner) -> None:
     script = aria.assistant_script
     script.ndb.clock = clock
     script.ndb.runner = runner
+    # small numbers so the whole cycle fits in a short scene
+    script.db.config_overrides = {
+        "min_activity_before_sleep": 8,
+        "scoring_batch_size": 2,
+        "sleep_cooldown_minutes": 30,
+    }
     show = Transcript(clock, start)
     for character in (mira, tobin):
         show.watch(character)
+    did = "  Aria  did | "
 
     def on_turn(_script, outcome):
         for call in outcome.tool_calls:
             mark = "ok" if call["ok"] else "REFUSED"
             show.line(
-                f"{call['name']}({crop(call['arguments'])}) -> {mark}: " f"{crop(call['result'])}",
-                "  Aria  did | ",
+                f"{call['name']}({crop(call['arguments'])}) -> {mark}: {crop(call['result'])}", did
             )
         show.line(
             f"turn: {len(outcome.events)} events, {outcome.model_calls} model calls, "
             f"{outcome.prompt_tokens} prompt + {outcome.completion_tokens} completion tokens, "
             f"ended by {outcome.stop_reason}" + (f" ({outcome.error})" if outcome.error else ""),
-            "  Aria  did | ",
+            did,
         )
 
+    phase_before = [""]
+
+    def on_sleep_tick(_script, report):
+        progress = script.db.consolidation_progress or {}
+        done = f"{progress.get('processed_entries', 0)}/{progress.get('total_entries', 0)}"
+        if report:
+            show.line(
+                f"sleep tick ({phase_before[0]}): scored {report['scored']}, consolidated "
+                f"{report['consolidated']} into {report['memories']} memories, skipped "
+                f"{report['skipped']}; progress {done}",
+                did,
+            )
+        else:
+            show.line(f"sleep tick ({phase_before[0]}): nothing to do yet", did)
+
     script.ndb.on_turn = on_turn
+    script.ndb.on_sleep_tick = on_sleep_tick
 
     def tick(count: int = 1) -> None:
         for _ in range(count):
-            clock.advance(5)
-            before = script.db.usage or {}
+            clock.advance((script.db.ticker_subscription or {}).get("interval", 5))
+            mode = script.db.operating_mode
+            phase_before[0] = script.db.sleep_phase or mode
+            usage_before = script.db.usage or {}
             script.at_assistant_tick()
-            if (script.db.usage or {}) == before and not script.ndb.in_flight:
+            if script.db.operating_mode != mode:
+                show.line(
+                    f"*** {mode} -> {script.db.operating_mode}: "
+                    f"{script.db.mode_transition_reason}",
+                    did,
+                )
+            elif mode == "awake" and (script.db.usage or {}) == usage_before:
                 show.line(
                     f"tick: nothing needs the model ({len(script.assistant().events)} "
                     "events waiting, 0 tokens)",
-                    "  Aria  did | ",
+                    did,
                 )
 
     def act(character, command: str) -> None:
@@ -189,22 +219,40 @@ def run_scene(clock_class, runner) -> None:
     tick(2)
     act(mira, "say Aria, thank you for your help.")
     tick()
+    act(tobin, "say Aria, you have worked hard. Go get some rest.")
+    tick()
+    act(mira, "say Aria, remember that I will be back tomorrow at noon.")
+    tick()
+    act(tobin, "say Aria, go to sleep now, we will be fine.")
+    tick()
+    print()
+    show.line("(Aria sleeps: a sleep tick every 60 s, compacting first, then dreaming)")
+    tick(4)
+    act(mira, "whisper Aria = Sorry to wake you, where is the east door key?")
+    tick(2)
+    act(tobin, "say Aria, you can go to sleep again.")
+    tick()
 
     print()
     print("=" * WIDTH)
     print("What Aria wrote down, and what it cost (the builder's view):")
     print("=" * WIDTH)
-    for entry in script.assistant().journal.all():
-        source = entry["source_type"] + (
-            f" from {entry['heard_from']}" if entry["heard_from"] else ""
-        )
+    assistant = script.assistant()
+    for entry in assistant.journal.all():
+        source = entry["source_type"]
+        if entry["heard_from"]:
+            source += f" from {entry['heard_from']}"
+        state = "consolidated" if entry.get("consolidated") else "pending"
+        if entry.get("skipped"):
+            state = "skipped (low importance)"
         print(
-            f"  journal {entry['id']} (importance {entry['importance']}, {source}, "
-            f"{entry['location']}): {entry['content']}"
+            f"  journal {entry['id']} (importance {entry['importance']} by "
+            f"{entry['scoring_method']}, {source}, {state}): {entry['content']}"
         )
-    entities = script.assistant().entities
-    for key, name in entities.index().items():
-        for note in entities.profile(key)["observations"]:
+    for memory in reversed(assistant.long_term.recent(50)):
+        print(f"  memory {memory['id']} (from {memory['source_entry_ids'][0]}): {memory['text']}")
+    for key, name in assistant.entities.index().items():
+        for note in assistant.entities.profile(key)["observations"]:
             print(f"  about {name}: {note['text']}")
     # a builder (created out of the way, after the scene) checks on her
     office = create.create_object("typeclasses.rooms.Room", key="Office", nohome=True)
@@ -213,6 +261,7 @@ def run_scene(clock_class, runner) -> None:
     )
     builder.permissions.add("Builder")
     show.watch(builder)
+    act(builder, "@assistant/memory Aria=east door")
     act(builder, "@assistant/status Aria")
 
 

@@ -218,16 +218,6 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             if status["wake_deferred_reason"]:
                 rows.append(("wake deferred", status["wake_deferred_reason"]))
         rows += [
-            (
-                "sleep cooldown",
-                (
-                    f"{status['cooldown_minutes_left']} min left"
-                    if status["cooldown_minutes_left"]
-                    else "none"
-                ),
-            ),
-            ("sleep schedule", status["schedule"]),
-            ("long-term memories", status["long_term_memories"]),
             ("tick rate", f"{status['tick_rate']} s" if status["tick_rate"] else "not ticking"),
             ("pending events", f"{status['pending_events']} ({status['events_dropped']} dropped)"),
             ("last tick", f"{status['last_tick'] or 'never'} ({status['tick_count']} ticks)"),
@@ -239,6 +229,16 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 f"({100 * status['context_tokens'] / status['max_context_tokens']:.1f}%)",
             ),
             ("journal entries", status["journal_size"]),
+            ("long-term memories", status["long_term_memories"]),
+            (
+                "sleep cooldown",
+                (
+                    f"{status['cooldown_minutes_left']} min left"
+                    if status["cooldown_minutes_left"]
+                    else "none"
+                ),
+            ),
+            ("sleep schedule", status["schedule"]),
             ("model usage", usage.summary()),
             ("model problems", usage.problems()),
         ]
@@ -338,6 +338,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 source,
                 crop(entry["content"], 60),
             )
+        for column, width in ((0, 11), (1, 18), (2, 6), (3, 18)):
+            table.reformat_column(column, width=width)
         EvMore(self.caller, f"|w{assistant.key}'s journal ({len(entries)} entries)|n\n{table}")
 
     def switch_memory(self):
@@ -384,6 +386,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         for memory in memories:
             source = (memory.get("provenance") or {}).get("heard_from") or "self"
             table.add_row(memory["id"], memory["importance"], source, crop(memory["text"], 70))
+        for column, width in ((0, 11), (1, 6), (2, 12)):
+            table.reformat_column(column, width=width)
         self.msg(f"|w{assistant.key}'s long-term memory: {title}|n\n{table}")
 
     def switch_sleep(self):

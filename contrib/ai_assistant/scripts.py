@@ -247,6 +247,8 @@ class AssistantScript(DefaultScript):
         """After the phase's work: the seed's wake conditions."""
         self.ndb.in_flight = False
         self.ndb.last_sleep_report = report
+        if self.ndb.on_sleep_tick:
+            self.ndb.on_sleep_tick(self, report)
         if report and report.get("error"):
             logger.log_warn(
                 f"ai_assistant {self.obj} (#{self.obj.id}): sleep work failed: "

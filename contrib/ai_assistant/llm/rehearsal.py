@@ -11,15 +11,22 @@ Rules, applied to the newest event addressed to the assistant:
   it as an observation of the speaker;
 - "remember ...": journals what follows, heard from the speaker;
 - "wait" / "give me a minute": `wait` for a minute;
+- "go to sleep" / "get some rest": `go_to_sleep` for two hours, light; a refusal that comes back
+  is said aloud;
 - a whisper or page: whispers back (a page cannot be answered aloud);
 - anything else addressed to it: says a templated acknowledgement quoting what it heard.
+
+Structured requests (sleep-time work) are answered by rule too: importance scores from the
+seed's heuristic (plus two for what someone told it), and facts that are the entries' own text.
 
 """
 
 import html
+import json
 import re
 
-from .local_server import Reply, tool_call, tool_reply
+from ..memory.importance import heuristic_importance
+from .local_server import Reply, text_reply, tool_call, tool_reply
 
 _EVENT_RE = re.compile(
     r'<event type="(?P<type>\w+)" from="(?P<speaker>[^"]*)"[^>]*?'
@@ -29,6 +36,10 @@ _EVENT_RE = re.compile(
 _NAME_RE = re.compile(r"\b(?i:my name is|call me|i am|i'm)\s+([A-Z][\w'-]{1,30})")
 _REMEMBER_RE = re.compile(r"\bremember(?: that)?\s+(.{3,300})", re.IGNORECASE)
 _SELF_NAME_RE = re.compile(r"You are (.+?), a character")
+_ENTRY_RE = re.compile(
+    r'<entry id="(?P<id>[^"]+)"(?: heard_from="(?P<heard>[^"]*)")?>(?P<text>.*?)</entry>', re.DOTALL
+)
+_SLEEP_RE = re.compile(r"\b(go to sleep|get some rest|go (?:and )?rest|take a rest)\b", re.I)
 
 
 class RehearsalResponder:
@@ -40,8 +51,10 @@ class RehearsalResponder:
     def respond(self, request: dict) -> Reply:
         self.requests += 1
         messages = request.get("messages", [])
+        if request.get("response_format"):
+            return self._structured(request)
         if not messages or messages[-1].get("role") == "tool":
-            return tool_reply(tool_call("noop", {"reason": "rehearsal turn complete"}))
+            return self._after_tools(messages)
         system = messages[0].get("content", "") if messages[0].get("role") == "system" else ""
         match = _SELF_NAME_RE.search(system)
         myself = match.group(1) if match else "the assistant"
@@ -53,6 +66,58 @@ class RehearsalResponder:
         speaker = html.unescape(event.group("speaker"))
         text = html.unescape(event.group("text"))
         return tool_reply(*self._calls_for(event.group("type"), speaker, text, myself))
+
+    @staticmethod
+    def _after_tools(messages: list[dict]) -> Reply:
+        results = {
+            m.get("tool_call_id"): m.get("content", "") for m in messages if m.get("role") == "tool"
+        }
+        calls = next(
+            (m.get("tool_calls") or [] for m in reversed(messages) if m.get("role") == "assistant"),
+            [],
+        )
+        for call in calls:
+            result = results.get(call.get("id"), "")
+            if call["function"]["name"] == "go_to_sleep" and result.startswith("Error"):
+                refusal = result.split("you cannot sleep now.", 1)[-1].strip()
+                return tool_reply(
+                    tool_call("say", {"text": f"I cannot rest yet. {refusal} (rehearsal)"})
+                )
+        return tool_reply(tool_call("noop", {"reason": "rehearsal turn complete"}))
+
+    @staticmethod
+    def _structured(request: dict) -> Reply:
+        fmt = request["response_format"]
+        name = (fmt.get("json_schema") or {}).get("name", "")
+        text = "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
+        if not name:  # JSON mode: the schema is in the prompt
+            name = "ImportanceScores" if '"scores"' in text else "FactExtraction"
+        entries = list(_ENTRY_RE.finditer(request["messages"][-1].get("content") or ""))
+        if not entries:
+            entries = list(_ENTRY_RE.finditer(text))
+        if name == "ImportanceScores":
+            scores = [
+                {
+                    "entry_id": m.group("id"),
+                    "importance": min(
+                        10,
+                        heuristic_importance(html.unescape(m.group("text")))
+                        + (2 if m.group("heard") else 0),
+                    ),
+                }
+                for m in entries
+            ]
+            return text_reply(json.dumps({"scores": scores}))
+        facts = []
+        for m in entries:
+            content = html.unescape(m.group("text")).strip()
+            if ":" in content and "remember" in content.lower():
+                content = content.split(":", 1)[1].strip()
+                if m.group("heard") and re.match(r"(i|me|my)\b", content, re.I):
+                    content = f"{html.unescape(m.group('heard'))} said: {content}"
+                content = content[0].upper() + content[1:]
+            facts.append({"entry_id": m.group("id"), "facts": [content.rstrip(".") + "."]})
+        return text_reply(json.dumps({"entries": facts}))
 
     @staticmethod
     def _calls_for(event_type: str, speaker: str, text: str, myself: str) -> list[dict]:
@@ -94,6 +159,17 @@ class RehearsalResponder:
                         "importance": 7,
                     },
                 ),
+            ]
+        if _SLEEP_RE.search(text):
+            return [
+                tool_call(
+                    "go_to_sleep",
+                    {
+                        "duration_hours": 2,
+                        "depth": "light",
+                        "reason": f"{speaker} suggested I rest",
+                    },
+                )
             ]
         if re.search(r"\b(wait|give me a minute|one moment)\b", text, re.IGNORECASE):
             return [
