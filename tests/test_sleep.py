@@ -36,7 +36,11 @@ class SleepTestCase(AssistantTestCase):
 
     def builder_sleep(self, hours=4, depth="light"):
         self.script.assistant().lifecycle.go_to_sleep(
-            self.clock.now(), hours=hours, depth=depth, reason="test", initiated_by="builder",
+            self.clock.now(),
+            hours=hours,
+            depth=depth,
+            reason="test",
+            initiated_by="builder",
             enforce_safeguards=False,
         )
 
@@ -46,7 +50,9 @@ class SleepTestCase(AssistantTestCase):
 
 class TestTransitions(SleepTestCase):
     def test_go_to_sleep_tool_swaps_ticker_and_tells_room(self):
-        self.responder.add(tool_reply(tool_call("go_to_sleep", {"reason": "tired", "depth": "deep"})))
+        self.responder.add(
+            tool_reply(tool_call("go_to_sleep", {"reason": "tired", "depth": "deep"}))
+        )
         self.char1.execute_cmd("say Aria, you look tired, go rest.")
         self.tick()
         assert self.mode() == "sleep" and self.script.db.sleep_phase == "dreaming"
@@ -99,8 +105,10 @@ class TestWakePaths(SleepTestCase):
         assert self.mode() == "awake"
         assert "whisper from Char" in self.script.db.mode_transition_reason
         assert self.responder.requests == []  # the event waits for the awake tick
-        self.responder.add(tool_reply(tool_call("say", {"text": "A fire? Where?"})),
-                           tool_reply(tool_call("noop", {})))
+        self.responder.add(
+            tool_reply(tool_call("say", {"text": "A fire? Where?"})),
+            tool_reply(tool_call("noop", {})),
+        )
         self.tick()
         assert 'Aria says, "A fire? Where?"' in self.received(self.char2)
 
@@ -124,10 +132,22 @@ class TestWakePaths(SleepTestCase):
         assert self.script.db.wake_deferred_reason.startswith("Urgent event: whisper")
         # compacting completes on the next tick, then the deferred wake happens at once
         self.responder.add(
-            json_reply({"scores": [{"entry_id": "j000000", "importance": 6},
-                                   {"entry_id": "j000001", "importance": 6}]}),
-            json_reply({"entries": [{"entry_id": "j000000", "facts": ["Mira likes tea."]},
-                                    {"entry_id": "j000001", "facts": ["Tobin keeps notes."]}]}),
+            json_reply(
+                {
+                    "scores": [
+                        {"entry_id": "j000000", "importance": 6},
+                        {"entry_id": "j000001", "importance": 6},
+                    ]
+                }
+            ),
+            json_reply(
+                {
+                    "entries": [
+                        {"entry_id": "j000000", "facts": ["Mira likes tea."]},
+                        {"entry_id": "j000001", "facts": ["Tobin keeps notes."]},
+                    ]
+                }
+            ),
         )
         self.tick(advance=60)
         assert self.mode() == "awake"
@@ -145,17 +165,30 @@ class TestConsolidationOverHttp(SleepTestCase):
         self.journal("Mira said she loves jasmine tea.", "Aria greeted everyone.", "Bob said hi.")
         self.builder_sleep()
         self.responder.add(
-            json_reply({"scores": [{"entry_id": "j000000", "importance": 7},
-                                   {"entry_id": "j000001", "importance": 5},
-                                   {"entry_id": "j000002", "importance": 2}]}),
-            json_reply({"entries": [
-                {"entry_id": "j000000", "facts": ["Mira loves jasmine tea."]},
-                {"entry_id": "j000001", "facts": ["Aria greeted everyone."]}]}),
+            json_reply(
+                {
+                    "scores": [
+                        {"entry_id": "j000000", "importance": 7},
+                        {"entry_id": "j000001", "importance": 5},
+                        {"entry_id": "j000002", "importance": 2},
+                    ]
+                }
+            ),
+            json_reply(
+                {
+                    "entries": [
+                        {"entry_id": "j000000", "facts": ["Mira loves jasmine tea."]},
+                        {"entry_id": "j000001", "facts": ["Aria greeted everyone."]},
+                    ]
+                }
+            ),
         )
         self.tick(advance=60)
         sent = self.responder.requests
         assert [r["response_format"]["json_schema"]["name"] for r in sent] == [
-            "ImportanceScores", "FactExtraction"]
+            "ImportanceScores",
+            "FactExtraction",
+        ]
         assert self.script.db.consolidation_progress["processed_entries"] == 3
         assert self.script.db.sleep_phase == "dreaming"
         memories = self.script.assistant().long_term.recent(10)
@@ -194,22 +227,40 @@ class TestSleepCommands(SleepTestCase, EvenniaCommandTest):
         self.journal("a", "b", "c", "d")
         self.cmd("/sleep Aria=3 light night shift")
         text = self.cmd("/status Aria")
-        for label in ("phase compacting, light sleep", "scheduled wake", "builder: night shift",
-                      "[--------------------] 0/4", "long-term memories", "sleep schedule"):
+        for label in (
+            "phase compacting, light sleep",
+            "scheduled wake",
+            "builder: night shift",
+            "[--------------------] 0/4",
+            "long-term memories",
+            "sleep schedule",
+        ):
             assert label in text, label
 
     def test_memory_switch(self):
         assert "no long-term memories yet" in self.cmd("/memory Aria")
         store = self.script.assistant().long_term
-        store.add("The east door sticks when it rains.", importance=7, now=self.clock.now(),
-                  source_entry_ids=["j000000"], provenance={"heard_from": "Tobin"})
-        store.add("Mira likes tea.", importance=5, now=self.clock.now(),
-                  source_entry_ids=["j000001"], provenance={})
+        store.add(
+            "The east door sticks when it rains.",
+            importance=7,
+            now=self.clock.now(),
+            source_entry_ids=["j000000"],
+            provenance={"heard_from": "Tobin"},
+        )
+        store.add(
+            "Mira likes tea.",
+            importance=5,
+            now=self.clock.now(),
+            source_entry_ids=["j000001"],
+            provenance={},
+        )
         listing = self.cmd("/memory Aria")
         assert "2 memories" in listing and "Tobin" in listing
         found = self.cmd("/memory Aria=door")
         assert "east door" in found and "Mira" not in found
-        assert "No long-term memories of Aria matching 'dragons'" in self.cmd("/memory Aria=dragons")
+        assert "No long-term memories of Aria matching 'dragons'" in self.cmd(
+            "/memory Aria=dragons"
+        )
         assert "at most 200" in self.cmd("/memory Aria=" + "x" * 201)
 
     def test_memory_search_with_embeddings(self):
@@ -218,8 +269,14 @@ class TestSleepCommands(SleepTestCase, EvenniaCommandTest):
         self.script.db.config_overrides = {**self.overrides, "embedding_model": "embed-test"}
         store = self.script.assistant().long_term
         for text in ("The east door sticks when it rains.", "Mira likes green tea."):
-            store.add(text, importance=5, now=self.clock.now(), source_entry_ids=["j0"],
-                      provenance={}, vector=bag_of_words_embedding(text))
+            store.add(
+                text,
+                importance=5,
+                now=self.clock.now(),
+                source_entry_ids=["j0"],
+                provenance={},
+                vector=bag_of_words_embedding(text),
+            )
         text = self.cmd("/memory Aria=does the door stick")
         assert "(embeddings)" in text and text.index("east door") < text.index("Mira")
         assert self.server.embedding_requests == [["does the door stick"]]
@@ -230,8 +287,11 @@ class TestScheduledSleep(SleepTestCase):
         from ai_assistant.clock import ManualClock
 
         self.script.db.config_overrides = {
-            **self.overrides, "sleep_schedule_enabled": True, "sleep_start_hour": 2,
-            "sleep_duration_hours": 4, "min_awake_ticks": 2,
+            **self.overrides,
+            "sleep_schedule_enabled": True,
+            "sleep_start_hour": 2,
+            "sleep_duration_hours": 4,
+            "min_awake_ticks": 2,
         }
         game = ManualClock(self.clock.now().replace(hour=3, minute=0), time_factor=1.0)
         self.script.ndb.game_clock = game

@@ -15,12 +15,15 @@ from ai_assistant.sleep.tick import DREAMING_STEPS, sleep_tick
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
 
 
-
 def json_reply(text: str):
     from ai_assistant.llm.client import ChatReply, TokenUsage
 
-    return ChatReply(content=text, tool_calls=[], finish_reason="stop",
-                     usage=TokenUsage(prompt=50, completion=20))
+    return ChatReply(
+        content=text,
+        tool_calls=[],
+        finish_reason="stop",
+        usage=TokenUsage(prompt=50, completion=20),
+    )
 
 
 def transitions(assistant):
@@ -58,14 +61,21 @@ def test_safeguards_in_seed_order():
     assert assistant.state.get(life.PHASE) is None  # nothing changed
 
 
-@pytest.mark.parametrize("hours, depth, message", [
-    (0, "light", "from 1 to 24"), (25, "light", "from 1 to 24"), (2.5, "light", "whole number"),
-    (4, "dreamy", "'light' or 'deep'"),
-])
+@pytest.mark.parametrize(
+    "hours, depth, message",
+    [
+        (0, "light", "from 1 to 24"),
+        (25, "light", "from 1 to 24"),
+        (2.5, "light", "whole number"),
+        (4, "dreamy", "'light' or 'deep'"),
+    ],
+)
 def test_bad_requests_are_refused(hours, depth, message):
     assistant = active(make_assistant())
     with pytest.raises(life.SleepRefused, match=message):
-        assistant.lifecycle.go_to_sleep(T0, hours=hours, depth=depth, reason="x", initiated_by="tool")
+        assistant.lifecycle.go_to_sleep(
+            T0, hours=hours, depth=depth, reason="x", initiated_by="tool"
+        )
     assert assistant.lifecycle.mode == life.AWAKE
 
 
@@ -74,15 +84,20 @@ def test_sleep_sets_seed_state_and_transitions():
     seen = transitions(assistant)
     assistant.journal.add("Mira likes tea", author="Aria", now=T0)
     assistant.journal.add("[SYNTHESIS] old summary", author="Aria", now=T0)
-    phase = assistant.lifecycle.go_to_sleep(T0, hours=2, depth="deep", reason="tired",
-                                            initiated_by="tool")
+    phase = assistant.lifecycle.go_to_sleep(
+        T0, hours=2, depth="deep", reason="tired", initiated_by="tool"
+    )
     state = assistant.state
     assert phase == life.COMPACTING
     assert state.get(life.MODE) == life.SLEEP and state.get(life.DEPTH) == "deep"
     assert state.get(life.WAKE_TIME) == (T0 + timedelta(hours=2)).isoformat()
     assert state.get(life.INITIATED_BY) == "tool" and state.get(life.REASON) == "tired"
-    assert state.get(life.PROGRESS) == {"started_at": T0.isoformat(), "total_entries": 1,
-                                        "processed_entries": 0, "completed": False}
+    assert state.get(life.PROGRESS) == {
+        "started_at": T0.isoformat(),
+        "total_entries": 1,
+        "processed_entries": 0,
+        "completed": False,
+    }
     assert state.get(life.LAST_TRANSITION) == T0.isoformat()
     assert seen == [(life.SLEEP, "tired")]
 
@@ -95,11 +110,14 @@ def test_nothing_to_consolidate_goes_straight_to_dreaming():
 
 def test_builder_is_not_bound_by_safeguards_but_cannot_double_sleep():
     assistant = make_assistant()  # no activity at all
-    assistant.lifecycle.go_to_sleep(T0, reason="x", initiated_by="builder", enforce_safeguards=False)
+    assistant.lifecycle.go_to_sleep(
+        T0, reason="x", initiated_by="builder", enforce_safeguards=False
+    )
     assert assistant.lifecycle.mode == life.SLEEP
     with pytest.raises(life.SleepRefused, match="Already"):
-        assistant.lifecycle.go_to_sleep(T0, reason="y", initiated_by="builder",
-                                        enforce_safeguards=False)
+        assistant.lifecycle.go_to_sleep(
+            T0, reason="y", initiated_by="builder", enforce_safeguards=False
+        )
 
 
 def test_go_to_sleep_tool_refusal_then_success_ends_turn():
@@ -126,8 +144,11 @@ def test_go_to_sleep_tool_refusal_then_success_ends_turn():
 
 
 def test_go_to_sleep_argument_errors_go_back_to_the_model():
-    model = ScriptedModel(reply(("go_to_sleep", {"duration_hours": 48, "reason": "x"})),
-                          reply(("go_to_sleep", {"depth": "light"})), reply(("noop", {})))
+    model = ScriptedModel(
+        reply(("go_to_sleep", {"duration_hours": 48, "reason": "x"})),
+        reply(("go_to_sleep", {"depth": "light"})),
+        reply(("noop", {})),
+    )
     assistant = active(make_assistant(model))
     hear(assistant, "Aria, sleep")
     outcome = run_tick(assistant)
@@ -143,7 +164,9 @@ def asleep(depth="light", entries=0, hours=4, **config):
     assistant = active(make_assistant(**config))
     for i in range(entries):
         assistant.journal.add(f"fact {i}", author="Aria", now=T0)
-    assistant.lifecycle.go_to_sleep(T0, hours=hours, depth=depth, reason="rest", initiated_by="tool")
+    assistant.lifecycle.go_to_sleep(
+        T0, hours=hours, depth=depth, reason="rest", initiated_by="tool"
+    )
     return assistant
 
 
@@ -206,8 +229,9 @@ def test_schedule_not_suspended_when_disabled():
 
 
 def test_scheduled_sleep_on_the_game_clock():
-    assistant = make_assistant(sleep_schedule_enabled=True, sleep_start_hour=2,
-                               sleep_duration_hours=4, min_awake_ticks=3)
+    assistant = make_assistant(
+        sleep_schedule_enabled=True, sleep_start_hour=2, sleep_duration_hours=4, min_awake_ticks=3
+    )
     lifecycle = assistant.lifecycle
     game_night = T0.replace(hour=3)  # inside 02:00-06:00 game time
     assert not lifecycle.maybe_start_scheduled_sleep(T0, game_night)  # awake ticks 1 < 3
@@ -220,8 +244,9 @@ def test_scheduled_sleep_on_the_game_clock():
 
 
 def test_schedule_window_across_midnight():
-    assistant = make_assistant(sleep_schedule_enabled=True, sleep_start_hour=22,
-                               sleep_duration_hours=6, min_awake_ticks=0)
+    assistant = make_assistant(
+        sleep_schedule_enabled=True, sleep_start_hour=22, sleep_duration_hours=6, min_awake_ticks=0
+    )
     assert assistant.lifecycle.schedule_due(T0.replace(hour=1))[0]
     assert not assistant.lifecycle.schedule_due(T0.replace(hour=5))[0]
 
@@ -236,7 +261,8 @@ def scores(*pairs):
 
 def facts(*pairs):
     items = ", ".join(
-        '{"entry_id": "%s", "facts": [%s]}' % (i, ", ".join(f'"{f}"' for f in fs)) for i, fs in pairs
+        '{"entry_id": "%s", "facts": [%s]}' % (i, ", ".join(f'"{f}"' for f in fs))
+        for i, fs in pairs
     )
     return json_reply(f'{{"entries": [{items}]}}')
 
@@ -244,12 +270,19 @@ def facts(*pairs):
 def test_scoring_then_consolidation_one_batch_per_call():
     model = ScriptedModel(
         scores(("j000000", 8), ("j000001", 2), ("j000002", 6)),
-        facts(("j000000", ["Mira likes tea.", "Aria poured Mira some tea."]),
-              ("j000002", ["The east door sticks when it rains."])),
+        facts(
+            ("j000000", ["Mira likes tea.", "Aria poured Mira some tea."]),
+            ("j000002", ["The east door sticks when it rains."]),
+        ),
     )
     assistant = make_assistant(model, scoring_batch_size=10, min_importance_to_consolidate=4)
-    assistant.journal.add("Mira said she loves tea; I poured her some", author="Aria", now=T0,
-                          source_type="heard", heard_from="Mira")
+    assistant.journal.add(
+        "Mira said she loves tea; I poured her some",
+        author="Aria",
+        now=T0,
+        source_type="heard",
+        heard_from="Mira",
+    )
     assistant.journal.add("Bob said hi", author="Aria", now=T0)
     assistant.journal.add("Tobin: the east door sticks in rain", author="Aria", now=T0)
     active(assistant)
@@ -267,8 +300,10 @@ def test_scoring_then_consolidation_one_batch_per_call():
     assert entries[1]["skipped"] and not entries[1]["consolidated"]
     # persona protection dropped the self-reference
     store = assistant.long_term
-    assert [m["text"] for m in store.recent(10)] == ["The east door sticks when it rains.",
-                                                      "Mira likes tea."]
+    assert [m["text"] for m in store.recent(10)] == [
+        "The east door sticks when it rains.",
+        "Mira likes tea.",
+    ]
     memory = store.get(entries[0]["memory_ids"][0])
     assert memory["source_entry_ids"] == ["j000000"]
     assert memory["provenance"]["heard_from"] == "Mira"
@@ -299,8 +334,7 @@ def test_progress_over_several_ticks():
 
 
 def test_model_failure_halfway_marks_nothing_unstored():
-    model = ScriptedModel(scores(("j000000", 7), ("j000001", 7)),
-                          LLMError(SERVER_ERROR, "boom"))
+    model = ScriptedModel(scores(("j000000", 7), ("j000001", 7)), LLMError(SERVER_ERROR, "boom"))
     assistant = make_assistant(model)
     assistant.journal.add("one", author="Aria", now=T0)
     assistant.journal.add("two", author="Aria", now=T0)
@@ -323,8 +357,10 @@ def test_store_failure_halfway_marks_only_stored_entries():
                 raise OSError("disk full")
             return super().add(text, **kwargs)
 
-    model = ScriptedModel(scores(("j000000", 7), ("j000001", 7)),
-                          facts(("j000000", ["A fact."]), ("j000001", ["B fact."])))
+    model = ScriptedModel(
+        scores(("j000000", 7), ("j000001", 7)),
+        facts(("j000000", ["A fact."]), ("j000001", ["B fact."])),
+    )
     assistant = make_assistant(model)
     assistant.long_term = FailingStore(DictStore())
     assistant.journal.add("one", author="Aria", now=T0)
@@ -351,8 +387,9 @@ def test_unscored_entries_keep_heuristic_and_are_not_rescored_forever():
 
 
 def test_embeddings_used_when_configured():
-    model = ScriptedModel(scores(("j000000", 7)),
-                          facts(("j000000", ["The east door sticks when it rains."])))
+    model = ScriptedModel(
+        scores(("j000000", 7)), facts(("j000000", ["The east door sticks when it rains."]))
+    )
     assistant = make_assistant(model, embedding_model="embed-small")
     assistant.journal.add("door", author="Aria", now=T0)
     active(assistant)
@@ -381,19 +418,27 @@ def test_dreaming_runs_registered_steps():
 # ---- persona protection and the store ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("fact, self_reference", [
-    ("I helped Mira find the map.", True), ("The assistant said hello.", True),
-    ("Aria is a librarian.", True), ("Aria's favourite book is red.", True),
-    ("My shelves are dusty.", True), ("Mira likes tea.", False),
-    ("Ariadne visited on Tuesday.", False), ("The east door sticks.", False),
-])
+@pytest.mark.parametrize(
+    "fact, self_reference",
+    [
+        ("I helped Mira find the map.", True),
+        ("The assistant said hello.", True),
+        ("Aria is a librarian.", True),
+        ("Aria's favourite book is red.", True),
+        ("My shelves are dusty.", True),
+        ("Mira likes tea.", False),
+        ("Ariadne visited on Tuesday.", False),
+        ("The east door sticks.", False),
+    ],
+)
 def test_persona_protection(fact, self_reference):
     assert is_self_reference(fact, ["Aria"]) is self_reference
 
 
 def test_clean_facts_dedupes_and_trims():
     assert clean_facts(["  Mira  likes tea. ", "Mira likes tea.", "", "I am tired"], ["Aria"]) == [
-        "Mira likes tea."]
+        "Mira likes tea."
+    ]
 
 
 def _store_with(*texts, vectors=False):
@@ -401,14 +446,21 @@ def _store_with(*texts, vectors=False):
 
     store = EmbeddedMemoryStore(DictStore())
     for text in texts:
-        store.add(text, importance=5, now=T0, source_entry_ids=["j1"], provenance={},
-                  vector=bag_of_words_embedding(text) if vectors else None)
+        store.add(
+            text,
+            importance=5,
+            now=T0,
+            source_entry_ids=["j1"],
+            provenance={},
+            vector=bag_of_words_embedding(text) if vectors else None,
+        )
     return store
 
 
 def test_lexical_search_without_embeddings():
-    store = _store_with("Mira likes tea.", "The east door sticks when it rains.",
-                        "Tobin keeps notes.")
+    store = _store_with(
+        "Mira likes tea.", "The east door sticks when it rains.", "Tobin keeps notes."
+    )
     assert [m["text"] for m in store.search("door rain")] == ["The east door sticks when it rains."]
     assert store.search("") == []
     assert store.search("+*~:^") == []  # lunr syntax from players is not a query language
@@ -417,8 +469,39 @@ def test_lexical_search_without_embeddings():
 def test_embedding_search_ranks_by_similarity():
     from ai_assistant.llm.local_server import bag_of_words_embedding
 
-    store = _store_with("Mira likes green tea.", "The east door sticks when it rains.",
-                        vectors=True)
-    hits = store.search("which door sticks", query_vector=bag_of_words_embedding("which door sticks"))
+    store = _store_with(
+        "Mira likes green tea.", "The east door sticks when it rains.", vectors=True
+    )
+    hits = store.search(
+        "which door sticks", query_vector=bag_of_words_embedding("which door sticks")
+    )
     assert hits[0]["text"].startswith("The east door")
     assert hits[0]["score"] > hits[1]["score"]
+
+
+def test_wake_up_tool_in_sleep_context_only():
+    from ai_assistant.llm.client import ToolCall
+    from ai_assistant.tools import AWAKE, SLEEP, default_registry
+    from ai_assistant.tools.base import ToolContext
+
+    assistant = asleep()
+    seen = transitions(assistant)
+    registry = default_registry()
+    ctx = ToolContext(
+        assistant_name="Aria",
+        world=assistant.world,
+        journal=assistant.journal,
+        entities=assistant.entities,
+        config=assistant.config,
+        now=T0,
+        location="Library",
+        speakers={},
+        lifecycle=assistant.lifecycle,
+    )
+    call = ToolCall("1", "wake_up", '{"reason": "a noise"}')
+    assert registry.dispatch(ctx, call, AWAKE).malformed == "tool_not_allowed"
+    assert "go_to_sleep" not in registry.names(SLEEP)
+    result = registry.dispatch(ctx, call, SLEEP)
+    assert result.ok and result.stop and seen == [(life.AWAKE, "a noise")]
+    again = registry.dispatch(ctx, call, SLEEP)
+    assert not again.ok and "Not asleep" in again.content
