@@ -42,4 +42,10 @@ def test_demo_scene_runs_offline_with_the_rehearsal_model():
     assert "*** sleep -> awake: Urgent event: whisper from Mira" in out
     assert "Too soon after waking: sleep is allowed again in 30 minutes" in out
     assert "memory m000001 (from j000001): The east door sticks when it rains." in out
+    # emergency compaction: facts journaled first, the summary, the shrunken history
+    assert "journal j000003 (self): Before my memory was compacted" in out
+    assert "journal j000004 (compaction): [CONTEXT SYNTHESIS]" in out
+    assert "summary | (rehearsal summary)" in out
+    assert "-> 21 messages (40 summarised, extraction journaled 1 facts" in out
+    assert "history now starts with: [CONTEXT SUMMARY]" in out
     assert "model usage" in out and "Traceback" not in out + done.stderr

@@ -145,6 +145,8 @@ def run_scene(clock_class, runner) -> None:
     did = "  Aria  did | "
 
     def on_turn(_script, outcome):
+        if outcome.stop_reason == "compaction_only":
+            return  # reported below, with the compaction's own numbers
         for call in outcome.tool_calls:
             mark = "ok" if call["ok"] else "REFUSED"
             show.line(
@@ -232,6 +234,37 @@ def run_scene(clock_class, runner) -> None:
     tick(2)
     act(tobin, "say Aria, you can go to sleep again.")
     tick()
+
+    print()
+    print("=" * WIDTH)
+    print("Emergency compaction: a builder shrinks Aria's context budget")
+    print("=" * WIDTH)
+    assistant = script.assistant()
+    messages_before, tokens_before = len(assistant.history), assistant.context_tokens()
+    journal_before = len(assistant.journal)
+    budget = max(int(tokens_before / 0.85), assistant.fixed_tokens() + 500)
+    script.db.config_overrides = {**script.db.config_overrides, "max_context_tokens": budget}
+    show.line(
+        f"history: {messages_before} messages, next request {tokens_before} tokens; budget now "
+        f"{budget} ({100 * tokens_before / budget:.0f}% used, emergency at 80%)"
+    )
+    tick()
+    assistant = script.assistant()
+    report = script.ndb.last_outcome.compaction
+    for entry in assistant.journal.all()[journal_before:]:
+        first_line = entry["content"].splitlines()[0]
+        show.line(f"journal {entry['id']} ({entry['source_type']}): {first_line}", did)
+        if entry["source_type"] == "compaction":
+            show.line(crop(entry["content"].split("\n", 1)[1], 150), "    summary | ")
+    show.line(
+        f"history: {messages_before} -> {len(assistant.history)} messages "
+        f"({report['compaction']['compacted']} summarised, extraction journaled "
+        f"{report['extraction']['facts_recorded']} facts in {report['extraction']['iterations']} "
+        f"iterations); tokens {tokens_before} -> {assistant.context_tokens()}",
+        did,
+    )
+    first = assistant.history.all()[0]
+    show.line(f"history now starts with: {crop(first['content'], 70)}", did)
 
     print()
     print("=" * WIDTH)

@@ -17,6 +17,7 @@ from evennia.utils.utils import class_from_module, crop
 
 from .characters import ASSISTANT_TAG
 from .conf import ConfigError, config_keys, describe_key, parse_override
+from .memory.core import CoreMemoryFull
 from .llm.runner import default_runner
 from .sleep.lifecycle import DEFAULT_HOURS, DEPTHS, LIGHT, MAX_HOURS, MIN_HOURS, SleepRefused
 
@@ -25,6 +26,8 @@ _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 '\-]{0,39}$")
 MAX_PERSONA_CHARS = 2000
 MAX_INSTRUCTION_CHARS = 2000
 PROGRESS_WIDTH = 20
+# the least room a budget must leave for the conversation itself
+MIN_CONVERSATION_TOKENS = 500
 
 
 def find_assistants() -> list:
@@ -49,6 +52,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/set <name>/<key>=<value>
       @assistant/journal <name>
       @assistant/memory <name>[=<query>]
+      @assistant/core <name>[/<key>[=<value>]]
       @assistant/sleep <name>[=<hours> [light|deep] [<reason>]]
       @assistant/wake <name>[=<reason>]
       @assistant/instruct <name>=<instruction>
@@ -65,6 +69,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                  Without '=<value>', lists the keys with their current values.
       journal  - show the assistant's journal entries, newest first.
       memory   - list its long-term memories, or search them for <query>.
+      core     - its core memory: the notes in every prompt. <key>=<value> sets
+                 a note, <key>= removes it (within the memory_block_tokens budget).
       sleep    - put it to sleep now (default 4 hours, light). Light sleep
                  wakes on urgent events, deep only when the time is up. The
                  safeguards the assistant itself must pass do not bind you.
@@ -97,6 +103,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         "set",
         "journal",
         "memory",
+        "core",
         "sleep",
         "wake",
         "instruct",
@@ -228,6 +235,10 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 f"{status['context_tokens']} of {status['max_context_tokens']} "
                 f"({100 * status['context_tokens'] / status['max_context_tokens']:.1f}%)",
             ),
+            (
+                "core memory",
+                f"{status['core_memory_tokens']} of {status['memory_block_tokens']} tokens",
+            ),
             ("journal entries", status["journal_size"]),
             ("long-term memories", status["long_term_memories"]),
             (
@@ -257,6 +268,16 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                         f"{', '.join(turn.get('tools') or [])} -> {turn.get('stop_reason')}",
                         80,
                     ),
+                )
+            )
+        if status["last_compaction"]:
+            last = status["last_compaction"]
+            rows.append(
+                (
+                    "last compaction",
+                    f"{last['at'][:19]} ({'emergency' if last['emergency'] else 'sleep'}): "
+                    f"{last['result']}, {last['compacted']} messages, {last['facts_recorded']} "
+                    f"facts journaled first, tokens {last['tokens_before']} -> {last['tokens_after']}",
                 )
             )
         rows.append(("tick errors", f"{status['tick_errors']} {status['last_error'] or ''}"))
@@ -310,6 +331,15 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             except ConfigError as err:
                 self.msg(f"Not changed. {err}")
                 return
+            if key == "max_context_tokens":
+                needed = script.assistant().fixed_tokens() + MIN_CONVERSATION_TOKENS
+                if typed < needed:
+                    self.msg(
+                        f"Not changed. max_context_tokens={typed} cannot hold the system prompt, "
+                        f"core memory and tools ({needed - MIN_CONVERSATION_TOKENS} tokens) plus "
+                        f"{MIN_CONVERSATION_TOKENS} for the conversation: at least {needed}."
+                    )
+                    return
             overrides[key] = typed
             shown = repr(typed)
         script.db.config_overrides = overrides
@@ -389,6 +419,52 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         for column, width in ((0, 11), (1, 6), (2, 12)):
             table.reformat_column(column, width=width)
         self.msg(f"|w{assistant.key}'s long-term memory: {title}|n\n{table}")
+
+    def switch_core(self):
+        target, _, key = (self.lhs or "").partition("/")
+        assistant = self.find(target)
+        script = assistant and self.script_of(assistant)
+        if not script:
+            return
+        core = script.assistant()
+        memory = core.core_memory
+        budget = core.config.memory_block_tokens
+        key = key.strip()
+        if not key:
+            items = memory.items()
+            if not items:
+                self.msg(f"{assistant.key}'s core memory is empty (budget {budget} tokens).")
+                return
+            table = EvTable("|wkey|n", "|wvalue|n", "|wrecorded|n", width=100)
+            for name, item in sorted(items.items()):
+                table.add_row(name, item["value"], (item.get("recorded") or "")[:16])
+            self.msg(
+                f"|w{assistant.key}'s core memory ({memory.tokens()}/{budget} tokens)|n\n{table}"
+            )
+            return
+        if len(key) > 60:
+            self.msg(f"A key is at most 60 characters; '{key[:20]}...' has {len(key)}.")
+            return
+        if self.rhs is None:
+            item = memory.items().get(key)
+            self.msg(f"{key}: {item['value']}" if item else f"No core memory '{key}'.")
+            return
+        value = self.rhs.strip()
+        if not value:
+            if memory.remove(key):
+                self.msg(f"Removed '{key}' from {assistant.key}'s core memory.")
+            else:
+                self.msg(f"No core memory '{key}' to remove.")
+            return
+        if len(value) > 1000:
+            self.msg(f"A value is at most 1000 characters; this one has {len(value)}.")
+            return
+        try:
+            tokens = memory.set(key, value, script.clock.now(), budget)
+        except CoreMemoryFull as full:
+            self.msg(f"Not changed: {full}")
+            return
+        self.msg(f"{assistant.key}: core memory '{key}' set ({tokens}/{budget} tokens).")
 
     def switch_sleep(self):
         assistant = self.find(self.lhs)

@@ -32,6 +32,8 @@ from .conf import AssistantConfig, ConfigError, resolve_config
 from .llm.client import EndpointSettings, client_for
 from .llm.runner import default_runner, drive
 from .llm.usage import UsageStats
+from .llm.tokens import TokenCounter
+from .memory.core import CoreMemory
 from .memory.journal import Journal
 from .memory.semantic import EmbeddedMemoryStore
 from .sleep import lifecycle as life
@@ -319,8 +321,10 @@ class AssistantScript(DefaultScript):
         try:
             config = self.config()
             config_error = None
+            context_tokens = self.assistant().context_tokens()
         except ConfigError as err:
             config, config_error = AssistantConfig(), str(err)
+            context_tokens = self.db.context_tokens or 0
         queue = EventQueue(AttributeStore(self))
         journal = Journal(AttributeStore(self.obj, MEMORY_CATEGORY))
         now = self.clock.now()
@@ -337,6 +341,11 @@ class AssistantScript(DefaultScript):
             "wake_deferred_reason": self.db.wake_deferred_reason,
             "consolidation_progress": dict(self.db.consolidation_progress or {}),
             "long_term_memories": self.long_term_store().count(),
+            "core_memory_tokens": CoreMemory(
+                AttributeStore(self.obj, MEMORY_CATEGORY), TokenCounter(None)
+            ).tokens(),
+            "memory_block_tokens": config.memory_block_tokens,
+            "last_compaction": self.db.last_compaction,
             "schedule": (
                 f"{config.sleep_start_hour:02d}:00 game time for {config.sleep_duration_hours} h"
                 + (" (suspended)" if self.db.sleep_schedule_suspended else "")
@@ -351,7 +360,7 @@ class AssistantScript(DefaultScript):
             "tick_count": self.db.tick_count or 0,
             "in_flight": bool(self.ndb.in_flight),
             "activity_since_wake": self.db.activity_since_wake or 0,
-            "context_tokens": self.db.context_tokens or 0,
+            "context_tokens": context_tokens,
             "max_context_tokens": config.max_context_tokens,
             "journal_size": len(journal),
             "usage": UsageStats.load(self.db.usage),

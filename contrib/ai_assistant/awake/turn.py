@@ -24,6 +24,13 @@ from typing import Any
 
 from ..clock import from_iso, to_iso
 from ..conf import AssistantConfig
+from ..context.compaction import (
+    LAST_COMPACTION,
+    compaction_summary,
+    extract_then_compact,
+    fit_to_budget,
+    usage_ratio,
+)
 from ..context.history import ConversationHistory, wire_format
 from ..context.prompt import events_message, system_prompt
 from ..llm.client import ChatClient, ChatReply, ChatRequest, LLMError
@@ -31,6 +38,7 @@ from ..llm.runner import BlockingWork
 from ..llm.structured import complete_structured
 from ..llm.tokens import TokenCounter
 from ..llm.usage import UsageStats
+from ..memory.core import CoreMemory
 from ..memory.entities import EntityMemory
 from ..memory.journal import Journal
 from ..memory.semantic import EmbeddedMemoryStore, MemoryStore
@@ -86,11 +94,13 @@ class Assistant:
     long_term: MemoryStore | None = None
 
     def __post_init__(self):
+        self.counter = TokenCounter(self.model)
         self.events = EventQueue(self.state)
-        self.history = ConversationHistory(self.state)
+        self.history = ConversationHistory(self.state, self.counter)
         self.journal = Journal(self.memory_store)
         self.entities = EntityMemory(self.memory_store)
-        self.counter = TokenCounter(self.model)
+        self.core_memory = CoreMemory(self.memory_store, self.counter)
+        self._usage: UsageStats | None = None
         self.lifecycle = Lifecycle(
             self.state, self.journal, self.config, lambda *args: self.on_transition(*args)
         )
@@ -109,26 +119,54 @@ class Assistant:
         return partial(_embed, self.client_factory, self.embedding_model, texts)
 
     def usage(self) -> UsageStats:
-        return UsageStats.load(self.state.get(USAGE))
+        """The usage stats, one object shared by everything this assistant runs."""
+        if self._usage is None:
+            self._usage = UsageStats.load(self.state.get(USAGE))
+        return self._usage
 
-    def save_usage(self, usage: UsageStats) -> None:
-        self.state.set(USAGE, usage.model_dump())
+    def save_usage(self, usage: UsageStats | None = None) -> None:
+        self._usage = usage or self.usage()
+        self.state.set(USAGE, self._usage.model_dump())
 
-    def build_request(self, pending: list[dict]) -> ChatRequest:
-        """System prompt + history + this turn's uncommitted messages, and the awake tools."""
+    def prefix_messages(self) -> list[dict]:
+        """What leads every request: the system prompt, then the core memory block."""
         messages = [system_prompt(self.name, self.persona)]
+        core = self.core_memory.message()
+        if core:
+            messages.append(core)
+        return messages
+
+    def build_request(self, pending: list[dict], tools: list[dict] | None = None) -> ChatRequest:
+        """Prefix + history + this turn's uncommitted messages, with the awake tools.
+
+        The order keeps the prefix stable from call to call (prompt caching): system prompt,
+        tool schemas, core memory, the compaction summary (the history's first message), then
+        the history, newest last.
+
+        """
+        messages = self.prefix_messages()
         messages += [wire_format(message) for message in self.history.all()]
         messages += pending
         return ChatRequest(
             model=self.model,
             messages=messages,
-            tools=self.registry.schemas(AWAKE),
+            tools=self.registry.schemas(AWAKE) if tools is None else tools,
             temperature=self.config.temperature,
             max_tokens=self.config.max_reply_tokens,
         )
 
     def request_tokens(self, request: ChatRequest) -> int:
         return self.counter.count_request(request.messages, request.tools)
+
+    def fixed_tokens(self) -> int:
+        """Tokens every awake request carries before any history: prompt, core memory, tools."""
+        return self.counter.count_messages(self.prefix_messages()) + self.counter.count_tools(
+            self.registry.schemas(AWAKE)
+        )
+
+    def context_tokens(self) -> int:
+        """Tokens of the next awake request without new events (history read from its total)."""
+        return self.fixed_tokens() + self.history.tokens()
 
 
 def _complete(client_factory, request):
@@ -155,6 +193,7 @@ class TurnOutcome:
     request_tokens: list[int] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    compaction: dict | None = None
 
     def summary(self) -> dict:
         return {
@@ -166,12 +205,43 @@ class TurnOutcome:
         }
 
 
+def needs_emergency_compaction(assistant: Assistant) -> bool:
+    config = assistant.config
+    return (
+        config.compact_enabled
+        and len(assistant.history) > 0
+        and usage_ratio(assistant) >= config.compact_emergency_threshold
+    )
+
+
 def awake_tick(assistant: Assistant, now: datetime) -> Generator | None:
-    """Decide whether this tick needs the model; return the turn to drive, or None."""
+    """Decide whether this tick needs the model; return the work to drive, or None."""
     state = assistant.state
     retry_after = from_iso(state.get(RETRY_AFTER))
     if retry_after and now < retry_after:
         return None
+    emergency = needs_emergency_compaction(assistant)
+    turn = _plan_turn(assistant, now)
+    if not emergency:
+        return turn
+    return _emergency_then(assistant, now, turn)
+
+
+def _emergency_then(assistant: Assistant, now: datetime, turn: Generator | None) -> Generator:
+    """Emergency compaction first (seed 001: extraction, then forced compaction), then the turn."""
+    report = yield from extract_then_compact(assistant, now, emergency=True)
+    assistant.state.set(LAST_COMPACTION, compaction_summary(report, now))
+    if report["compaction"].get("error"):
+        _back_off(assistant, now)
+    if turn is None:
+        return TurnOutcome(stop_reason="compaction_only", compaction=report)
+    outcome = yield from turn
+    outcome.compaction = report
+    return outcome
+
+
+def _plan_turn(assistant: Assistant, now: datetime) -> Generator | None:
+    state = assistant.state
     events = assistant.events.peek()
     config = assistant.config
     triggering = [
@@ -233,6 +303,7 @@ def run_turn(
         location=assistant.location,
         speakers={event.speaker.lower(): event.speaker for event in events},
         lifecycle=assistant.lifecycle,
+        core_memory=assistant.core_memory,
     )
     pending = [
         events_message(
@@ -245,6 +316,14 @@ def run_turn(
     ]
     try:
         for iteration in range(config.max_react_iterations):
+            if not (yield from fit_to_budget(assistant, now, pending)):
+                # never send a request over max_context_tokens
+                usage.record_error("context_budget")
+                outcome.error = "context_budget: the request cannot fit max_context_tokens"
+                outcome.stop_reason = "over_budget"
+                if iteration == 0:
+                    _back_off(assistant, now)
+                break
             request = assistant.build_request(pending)
             tokens = assistant.request_tokens(request)
             outcome.request_tokens.append(tokens)

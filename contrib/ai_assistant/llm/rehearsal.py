@@ -16,6 +16,9 @@ Rules, applied to the newest event addressed to the assistant:
 - a whisper or page: whispers back (a page cannot be answered aloud);
 - anything else addressed to it: says a templated acknowledgement quoting what it heard.
 
+Context upkeep is answered by rule as well: the pre-compaction prompt gets one journal entry
+naming who was heard, and a summary request (no tools offered) gets a templated summary.
+
 Structured requests (sleep-time work) are answered by rule too: importance scores from the
 seed's heuristic (plus two for what someone told it), and facts that are the entries' own text.
 
@@ -55,6 +58,10 @@ class RehearsalResponder:
             return self._structured(request)
         if not messages or messages[-1].get("role") == "tool":
             return self._after_tools(messages)
+        if not request.get("tools"):
+            return self._summary(messages)
+        if "[Memory upkeep]" in (messages[-1].get("content") or ""):
+            return self._upkeep(messages)
         system = messages[0].get("content", "") if messages[0].get("role") == "system" else ""
         match = _SELF_NAME_RE.search(system)
         myself = match.group(1) if match else "the assistant"
@@ -66,6 +73,35 @@ class RehearsalResponder:
         speaker = html.unescape(event.group("speaker"))
         text = html.unescape(event.group("text"))
         return tool_reply(*self._calls_for(event.group("type"), speaker, text, myself))
+
+    @staticmethod
+    def _speakers(text: str) -> list[str]:
+        return sorted(set(html.unescape(name) for name in re.findall(r'from="([^"]+)"', text)))
+
+    def _summary(self, messages: list[dict]) -> Reply:
+        transcript = messages[-1].get("content") or ""
+        lines = [line for line in transcript.splitlines() if line.strip()]
+        said = re.findall(r'"text": "([^"\\]{1,60})', transcript)
+        people = ", ".join(self._speakers(transcript)) or "no one"
+        text = (
+            f"(rehearsal summary) {len(lines)} earlier lines of conversation with {people}. "
+            f"Things said in reply included: {'; '.join(said[-3:]) or 'nothing'}."
+        )
+        return text_reply(text)
+
+    def _upkeep(self, messages: list[dict]) -> Reply:
+        history = "\n".join(str(m.get("content") or "") for m in messages)
+        people = ", ".join(self._speakers(history)) or "no one"
+        return tool_reply(
+            tool_call(
+                "add_journal_entry",
+                {
+                    "content": f"Before my memory was compacted, I had been talking with {people}.",
+                    "importance": 5,
+                    "tags": ["upkeep"],
+                },
+            )
+        )
 
     @staticmethod
     def _after_tools(messages: list[dict]) -> Reply:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Generator
 from datetime import datetime
 from typing import Any
 
+from ..context.compaction import sleep_compaction_step
 from ..llm.client import LLMError
 from ..memory.consolidation import (
     FactExtraction,
@@ -35,7 +36,7 @@ from .lifecycle import COMPACTING, DREAMING
 
 SLEEP_ERRORS = "sleep_errors"
 DreamingStep = Callable[[Any, datetime], Generator | None]
-DREAMING_STEPS: list[DreamingStep] = []
+DREAMING_STEPS: list[DreamingStep] = [sleep_compaction_step]
 
 
 def sleep_tick(assistant, now: datetime) -> Generator | None:

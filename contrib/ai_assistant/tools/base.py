@@ -97,6 +97,7 @@ class ToolContext:
     speakers: dict[str, str]  # lower-cased name -> display name of those heard this turn
     control: TurnControl = field(default_factory=TurnControl)
     lifecycle: Any = None  # ai_assistant.sleep.lifecycle.Lifecycle
+    core_memory: Any = None  # ai_assistant.memory.core.CoreMemory
 
 
 class Tool(ABC):

@@ -7,7 +7,11 @@ who did not say them.
 
 """
 
+from typing import Literal
+
 from pydantic import Field
+
+from ..memory.core import CoreMemoryFull
 
 from .base import AWAKE, PRE_COMPACTION, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
@@ -95,4 +99,57 @@ class UpdateEntityObservationTool(Tool):
         return ToolResult(ok=True, content=f"Noted about {name} ({count} observations so far).")
 
 
-MEMORY_TOOLS = [AddJournalEntryTool(), UpdateEntityObservationTool()]
+class MemoryEditArgs(ToolArgs):
+    operation: Literal["set", "remove", "list"] = Field(description="What to do.")
+    key: str | None = Field(
+        None, min_length=1, max_length=60, description="The note's name (set and remove)."
+    )
+    value: str | None = Field(
+        None, min_length=1, max_length=1000, description="The note's text (set)."
+    )
+
+
+class MemoryEditTool(Tool):
+    name = "memory_edit"
+    description = (
+        "Edit your core memory: a few short notes that stay in view in every conversation "
+        "(who you serve, standing requests, key facts). It has a fixed size; remove notes to "
+        "make room."
+    )
+    Args = MemoryEditArgs
+    contexts = frozenset({AWAKE})
+
+    def run(self, ctx: ToolContext, args: MemoryEditArgs) -> ToolResult:
+        core = ctx.core_memory
+        budget = ctx.config.memory_block_tokens
+        if args.operation == "list":
+            items = core.items()
+            if not items:
+                return ToolResult(
+                    ok=True, content=f"Core memory is empty (budget {budget} tokens)."
+                )
+            lines = [f"- {key}: {item['value']}" for key, item in sorted(items.items())]
+            return ToolResult(
+                ok=True,
+                content=f"Core memory ({core.tokens()}/{budget} tokens):\n" + "\n".join(lines),
+            )
+        if not args.key:
+            raise ToolError(f"'{args.operation}' needs a key.")
+        if args.operation == "remove":
+            if not core.remove(args.key):
+                raise ToolError(
+                    f"there is no core memory '{args.key}'. Keys: {', '.join(core.items()) or 'none'}."
+                )
+            return ToolResult(
+                ok=True, content=f"Removed '{args.key}' ({core.tokens()}/{budget} tokens)."
+            )
+        if not args.value:
+            raise ToolError("'set' needs a value.")
+        try:
+            tokens = core.set(args.key, args.value, ctx.now, budget)
+        except CoreMemoryFull as full:
+            raise ToolError(str(full)) from None
+        return ToolResult(ok=True, content=f"Saved '{args.key}' ({tokens}/{budget} tokens).")
+
+
+MEMORY_TOOLS = [AddJournalEntryTool(), UpdateEntityObservationTool(), MemoryEditTool()]
