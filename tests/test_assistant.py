@@ -4,6 +4,8 @@ real openai SDK to a scripted server on 127.0.0.1, failures, overlap, tickers an
 
 """
 
+import json
+
 from twisted.internet import defer
 
 from ai_assistant.awake.events import EventQueue
@@ -83,8 +85,19 @@ class TestTick(AssistantTestCase):
         self.char2.execute_cmd("say just chatting with Char")
         self.tick()
         assert self.responder.requests == []
-        assert self.script.db.tick_count == 6
+        assert self.script.ndb.tick_count == 6
         assert self.script.status()["usage"].calls == 0
+
+    def test_idle_tick_writes_nothing_to_the_database(self):
+        self.tick()
+
+        def snapshot():
+            return {(a.db_key, a.db_category): a.db_value for a in self.script.db_attributes.all()}
+
+        before = snapshot()
+        for _ in range(5):
+            self.tick()
+        assert snapshot() == before
 
     def test_speech_reaches_the_room(self):
         self.responder.add(
@@ -120,7 +133,7 @@ class TestTick(AssistantTestCase):
         assert 'Aria whispers: "The map is upstairs."' in self.received(self.char1)
         assert not any("map is upstairs" in text for text in self.received(self.char2))
         store = AttributeStore(self.aria, MEMORY_CATEGORY)
-        (entry,) = store.get("journal:000000")
+        (entry,) = json.loads(store.get("journal:000000"))
         assert entry["source_type"] == "heard" and entry["heard_from"] == "Char"
         assert entry["location"] == self.room1.key and entry["importance"] == 6
         profile = store.get(f"entity:{self.char1.dbref}")
@@ -290,7 +303,7 @@ class TestStorage(AssistantTestCase):
             attr.db_key for attr in self.aria.db_attributes.filter(db_category=MEMORY_CATEGORY)
         }
         assert {"journal:000000", "journal:000001", "journal:000002", "journal:meta"} <= chunks
-        assert len(store.get("journal:000002")) == 50
+        assert len(json.loads(store.get("journal:000002"))) == 50
 
         # a new entry re-writes only the last chunk (and the small meta value)
         def snapshot():

@@ -420,3 +420,17 @@ def test_seed_fifty_message_shape_reduction():
     assert len(assistant.history) == 21 and report["compacted"] == 30
     assert 1 - after / before >= 0.78
     assert counter.count_messages(assistant.history.all()) <= 16000
+
+
+def test_pending_tokens_equals_a_full_recount():
+    model = ScriptedModel(text("S."))
+    assistant = make_assistant(model, compact_preserve_window=3)
+    assistant.core_memory.set("k", "v", T0, 2000)
+    with_history(assistant, 4)
+    pending = [{"role": "user", "content": "new events here"}]
+    full = assistant.request_tokens(assistant.build_request(pending))
+    assert assistant.pending_tokens(pending) == full
+    run(compact_history(assistant, T0, force=True))
+    assert assistant.pending_tokens(pending) == assistant.request_tokens(
+        assistant.build_request(pending)
+    )

@@ -70,5 +70,5 @@ class TestCoreAndBudget(AssistantTestCase, EvenniaCommandTest):
         self.tick()
         status = self.cmd("/status Aria")
         assert "last compaction" in status and "(emergency): compacted, 16 messages" in status
-        assert self.script.db.history_tokens < 3500 * 0.8
+        assert self.script.assistant().history.tokens() < 3500 * 0.8
         assert f"{self.script.assistant().context_tokens()} of 3500" in status

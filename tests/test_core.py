@@ -1,5 +1,6 @@
 """Pure-core tests: events, storage, tools and the ReAct turn, without a database or HTTP."""
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -118,7 +119,7 @@ def test_chunked_list_writes_stay_flat():
     items.append({"n": 95})
     # one chunk and the meta, however long the list
     assert store.writes - writes_before == 2
-    assert len(store.data["journal:000009"]) == 6
+    assert len(json.loads(store.data["journal:000009"])) == 6
     reopened = ChunkedList(store, "journal")
     assert len(reopened) == 96
     assert reopened.get(95) == {"n": 95}

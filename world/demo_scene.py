@@ -19,26 +19,14 @@ import sys
 import tempfile
 from datetime import datetime, timezone
 
+from world.headless import create_home_room, setup_evennia
+
 WIDTH = 78
 
 
 def _configured_endpoint() -> bool:
     keys = ("AI_ASSISTANT_BASE_URL", "AI_ASSISTANT_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY")
     return any(os.environ.get(key) for key in keys)
-
-
-def _setup_evennia(db_path: str) -> None:
-    os.environ["TEST_DB_PATH"] = db_path  # read by Evennia's default DATABASES setting
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "server.conf.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0, interactive=False)
-    import evennia
-
-    evennia._init()
 
 
 class Transcript:
@@ -95,7 +83,7 @@ def main() -> int:
         )
     with tempfile.TemporaryDirectory(prefix="ai-assistant-demo-") as folder:
         print("Setting up an in-process Evennia on a throwaway database...")
-        _setup_evennia(os.path.join(folder, "demo.db3"))
+        setup_evennia(os.path.join(folder, "demo.db3"))
         try:
             run_scene(ManualClock, inline)
         finally:
@@ -105,14 +93,11 @@ def main() -> int:
 
 
 def run_scene(clock_class, runner) -> None:
-    from django.conf import settings
     from evennia.utils import create
 
     from world.build import build_demo_world
 
-    room = create.create_object("typeclasses.rooms.Room", key="Reading Room", nohome=True)
-    settings.DEFAULT_HOME = room.dbref
-    room, aria = build_demo_world(room)
+    room, aria = build_demo_world(create_home_room())
     hall = create.create_object("typeclasses.rooms.Room", key="Hallway", nohome=True)
     mira = create.create_object(
         "typeclasses.characters.Character", key="Mira", location=hall, home=hall

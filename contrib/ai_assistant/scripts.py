@@ -66,7 +66,6 @@ class AssistantScript(DefaultScript):
         self.db.activity_since_wake = 0
         self.db.config_overrides = {}
         self.db.paused = False
-        self.db.tick_count = 0
         self.db.tick_errors = 0
         self.ensure_ticker()
 
@@ -221,8 +220,9 @@ class AssistantScript(DefaultScript):
             self.ndb.skipped_ticks = (self.ndb.skipped_ticks or 0) + 1
             return
         now = self.clock.now()
-        self.db.tick_count = (self.db.tick_count or 0) + 1
-        self.db.last_tick = to_iso(now)
+        # in ndb: an idle tick must not write to the database
+        self.ndb.tick_count = (self.ndb.tick_count or 0) + 1
+        self.ndb.last_tick = to_iso(now)
         assistant = self.assistant()
         if self.db.operating_mode == AWAKE:
             game_clock = self.game_clock
@@ -356,8 +356,8 @@ class AssistantScript(DefaultScript):
             "tick_rate": (self.db.ticker_subscription or {}).get("interval"),
             "pending_events": len(queue),
             "events_dropped": queue.dropped(),
-            "last_tick": self.db.last_tick,
-            "tick_count": self.db.tick_count or 0,
+            "last_tick": self.ndb.last_tick,
+            "tick_count": self.ndb.tick_count or 0,
             "in_flight": bool(self.ndb.in_flight),
             "activity_since_wake": self.db.activity_since_wake or 0,
             "context_tokens": context_tokens,

@@ -15,6 +15,7 @@ Heard text longer than the configured limit is truncated with a note saying how 
 """
 
 import re
+import time
 from datetime import datetime
 from typing import Literal
 
@@ -140,7 +141,6 @@ class EventQueue:
     """
 
     KEY = "pending_events"
-    COUNTER = "event_counter"
     DROPPED = "events_dropped"
 
     def __init__(self, store: KeyValueStore):
@@ -153,9 +153,9 @@ class EventQueue:
         return len(self.store.get(self.KEY) or [])
 
     def next_id(self) -> int:
-        value = (self.store.get(self.COUNTER) or 0) + 1
-        self.store.set(self.COUNTER, value)
-        return value
+        """A new id, increasing within the queue, costing no write (hearing is a hot path)."""
+        queue = self.store.get(self.KEY) or []
+        return max(time.time_ns(), max((item["id"] for item in queue), default=0) + 1)
 
     def push(self, event: Event, max_pending: int) -> None:
         queue = list(self.store.get(self.KEY) or [])

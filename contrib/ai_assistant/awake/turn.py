@@ -168,6 +168,11 @@ class Assistant:
         """Tokens of the next awake request without new events (history read from its total)."""
         return self.fixed_tokens() + self.history.tokens()
 
+    def pending_tokens(self, pending: list[dict]) -> int:
+        """Tokens of `build_request(pending)`, without re-counting the history: equal to
+        `request_tokens(build_request(pending))`, at a cost that does not grow with it."""
+        return self.context_tokens() + sum(self.counter.count_message(m) for m in pending)
+
 
 def _complete(client_factory, request):
     return client_factory().complete(request)
@@ -325,9 +330,7 @@ def run_turn(
                     _back_off(assistant, now)
                 break
             request = assistant.build_request(pending)
-            tokens = assistant.request_tokens(request)
-            outcome.request_tokens.append(tokens)
-            state.set(CONTEXT_TOKENS, tokens)
+            outcome.request_tokens.append(assistant.pending_tokens(pending))
             try:
                 reply: ChatReply = yield assistant.call_model(request)
             except LLMError as err:
@@ -346,8 +349,9 @@ def run_turn(
             if iteration == 0:
                 assistant.events.remove({event.id for event in events})
                 state.set(ACTIVITY, (state.get(ACTIVITY) or 0) + interactions)
-                state.delete(RETRY_AFTER)
-                state.delete(CONSECUTIVE_ERRORS)
+                for key in (RETRY_AFTER, CONSECUTIVE_ERRORS):
+                    if state.get(key) is not None:
+                        state.delete(key)
             stop = _apply_reply(assistant, ctx, reply, pending, usage, outcome)
             assistant.history.extend(pending)
             pending = []
@@ -359,6 +363,8 @@ def run_turn(
         if ctx.control.wait_until:
             state.set(WAIT_UNTIL, to_iso(ctx.control.wait_until))
             state.set(WAIT_SET_AT, to_iso(now))
+        if outcome.request_tokens:
+            state.set(CONTEXT_TOKENS, outcome.request_tokens[-1])
         assistant.save_usage(usage)
         state.set(LAST_TURN, {"at": to_iso(now), **outcome.summary()})
     return outcome

@@ -256,13 +256,13 @@ def fit_to_budget(assistant, now: datetime, pending: list[dict]) -> Generator:
     """
     budget = assistant.config.max_context_tokens
     window = assistant.config.compact_preserve_window
-    while assistant.request_tokens(assistant.build_request(pending)) > budget:
+    while assistant.pending_tokens(pending) > budget:
         report = yield from compact_history(assistant, now, force=True, preserve_window=window)
         if report.get("error") or (window == 0 and not report.get("compacted")):
             return False
         if window == 0:
             # everything is one summary now; if that is still too big, nothing more can go
-            return assistant.request_tokens(assistant.build_request(pending)) <= budget
+            return assistant.pending_tokens(pending) <= budget
         window //= 2
     return True
 

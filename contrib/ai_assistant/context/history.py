@@ -5,14 +5,13 @@ Stored in a `ChunkedList` on the script, so a turn's messages are appended witho
 the whole history. Messages are OpenAI wire-format dicts; an optional `metadata` key (used by
 compaction markers) is kept in storage and stripped from requests.
 
-The history keeps a running token total (`history_tokens`), updated as messages are added or
-replaced, so measuring context usage costs the same at 10 or 10,000 messages.
+The history keeps a running token total (in its chunk metadata, `history:meta`), updated as
+messages are added or replaced, so measuring context usage costs the same at 10 or 10,000
+messages.
 
 """
 
 from ..memory.store import ChunkedList, KeyValueStore
-
-TOKENS_KEY = "history_tokens"
 
 
 def wire_format(message: dict) -> dict:
@@ -39,19 +38,17 @@ class ConversationHistory:
 
     def tokens(self) -> int:
         """Tokens of all messages (framing included), without re-reading the history."""
-        total = self.store.get(TOKENS_KEY)
+        total = self.messages.extra.get("tokens")
         if total is None:
-            total = self._count(self.all())
-            self.store.set(TOKENS_KEY, total)
+            total = self.messages.extra["tokens"] = self._count(self.all())
         return total
 
     def extend(self, messages: list[dict]) -> None:
         if not messages:
             return
-        total = self.tokens() + self._count(messages)
+        self.messages.extra["tokens"] = self.tokens() + self._count(messages)
         self.messages.extend(messages)
-        self.store.set(TOKENS_KEY, total)
 
     def replace(self, messages: list[dict]) -> None:
+        self.messages.extra["tokens"] = self._count(messages)
         self.messages.replace_all(messages)
-        self.store.set(TOKENS_KEY, self._count(messages))

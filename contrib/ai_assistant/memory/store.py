@@ -5,11 +5,13 @@ Storage primitives for memory that grows.
 Evennia Attributes (`ai_assistant.storage`), tests over a dict. Evennia re-pickles a whole
 Attribute value on every write, so nothing that grows may live in one value: `ChunkedList`
 splits a list into fixed-size chunks, one stored value each, and writes back only the chunks a
-change touched, once. Appending therefore costs the same at 100 or 100,000 items.
+change touched, once. Appending therefore costs the same at 100 or 100,000 items. Each chunk is
+stored as one JSON string (items are plain JSON data), which Evennia pickles in one step.
 
 """
 
 import copy
+import json
 from typing import Any, Protocol
 
 
@@ -59,6 +61,8 @@ class ChunkedList:
         meta = store.get(self._meta_key) or {}
         self.chunk_size = meta.get("chunk_size", chunk_size)
         self._count = meta.get("count", 0)
+        # small values kept with the meta (one write instead of two), e.g. a token total
+        self.extra: dict = dict(meta.get("extra") or {})
         self._chunks: dict[int, list] = {}
 
     @property
@@ -70,13 +74,21 @@ class ChunkedList:
 
     def _chunk(self, index: int) -> list:
         if index not in self._chunks:
-            self._chunks[index] = list(self.store.get(self._chunk_key(index)) or [])
+            stored = self.store.get(self._chunk_key(index)) or []
+            self._chunks[index] = json.loads(stored) if isinstance(stored, str) else list(stored)
         return self._chunks[index]
 
     def _write(self, chunk_indexes) -> None:
         for index in sorted(set(chunk_indexes)):
-            self.store.set(self._chunk_key(index), self._chunks[index])
-        self.store.set(self._meta_key, {"count": self._count, "chunk_size": self.chunk_size})
+            # one JSON string per chunk: stores (Attributes) pickle a string in one step
+            # instead of walking every nested dict of every item
+            self.store.set(
+                self._chunk_key(index), json.dumps(self._chunks[index], separators=(",", ":"))
+            )
+        self.store.set(
+            self._meta_key,
+            {"count": self._count, "chunk_size": self.chunk_size, "extra": self.extra},
+        )
 
     def __len__(self) -> int:
         return self._count

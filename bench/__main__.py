@@ -1,0 +1,75 @@
+"""
+`make bench`: measure the assistant's cost side by side and guard the design.
+
+Prints a table, then one line per benchmark: name, measured ratio or figure, target, PASS/FAIL.
+Exit status 1 when a target fails. `--quick` runs the smallest sizes (what the test suite's
+smoke test runs); `--only N[,N]` runs some of them.
+
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[1])
+    parser.add_argument("--quick", action="store_true", help="smallest sizes (smoke test)")
+    parser.add_argument("--only", default="", help="comma-separated benchmark numbers, e.g. 1,3")
+    args = parser.parse_args(argv)
+    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 8))
+    results = []
+    with tempfile.TemporaryDirectory(prefix="ai-assistant-bench-") as folder:
+        if 1 in wanted:
+            from bench.server import reactor_responsiveness
+
+            results.append(reactor_responsiveness(folder, quick=args.quick))
+        if wanted & set(range(2, 8)):
+            results += run_in_process(folder, wanted, args.quick)
+    width = max(len(r.name) for r in results)
+    print()
+    print(f"{'benchmark':<{width}}  {'measured':<48}  {'target':<30}  result")
+    print("-" * (width + 90))
+    for result in results:
+        print(
+            f"{result.name:<{width}}  {result.figure:<48}  {result.target:<30}  "
+            f"{'PASS' if result.passed else 'FAIL'}"
+        )
+    print()
+    for number, result in enumerate(results, 1):
+        for detail in result.details:
+            print(f"  {result.name}: {detail}")
+    print()
+    for result in results:
+        print(result.line())
+    return 0 if all(result.passed for result in results) else 1
+
+
+def run_in_process(folder: str, wanted: set[int], quick: bool) -> list:
+    from world.headless import create_home_room, setup_evennia
+
+    setup_evennia(os.path.join(folder, "bench.db3"))
+    from bench import cases
+
+    world = cases.World(create_home_room("Bench Hall"))
+    results = []
+    if 2 in wanted:
+        sizes = dict(small=(10, 100), large=(100, 1000), rounds=5) if quick else {}
+        results.append(cases.tick_overhead(world, **sizes))
+    if 3 in wanted:
+        sizes = dict(small=100, large=1000, rounds=10, naive=0) if quick else {}
+        results.append(cases.journal_write(world, **sizes))
+    if 4 in wanted:
+        results.append(cases.idle_cost(world, ticks=50 if quick else 1000))
+    if 5 in wanted:
+        results.append(cases.sleep_cost(world, entries=20 if quick else 200, batch=10))
+    if 6 in wanted:
+        results.append(cases.prompt_stability(world, turns=4 if quick else 15))
+    if 7 in wanted:
+        results.append(cases.compaction_reduction(world))
+    return results
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,375 @@
+"""
+Benchmarks 2-7: in-process, on a real Evennia database (Attributes and all), with the model on
+127.0.0.1 (`LocalModelServer`) or, where only the assistant's own CPU is measured, answering
+instantly in process.
+
+Each returns a `Result`. Timed figures are ratios of medians of a baseline and a measured case
+run alternately in the same process, never bare times.
+
+"""
+
+import gc
+import math
+import statistics
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from django.conf import settings
+
+from ai_assistant.clock import ManualClock
+from ai_assistant.llm.client import ChatReply, TokenUsage, ToolCall
+from ai_assistant.llm.local_server import LocalModelServer
+from ai_assistant.llm.rehearsal import RehearsalResponder
+from ai_assistant.llm.runner import inline
+from ai_assistant.sleep import lifecycle as life
+
+START = datetime(2026, 11, 21, 9, 0, tzinfo=timezone.utc)
+
+
+@dataclass
+class Result:
+    name: str
+    figure: str
+    target: str
+    passed: bool
+    details: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (
+            f"{self.name}: {self.figure} (target {self.target}) {'PASS' if self.passed else 'FAIL'}"
+        )
+
+
+class InstantClient:
+    """A model that answers at once, in process: say, then noop after the tool result."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self):
+        return self
+
+    def complete(self, request):
+        self.calls += 1
+        if request.messages[-1].get("role") == "tool":
+            calls = [ToolCall(f"n{self.calls}", "noop", "{}")]
+        else:
+            calls = [ToolCall(f"s{self.calls}", "say", '{"text": "Hello there."}')]
+        return ChatReply(
+            content=None,
+            tool_calls=calls,
+            finish_reason="tool_calls",
+            usage=TokenUsage(prompt=100, completion=10),
+        )
+
+
+class World:
+    """A room with a speaker, and helpers to make assistants in it."""
+
+    def __init__(self, room):
+        from evennia.utils import create
+
+        self.room = room
+        self.speaker = create.create_object(
+            "typeclasses.characters.Character", key="Visitor", location=room, home=room
+        )
+        self.count = 0
+
+    def assistant(self, overrides: dict | None = None, name: str | None = None):
+        from evennia.utils import create
+
+        self.count += 1
+        character = create.create_object(
+            "ai_assistant.characters.AssistantCharacter",
+            key=name or f"Bench{self.count}",
+            location=self.room,
+            home=self.room,
+        )
+        script = character.assistant_script
+        script.ndb.clock = ManualClock(START)
+        script.ndb.runner = inline
+        script.db.config_overrides = dict(overrides or {})
+        return character, script
+
+
+def _message_pairs(count: int) -> list[dict]:
+    messages = []
+    for i in range(count // 2):
+        messages.append(
+            {
+                "role": "user",
+                "content": f'<event type="say" from="Visitor">question number {i}</event>',
+            }
+        )
+        messages.append({"role": "assistant", "content": f"answer number {i}"})
+    return messages
+
+
+_CONTENTS = (
+    "Mira asked me to remember that shelf {i} holds the sea charts.",
+    "Tobin said the east door sticks when it rains (day {i}).",
+    "Someone mentioned the weather again, visit {i}.",
+    "A visitor told me their name is Guest{i} and their quest is the lost atlas.",
+    "Small talk about the lamp, round {i}.",
+)
+
+
+def _journal_entries(count: int) -> list[dict]:
+    """Entries of varied weight: heard facts, names and quests, small talk."""
+    return [
+        {
+            "id": f"j{i:06d}",
+            "seq": i,
+            "content": _CONTENTS[i % len(_CONTENTS)].format(i=i),
+            "author": "Bench",
+            "source_type": "heard" if i % 5 < 2 else "self",
+            "heard_from": ("Mira", "Tobin")[i % 2] if i % 5 < 2 else None,
+            "location": "Hall",
+            "created_at": START.isoformat(),
+            "importance": 5,
+            "scoring_method": "heuristic",
+            "tags": [],
+            "consolidated": False,
+            "memory_ids": [],
+        }
+        for i in range(count)
+    ]
+
+
+def _fill(script, history: int, journal: int) -> None:
+    assistant = script.assistant()
+    assistant.history.extend(_message_pairs(history))
+    assistant.journal.entries.extend(_journal_entries(journal))
+
+
+def tick_overhead(world: World, small=(10, 100), large=(1000, 10000), rounds=30) -> Result:
+    """2. CPU time of an awake tick (instant model) with small vs large history and journal."""
+    cases = {}
+    for label, (history, journal) in (("small", small), ("large", large)):
+        character, script = world.assistant({"max_context_tokens": 2000000})
+        _fill(script, history, journal)
+        script.assistant().client_factory = InstantClient()
+        cases[label] = (character, script, [])
+    for round_no in range(rounds + 3):
+        for label, (character, script, samples) in cases.items():
+            character.hear("say", world.speaker, f"{character.key}, question {round_no}?")
+            script.ndb.clock.advance(5)
+            gc.collect()
+            started = time.process_time()
+            script.at_assistant_tick()
+            elapsed = time.process_time() - started
+            if round_no >= 3:  # warm-up
+                samples.append(elapsed)
+    small_ms = statistics.median(cases["small"][2]) * 1000
+    large_ms = statistics.median(cases["large"][2]) * 1000
+    ratio = large_ms / small_ms
+    return Result(
+        f"tick overhead {large[0]} msgs/{large[1]} entries vs {small[0]}/{small[1]}",
+        f"{ratio:.2f}x",
+        "<= 2x",
+        ratio <= 2.0,
+        [
+            f"median awake tick CPU: {small_ms:.2f} ms small, {large_ms:.2f} ms large "
+            f"({rounds} ticks each, alternating)"
+        ],
+    )
+
+
+def journal_write(world: World, small=100, large=10000, rounds=60, naive=5000) -> Result:
+    """3. Wall time of one journal append at `small` vs `large` existing entries."""
+    cases = {}
+    for label, size in (("small", small), ("large", large)):
+        _, script = world.assistant()
+        script.assistant().journal.entries.extend(_journal_entries(size))
+        cases[label] = (script.assistant().journal, [])
+    for round_no in range(rounds + 3):
+        for label, (journal, samples) in cases.items():
+            started = time.perf_counter()
+            journal.add(f"entry {round_no}", author="Bench", now=START)
+            if round_no >= 3:
+                samples.append(time.perf_counter() - started)
+    small_ms = statistics.median(cases["small"][1]) * 1000
+    large_ms = statistics.median(cases["large"][1]) * 1000
+    ratio = large_ms / small_ms
+    details = [f"median append: {small_ms:.2f} ms at {small}, {large_ms:.2f} ms at {large}"]
+    if naive:
+        # for comparison: the layout the design rules out, one Attribute holding a list
+        holder, _ = world.assistant()
+        holder.db.naive_journal = _journal_entries(naive)
+        samples = []
+        for i in range(10):
+            started = time.perf_counter()
+            holder.db.naive_journal.append({"content": f"x{i}"})
+            samples.append(time.perf_counter() - started)
+        details.append(
+            f"(a single-Attribute list at {naive} entries: "
+            f"{statistics.median(samples) * 1000:.1f} ms per append)"
+        )
+    return Result(
+        f"journal append at {large} vs {small} entries",
+        f"{ratio:.2f}x",
+        "<= 2x",
+        ratio <= 2.0,
+        details,
+    )
+
+
+class Recording:
+    """Wraps a responder, keeping every request."""
+
+    def __init__(self, responder):
+        self.responder = responder
+        self.requests = []
+
+    def respond(self, request):
+        self.requests.append(request)
+        return self.responder.respond(request)
+
+
+def _use_server(server: LocalModelServer) -> None:
+    settings.AI_ASSISTANT_BASE_URL = server.base_url
+    settings.AI_ASSISTANT_API_KEY = "bench"
+
+
+def idle_cost(world: World, ticks=1000) -> Result:
+    """4. Model calls and tokens over idle awake ticks (ambient chatter only)."""
+    recording = Recording(RehearsalResponder())
+    with LocalModelServer(recording) as server:
+        _use_server(server)
+        character, script = world.assistant()
+        for i in range(ticks):
+            if i % 10 == 0:
+                world.speaker.execute_cmd(f"say the weather is fine today, part {i}")
+            script.ndb.clock.advance(5)
+            script.at_assistant_tick()
+        usage = script.status()["usage"]
+    calls, tokens = len(recording.requests), usage.total_tokens
+    return Result(
+        f"idle cost over {ticks} awake ticks",
+        f"{calls} calls, {tokens} tokens",
+        "0",
+        calls == 0 and tokens == 0,
+        [
+            f"{ticks // 10} ambient lines heard; pending events kept: "
+            f"{script.status()['pending_events']}"
+        ],
+    )
+
+
+def sleep_cost(world: World, entries=200, batch=10) -> Result:
+    """5. Model calls and tokens to consolidate `entries` journal entries."""
+    recording = Recording(RehearsalResponder())
+    with LocalModelServer(recording) as server:
+        _use_server(server)
+        _, script = world.assistant({"scoring_batch_size": batch})
+        assistant = script.assistant()
+        assistant.journal.entries.extend(_journal_entries(entries))
+        assistant.lifecycle.go_to_sleep(
+            script.ndb.clock.now(), reason="bench", initiated_by="builder", enforce_safeguards=False
+        )
+        ticks = 0
+        while script.db.sleep_phase == life.COMPACTING and ticks < 10 * entries:
+            script.ndb.clock.advance(60)
+            script.at_assistant_tick()
+            ticks += 1
+        usage = script.status()["usage"]
+    kinds = [
+        r.get("response_format", {}).get("json_schema", {}).get("name") for r in recording.requests
+    ]
+    scoring = kinds.count("ImportanceScores")
+    extraction = kinds.count("FactExtraction")
+    batches = math.ceil(entries / batch)
+    memories = script.assistant().long_term.count()
+    return Result(
+        f"sleep cost for {entries} entries (batch {batch})",
+        f"{scoring} scoring calls for {batches} batches, {usage.total_tokens / entries:.0f} "
+        "tokens per entry",
+        "<= 1 scoring call per batch",
+        scoring <= batches and script.db.sleep_phase == life.DREAMING,
+        [
+            f"{len(recording.requests)} calls in all ({scoring} scoring, {extraction} extraction) "
+            f"over {ticks} sleep ticks; {usage.prompt_tokens} prompt + {usage.completion_tokens} "
+            f"completion tokens; {memories} memories stored"
+        ],
+    )
+
+
+def prompt_stability(world: World, turns=15) -> Result:
+    """6. Share of prompt tokens that repeat the previous call's prefix (cacheable)."""
+    recording = Recording(RehearsalResponder())
+    with LocalModelServer(recording) as server:
+        _use_server(server)
+        character, script = world.assistant()
+        for i in range(turns):
+            world.speaker.execute_cmd(f"say {character.key}, tell me about shelf {i}.")
+            script.ndb.clock.advance(5)
+            script.at_assistant_tick()
+        usage = script.status()["usage"]
+        first_prompt = server.counter.count_request(
+            recording.requests[0]["messages"], recording.requests[0].get("tools", [])
+        )
+    # the first call has no predecessor: measure the ones that do
+    prompt = usage.prompt_tokens - first_prompt
+    share = usage.cached_tokens / prompt if prompt else 0.0
+    return Result(
+        f"prompt prefix stability over {turns} turns",
+        f"{share:.2f} of prompt tokens",
+        ">= 0.80",
+        share >= 0.8,
+        [
+            f"{usage.calls} calls, {usage.prompt_tokens} prompt tokens, "
+            f"{usage.cached_tokens} reusable as cached prefix"
+        ],
+    )
+
+
+def compaction_reduction(world: World) -> Result:
+    """7. Token reduction of compaction on the seed's 50-message example shape."""
+    from ai_assistant.context.compaction import compact_history
+    from ai_assistant.llm.runner import drive
+
+    class Summariser:
+        def __call__(self):
+            return self
+
+        def complete(self, request):
+            return ChatReply(
+                content="A summary of the old conversation. " * 20,
+                tool_calls=[],
+                finish_reason="stop",
+                usage=TokenUsage(100, 140),
+            )
+
+    _, script = world.assistant()
+    assistant = script.assistant()
+    assistant.client_factory = Summariser()
+    old = [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": " ".join(f"old{i}w{j}" for j in range(450)),
+        }
+        for i in range(30)
+    ]
+    recent = [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": " ".join(f"new{i}w{j}" for j in range(170)),
+        }
+        for i in range(20)
+    ]
+    assistant.history.extend(old + recent)
+    before, messages = assistant.history.tokens(), len(assistant.history)
+    drive(compact_history(assistant, START, force=True), inline)
+    after = assistant.history.tokens()
+    reduction = 1 - after / before
+    return Result(
+        "compaction on the seed's 50-message shape",
+        f"{reduction:.1%} reduction",
+        ">= 78%",
+        reduction >= 0.78,
+        [
+            f"{messages} messages, {before} tokens -> {len(assistant.history)} messages, "
+            f"{after} tokens"
+        ],
+    )
