@@ -14,7 +14,7 @@ STAMP := $(ENV_DIR)/.ai-assistant-installed
 # evennia starts twistd by name: the environment's bin must be on PATH
 export PATH := $(ENV_DIR)/bin:$(PATH)
 
-.PHONY: install test demo serve stop format clean
+.PHONY: install test demo serve stop bench format clean
 
 $(PY):
 	$(PYTHON) -m venv $(ENV_DIR)
@@ -47,6 +47,9 @@ serve: $(STAMP)
 
 stop: $(STAMP)
 	$(EVENNIA) stop
+
+bench: $(STAMP)
+	$(PY) -m bench
 
 format: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[dev]"

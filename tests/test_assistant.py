@@ -17,6 +17,7 @@ from .helpers import AssistantTestCase
 
 class TestHearing(AssistantTestCase):
     def pending(self):
+        self.script.flush_heard()  # heard events are written at the next tick
         return EventQueue(AttributeStore(self.script)).peek()
 
     def test_say_addressed_and_ambient(self):
@@ -232,6 +233,7 @@ class TestTick(AssistantTestCase):
         assert not self.script.ndb.in_flight
         assert len(self.responder.requests) == 2
         # the event that arrived mid-turn was not swallowed by it
+        self.script.flush_heard()
         assert [e.text for e in EventQueue(AttributeStore(self.script)).peek()] == ["Aria, me too"]
 
     def test_exceptions_never_escape_a_tick(self):
@@ -317,3 +319,34 @@ class TestStorage(AssistantTestCase):
         after = snapshot()
         changed = {key for key in after if after[key] != before.get(key)}
         assert changed == {"journal:000002", "journal:meta"}
+
+
+class TestHearingIsCheap(AssistantTestCase):
+    def test_hearing_writes_nothing_until_the_tick(self):
+        def snapshot():
+            return {(a.db_key, a.db_category): a.db_value for a in self.script.db_attributes.all()}
+
+        before = snapshot()
+        self.char1.execute_cmd("say Aria, one")
+        self.char2.execute_cmd("say Aria, two")
+        assert snapshot() == before
+        assert self.script.status()["pending_events"] == 2  # status counts them
+        ids = [e.id for e in EventQueue(AttributeStore(self.script)).peek()]
+        assert len(ids) == 2 and ids[0] < ids[1]
+
+    def test_heard_events_are_flushed_on_reload(self):
+        self.char1.execute_cmd("say Aria, before the reload")
+        self.script.at_server_reload()
+        (event,) = EventQueue(AttributeStore(self.script)).peek()
+        assert event.text == "Aria, before the reload"
+
+    def test_live_ticks_are_spread_over_the_interval(self):
+        from unittest.mock import patch
+
+        self.script.ndb.runner = None
+        with patch("ai_assistant.scripts.reactor") as fake:
+            fake.running = True
+            offset = self.script.tick_offset()
+            self.script.at_assistant_tick()
+        assert 0 <= offset < 5
+        fake.callLater.assert_called_once_with(offset, self.script.run_tick)

@@ -130,10 +130,12 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
 
     def test_instruct(self):
         self.cmd("/instruct Aria=Greet newcomers warmly.", "Aria received your instruction")
+        self.script.flush_heard()
         (event,) = self.script.assistant().events.peek()
         assert event.type == "instruction" and event.classification == "direct_message"
         assert "Usage: @assistant/instruct" in self.cmd("/instruct Aria")
         assert "at most 2000" in self.cmd("/instruct Aria=" + "x" * 2001)
+        self.script.flush_heard()
         assert len(self.script.assistant().events) == 1
 
     def test_tick(self):

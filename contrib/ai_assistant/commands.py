@@ -536,7 +536,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             self.msg(f"{assistant.key} is paused; @assistant/resume {assistant.key} first.")
             return
         script.ndb.last_outcome = None
-        script.at_assistant_tick()
+        script.run_tick()
         outcome = script.ndb.last_outcome
         if script.ndb.in_flight:
             self.msg(f"{assistant.key} is thinking (a model call is in flight).")

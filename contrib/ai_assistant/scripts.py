@@ -23,6 +23,7 @@ from django.conf import settings
 from evennia.scripts.scripts import DefaultScript
 from evennia.scripts.tickerhandler import TICKER_HANDLER
 from evennia.utils import gametime, logger
+from twisted.internet import reactor
 
 from .awake.events import EventQueue, make_event
 from .awake.turn import Assistant, TurnOutcome, awake_tick
@@ -181,13 +182,20 @@ class AssistantScript(DefaultScript):
     # ---- hearing --------------------------------------------------------------------------
 
     def enqueue_event(self, event_type: str, speaker, text: str, metadata: dict | None = None):
-        """Record something the character heard (see `AssistantCharacterMixin.hear`)."""
+        """Record something the character heard (see `AssistantCharacterMixin.hear`).
+
+        Hearing is a hot path (one `say` reaches every assistant in the room), so the event
+        waits in memory and is written to the queue Attribute at the assistant's next tick,
+        in one write with any others (and on reload and shutdown).
+
+        """
         config = self.safe_config()
         character = self.obj
+        heard = self.ndb.heard if self.ndb.heard is not None else []
         queue = EventQueue(AttributeStore(self))
         is_object = hasattr(speaker, "key")
         event = make_event(
-            event_id=queue.next_id(),
+            event_id=queue.next_id(after=heard[-1].id if heard else 0),
             event_type=event_type,
             speaker=speaker.key if is_object else str(speaker),
             speaker_key=f"#{speaker.id}" if is_object else None,
@@ -199,21 +207,59 @@ class AssistantScript(DefaultScript):
             from_assistant=is_object and is_assistant(speaker),
             metadata=metadata,
         )
-        queue.push(event, config.max_pending_events)
+        heard.append(event)
+        self.ndb.heard = heard
         return event
+
+    def flush_heard(self) -> int:
+        """Write the events heard since the last tick to the queue; returns how many."""
+        heard = self.ndb.heard
+        if not heard:
+            return 0
+        self.ndb.heard = []
+        EventQueue(AttributeStore(self)).push_many(heard, self.safe_config().max_pending_events)
+        return len(heard)
+
+    def at_server_reload(self):
+        self.flush_heard()
+
+    def at_server_shutdown(self):
+        self.flush_heard()
 
     # ---- the tick -------------------------------------------------------------------------
 
     def at_assistant_tick(self, *args, **kwargs):
-        """The ticker's callback. Returns None always (a Deferred would stall the ticker)."""
+        """The ticker's callback. Returns None always (a Deferred would stall the ticker).
+
+        Every assistant on the same tick rate shares one ticker; on a live server each runs
+        its work at its own offset within the interval, so a hundred assistants do not all
+        take the reactor in the same instant.
+
+        """
+        offset = self.tick_offset()
+        if offset:
+            reactor.callLater(offset, self.run_tick)
+        else:
+            self.run_tick()
+        return None
+
+    def tick_offset(self) -> float:
+        """Seconds to wait before this tick's work: a fixed share of the interval (live only)."""
+        if self.ndb.runner is not None or not reactor.running:
+            return 0.0  # tests and headless runs drive ticks themselves
+        rate = (self.db.ticker_subscription or {}).get("interval") or 5
+        return ((self.id or 0) * 0.6180339887 % 1.0) * rate
+
+    def run_tick(self) -> None:
+        """One tick's work, now. Never raises."""
         try:
+            self.flush_heard()
             if self.db.paused:
-                return None
+                return
             self._tick()
         except Exception as err:
             self.ndb.in_flight = False
             self._record_error("tick", err)
-        return None
 
     def _tick(self) -> None:
         if self.ndb.in_flight:
@@ -325,6 +371,7 @@ class AssistantScript(DefaultScript):
         except ConfigError as err:
             config, config_error = AssistantConfig(), str(err)
             context_tokens = self.db.context_tokens or 0
+        self.flush_heard()
         queue = EventQueue(AttributeStore(self))
         journal = Journal(AttributeStore(self.obj, MEMORY_CATEGORY))
         now = self.clock.now()

@@ -18,6 +18,7 @@ LOCK_FUNC_MODULES = ("evennia.locks.lockfuncs",)
 INPUT_FUNC_MODULES = ["evennia.server.inputfuncs"]
 FUNCPARSER_OUTGOING_MESSAGES_MODULES = ["evennia.utils.funcparser"]
 SERVER_SERVICES_PLUGIN_MODULES = []
+FILE_HELP_ENTRY_MODULES = []
 PORTAL_SERVICES_PLUGIN_MODULES = []
 
 # the demo customises only characters and rooms (typeclasses/); the rest are Evennia's own

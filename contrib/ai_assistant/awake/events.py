@@ -152,14 +152,21 @@ class EventQueue:
     def __len__(self) -> int:
         return len(self.store.get(self.KEY) or [])
 
-    def next_id(self) -> int:
-        """A new id, increasing within the queue, costing no write (hearing is a hot path)."""
+    def next_id(self, after: int = 0) -> int:
+        """A new id, increasing within the queue (and past `after`), costing no write."""
         queue = self.store.get(self.KEY) or []
-        return max(time.time_ns(), max((item["id"] for item in queue), default=0) + 1)
+        top = max((item["id"] for item in queue), default=0)
+        return max(time.time_ns(), top + 1, after + 1)
 
     def push(self, event: Event, max_pending: int) -> None:
+        self.push_many([event], max_pending)
+
+    def push_many(self, events: list[Event], max_pending: int) -> None:
+        """Append events in one write, then drop overflow (oldest ambient first)."""
+        if not events:
+            return
         queue = list(self.store.get(self.KEY) or [])
-        queue.append(event.model_dump())
+        queue.extend(event.model_dump() for event in events)
         dropped = 0
         while len(queue) > max_pending:
             position = next((i for i, item in enumerate(queue) if not item["urgent"]), 0)

@@ -1,0 +1,284 @@
+"""
+Benchmark 1, reactor responsiveness: a real Evennia server process with 0 and N awake
+assistants, all handling speech through a model with 300 ms latency (a `LocalModelServer` on
+127.0.0.1). A probe client measures command round trips; the server's own 10 ms timer measures
+reactor lag. Phases with 0 and N assistants alternate; the assistants are moved into and out of
+the hall where a talker speaks once a second.
+
+"""
+
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ai_assistant.llm.local_server import LocalModelServer
+from ai_assistant.llm.rehearsal import RehearsalResponder
+
+from .cases import Result
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSWORD = "bench-pass-123"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m|\xff[\xfb-\xfe].|\xff.")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Client:
+    """A minimal telnet client: send lines, wait for text."""
+
+    def __init__(self, port: int):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.buffer = ""
+        self.lock = threading.Lock()
+
+    def send(self, line: str) -> None:
+        self.sock.sendall(line.encode() + b"\r\n")
+
+    def wait_for(self, text: str, timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        while text not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"waited for {text!r}; got {self.buffer[-300:]!r}")
+            self.sock.settimeout(remaining)
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                raise TimeoutError(f"waited for {text!r}; got {self.buffer[-500:]!r}") from None
+            if not data:
+                raise ConnectionError("server closed the connection")
+            self.buffer += _ANSI.sub("", data.decode(errors="replace"))
+        before, _, after = self.buffer.partition(text)
+        self.buffer = after
+        return before
+
+    def drain(self) -> None:
+        self.sock.settimeout(0.05)
+        try:
+            while self.sock.recv(65536):
+                pass
+        except (socket.timeout, BlockingIOError):
+            pass
+        self.buffer = ""
+
+    def close(self) -> None:
+        try:
+            self.send("quit")
+        finally:
+            self.sock.close()
+
+
+def _game_dir(folder: str, model_url: str, telnet: int, lag_file: str) -> Path:
+    game = Path(folder) / "game"
+    for part in ("server", "typeclasses", "commands", "world"):
+        shutil.copytree(
+            ROOT / part,
+            game / part,
+            ignore=shutil.ignore_patterns("*.db3", "*.log", "*.pid", "__pycache__"),
+        )
+    (game / "server" / "logs").mkdir(exist_ok=True)
+    # the game folder is on the server's path (the launcher does not pass PYTHONPATH on)
+    shutil.copy(
+        Path(__file__).with_name("lag_plugin.py"), game / "server" / "conf" / "bench_lag.py"
+    )
+    with open(game / "server" / "conf" / "settings.py", "a") as out:
+        out.write(f"""
+# ---- benchmark ----
+TELNET_PORTS = [{telnet}]
+AMP_PORT = {free_port()}
+WEBSERVER_ENABLED = False
+WEBSOCKET_CLIENT_ENABLED = False
+SERVER_SERVICES_PLUGIN_MODULES = ["server.conf.bench_lag"]
+BENCH_LAG_FILE = {lag_file!r}
+AI_ASSISTANT_BASE_URL = {model_url!r}
+AI_ASSISTANT_API_KEY = "bench"
+AI_ASSISTANT_DEFAULTS = {{"respond_to_ambient": True, "max_retries": 0, "request_timeout": 15}}
+""")
+    return game
+
+
+def _evennia(game: Path, *args: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "evennia"), *args],
+        cwd=game,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+def _login(port: int, name: str) -> Client:
+    client = Client(port)
+    client.wait_for("connect")
+    client.send(f"connect {name} {PASSWORD}")
+    client.wait_for("You become")
+    time.sleep(0.5)
+    client.drain()
+    return client
+
+
+def _py(client: Client, code: str, marker: str) -> None:
+    client.send(f"py {code}; print('{marker}')")
+    client.wait_for(f"\n{marker}", timeout=60)
+    time.sleep(0.2)
+    client.drain()
+
+
+def _phase(probe: Client, talker: Client, seconds: float, tag: str) -> list[float]:
+    """Talk in the hall once a second; probe round trips every 100 ms; return RTTs (s)."""
+    stop = threading.Event()
+
+    def talk():
+        n = 0
+        while not stop.is_set():
+            talker.send(f"say Hello everyone, a question for you, number {tag}-{n}.")
+            n += 1
+            stop.wait(1.0)
+
+    thread = threading.Thread(target=talk, daemon=True)
+    thread.start()
+    rtts = []
+    deadline = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < deadline:
+        marker = f"ping{tag}x{n}"
+        started = time.perf_counter()
+        probe.send(f"say {marker}")
+        probe.wait_for(f'"{marker}"', timeout=30)
+        rtts.append(time.perf_counter() - started)
+        n += 1
+        time.sleep(0.1)
+    stop.set()
+    thread.join()
+    # keep the talker's buffer from filling up with the assistants' replies
+    talker.drain()
+    return rtts
+
+
+def _lag(lag_file: str, start: float, end: float) -> list[float]:
+    if not os.path.exists(lag_file):
+        return []
+    samples = []
+    with open(lag_file) as src:
+        for line in src:
+            t, lag = line.split()
+            if start <= float(t) <= end:
+                samples.append(float(lag))
+    return samples
+
+
+def _p99(values: list[float]) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+
+
+def reactor_responsiveness(
+    folder: str, quick: bool = False, assistants: int | None = None, latency: float = 0.3
+) -> Result:
+    count = assistants if assistants is not None else (5 if quick else 100)
+    seconds, rounds = (4.0, 1) if quick else (12.0, 2)
+    telnet = free_port()
+    lag_file = os.path.join(folder, "lag.txt")
+    model = LocalModelServer(RehearsalResponder(), latency=latency).start()
+    game = _game_dir(folder, model.base_url, telnet, lag_file)
+    env = {
+        **os.environ,
+        "EVENNIA_SUPERUSER_USERNAME": "admin",
+        "EVENNIA_SUPERUSER_PASSWORD": PASSWORD,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    results = {0: [], count: []}
+    lags = {0: [], count: []}
+    try:
+        for step in (("migrate",), ("start",)):
+            done = _evennia(game, *step, env=env)
+            if done.returncode != 0:
+                raise RuntimeError(
+                    f"evennia {step[0]} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+                )
+        # the first start runs Evennia's initial setup, then restarts the server once
+        log = game / "server" / "logs" / "server.log"
+        deadline = time.monotonic() + 120
+        while "successfully restarted" not in (log.read_text() if log.exists() else ""):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the benchmark server did not finish starting")
+            time.sleep(0.5)
+        probe = _login(telnet, "admin")
+        _py(
+            probe,
+            f"from evennia import DefaultAccount; DefaultAccount.create(username='talker', "
+            f"password='{PASSWORD}')",
+            "account-done",
+        )
+        talker = _login(telnet, "talker")
+        # (py runs code with separate globals and locals: comprehensions use __import__)
+        ev = "__import__('evennia')"
+        _py(
+            probe,
+            f"{ev}.create_object('typeclasses.rooms.Room', key='Hall'); "
+            f"{ev}.create_object('typeclasses.rooms.Room', key='Storage'); "
+            f"{ev}.search_object('talker')[0].move_to({ev}.search_object('Hall')[0], quiet=True)",
+            "rooms-done",
+        )
+        _py(
+            probe,
+            f"[{ev}.create_object('ai_assistant.characters.AssistantCharacter', "
+            f"key='Helper' + str(i), location={ev}.search_object('Storage')[0], "
+            f"home={ev}.search_object('Storage')[0]) for i in range({count})]",
+            "assistants-done",
+        )
+        move = (
+            f"[o.move_to({ev}.search_object('{{room}}')[0], quiet=True) "
+            f"for o in {ev}.search_tag('ai_assistant', category='ai_assistant')]"
+        )
+        for round_no in range(rounds):
+            for n in (0, count):
+                _py(probe, move.format(room="Hall" if n else "Storage"), f"moved-{round_no}-{n}")
+                time.sleep(1.0)
+                started = time.time()
+                results[n] += _phase(probe, talker, seconds, f"{round_no}n{n}")
+                time.sleep(1.5)  # let the lag file flush
+                lags[n] += _lag(lag_file, started, started + seconds)
+        probe.close()
+        talker.close()
+    finally:
+        _evennia(game, "stop", env=env)
+        model.stop()
+        if not os.path.exists(lag_file):
+            log = (game / "server" / "logs" / "server.log").read_text()
+            print("no reactor lag samples; server log tail:\n" + log[-1500:])
+    base, loaded = _p99(results[0]), _p99(results[count])
+    ratio = loaded / base
+    worst = max(results[count])
+    passed = ratio <= 2.0 and worst <= 0.25
+    return Result(
+        f"reactor: command round trip p99 with {count} assistants vs 0",
+        f"{ratio:.2f}x, worst {worst * 1000:.0f} ms",
+        "<= 2x, none over 250 ms",
+        passed,
+        [
+            f"p99 round trip {base * 1000:.1f} ms with 0, {loaded * 1000:.1f} ms with {count} "
+            f"({len(results[0])} and {len(results[count])} probes, {rounds} alternating phases of "
+            f"{seconds:.0f} s each, model latency {latency * 1000:.0f} ms)",
+            f"median round trip {statistics.median(results[0]) * 1000:.1f} / "
+            f"{statistics.median(results[count]) * 1000:.1f} ms",
+            f"reactor lag p99 (10 ms timer) {_p99(lags[0]) * 1000:.1f} ms with 0, "
+            f"{_p99(lags[count]) * 1000:.1f} ms with {count}; max {max(lags[count] or [0]) * 1000:.1f} ms",
+        ],
+    )
