@@ -5,7 +5,11 @@ records how late the reactor runs it, flushed once a second to settings.BENCH_LA
 
 """
 
+import sys
+import threading
 import time
+import traceback
+from collections import Counter
 
 from django.conf import settings
 from twisted.internet import task
@@ -30,3 +34,24 @@ def start_plugin_services(server):
 
     task.LoopingCall(beat).start(INTERVAL, now=False)
     task.LoopingCall(flush).start(1.0, now=False)
+    _watchdog(last)
+
+
+def _watchdog(last, stall=0.3):
+    """When the reactor stalls, sample where it is: the stacks go to BENCH_LAG_FILE + ".stalls"."""
+    reactor_thread = threading.get_ident()
+    seen = Counter()
+
+    def watch():
+        while True:
+            time.sleep(0.1)
+            if time.perf_counter() - last[0] > stall:
+                frame = sys._current_frames().get(reactor_thread)
+                if frame is not None:
+                    stack = "".join(traceback.format_stack(frame)[-12:])
+                    seen[stack] += 1
+                    if seen[stack] in (1, 10, 100):
+                        with open(settings.BENCH_LAG_FILE + ".stalls", "a") as out:
+                            out.write(f"--- stalled ({seen[stack]} samples)\n{stack}\n")
+
+    threading.Thread(target=watch, daemon=True).start()

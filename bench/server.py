@@ -260,6 +260,11 @@ def reactor_responsiveness(
     finally:
         _evennia(game, "stop", env=env)
         model.stop()
+        stalls = lag_file + ".stalls"
+        if os.path.exists(stalls):
+            keep = os.environ.get("BENCH_STALLS_OUT")
+            if keep:
+                shutil.copy(stalls, keep)
         if not os.path.exists(lag_file):
             log = (game / "server" / "logs" / "server.log").read_text()
             print("no reactor lag samples; server log tail:\n" + log[-1500:])

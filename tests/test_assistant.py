@@ -350,3 +350,23 @@ class TestHearingIsCheap(AssistantTestCase):
             self.script.at_assistant_tick()
         assert 0 <= offset < 5
         fake.callLater.assert_called_once_with(offset, self.script.run_tick)
+
+
+class TestAssistantsAmongThemselves(AssistantTestCase):
+    def test_other_assistants_are_not_captured_unless_configured(self):
+        from evennia.utils import create
+
+        other = create.create_object(
+            "ai_assistant.characters.AssistantCharacter",
+            key="Botty",
+            location=self.room1,
+            home=self.room1,
+        )
+        other.at_say("Hello Aria, I am another assistant.")
+        assert self.script.status()["pending_events"] == 0
+        self.script.db.config_overrides = {**self.overrides, "respond_to_assistants": True}
+        self.script.ndb.assistant = None
+        other.at_say("Hello again, Aria.")
+        self.script.flush_heard()
+        (event,) = EventQueue(AttributeStore(self.script)).peek()
+        assert event.from_assistant and event.speaker == "Botty"

@@ -453,3 +453,18 @@ def test_context_tokens_counted_per_request():
     outcome = run_tick(assistant)
     assert outcome.request_tokens[0] > 100
     assert assistant.state.get("context_tokens") == outcome.request_tokens[-1]
+
+
+def test_crowded_room_lists_twenty_present_and_recalls_only_speakers():
+    model = ScriptedModel(reply(("noop", {})))
+    world = FakeWorld(present=[f"Person{i}" for i in range(30)])
+    lookups = []
+    world.entity_key = lambda name: lookups.append(name) or (f"name:{name.lower()}", name)
+    assistant = make_assistant(model, world=world)
+    assistant.entities.observe("name:person3", "Person3", "Likes maps", now=T0, author="Aria")
+    hear(assistant, "Aria, hello", speaker="Person3")
+    run_tick(assistant)
+    content = model.requests[0].messages[-1]["content"]
+    assert "Person19, and 10 others." in content and "Person20" not in content
+    assert "Person3: Likes maps" in content
+    assert lookups == []  # recall uses the speakers' own keys, no search of the room

@@ -58,7 +58,10 @@ class CharacterWorld:
     def _find_present(self, name: str):
         name = name.strip().lstrip("@").lower()
         others = self._others()
-        exact = [obj for obj in others if obj.key.lower() == name or name in obj.aliases.all()]
+        exact = [obj for obj in others if obj.key.lower() == name]
+        if not exact:
+            # aliases are a query per object: only when no name matched
+            exact = [obj for obj in others if name in obj.aliases.all()]
         if len(exact) == 1:
             return exact[0]
         partial = [obj for obj in others if obj.key.lower().startswith(name)]
@@ -147,8 +150,13 @@ class AssistantCharacterMixin:
 
     @property
     def assistant_script(self):
-        scripts = self.scripts.get(SCRIPT_KEY)
-        return scripts[0] if scripts else None
+        """The assistant's script, cached in ndb (looking it up is a query, and hearing is a
+        hot path)."""
+        script = self.ndb.assistant_script
+        if script is None or not script.pk:
+            scripts = self.scripts.get(SCRIPT_KEY)
+            script = self.ndb.assistant_script = scripts[0] if scripts else None
+        return script
 
     @property
     def assistant_world(self) -> CharacterWorld:
@@ -166,6 +174,10 @@ class AssistantCharacterMixin:
         speaker = from_obj[0] if isinstance(from_obj, (list, tuple)) and from_obj else from_obj
         if speaker is None or speaker == self or not text:
             return
+        if is_assistant(speaker):
+            script = self.assistant_script
+            if script is None or not script.hears_assistants():
+                return  # before any other work: N assistants would otherwise do N x N
         options = text[1] if isinstance(text, (tuple, list)) and len(text) > 1 else {}
         msg_type = (options or {}).get("type") or kwargs.get("type")
         plain = _plain(text)

@@ -62,7 +62,8 @@ class AssistantConfig(BaseModel):
         description="Call the model for speech not addressed to the assistant (costs tokens).",
     )
     respond_to_assistants: bool = Field(
-        False, description="Let other assistants' speech trigger a model call (loop risk)."
+        False,
+        description="Hear other assistants and let them trigger model calls (loop risk).",
     )
     max_event_chars: int = Field(
         1000, ge=50, le=20000, description="Longer heard text is truncated with a note."

@@ -16,6 +16,7 @@ exception escapes a tick; each is logged with context and counted in `db.tick_er
 
 """
 
+import time
 from datetime import datetime, timezone
 from functools import partial
 
@@ -117,6 +118,14 @@ class AssistantScript(DefaultScript):
             getattr(settings, "AI_ASSISTANT_DEFAULTS", None), dict(self.db.config_overrides or {})
         )
 
+    def cached_config(self) -> AssistantConfig:
+        """The config of the cached core assistant (cheap), else a fresh one."""
+        cached = self.ndb.assistant
+        return cached.config if cached is not None else self.safe_config()
+
+    def hears_assistants(self) -> bool:
+        return self.cached_config().respond_to_assistants
+
     def safe_config(self) -> AssistantConfig:
         try:
             return self.config()
@@ -189,13 +198,19 @@ class AssistantScript(DefaultScript):
         in one write with any others (and on reload and shutdown).
 
         """
-        config = self.safe_config()
+        is_object = hasattr(speaker, "key")
+        from_assistant = is_object and is_assistant(speaker)
+        config = self.cached_config()
+        if from_assistant and not config.respond_to_assistants:
+            # N assistants in a room would otherwise capture each other's every line (N x N)
+            return None
         character = self.obj
         heard = self.ndb.heard if self.ndb.heard is not None else []
-        queue = EventQueue(AttributeStore(self))
-        is_object = hasattr(speaker, "key")
+        last_id = self.ndb.last_event_id
+        if last_id is None:
+            last_id = EventQueue(AttributeStore(self)).next_id()
         event = make_event(
-            event_id=queue.next_id(after=heard[-1].id if heard else 0),
+            event_id=max(time.time_ns(), last_id + 1),
             event_type=event_type,
             speaker=speaker.key if is_object else str(speaker),
             speaker_key=f"#{speaker.id}" if is_object else None,
@@ -204,9 +219,10 @@ class AssistantScript(DefaultScript):
             assistant_names=[character.key, *character.aliases.all()],
             max_chars=config.max_event_chars,
             location=character.location.key if character.location else None,
-            from_assistant=is_object and is_assistant(speaker),
+            from_assistant=from_assistant,
             metadata=metadata,
         )
+        self.ndb.last_event_id = event.id
         heard.append(event)
         self.ndb.heard = heard
         return event

@@ -271,14 +271,28 @@ def _plan_turn(assistant: Assistant, now: datetime) -> Generator | None:
     return run_turn(assistant, events, len(triggering), now)
 
 
-def _recall(assistant: Assistant, present: list[str]) -> dict[str, list[str]]:
-    recall = {}
-    for name in present:
-        key, display = assistant.world.entity_key(name)
+MAX_RECALLED = 10
+MAX_PRESENT_LISTED = 20
+
+
+def _recall(assistant: Assistant, events: list[Event]) -> dict[str, list[str]]:
+    """What the assistant knows about the people it heard this turn (not everyone present: a
+    crowded room would make that a lookup per person per turn)."""
+    recall: dict[str, list[str]] = {}
+    for event in events:
+        if event.speaker in recall or len(recall) >= MAX_RECALLED or event.from_assistant:
+            continue
+        key = event.speaker_key or f"name:{event.speaker.lower()}"
         notes = assistant.entities.recall(key, assistant.config.recall_observations)
         if notes:
-            recall[display] = notes
+            recall[event.speaker] = notes
     return recall
+
+
+def _listed(present: list[str]) -> list[str]:
+    if len(present) <= MAX_PRESENT_LISTED:
+        return present
+    return present[:MAX_PRESENT_LISTED] + [f"and {len(present) - MAX_PRESENT_LISTED} others"]
 
 
 def _back_off(assistant: Assistant, now: datetime) -> None:
@@ -314,8 +328,8 @@ def run_turn(
         events_message(
             events,
             location=assistant.location,
-            present=present,
-            recall=_recall(assistant, present),
+            present=_listed(present),
+            recall=_recall(assistant, events),
             now_text=now.strftime("%Y-%m-%d %H:%M UTC"),
         )
     ]

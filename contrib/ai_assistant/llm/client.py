@@ -18,6 +18,11 @@ from typing import Any, Protocol
 
 import openai
 
+# the SDK imports its (large) chat types lazily, on the first call; do it now, when the contrib
+# loads at server start, not in the middle of play (an import holds Python's import lock)
+import openai.resources.chat.completions  # noqa: E402,F401
+import openai.types.chat  # noqa: E402,F401
+
 # error kinds, counted per assistant
 RATE_LIMIT = "rate_limit"
 SERVER_ERROR = "server_error"

@@ -1,0 +1,50 @@
+"""
+`make bench` at its smallest sizes, so the benchmarks cannot rot. Timing ratios are not judged
+here (the machines are noisy; `make bench` judges them); the deterministic targets are.
+
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_bench_quick_runs_every_benchmark():
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_SETTINGS", "OPENAI_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = done.stdout
+    assert "Traceback" not in out + done.stderr, (out + done.stderr)[-3000:]
+    lines = {
+        line.split(":")[0]: line
+        for line in out.splitlines()
+        if re.search(r"\(target .*\) (PASS|FAIL)$", line)
+    }
+    names = [
+        "reactor: command round trip p99",
+        "tick overhead",
+        "journal append",
+        "idle cost",
+        "sleep cost",
+        "prompt prefix stability",
+        "compaction on the seed",
+    ]
+    for name in names:
+        assert any(key.startswith(name) for key in lines), f"missing {name}: {out[-2000:]}"
+    # deterministic figures must meet their targets even at the smallest sizes
+    for name in ("idle cost", "sleep cost", "prompt prefix stability", "compaction on the seed"):
+        line = next(line for key, line in lines.items() if key.startswith(name))
+        assert line.endswith("PASS"), line
+    # timed figures are measured side by side: a ratio is printed
+    assert re.search(r"tick overhead .*: \d+\.\d+x", out)
+    assert re.search(r"reactor: command round trip .*: \d+\.\d+x, worst \d+ ms", out)
