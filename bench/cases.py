@@ -324,6 +324,22 @@ def prompt_stability(world: World, turns=15) -> Result:
     )
 
 
+def seed_fifty_message_shape() -> tuple[list[dict], list[dict]]:
+    """Seed 001's example: 50 messages of about 70,000 tokens whose last 20 hold about 15,000
+    (30 older messages of ~1,800 tokens, 20 recent of ~680)."""
+
+    def messages(prefix: str, count: int, words: int) -> list[dict]:
+        return [
+            {
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": " ".join(f"{prefix}{i}w{j}" for j in range(words)),
+            }
+            for i in range(count)
+        ]
+
+    return messages("old", 30, 450), messages("new", 20, 170)
+
+
 def compaction_reduction(world: World) -> Result:
     """7. Token reduction of compaction on the seed's 50-message example shape."""
     from ai_assistant.context.compaction import compact_history
@@ -344,20 +360,7 @@ def compaction_reduction(world: World) -> Result:
     _, script = world.assistant()
     assistant = script.assistant()
     assistant.client_factory = Summariser()
-    old = [
-        {
-            "role": "user" if i % 2 == 0 else "assistant",
-            "content": " ".join(f"old{i}w{j}" for j in range(450)),
-        }
-        for i in range(30)
-    ]
-    recent = [
-        {
-            "role": "user" if i % 2 == 0 else "assistant",
-            "content": " ".join(f"new{i}w{j}" for j in range(170)),
-        }
-        for i in range(20)
-    ]
+    old, recent = seed_fifty_message_shape()
     assistant.history.extend(old + recent)
     before, messages = assistant.history.tokens(), len(assistant.history)
     drive(compact_history(assistant, START, force=True), inline)

@@ -396,20 +396,9 @@ def test_seed_fifty_message_shape_reduction():
     from ai_assistant.llm.tokens import TokenCounter
 
     counter = TokenCounter()
-    old = [
-        {
-            "role": "user" if i % 2 == 0 else "assistant",
-            "content": " ".join(f"old{i}w{j}" for j in range(450)),
-        }
-        for i in range(30)
-    ]
-    recent = [
-        {
-            "role": "user" if i % 2 == 0 else "assistant",
-            "content": " ".join(f"new{i}w{j}" for j in range(170)),
-        }
-        for i in range(20)
-    ]
+    from bench.cases import seed_fifty_message_shape
+
+    old, recent = seed_fifty_message_shape()
     model = ScriptedModel(text("A summary of the old conversation. " * 20))
     assistant = make_assistant(model, max_context_tokens=100000)
     assistant.history.extend(old + recent)

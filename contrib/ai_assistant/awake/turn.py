@@ -158,6 +158,21 @@ class Assistant:
     def request_tokens(self, request: ChatRequest) -> int:
         return self.counter.count_request(request.messages, request.tools)
 
+    def tool_context(self, now: datetime, speakers: dict[str, str]) -> ToolContext:
+        """What the tools may use in one turn; `speakers` are those heard (by lower-case name)."""
+        return ToolContext(
+            assistant_name=self.name,
+            world=self.world,
+            journal=self.journal,
+            entities=self.entities,
+            config=self.config,
+            now=now,
+            location=self.location,
+            speakers=speakers,
+            lifecycle=self.lifecycle,
+            core_memory=self.core_memory,
+        )
+
     def fixed_tokens(self) -> int:
         """Tokens every awake request carries before any history: prompt, core memory, tools."""
         return self.counter.count_messages(self.prefix_messages()) + self.counter.count_tools(
@@ -312,18 +327,7 @@ def run_turn(
     usage = assistant.usage()
     outcome = TurnOutcome(events=events)
     present = assistant.world.present()
-    ctx = ToolContext(
-        assistant_name=assistant.name,
-        world=assistant.world,
-        journal=assistant.journal,
-        entities=assistant.entities,
-        config=config,
-        now=now,
-        location=assistant.location,
-        speakers={event.speaker.lower(): event.speaker for event in events},
-        lifecycle=assistant.lifecycle,
-        core_memory=assistant.core_memory,
-    )
+    ctx = assistant.tool_context(now, {event.speaker.lower(): event.speaker for event in events})
     pending = [
         events_message(
             events,

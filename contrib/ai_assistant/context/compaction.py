@@ -22,7 +22,7 @@ from datetime import datetime
 
 from ..clock import to_iso
 from ..llm.client import ChatRequest, LLMError
-from ..tools.base import PRE_COMPACTION, ToolContext
+from ..tools.base import PRE_COMPACTION
 
 SUMMARY_PREFIX = "[CONTEXT SUMMARY]"
 SYNTHESIS_PREFIX = "[CONTEXT SYNTHESIS]"
@@ -172,17 +172,7 @@ def pre_compaction_extraction(assistant, now: datetime, max_iterations: int) -> 
         return {"skipped": "history too short", "facts_recorded": 0, "iterations": 0}
     state = assistant.state
     state.set(CONTEXT_SIGNALS, {**(state.get(CONTEXT_SIGNALS) or {}), "pre_compaction": True})
-    ctx = ToolContext(
-        assistant_name=assistant.name,
-        world=assistant.world,
-        journal=assistant.journal,
-        entities=assistant.entities,
-        config=config,
-        now=now,
-        location=assistant.location,
-        speakers=_speakers_in(history),
-        lifecycle=assistant.lifecycle,
-    )
+    ctx = assistant.tool_context(now, _speakers_in(history))
     allowed = set(assistant.registry.names(PRE_COMPACTION))
     tools = assistant.registry.schemas(PRE_COMPACTION)
     prompt = (config.pre_compact_prompt or DEFAULT_EXTRACTION_PROMPT).replace("\n", " ")

@@ -59,23 +59,14 @@ def render_entries(entries: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def scoring_request(model: str, name: str, entries: list[dict], max_tokens: int) -> ChatRequest:
+def entries_request(
+    prompt: str, model: str, name: str, entries: list[dict], max_tokens: int
+) -> ChatRequest:
+    """A sleep-time request: `prompt` (SCORING_PROMPT or EXTRACTION_PROMPT) over `entries`."""
     return ChatRequest(
         model=model,
         messages=[
-            {"role": "system", "content": SCORING_PROMPT.format(name=name)},
-            {"role": "user", "content": render_entries(entries)},
-        ],
-        temperature=0.0,
-        max_tokens=max_tokens,
-    )
-
-
-def extraction_request(model: str, name: str, entries: list[dict], max_tokens: int) -> ChatRequest:
-    return ChatRequest(
-        model=model,
-        messages=[
-            {"role": "system", "content": EXTRACTION_PROMPT.format(name=name)},
+            {"role": "system", "content": prompt.format(name=name)},
             {"role": "user", "content": render_entries(entries)},
         ],
         temperature=0.0,

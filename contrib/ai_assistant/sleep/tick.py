@@ -28,9 +28,10 @@ from ..llm.client import LLMError
 from ..memory.consolidation import (
     FactExtraction,
     ImportanceScores,
+    EXTRACTION_PROMPT,
+    SCORING_PROMPT,
     clean_facts,
-    extraction_request,
-    scoring_request,
+    entries_request,
 )
 from .lifecycle import COMPACTING, DREAMING
 
@@ -72,8 +73,8 @@ def compacting_step(assistant, now: datetime) -> Generator:
         to_score = [e for e in pending if e["scoring_method"] == "heuristic"]
         to_score = to_score[: config.scoring_batch_size]
         if to_score:
-            request = scoring_request(
-                assistant.model, assistant.name, to_score, config.max_reply_tokens
+            request = entries_request(
+                SCORING_PROMPT, assistant.model, assistant.name, to_score, config.max_reply_tokens
             )
             result, replies = yield assistant.structured(request, ImportanceScores)
             for reply in replies:
@@ -91,8 +92,8 @@ def compacting_step(assistant, now: datetime) -> Generator:
             report["skipped"] = len(low)
         batch = [e for e in scored if e["importance"] >= minimum][: config.scoring_batch_size]
         if batch:
-            request = extraction_request(
-                assistant.model, assistant.name, batch, config.max_reply_tokens
+            request = entries_request(
+                EXTRACTION_PROMPT, assistant.model, assistant.name, batch, config.max_reply_tokens
             )
             extraction, replies = yield assistant.structured(request, FactExtraction)
             for reply in replies:
