@@ -32,7 +32,7 @@ from .characters import is_assistant
 from .clock import SystemClock, from_iso, to_iso
 from .conf import AssistantConfig, ConfigError, resolve_config
 from .llm.client import EndpointSettings, client_for
-from .llm.runner import default_runner, drive
+from .llm.runner import DEFAULT_MODEL_THREADS, default_runner, drive, in_thread
 from .llm.usage import UsageStats
 from .llm.tokens import TokenCounter
 from .memory.core import CoreMemory
@@ -305,6 +305,9 @@ class AssistantScript(DefaultScript):
             return
         self.ndb.in_flight = True
         runner = self.ndb.runner or default_runner()
+        if runner is in_thread:
+            size = getattr(settings, "AI_ASSISTANT_MODEL_THREADS", DEFAULT_MODEL_THREADS)
+            runner = partial(in_thread, threads_count=size)
         drive(work, runner).addCallbacks(on_done, self._turn_failed)
 
     def _after_sleep_tick(self, report) -> None:

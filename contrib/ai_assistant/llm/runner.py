@@ -25,8 +25,35 @@ BlockingWork = Callable[[], Any]
 Runner = Callable[[BlockingWork], defer.Deferred]
 
 
-def in_thread(work: BlockingWork) -> defer.Deferred:
-    return threads.deferToThread(work)
+DEFAULT_MODEL_THREADS = 4
+_pool = None
+
+
+def model_pool(size: int = DEFAULT_MODEL_THREADS):
+    """The model calls' own thread pool, made once and stopped with the reactor.
+
+    Kept apart from the reactor's shared pool, and small: the threads mostly wait on HTTP, but
+    the SDK's request and response handling is Python that competes with the reactor thread for
+    the GIL; a few threads keep enough calls in flight without crowding the reactor out.
+
+    """
+    global _pool
+    if _pool is None:
+        from twisted.internet import reactor
+        from twisted.python.threadpool import ThreadPool
+
+        _pool = ThreadPool(minthreads=0, maxthreads=size, name="ai_assistant_model")
+        _pool.start()
+        reactor.addSystemEventTrigger("during", "shutdown", _pool.stop)
+    elif _pool.max != size:
+        _pool.adjustPoolsize(maxthreads=size)
+    return _pool
+
+
+def in_thread(work: BlockingWork, threads_count: int = DEFAULT_MODEL_THREADS) -> defer.Deferred:
+    from twisted.internet import reactor
+
+    return threads.deferToThreadPool(reactor, model_pool(threads_count), work)
 
 
 def inline(work: BlockingWork) -> defer.Deferred:
