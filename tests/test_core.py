@@ -20,7 +20,6 @@ from ai_assistant.memory.importance import heuristic_importance
 from ai_assistant.memory.journal import Journal
 from ai_assistant.memory.store import ChunkedList, DictStore
 from ai_assistant.tools import AWAKE, default_registry
-from ai_assistant.tools.base import ToolContext
 
 from .core_fakes import T0, FakeWorld, ScriptedModel, hear, make_assistant, reply, run_tick
 
@@ -167,17 +166,7 @@ def test_journal_provenance_and_unconsolidated():
 
 
 def _ctx(world=None, speakers=None):
-    assistant = make_assistant(world=world)
-    return ToolContext(
-        assistant_name="Aria",
-        world=assistant.world,
-        journal=assistant.journal,
-        entities=assistant.entities,
-        config=assistant.config,
-        now=T0,
-        location="Library",
-        speakers=speakers or {},
-    )
+    return make_assistant(world=world).tool_context(T0, speakers or {})
 
 
 def test_dispatch_unknown_tool_lists_available():

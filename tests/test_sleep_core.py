@@ -482,22 +482,11 @@ def test_embedding_search_ranks_by_similarity():
 def test_wake_up_tool_in_sleep_context_only():
     from ai_assistant.llm.client import ToolCall
     from ai_assistant.tools import AWAKE, SLEEP, default_registry
-    from ai_assistant.tools.base import ToolContext
 
     assistant = asleep()
     seen = transitions(assistant)
     registry = default_registry()
-    ctx = ToolContext(
-        assistant_name="Aria",
-        world=assistant.world,
-        journal=assistant.journal,
-        entities=assistant.entities,
-        config=assistant.config,
-        now=T0,
-        location="Library",
-        speakers={},
-        lifecycle=assistant.lifecycle,
-    )
+    ctx = assistant.tool_context(T0, {})
     call = ToolCall("1", "wake_up", '{"reason": "a noise"}')
     assert registry.dispatch(ctx, call, AWAKE).malformed == "tool_not_allowed"
     assert "go_to_sleep" not in registry.names(SLEEP)

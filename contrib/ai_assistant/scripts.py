@@ -34,8 +34,6 @@ from .conf import AssistantConfig, ConfigError, resolve_config
 from .llm.client import EndpointSettings, client_for
 from .llm.runner import DEFAULT_MODEL_THREADS, default_runner, drive, in_thread
 from .llm.usage import UsageStats
-from .llm.tokens import TokenCounter
-from .memory.core import CoreMemory
 from .memory.journal import Journal
 from .memory.semantic import EmbeddedMemoryStore
 from .sleep import lifecycle as life
@@ -386,10 +384,13 @@ class AssistantScript(DefaultScript):
         try:
             config = self.config()
             config_error = None
-            context_tokens = self.assistant().context_tokens()
+            core = self.assistant()
+            context_tokens = core.context_tokens()
+            core_tokens = core.core_memory.tokens()
         except ConfigError as err:
             config, config_error = AssistantConfig(), str(err)
             context_tokens = self.db.context_tokens or 0
+            core_tokens = 0
         self.flush_heard()
         queue = EventQueue(AttributeStore(self))
         journal = Journal(AttributeStore(self.obj, MEMORY_CATEGORY))
@@ -407,9 +408,7 @@ class AssistantScript(DefaultScript):
             "wake_deferred_reason": self.db.wake_deferred_reason,
             "consolidation_progress": dict(self.db.consolidation_progress or {}),
             "long_term_memories": self.long_term_store().count(),
-            "core_memory_tokens": CoreMemory(
-                AttributeStore(self.obj, MEMORY_CATEGORY), TokenCounter(None)
-            ).tokens(),
+            "core_memory_tokens": core_tokens,
             "memory_block_tokens": config.memory_block_tokens,
             "last_compaction": self.db.last_compaction,
             "schedule": (

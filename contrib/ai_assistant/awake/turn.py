@@ -101,6 +101,7 @@ class Assistant:
         self.entities = EntityMemory(self.memory_store)
         self.core_memory = CoreMemory(self.memory_store, self.counter)
         self._usage: UsageStats | None = None
+        self._tool_tokens: int | None = None
         self.lifecycle = Lifecycle(
             self.state, self.journal, self.config, lambda *args: self.on_transition(*args)
         )
@@ -175,9 +176,9 @@ class Assistant:
 
     def fixed_tokens(self) -> int:
         """Tokens every awake request carries before any history: prompt, core memory, tools."""
-        return self.counter.count_messages(self.prefix_messages()) + self.counter.count_tools(
-            self.registry.schemas(AWAKE)
-        )
+        if self._tool_tokens is None:  # the schemas never change; checked every awake tick
+            self._tool_tokens = self.counter.count_tools(self.registry.schemas(AWAKE))
+        return self.counter.count_messages(self.prefix_messages()) + self._tool_tokens
 
     def context_tokens(self) -> int:
         """Tokens of the next awake request without new events (history read from its total)."""

@@ -73,12 +73,7 @@ def compacting_step(assistant, now: datetime) -> Generator:
         to_score = [e for e in pending if e["scoring_method"] == "heuristic"]
         to_score = to_score[: config.scoring_batch_size]
         if to_score:
-            request = entries_request(
-                SCORING_PROMPT, assistant.model, assistant.name, to_score, config.max_reply_tokens
-            )
-            result, replies = yield assistant.structured(request, ImportanceScores)
-            for reply in replies:
-                usage.record_reply(reply)
+            result = yield from _ask(assistant, usage, SCORING_PROMPT, to_score, ImportanceScores)
             report["scored"] = _apply_scores(journal, to_score, result)
             pending = _pending(assistant)
 
@@ -92,12 +87,7 @@ def compacting_step(assistant, now: datetime) -> Generator:
             report["skipped"] = len(low)
         batch = [e for e in scored if e["importance"] >= minimum][: config.scoring_batch_size]
         if batch:
-            request = entries_request(
-                EXTRACTION_PROMPT, assistant.model, assistant.name, batch, config.max_reply_tokens
-            )
-            extraction, replies = yield assistant.structured(request, FactExtraction)
-            for reply in replies:
-                usage.record_reply(reply)
+            extraction = yield from _ask(assistant, usage, EXTRACTION_PROMPT, batch, FactExtraction)
             facts = _facts_by_entry(assistant, batch, extraction)
             vectors: dict[str, list[float]] = {}
             texts = [fact for entry_facts in facts.values() for fact in entry_facts]
@@ -115,6 +105,17 @@ def compacting_step(assistant, now: datetime) -> Generator:
         assistant.save_usage(usage)
         _update_progress(assistant)
     return report
+
+
+def _ask(assistant, usage, prompt: str, entries: list[dict], output_model) -> Generator:
+    """One structured call over journal entries; its usage is recorded."""
+    request = entries_request(
+        prompt, assistant.model, assistant.name, entries, assistant.config.max_reply_tokens
+    )
+    result, replies = yield assistant.structured(request, output_model)
+    for reply in replies:
+        usage.record_reply(reply)
+    return result
 
 
 def _apply_scores(journal, entries: list[dict], result: ImportanceScores) -> int:
