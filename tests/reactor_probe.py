@@ -18,7 +18,7 @@ from ai_assistant.llm.local_server import (
     tool_call,
     tool_reply,
 )
-from ai_assistant.llm.runner import default_runner, drive, in_thread
+from ai_assistant.llm.runner import default_runner, drive, in_thread, reactor_steps
 from tests.core_fakes import FakeWorld, hear, make_assistant
 from ai_assistant.awake.turn import awake_tick
 from tests.core_fakes import T0
@@ -56,7 +56,8 @@ def main():
         result["runner_is_thread"] = default_runner() is in_thread
         heartbeat.start(0.01)
         turn = awake_tick(assistant, T0)
-        drive(turn, in_thread).addBoth(finish)
+        # resumed through the step queue, as the shell does on a live server
+        drive(turn, in_thread, schedule=reactor_steps.submit).addBoth(finish)
 
     def finish(outcome):
         heartbeat.stop()

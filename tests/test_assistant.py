@@ -9,6 +9,7 @@ import json
 from twisted.internet import defer
 
 from ai_assistant.awake.events import EventQueue
+from ai_assistant.llm.runner import reactor_steps
 from ai_assistant.llm.local_server import error_reply, slow, text_reply, tool_call, tool_reply
 from ai_assistant.storage import MEMORY_CATEGORY, AttributeStore
 
@@ -242,7 +243,11 @@ class TestTick(AssistantTestCase):
         assert self.script.at_assistant_tick() is None
         assert self.script.db.tick_errors == 1
         assert "tick_rate" in self.script.db.last_error
-        assert self.script.status()["pending_events"] == 1
+        # the tick's writes commit together, and an error does not roll back what it heard:
+        # read from the database, not Evennia's cache
+        self.script.attributes.reset_cache()
+        assert len(EventQueue(AttributeStore(self.script)).peek()) == 1
+        assert self.script.db.tick_errors == 1
 
     def test_paused_assistant_keeps_hearing_but_does_not_act(self):
         self.script.db.paused = True
@@ -349,7 +354,23 @@ class TestHearingIsCheap(AssistantTestCase):
             offset = self.script.tick_offset()
             self.script.at_assistant_tick()
         assert 0 <= offset < 5
-        fake.callLater.assert_called_once_with(offset, self.script.run_tick)
+        # at its offset, the tick joins the step queue (one step per reactor iteration)
+        fake.callLater.assert_called_once_with(offset, reactor_steps.submit, self.script.run_tick)
+
+    def test_hearing_makes_no_database_query(self):
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        self.char1.execute_cmd("say Aria, warm up")  # the first line fills the caches
+        with CaptureQueriesContext(connection) as queries:
+            for speaker in (self.char1, self.char2):
+                self.aria.at_msg_receive(
+                    text=(f'{speaker.key} says, "hello there"', {"type": "say"}), from_obj=speaker
+                )
+        assert [q["sql"] for q in queries.captured_queries] == []
+        self.script.flush_heard()
+        events = EventQueue(AttributeStore(self.script)).peek()
+        assert [e.text for e in events] == ["Aria, warm up", "hello there", "hello there"]
 
 
 class TestAssistantsAmongThemselves(AssistantTestCase):

@@ -107,6 +107,30 @@ def test_queue_overflow_drops_oldest_ambient_first():
     assert queue.dropped() == 3
 
 
+def test_queue_is_stored_as_one_json_string_and_reads_the_older_list():
+    store = DictStore()
+    queue = EventQueue(store)
+    event = make_event(
+        event_id=7,
+        event_type="say",
+        speaker="B",
+        text="hi",
+        now=T0,
+        assistant_names=["Aria"],
+        max_chars=100,
+        metadata={"priority": 9},
+    )
+    queue.push(event, 10)
+    raw = store.data[EventQueue.KEY]
+    assert isinstance(raw, str) and json.loads(raw)[0]["id"] == 7
+    assert queue.peek() == [event]
+    # a queue written by an earlier version (a list of dicts) is still read, and rewritten
+    store.data[EventQueue.KEY] = [event.model_dump()]
+    assert queue.peek() == [event] and len(queue) == 1
+    queue.remove({7})
+    assert store.data[EventQueue.KEY] == "[]" and queue.peek() == []
+
+
 # ---- storage ----------------------------------------------------------------------------------
 
 
@@ -229,6 +253,16 @@ def test_tool_schemas_are_stable_and_titleless():
         s["function"]["name"] for s in schemas
     )
     assert "title" not in str(schemas)
+
+
+def test_tool_schemas_are_built_once_per_class_and_handed_out_as_copies():
+    from ai_assistant.tools.world import SayTool
+
+    first = SayTool.schema()
+    first["function"]["name"] = "changed by a caller"
+    assert SayTool.schema()["function"]["name"] == "say"
+    cached_args, _ = SayTool.__dict__["_schema_cache"]
+    assert cached_args is SayTool.Args
 
 
 # ---- the awake tick and turn ----------------------------------------------------------------------

@@ -31,3 +31,125 @@ def test_turn_uses_worker_threads_and_never_blocks_the_reactor():
     assert result["said_on"] == [result["reactor_thread"]] == ["MainThread"]
     # 0.6 s of model latency: a 10 ms heartbeat kept beating throughout
     assert result["beats"] >= 30
+
+
+class FakeReactor:
+    """`callLater(0, f)` collected; `iterate()` runs what was due, as one reactor iteration."""
+
+    def __init__(self):
+        self.due = []
+        self.iterations = 0
+
+    def call_later(self, delay, func, *args):
+        assert delay == 0
+        self.due.append((func, args))
+
+    def iterate(self):
+        self.iterations += 1
+        due, self.due = self.due, []
+        for func, args in due:
+            func(*args)
+
+
+def test_step_queue_runs_one_step_per_reactor_iteration_in_order():
+    from ai_assistant.llm.runner import StepQueue
+
+    fake = FakeReactor()
+    queue = StepQueue(call_later=fake.call_later)
+    ran = []
+    for name in ("a", "b", "c"):
+        queue.submit(ran.append, name)
+    assert ran == [] and len(queue) == 3 and len(fake.due) == 1  # one scheduled at a time
+    fake.iterate()
+    assert ran == ["a"]
+    queue.submit(ran.append, "d")  # joins the queue behind the others
+    fake.iterate()
+    fake.iterate()
+    assert ran == ["a", "b", "c"]
+    fake.iterate()
+    assert ran == ["a", "b", "c", "d"] and len(queue) == 0 and fake.due == []
+    queue.submit(ran.append, "e")  # an empty queue starts again
+    fake.iterate()
+    assert ran[-1] == "e" and fake.iterations == 5
+
+
+def test_step_queue_keeps_going_after_a_step_raises():
+    from twisted.python import log
+
+    from ai_assistant.llm.runner import StepQueue
+
+    fake = FakeReactor()
+    queue = StepQueue(call_later=fake.call_later)
+    errors = []
+    log.addObserver(errors.append)
+    try:
+
+        def broken():
+            raise ValueError("boom")
+
+        ran = []
+        queue.submit(broken)
+        queue.submit(ran.append, "after")
+        fake.iterate()
+        fake.iterate()
+    finally:
+        log.removeObserver(errors.append)
+    assert ran == ["after"]
+    assert any(event.get("isError") and "boom" in str(event.get("failure")) for event in errors)
+
+
+def test_drive_resumes_through_the_schedule():
+    from twisted.internet import defer
+
+    from ai_assistant.llm.runner import drive
+
+    scheduled = []
+
+    def turn():
+        first = yield "work-1"
+        second = yield "work-2"
+        return [first, second]
+
+    results = []
+    drive(
+        turn(),
+        lambda work: defer.succeed(work.upper()),
+        schedule=lambda func, *args: scheduled.append((func, args)),
+    ).addCallback(results.append)
+    # the first stretch runs at once; each resume waits for the schedule
+    assert len(scheduled) == 1 and results == []
+    func, args = scheduled.pop()
+    func(*args)
+    assert len(scheduled) == 1 and results == []
+    func, args = scheduled.pop()
+    func(*args)
+    assert results == [["WORK-1", "WORK-2"]]
+
+
+def test_drive_wraps_each_stretch_in_step_and_reports_errors_after_it():
+    from contextlib import contextmanager
+
+    from twisted.internet import defer
+
+    from ai_assistant.llm.runner import drive
+
+    exits = []
+
+    @contextmanager
+    def step():
+        try:
+            yield
+        except BaseException as exc:  # what a transaction would roll back on
+            exits.append(f"raised {exc!r}")
+            raise
+        exits.append("clean")
+
+    def turn():
+        yield "work"
+        raise RuntimeError("tool bug")
+
+    failures = []
+    drive(turn(), lambda work: defer.succeed(work), step=step).addErrback(failures.append)
+    # two stretches, both left cleanly: the writes before the error are kept, not rolled back
+    assert exits == ["clean", "clean"]
+    assert len(failures) == 1 and "tool bug" in str(failures[0].value)

@@ -13,12 +13,12 @@ assistant's script.
 """
 
 import re
+from functools import lru_cache
 
 from django.conf import settings
 from evennia.objects.objects import DefaultCharacter
 from evennia.utils import logger
 from evennia.utils.ansi import strip_ansi
-from evennia.utils.utils import inherits_from
 
 from .tools.base import ToolError
 
@@ -30,13 +30,33 @@ _DEFAULT_PERSONA = "A helpful assistant who lives in this game world."
 
 
 def is_assistant(obj) -> bool:
-    return bool(obj) and obj.tags.has(ASSISTANT_TAG[0], category=ASSISTANT_TAG[1])
+    """Whether `obj` is an AI assistant: its typeclass has `AssistantCharacterMixin`.
+
+    Asked of every speaker by every assistant that hears it, so it must not touch the database
+    (a tag lookup for a tag an object lacks is a query each time). The `ai_assistant` tag is
+    for searching.
+
+    """
+    return isinstance(obj, AssistantCharacterMixin)
 
 
 def _plain(text) -> str:
     if isinstance(text, (tuple, list)):
         text = text[0] if text else ""
-    return strip_ansi(str(text or "")).strip()
+    return _plain_string(str(text or ""))
+
+
+# a line said in a room reaches every assistant there as the same string: strip it once
+@lru_cache(maxsize=512)
+def _plain_string(text: str) -> str:
+    return strip_ansi(text).strip()
+
+
+@lru_cache(maxsize=512)
+def _speech(plain: str) -> str:
+    """The quoted words of a say or whisper line, else the whole line."""
+    match = _SPEECH_RE.search(plain)
+    return match.group("speech") if match else plain
 
 
 class CharacterWorld:
@@ -52,7 +72,7 @@ class CharacterWorld:
         return [
             obj
             for obj in location.contents
-            if obj != self.character and inherits_from(obj, DefaultCharacter)
+            if obj != self.character and isinstance(obj, DefaultCharacter)
         ]
 
     def _find_present(self, name: str):
@@ -171,33 +191,33 @@ class AssistantCharacterMixin:
         return True
 
     def _hear(self, text, from_obj, kwargs) -> None:
+        # runs inside the speaker's command, once per assistant in the room: keep it cheap
         speaker = from_obj[0] if isinstance(from_obj, (list, tuple)) and from_obj else from_obj
-        if speaker is None or speaker == self or not text:
+        if speaker is None or speaker is self or not text:
             return
-        if is_assistant(speaker):
-            script = self.assistant_script
-            if script is None or not script.hears_assistants():
-                return  # before any other work: N assistants would otherwise do N x N
+        script = self.assistant_script
+        if script is None:
+            return
+        if is_assistant(speaker) and not script.hears_assistants():
+            return  # before any other work: N assistants would otherwise do N x N
         options = text[1] if isinstance(text, (tuple, list)) and len(text) > 1 else {}
         msg_type = (options or {}).get("type") or kwargs.get("type")
-        plain = _plain(text)
         if msg_type in ("say", "whisper"):
-            match = _SPEECH_RE.search(plain)
-            self.hear(msg_type, speaker, match.group("speech") if match else plain)
+            script.enqueue_event(msg_type, speaker, _speech(_plain(text)))
         elif msg_type == "pose":
-            self.hear("emote", speaker, plain)
+            script.enqueue_event("emote", speaker, _plain(text))
         elif msg_type in _MOVE_TYPES:
             # departures are announced before the mover leaves, arrivals after it came: both
             # find it in the room, so tell them apart by who was known to be present
             present = self._presence()
             if speaker.id in present:
                 present.discard(speaker.id)
-                self.hear("depart", speaker, plain)
+                script.enqueue_event("depart", speaker, _plain(text))
             else:
                 present.add(speaker.id)
-                self.hear("arrive", speaker, plain)
+                script.enqueue_event("arrive", speaker, _plain(text))
         elif msg_type == "page":
-            self.hear("page", speaker, kwargs.get("ai_speech") or plain)
+            script.enqueue_event("page", speaker, kwargs.get("ai_speech") or _plain(text))
 
     def hear(self, event_type: str, speaker, text: str, metadata: dict | None = None) -> None:
         """Queue an event on the assistant's script.

@@ -21,18 +21,26 @@ from datetime import datetime, timezone
 from functools import partial
 
 from django.conf import settings
+from django.db import transaction
 from evennia.scripts.scripts import DefaultScript
 from evennia.scripts.tickerhandler import TICKER_HANDLER
 from evennia.utils import gametime, logger
 from twisted.internet import reactor
 
-from .awake.events import EventQueue, make_event
+from .awake.events import EventQueue, HeardLine
 from .awake.turn import Assistant, TurnOutcome, awake_tick
 from .characters import is_assistant
 from .clock import SystemClock, from_iso, to_iso
 from .conf import AssistantConfig, ConfigError, resolve_config
 from .llm.client import EndpointSettings, client_for
-from .llm.runner import DEFAULT_MODEL_THREADS, default_runner, drive, in_thread
+from .llm.runner import (
+    DEFAULT_MODEL_THREADS,
+    default_runner,
+    drive,
+    in_thread,
+    inline,
+    reactor_steps,
+)
 from .llm.usage import UsageStats
 from .memory.journal import Journal
 from .memory.semantic import EmbeddedMemoryStore
@@ -191,48 +199,51 @@ class AssistantScript(DefaultScript):
     def enqueue_event(self, event_type: str, speaker, text: str, metadata: dict | None = None):
         """Record something the character heard (see `AssistantCharacterMixin.hear`).
 
-        Hearing is a hot path (one `say` reaches every assistant in the room), so the event
-        waits in memory and is written to the queue Attribute at the assistant's next tick,
-        in one write with any others (and on reload and shutdown).
+        Hearing is the hot path: one `say` reaches every assistant in the room, inside the
+        speaker's command. So hearing only notes the line in memory (a `HeardLine`); the events
+        are classified, scored and written to the queue Attribute at the assistant's next tick,
+        in one write (and on reload and shutdown).
 
         """
         is_object = hasattr(speaker, "key")
         from_assistant = is_object and is_assistant(speaker)
-        config = self.cached_config()
-        if from_assistant and not config.respond_to_assistants:
+        if from_assistant and not self.hears_assistants():
             # N assistants in a room would otherwise capture each other's every line (N x N)
-            return None
-        character = self.obj
-        heard = self.ndb.heard if self.ndb.heard is not None else []
-        last_id = self.ndb.last_event_id
-        if last_id is None:
-            last_id = EventQueue(AttributeStore(self)).next_id()
-        event = make_event(
-            event_id=max(time.time_ns(), last_id + 1),
+            return
+        location = self.obj.location
+        line = HeardLine(
             event_type=event_type,
             speaker=speaker.key if is_object else str(speaker),
             speaker_key=f"#{speaker.id}" if is_object else None,
             text=text,
-            now=self.clock.now(),
-            assistant_names=[character.key, *character.aliases.all()],
-            max_chars=config.max_event_chars,
-            location=character.location.key if character.location else None,
+            time=self.clock.now(),
+            location=location.key if location else None,
             from_assistant=from_assistant,
             metadata=metadata,
         )
-        self.ndb.last_event_id = event.id
-        heard.append(event)
-        self.ndb.heard = heard
-        return event
+        heard = self.ndb.heard
+        if heard is None:
+            self.ndb.heard = [line]
+        else:
+            heard.append(line)
 
     def flush_heard(self) -> int:
-        """Write the events heard since the last tick to the queue; returns how many."""
+        """Turn the lines heard since the last tick into queued events; returns how many."""
         heard = self.ndb.heard
         if not heard:
             return 0
         self.ndb.heard = []
-        EventQueue(AttributeStore(self)).push_many(heard, self.safe_config().max_pending_events)
-        return len(heard)
+        config = self.safe_config()
+        character = self.obj
+        names = [character.key, *character.aliases.all()]
+        queue = EventQueue(AttributeStore(self))
+        last_id = queue.next_id() - 1
+        events = []
+        for line in heard:
+            last_id = max(time.time_ns(), last_id + 1)
+            events.append(line.to_event(last_id, names, config.max_event_chars))
+        queue.push_many(events, config.max_pending_events)
+        return len(events)
 
     def at_server_reload(self):
         self.flush_heard()
@@ -252,7 +263,7 @@ class AssistantScript(DefaultScript):
         """
         offset = self.tick_offset()
         if offset:
-            reactor.callLater(offset, self.run_tick)
+            reactor.callLater(offset, reactor_steps.submit, self.run_tick)
         else:
             self.run_tick()
         return None
@@ -265,15 +276,22 @@ class AssistantScript(DefaultScript):
         return ((self.id or 0) * 0.6180339887 % 1.0) * rate
 
     def run_tick(self) -> None:
-        """One tick's work, now. Never raises."""
-        try:
-            self.flush_heard()
-            if self.db.paused:
-                return
-            self._tick()
-        except Exception as err:
-            self.ndb.in_flight = False
-            self._record_error("tick", err)
+        """One tick's work, now. Never raises.
+
+        The tick's writes (the heard events, the start of a turn) commit together: each
+        commit is a wait on the database, and this runs on the reactor thread.
+
+        """
+        with transaction.atomic():
+            # caught inside the transaction, so what was written before an error is kept
+            try:
+                self.flush_heard()
+                if self.db.paused:
+                    return
+                self._tick()
+            except Exception as err:
+                self.ndb.in_flight = False
+                self._record_error("tick", err)
 
     def _tick(self) -> None:
         if self.ndb.in_flight:
@@ -306,7 +324,12 @@ class AssistantScript(DefaultScript):
         if runner is in_thread:
             size = getattr(settings, "AI_ASSISTANT_MODEL_THREADS", DEFAULT_MODEL_THREADS)
             runner = partial(in_thread, threads_count=size)
-        drive(work, runner).addCallbacks(on_done, self._turn_failed)
+        # each stretch of the turn on the reactor commits its writes once, not per Attribute;
+        # live, turns resume one step per reactor iteration (players' commands come between)
+        schedule = reactor_steps.submit if runner is not inline and reactor.running else None
+        drive(work, runner, step=transaction.atomic, schedule=schedule).addCallbacks(
+            on_done, self._turn_failed
+        )
 
     def _after_sleep_tick(self, report) -> None:
         """After the phase's work: the seed's wake conditions."""

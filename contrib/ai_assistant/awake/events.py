@@ -14,10 +14,11 @@ Heard text longer than the configured limit is truncated with a note saying how 
 
 """
 
+import json
 import re
 import time
 from datetime import datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -125,6 +126,35 @@ def make_event(
     )
 
 
+class HeardLine(NamedTuple):
+    """A line as heard, before it is classified and scored: cheap to make, because hearing
+    runs inside the speaker's command once per listening assistant."""
+
+    event_type: str
+    speaker: str
+    speaker_key: str | None
+    text: str
+    time: datetime
+    location: str | None
+    from_assistant: bool = False
+    metadata: dict | None = None
+
+    def to_event(self, event_id: int, assistant_names: list[str], max_chars: int) -> Event:
+        return make_event(
+            event_id=event_id,
+            event_type=self.event_type,
+            speaker=self.speaker,
+            speaker_key=self.speaker_key,
+            text=self.text,
+            now=self.time,
+            assistant_names=assistant_names,
+            max_chars=max_chars,
+            location=self.location,
+            from_assistant=self.from_assistant,
+            metadata=self.metadata,
+        )
+
+
 def triggers_model(event: Event, respond_to_ambient: bool, respond_to_assistants: bool) -> bool:
     """Whether this event alone justifies a model call."""
     if event.from_assistant and not respond_to_assistants:
@@ -138,6 +168,9 @@ class EventQueue:
     On overflow the oldest ambient event is dropped (and counted); urgent events are dropped only
     when nothing else is left to drop, so a flood of chatter cannot push out a direct question.
 
+    The queue is stored as one JSON string: it is rewritten at every tick that heard something,
+    and a string is pickled in one step where a list of dicts is walked item by item.
+
     """
 
     KEY = "pending_events"
@@ -146,16 +179,25 @@ class EventQueue:
     def __init__(self, store: KeyValueStore):
         self.store = store
 
+    def _load(self) -> list[dict]:
+        raw = self.store.get(self.KEY)
+        if not raw:
+            return []
+        # a list is the older format, still read
+        return json.loads(raw) if isinstance(raw, str) else list(raw)
+
+    def _save(self, queue: list[dict]) -> None:
+        self.store.set(self.KEY, json.dumps(queue, separators=(",", ":")))
+
     def peek(self) -> list[Event]:
-        return [Event.model_validate(data) for data in self.store.get(self.KEY) or []]
+        return [Event.model_validate(data) for data in self._load()]
 
     def __len__(self) -> int:
-        return len(self.store.get(self.KEY) or [])
+        return len(self._load())
 
     def next_id(self, after: int = 0) -> int:
         """A new id, increasing within the queue (and past `after`), costing no write."""
-        queue = self.store.get(self.KEY) or []
-        top = max((item["id"] for item in queue), default=0)
+        top = max((item["id"] for item in self._load()), default=0)
         return max(time.time_ns(), top + 1, after + 1)
 
     def push(self, event: Event, max_pending: int) -> None:
@@ -165,20 +207,19 @@ class EventQueue:
         """Append events in one write, then drop overflow (oldest ambient first)."""
         if not events:
             return
-        queue = list(self.store.get(self.KEY) or [])
-        queue.extend(event.model_dump() for event in events)
+        queue = self._load()
+        queue.extend(event.model_dump(mode="json") for event in events)
         dropped = 0
         while len(queue) > max_pending:
             position = next((i for i, item in enumerate(queue) if not item["urgent"]), 0)
             queue.pop(position)
             dropped += 1
-        self.store.set(self.KEY, queue)
+        self._save(queue)
         if dropped:
             self.store.set(self.DROPPED, (self.store.get(self.DROPPED) or 0) + dropped)
 
     def remove(self, event_ids: set[int]) -> None:
-        queue = [item for item in self.store.get(self.KEY) or [] if item["id"] not in event_ids]
-        self.store.set(self.KEY, queue)
+        self._save([item for item in self._load() if item["id"] not in event_ids])
 
     def dropped(self) -> int:
         return self.store.get(self.DROPPED) or 0

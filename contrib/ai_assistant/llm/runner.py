@@ -15,10 +15,13 @@ Two ways to run the blocking work:
 
 """
 
+from collections import deque
 from collections.abc import Callable, Generator
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from twisted.internet import defer, threads
+from twisted.python import log
 from twisted.python.failure import Failure
 
 BlockingWork = Callable[[], Any]
@@ -67,30 +70,105 @@ def default_runner() -> Runner:
     return in_thread if reactor.running else inline
 
 
-def drive(turn: Generator, run: Runner) -> defer.Deferred:
+class StepQueue:
+    """Runs submitted calls on the reactor thread one per reactor iteration, in order.
+
+    Model calls finish in worker threads, and Twisted runs every result that has arrived in
+    one go before it looks at the network again. Several turns resuming at once would hold
+    the reactor for all of their steps back to back while players' commands wait. Through
+    this queue each step waits its turn, and the reactor serves its I/O between two steps.
+
+    Args:
+        call_later (callable, optional): `reactor.callLater` or a stand-in (tests).
+
+    """
+
+    def __init__(self, call_later: Callable | None = None):
+        self._call_later = call_later
+        self._ready: deque = deque()
+        self._scheduled = False
+
+    def __len__(self) -> int:
+        return len(self._ready)
+
+    def submit(self, func: Callable, *args: Any) -> None:
+        self._ready.append((func, args))
+        if not self._scheduled:
+            self._scheduled = True
+            self._later(self._run_next)
+
+    def _later(self, func: Callable) -> None:
+        call_later = self._call_later
+        if call_later is None:
+            from twisted.internet import reactor
+
+            call_later = reactor.callLater
+        # a call made while Twisted runs its due calls waits for the next iteration: I/O first
+        call_later(0, func)
+
+    def _run_next(self) -> None:
+        func, args = self._ready.popleft()
+        try:
+            func(*args)
+        except Exception:
+            log.err(Failure(), "ai_assistant: a queued step raised")
+        finally:
+            if self._ready:
+                self._later(self._run_next)
+            else:
+                self._scheduled = False
+
+
+reactor_steps = StepQueue()
+
+
+def drive(
+    turn: Generator,
+    run: Runner,
+    step: Callable[[], AbstractContextManager] = nullcontext,
+    schedule: Callable[..., None] | None = None,
+) -> defer.Deferred:
     """Run a turn generator to completion.
 
     Args:
         turn (Generator): Yields blocking callables; returns the turn's result.
         run (Runner): How to run each blocking callable.
+        step (callable, optional): A context manager factory wrapped around each stretch of
+            the turn between two yields (and the completion callbacks after the last one).
+            The shell passes a database transaction, so a stretch's writes commit once.
+        schedule (callable, optional): How to resume the turn when blocking work finishes,
+            called as `schedule(func, *args)`; by default at once. The shell passes
+            `reactor_steps.submit`.
 
     Returns:
         Deferred: Fires with the generator's return value, or errbacks with what it raised.
+
+    Notes:
+        Whatever a stretch raises is caught inside `step` and reported after it, so the
+        context manager always exits cleanly: a transaction keeps what the stretch wrote
+        before the error, as separate writes would have.
 
     """
     done = defer.Deferred()
 
     def resume(value: Any = None, error: BaseException | None = None) -> None:
-        try:
-            work = turn.send(value) if error is None else turn.throw(error)
-        except StopIteration as stop:
-            done.callback(stop.value)
-            return
-        except BaseException:
-            done.errback(Failure())
-            return
+        with step():
+            try:
+                work = turn.send(value) if error is None else turn.throw(error)
+            except StopIteration as stop:
+                done.callback(stop.value)
+                return
+            except BaseException:
+                done.errback(Failure())
+                return
         pending = run(work)
-        pending.addCallbacks(resume, lambda failure: resume(error=failure.value))
+        if schedule is None:
+            pending.addCallbacks(resume, lambda failure: resume(error=failure.value))
+        else:
+            pending.addCallbacks(
+                lambda value: schedule(resume, value),
+                lambda failure: schedule(resume, None, failure.value),
+            )
 
     resume()
     return done

@@ -9,6 +9,7 @@ Tools act only through the `ToolContext` they are given, which carries the assis
 
 """
 
+import copy
 import json
 import traceback
 from abc import ABC, abstractmethod
@@ -114,14 +115,21 @@ class Tool(ABC):
 
     @classmethod
     def schema(cls) -> dict:
-        return {
-            "type": "function",
-            "function": {
-                "name": cls.name,
-                "description": cls.description,
-                "parameters": _without_titles(cls.Args.model_json_schema()),
-            },
-        }
+        """The function schema sent to the model, built once per tool class (pydantic's
+        schema generation is slow, and every assistant's registry asks for it)."""
+        cached = cls.__dict__.get("_schema_cache")
+        if cached is None or cached[0] is not cls.Args:
+            schema = {
+                "type": "function",
+                "function": {
+                    "name": cls.name,
+                    "description": cls.description,
+                    "parameters": _without_titles(cls.Args.model_json_schema()),
+                },
+            }
+            cached = (cls.Args, schema)
+            cls._schema_cache = cached
+        return copy.deepcopy(cached[1])
 
 
 def _without_titles(schema: Any) -> Any:
