@@ -34,24 +34,25 @@ def start_plugin_services(server):
 
     task.LoopingCall(beat).start(INTERVAL, now=False)
     task.LoopingCall(flush).start(1.0, now=False)
-    _watchdog(last)
+    _watchdog(last, getattr(settings, "BENCH_STALL_SECONDS", 0.3))
 
 
-def _watchdog(last, stall=0.3):
+def _watchdog(last, stall):
     """When the reactor stalls, sample where it is: the stacks go to BENCH_LAG_FILE + ".stalls"."""
     reactor_thread = threading.get_ident()
     seen = Counter()
+    poll = min(0.1, stall / 3)
 
     def watch():
         while True:
-            time.sleep(0.1)
+            time.sleep(poll)
             if time.perf_counter() - last[0] > stall:
                 frame = sys._current_frames().get(reactor_thread)
                 if frame is not None:
-                    stack = "".join(traceback.format_stack(frame)[-12:])
+                    stack = "".join(traceback.format_stack(frame)[-24:])
                     seen[stack] += 1
                     if seen[stack] in (1, 10, 100):
                         with open(settings.BENCH_LAG_FILE + ".stalls", "a") as out:
-                            out.write(f"--- stalled ({seen[stack]} samples)\n{stack}\n")
+                            out.write(f"--- stalled ({seen[stack]} samples) at {time.time():.2f}\n{stack}\n")
 
     threading.Thread(target=watch, daemon=True).start()
