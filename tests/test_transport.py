@@ -8,12 +8,14 @@ import socket
 from django.conf import settings
 from evennia.server.amp_client import AMPServerClientProtocol
 from evennia.server.portal.amp_server import AMPServerProtocol
+from evennia.server.portal.telnet import TelnetProtocol
 from evennia.utils.utils import class_from_module
 from twisted.internet.protocol import Protocol
 
 from ai_assistant.transport import (
     PromptAMPClientProtocol,
     PromptAMPServerProtocol,
+    PromptTelnetProtocol,
     SendAtOnceMixin,
 )
 
@@ -66,3 +68,5 @@ def test_the_protocols_are_evennias_own_and_the_demo_game_uses_them():
     assert issubclass(PromptAMPClientProtocol, AMPServerClientProtocol)
     assert class_from_module(settings.AMP_SERVER_PROTOCOL_CLASS) is PromptAMPServerProtocol
     assert class_from_module(settings.AMP_CLIENT_PROTOCOL_CLASS) is PromptAMPClientProtocol
+    assert issubclass(PromptTelnetProtocol, TelnetProtocol)
+    assert class_from_module(settings.TELNET_PROTOCOL_CLASS) is PromptTelnetProtocol

@@ -1,5 +1,5 @@
 """
-Prompt links between Evennia's portal and server (optional, recommended with busy assistants).
+Prompt connections for Evennia's portal and server (optional, recommended with busy assistants).
 
 Evennia's portal and server talk over AMP, a TCP connection on the same machine. By default TCP
 uses Nagle's algorithm: a small write waits until the previous one is acknowledged, and the other
@@ -7,7 +7,8 @@ side delays its acknowledgement (up to 40 ms on Linux) when it has nothing of it
 A player's command crosses that link as a small write, so it can wait out that delay. The busier
 the server (assistants speaking, turns resuming between commands), the more often a command lands
 in the window: `make bench` measured a p99 command round trip of about 35 ms with 100 busy
-assistants against 6 ms with none, and 11 ms once both ends of the link send at once.
+assistants against 6 ms with none, and about 11 ms once the link sends at once. The portal's
+telnet connections to players have the same delay on the way out.
 
 Use it in `server/conf/settings.py`:
 
@@ -17,9 +18,10 @@ AMP_CLIENT_PROTOCOL_CLASS = "ai_assistant.transport.PromptAMPClientProtocol"  # 
 TELNET_PROTOCOL_CLASS = "ai_assistant.transport.PromptTelnetProtocol"  # players' connections
 ```
 
-The classes are Evennia's own protocols with `TCP_NODELAY` set when the link connects (and
-again when it reconnects after a reload). Nothing else about the link changes. The portal's end
-matters most: it carries players' commands to the server.
+The classes are Evennia's own protocols with `TCP_NODELAY` set when a connection is made (the
+server's link is made again after each reload). Nothing else changes. The portal's end of the
+link matters most: it carries players' commands to the server. A game with its own telnet
+protocol class mixes `SendAtOnceMixin` into it instead.
 
 """
 
