@@ -357,6 +357,34 @@ class TestHearingIsCheap(AssistantTestCase):
         # at its offset, the tick joins the step queue (one step per reactor iteration)
         fake.callLater.assert_called_once_with(offset, reactor_steps.submit, self.script.run_tick)
 
+    def test_the_ticker_callback_reads_no_attribute(self):
+        # the ticker calls every assistant on a rate in one reactor step: each call stays tiny
+        from unittest.mock import patch
+
+        from evennia.typeclasses.attributes import AttributeHandler
+
+        self.script.ndb.runner = None
+        with patch("ai_assistant.scripts.reactor") as fake:
+            fake.running = True
+            self.script.at_assistant_tick()  # the first call learns the offset
+            with patch.object(AttributeHandler, "get", side_effect=AssertionError("read")):
+                self.script.at_assistant_tick()
+        assert fake.callLater.call_count == 2
+        first, second = (call.args[0] for call in fake.callLater.call_args_list)
+        assert first == second > 0
+
+    def test_changing_the_tick_rate_moves_the_offset_with_it(self):
+        from unittest.mock import patch
+
+        self.script.ndb.runner = None
+        with patch("ai_assistant.scripts.reactor") as fake:
+            fake.running = True
+            before = self.script.tick_offset()
+            self.script.ensure_ticker(rate=10)
+            after = self.script.tick_offset()
+            self.script.ensure_ticker(rate=5)
+        assert after == before * 2
+
     def test_hearing_makes_no_database_query(self):
         from django.db import connection
         from django.test.utils import CaptureQueriesContext

@@ -105,6 +105,7 @@ class AssistantScript(DefaultScript):
         subscription = {"interval": rate, "idstring": self.ticker_idstring, "persistent": True}
         TICKER_HANDLER.add(callback=self.at_assistant_tick, **subscription)
         self.db.ticker_subscription = subscription
+        self._tick_offset = None
 
     def remove_ticker(self) -> None:
         current = self.db.ticker_subscription
@@ -115,6 +116,7 @@ class AssistantScript(DefaultScript):
         except KeyError:
             pass  # already gone (e.g. the ticker store was reset)
         self.db.ticker_subscription = None
+        self._tick_offset = None
 
     # ---- configuration and parts ----------------------------------------------------------
 
@@ -256,9 +258,10 @@ class AssistantScript(DefaultScript):
     def at_assistant_tick(self, *args, **kwargs):
         """The ticker's callback. Returns None always (a Deferred would stall the ticker).
 
-        Every assistant on the same tick rate shares one ticker; on a live server each runs
-        its work at its own offset within the interval, so a hundred assistants do not all
-        take the reactor in the same instant.
+        Every assistant on the same tick rate shares one ticker, which calls all of them in one
+        go: this must stay tiny (no Attribute read). On a live server each assistant runs its
+        work at its own offset within the interval, so a hundred assistants do not all take the
+        reactor in the same instant.
 
         """
         offset = self.tick_offset()
@@ -269,11 +272,22 @@ class AssistantScript(DefaultScript):
         return None
 
     def tick_offset(self) -> float:
-        """Seconds to wait before this tick's work: a fixed share of the interval (live only)."""
-        if self.ndb.runner is not None or not reactor.running:
+        """Seconds to wait before this tick's work: a fixed share of the interval (live only).
+
+        Remembered on the script instance, not read from Attributes or `ndb` (each such read
+        goes through a handler, and an Attribute unpickles its value): the ticker calls every
+        assistant on a rate in one reactor step. `ensure_ticker` and `remove_ticker` reset it.
+
+        """
+        if not reactor.running:
             return 0.0  # tests and headless runs drive ticks themselves
-        rate = (self.db.ticker_subscription or {}).get("interval") or 5
-        return ((self.id or 0) * 0.6180339887 % 1.0) * rate
+        offset = getattr(self, "_tick_offset", None)
+        if offset is None:
+            if self.ndb.runner is not None:
+                return 0.0  # a test drives this assistant's ticks
+            rate = (self.db.ticker_subscription or {}).get("interval") or 5
+            offset = self._tick_offset = ((self.id or 0) * 0.6180339887 % 1.0) * rate
+        return offset
 
     def run_tick(self) -> None:
         """One tick's work, now. Never raises.

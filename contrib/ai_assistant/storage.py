@@ -8,7 +8,7 @@ collides with the game's own Attributes on that character.
 
 """
 
-from evennia.utils.dbserialize import deserialize
+from evennia.utils.dbserialize import deserialize, to_pickle
 
 MEMORY_CATEGORY = "ai_assistant"
 
@@ -30,7 +30,19 @@ class AttributeStore:
         return default if value is None else deserialize(value)
 
     def set(self, key, value):
-        self.obj.attributes.add(key, value, category=self.category)
+        """Store `value` under `key`, replacing what was there.
+
+        Replacing an existing value saves its Attribute once. (`attributes.add` saves it twice,
+        each in its own savepoint, and a turn writes about ten values on the reactor thread.)
+        The Attribute cache keeps the same object, so readers see the new value at once.
+
+        """
+        attr = self.obj.attributes.get(key, category=self.category, return_obj=True)
+        if attr is None or isinstance(attr, list) or attr.db_strvalue is not None:
+            self.obj.attributes.add(key, value, category=self.category)
+            return
+        attr.db_value = to_pickle(value)
+        attr.save(update_fields=["db_value"])
 
     def delete(self, key):
         self.obj.attributes.remove(key, category=self.category)

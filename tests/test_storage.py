@@ -1,0 +1,49 @@
+"""`AttributeStore`: the core's key-value store over Evennia Attributes."""
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from evennia.typeclasses.attributes import Attribute
+from evennia.utils.test_resources import BaseEvenniaTest
+
+from ai_assistant.storage import MEMORY_CATEGORY, AttributeStore
+
+
+class TestAttributeStore(BaseEvenniaTest):
+    def test_values_round_trip_as_plain_data(self):
+        store = AttributeStore(self.char1, MEMORY_CATEGORY)
+        store.set("chunk:0", [{"content": "a"}])
+        value = store.get("chunk:0")
+        assert value == [{"content": "a"}] and type(value) is list and type(value[0]) is dict
+        assert store.get("missing", default=7) == 7
+        # kept apart from the game's own Attributes of the same name
+        assert self.char1.attributes.get("chunk:0") is None
+
+    def test_replacing_a_value_is_seen_at_once_and_stored(self):
+        store = AttributeStore(self.char1, MEMORY_CATEGORY)
+        store.set("queue", [1])
+        store.set("queue", [1, 2])
+        assert store.get("queue") == [1, 2]
+        assert self.char1.attributes.get("queue", category=MEMORY_CATEGORY) == [1, 2]
+        stored = Attribute.objects.get(db_key="queue", db_category=MEMORY_CATEGORY)
+        stored.refresh_from_db()  # what the database holds, not the cached object
+        assert stored.value == [1, 2]
+
+    def test_replacing_a_value_is_one_update(self):
+        store = AttributeStore(self.char1, MEMORY_CATEGORY)
+        store.set("usage", {"calls": 1})
+        with CaptureQueriesContext(connection) as queries:
+            store.set("usage", {"calls": 2})
+        updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+        assert len(updates) == 1, queries.captured_queries
+
+    def test_a_string_attribute_is_replaced_as_evennia_does(self):
+        self.char1.attributes.add("note", "plain", category=MEMORY_CATEGORY, strattr=True)
+        store = AttributeStore(self.char1, MEMORY_CATEGORY)
+        store.set("note", {"now": "data"})
+        assert store.get("note") == {"now": "data"}
+
+    def test_delete(self):
+        store = AttributeStore(self.char1)
+        store.set("wait_until", "2026-11-22T10:00:00+00:00")
+        store.delete("wait_until")
+        assert store.get("wait_until") is None
