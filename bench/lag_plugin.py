@@ -1,10 +1,16 @@
 """
-Loaded into the benchmark's Evennia server (SERVER_SERVICES_PLUGIN_MODULES): a 10 ms timer that
-records how late the reactor runs it, flushed once a second to settings.BENCH_LAG_FILE as
-"<unix time> <lag seconds>" lines.
+Loaded into the benchmark's Evennia server (SERVER_SERVICES_PLUGIN_MODULES). It writes, next to
+settings.BENCH_LAG_FILE:
+
+- the file itself: a 10 ms timer's lateness, "<unix time> <lag seconds>" lines, once a second;
+- ".stalls": the reactor thread's stack whenever the timer is late by BENCH_STALL_SECONDS;
+- ".inputs": when the server began and ended each probe command ("say ping...");
+- ".gc": each full garbage collection, "<unix time> <seconds>".
 
 """
 
+import gc
+import re
 import sys
 import threading
 import time
@@ -32,6 +38,8 @@ def start_plugin_services(server):
                 out.writelines(f"{t:.4f} {lag:.5f}\n" for t, lag in samples)
             samples.clear()
 
+    _time_probe_commands()
+    _time_garbage_collections()
     task.LoopingCall(beat).start(INTERVAL, now=False)
     task.LoopingCall(flush).start(1.0, now=False)
     _watchdog(last, getattr(settings, "BENCH_STALL_SECONDS", 0.3))
@@ -53,6 +61,53 @@ def _watchdog(last, stall):
                     seen[stack] += 1
                     if seen[stack] in (1, 10, 100):
                         with open(settings.BENCH_LAG_FILE + ".stalls", "a") as out:
-                            out.write(f"--- stalled ({seen[stack]} samples) at {time.time():.2f}\n{stack}\n")
+                            out.write(
+                                f"--- stalled ({seen[stack]} samples) at {time.time():.2f}\n{stack}\n"
+                            )
 
     threading.Thread(target=watch, daemon=True).start()
+
+
+_PROBE = re.compile(r"say (ping\w+)")
+
+
+def _time_probe_commands():
+    """Record when the server starts and ends each probe command ("say ping..."), so a slow
+    round trip can be split into its way in, the server's work and its way out:
+    "<marker> <start> <end>" lines in BENCH_LAG_FILE + ".inputs"."""
+    from evennia.server.sessionhandler import ServerSessionHandler
+
+    original = ServerSessionHandler.data_in
+    timings = []
+
+    def data_in(self, session, **kwargs):
+        started = time.time()
+        try:
+            return original(self, session, **kwargs)
+        finally:
+            match = _PROBE.search(str(kwargs.get("text", ""))[:200])
+            if match:
+                timings.append(f"{match.group(1)} {started:.5f} {time.time():.5f}\n")
+                if len(timings) >= 20:
+                    with open(settings.BENCH_LAG_FILE + ".inputs", "a") as out:
+                        out.writelines(timings)
+                    timings.clear()
+
+    ServerSessionHandler.data_in = data_in
+
+
+def _time_garbage_collections():
+    """Record each garbage collection of the oldest generation, which walks every object the
+    server holds: "<unix time> <seconds>" lines in BENCH_LAG_FILE + ".gc"."""
+    started = [0.0]
+
+    def on_collect(phase, info):
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            with open(settings.BENCH_LAG_FILE + ".gc", "a") as out:
+                out.write(f"{time.time():.4f} {time.perf_counter() - started[0]:.5f}\n")
+
+    gc.callbacks.append(on_collect)

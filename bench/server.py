@@ -7,6 +7,7 @@ the hall where a talker speaks once a second.
 
 """
 
+import math
 import os
 import re
 import shutil
@@ -25,7 +26,8 @@ from .cases import Result
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "bench-pass-123"
-_REPLY = re.compile(r"^Helper\d+ says", re.MULTILINE)
+# an assistant's spoken answer quotes the line it answers: "... number <tag>-<n>."
+_ANSWER = re.compile(r"^Helper\d+ says.*?number (\w+-\d+)", re.MULTILINE)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m|\xff[\xfb-\xfe].|\xff.")
 
 
@@ -64,9 +66,9 @@ class Client:
         self.buffer = after
         return before
 
-    def drain(self) -> str:
-        """Read whatever has arrived; return it (and forget it)."""
-        self.sock.settimeout(0.05)
+    def drain(self, wait: float = 0.05) -> str:
+        """Read whatever arrives within `wait` seconds; return it (and forget it)."""
+        self.sock.settimeout(wait)
         try:
             while data := self.sock.recv(65536):
                 self.buffer += _ANSI.sub("", data.decode(errors="replace"))
@@ -107,6 +109,7 @@ BENCH_LAG_FILE = {lag_file!r}
 BENCH_STALL_SECONDS = {float(os.environ.get("BENCH_STALL_MS", 300)) / 1000!r}
 AI_ASSISTANT_BASE_URL = {model_url!r}
 AI_ASSISTANT_API_KEY = "bench"
+AI_ASSISTANT_MODEL_THREADS = {int(os.environ.get("BENCH_MODEL_THREADS", 4))}
 AI_ASSISTANT_DEFAULTS = {{"respond_to_ambient": True, "max_retries": 0, "request_timeout": 15}}
 """)
     return game
@@ -166,20 +169,35 @@ def _py(client: Client, code: str, marker: str) -> None:
 
 
 def _phase(
-    probe: Client, talker: Client, seconds: float, tag: str, count: int
-) -> tuple[list[float], int]:
+    probe: Client, talker: Client, seconds: float, tag: str, count: int, probes: dict
+) -> tuple[list[float], list[float], int]:
     """Talk in the hall once a second, each line to one assistant by name (every assistant
     there hears it and calls the model; the one named answers aloud); probe round trips every
-    100 ms from another room. Returns the round trips (s) and the assistants' replies heard."""
+    100 ms from another room.
+
+    Returns the round trips (s), the answer times of the lines answered within the phase (s),
+    and how many lines were spoken. Each probe's send and receive times (Unix time) go into
+    `probes`, by marker.
+
+    """
     stop = threading.Event()
+    sent: dict[str, float] = {}
+    answers: list[float] = []
 
     def talk():
-        n = 0
+        n, pending = 0, ""
         while not stop.is_set():
-            name = f"Helper{n % max(count, 1)}"
-            talker.send(f"say {name}, hello, a question for you, number {tag}-{n}.")
+            line_id = f"{tag}-{n}"
+            talker.send(f"say Helper{n % max(count, 1)}, hello, a question, number {line_id}.")
+            sent[line_id] = time.perf_counter()
             n += 1
-            stop.wait(1.0)
+            next_line = time.monotonic() + 1.0
+            while not stop.is_set() and time.monotonic() < next_line:
+                # a line may arrive in two reads: match whole lines only
+                complete, _, pending = (pending + talker.drain(wait=0.1)).rpartition("\n")
+                for answered in _ANSWER.findall(complete):
+                    if answered in sent:
+                        answers.append(time.perf_counter() - sent.pop(answered))
 
     thread = threading.Thread(target=talk, daemon=True)
     thread.start()
@@ -188,16 +206,59 @@ def _phase(
     n = 0
     while time.monotonic() < deadline:
         marker = f"ping{tag}x{n}"
-        started = time.perf_counter()
+        started, sent_at = time.perf_counter(), time.time()
         probe.send(f"say {marker}")
         probe.wait_for(f'"{marker}"', timeout=30)
         rtts.append(time.perf_counter() - started)
+        probes[marker] = (sent_at, time.time())
         n += 1
         time.sleep(0.1)
     stop.set()
     thread.join()
-    heard = talker.drain()
-    return rtts, len(_REPLY.findall(heard))
+    return rtts, answers, len(sent) + len(answers)
+
+
+def _settle(model: LocalModelServer, quiet: float = 3.0, limit: float = 180.0) -> float:
+    """Wait until the model has had no request for `quiet` seconds (turns queued in the last
+    phase have finished), so the next phase starts from rest. Returns the seconds waited."""
+    started = time.monotonic()
+    last, since = model.responder.requests, time.monotonic()
+    while time.monotonic() - since < quiet and time.monotonic() - started < limit:
+        time.sleep(0.25)
+        if model.responder.requests != last:
+            last, since = model.responder.requests, time.monotonic()
+    return time.monotonic() - started
+
+
+def _slowest_split(probes: dict, inputs_file: str) -> str:
+    """Where the slowest 1% of round trips spent their time: inside the server's command
+    handling (timed by the plugin) or on the way through the portal and the links."""
+    if not os.path.exists(inputs_file):
+        return "-"
+    handled = {}
+    with open(inputs_file) as src:
+        for line in src:
+            marker, start, end = line.split()
+            handled[marker] = float(end) - float(start)
+    slowest = sorted(probes.items(), key=lambda item: item[1][1] - item[1][0], reverse=True)
+    slowest = [item for item in slowest[: max(1, len(slowest) // 100)] if item[0] in handled]
+    if not slowest:
+        return "-"
+    total = statistics.median(received - sent for _, (sent, received) in slowest)
+    inside = statistics.median(handled[marker] for marker, _ in slowest)
+    return (
+        f"{len(slowest)} slowest round trips: median {total * 1000:.0f} ms, of which "
+        f"{inside * 1000:.1f} ms in the server's command handling"
+    )
+
+
+def _full_collections(gc_file: str, windows: list[tuple[float, float]]) -> list[float]:
+    """Durations of the server's full garbage collections within the given time windows."""
+    if not os.path.exists(gc_file):
+        return []
+    with open(gc_file) as src:
+        pauses = [tuple(map(float, line.split())) for line in src]
+    return [took for at, took in pauses if any(start <= at <= end for start, end in windows)]
 
 
 def _lag(lag_file: str, start: float, end: float) -> list[float]:
@@ -212,18 +273,26 @@ def _lag(lag_file: str, start: float, end: float) -> list[float]:
     return samples
 
 
-def _p99(values: list[float]) -> float:
+def _percentile(values: list[float], share: float = 0.99) -> float:
     if not values:
         return float("nan")
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+
+
+def _p99(values: list[float]) -> float:
+    return _percentile(values, 0.99)
+
+
+def _ms(seconds: float) -> str:
+    return "-" if math.isnan(seconds) else f"{seconds * 1000:.0f} ms"
 
 
 def reactor_responsiveness(
     folder: str, quick: bool = False, assistants: int | None = None, latency: float = 0.3
 ) -> Result:
     count = assistants if assistants is not None else (5 if quick else 100)
-    seconds, rounds = (4.0, 1) if quick else (12.0, 2)
+    seconds, rounds = (4.0, 1) if quick else (20.0, 4)
     telnet = free_port()
     lag_file = os.path.join(folder, "lag.txt")
     model = LocalModelServer(RehearsalResponder(), latency=latency).start()
@@ -239,7 +308,11 @@ def reactor_responsiveness(
     results = {0: [], count: []}
     lags = {0: [], count: []}
     calls = {0: 0, count: 0}
-    replies = {0: 0, count: 0}
+    answers = {0: [], count: []}
+    lines = {0: 0, count: 0}
+    settled = {0: [], count: []}
+    probes = {0: {}, count: {}}
+    windows = {0: [], count: []}
     try:
         done = _evennia(game, "migrate", env=env)
         if done.returncode != 0:
@@ -278,15 +351,21 @@ def reactor_responsiveness(
         for round_no in range(rounds):
             for n in (0, count):
                 _py(probe, move.format(room="Hall" if n else "Storage"), f"moved-{round_no}-{n}")
-                time.sleep(1.0)
+                # each phase starts from rest: turns queued in the last one have finished
+                settled[n].append(_settle(model))
+                talker.drain()
                 started = time.time()
                 calls_before = model.responder.requests
-                rtts, heard = _phase(probe, talker, seconds, f"{round_no}n{n}", count)
+                rtts, answer_times, spoken = _phase(
+                    probe, talker, seconds, f"{round_no}n{n}", count, probes[n]
+                )
                 results[n] += rtts
-                replies[n] += heard
+                answers[n] += answer_times
+                lines[n] += spoken
                 calls[n] += model.responder.requests - calls_before
                 time.sleep(1.5)  # let the lag file flush
                 lags[n] += _lag(lag_file, started, started + seconds)
+                windows[n].append((started, started + seconds))
         probe.close()
         talker.close()
     finally:
@@ -300,6 +379,7 @@ def reactor_responsiveness(
         server_log = game / "server" / "logs" / "server.log"
         if not os.path.exists(lag_file) and server_log.exists():
             print("no reactor lag samples; server log tail:\n" + server_log.read_text()[-1500:])
+    gcs = {n: _full_collections(lag_file + ".gc", windows[n]) for n in (0, count)}
     base, loaded = _p99(results[0]), _p99(results[count])
     ratio = loaded / base
     worst = max(results[count])
@@ -317,8 +397,15 @@ def reactor_responsiveness(
             f"{statistics.median(results[count]) * 1000:.1f} ms",
             f"reactor lag p99 (10 ms timer) {_p99(lags[0]) * 1000:.1f} ms with 0, "
             f"{_p99(lags[count]) * 1000:.1f} ms with {count}; max {max(lags[count] or [0]) * 1000:.1f} ms",
-            f"work done with {count}: {calls[count] / (rounds * seconds):.1f} model calls a second, "
-            f"{replies[count]} spoken replies heard in the hall "
-            f"(with 0: {calls[0] / (rounds * seconds):.1f} calls a second)",
+            f"work done with {count}: {calls[count] / (rounds * seconds):.1f} model calls a second "
+            f"(with 0: {calls[0] / (rounds * seconds):.1f}); {len(answers[count])} of "
+            f"{lines[count]} lines answered within their phase, in {_ms(_percentile(answers[count], 0.5))} "
+            f"median, {_ms(_percentile(answers[count], 0.9))} p90",
+            f"slowest 1% with {count}: {_slowest_split(probes[count], lag_file + '.inputs')}",
+            f"full garbage collections in the server during the phases: "
+            f"{len(gcs[0])} with 0, {len(gcs[count])} with {count}, longest "
+            f"{max(gcs[0] + gcs[count] or [0]) * 1000:.0f} ms",
+            f"before each phase with 0 the model was idle after "
+            f"{max(settled[0] or [0]):.0f} s at most (the queued turns of the phase before)",
         ],
     )
