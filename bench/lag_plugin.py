@@ -25,6 +25,7 @@ INTERVAL = 0.01
 
 def start_plugin_services(server):
     samples = []
+    probe_timings = _time_probe_commands()
     last = [time.perf_counter()]
 
     def beat():
@@ -37,8 +38,11 @@ def start_plugin_services(server):
             with open(settings.BENCH_LAG_FILE, "a") as out:
                 out.writelines(f"{t:.4f} {lag:.5f}\n" for t, lag in samples)
             samples.clear()
+        if probe_timings:
+            with open(settings.BENCH_LAG_FILE + ".inputs", "a") as out:
+                out.writelines(probe_timings)
+            probe_timings.clear()
 
-    _time_probe_commands()
     _time_garbage_collections()
     task.LoopingCall(beat).start(INTERVAL, now=False)
     task.LoopingCall(flush).start(1.0, now=False)
@@ -71,10 +75,10 @@ def _watchdog(last, stall):
 _PROBE = re.compile(r"say (ping\w+)")
 
 
-def _time_probe_commands():
+def _time_probe_commands() -> list:
     """Record when the server starts and ends each probe command ("say ping..."), so a slow
-    round trip can be split into its way in, the server's work and its way out:
-    "<marker> <start> <end>" lines in BENCH_LAG_FILE + ".inputs"."""
+    round trip can be split into the server's work and the wait around it. Returns the list
+    that collects "<marker> <start> <end>" lines (flushed to BENCH_LAG_FILE + ".inputs")."""
     from evennia.server.sessionhandler import ServerSessionHandler
 
     original = ServerSessionHandler.data_in
@@ -88,12 +92,9 @@ def _time_probe_commands():
             match = _PROBE.search(str(kwargs.get("text", ""))[:200])
             if match:
                 timings.append(f"{match.group(1)} {started:.5f} {time.time():.5f}\n")
-                if len(timings) >= 20:
-                    with open(settings.BENCH_LAG_FILE + ".inputs", "a") as out:
-                        out.writelines(timings)
-                    timings.clear()
 
     ServerSessionHandler.data_in = data_in
+    return timings
 
 
 def _time_garbage_collections():

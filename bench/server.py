@@ -310,7 +310,7 @@ def reactor_responsiveness(
     calls = {0: 0, count: 0}
     answers = {0: [], count: []}
     lines = {0: 0, count: 0}
-    settled = {0: [], count: []}
+    baseline_settle_waits = []
     probes = {0: {}, count: {}}
     windows = {0: [], count: []}
     try:
@@ -352,7 +352,9 @@ def reactor_responsiveness(
             for n in (0, count):
                 _py(probe, move.format(room="Hall" if n else "Storage"), f"moved-{round_no}-{n}")
                 # each phase starts from rest: turns queued in the last one have finished
-                settled[n].append(_settle(model))
+                waited = _settle(model)
+                if n == 0:
+                    baseline_settle_waits.append(waited)
                 talker.drain()
                 started = time.time()
                 calls_before = model.responder.requests
@@ -406,6 +408,6 @@ def reactor_responsiveness(
             f"{len(gcs[0])} with 0, {len(gcs[count])} with {count}, longest "
             f"{max(gcs[0] + gcs[count] or [0]) * 1000:.0f} ms",
             f"before each phase with 0 the model was idle after "
-            f"{max(settled[0] or [0]):.0f} s at most (the queued turns of the phase before)",
+            f"{max(baseline_settle_waits or [0]):.0f} s at most (the queued turns of the phase before)",
         ],
     )

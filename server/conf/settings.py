@@ -37,8 +37,9 @@ AI_ASSISTANT_MODEL = os.environ.get("AI_ASSISTANT_MODEL") or None  # noqa: F405
 # Game-wide overrides of per-assistant defaults (see docs/configuration.md), e.g.
 # AI_ASSISTANT_DEFAULTS = {"tick_rate": 5, "max_react_iterations": 4}
 AI_ASSISTANT_DEFAULTS = {}
-# The portal-server link sends at once (no Nagle delay): player commands stay prompt while
-# assistants keep the server busy (see ai_assistant/transport.py and docs/performance.md).
+# The portal-server link and players' telnet connections send at once (no Nagle delay): player
+# commands stay prompt while assistants keep the server busy (ai_assistant/transport.py,
+# docs/operations.md).
 AMP_SERVER_PROTOCOL_CLASS = "ai_assistant.transport.PromptAMPServerProtocol"
 AMP_CLIENT_PROTOCOL_CLASS = "ai_assistant.transport.PromptAMPClientProtocol"
 TELNET_PROTOCOL_CLASS = "ai_assistant.transport.PromptTelnetProtocol"
