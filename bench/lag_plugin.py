@@ -5,7 +5,9 @@ settings.BENCH_LAG_FILE:
 - the file itself: a 10 ms timer's lateness, "<unix time> <lag seconds>" lines, once a second;
 - ".stalls": the reactor thread's stack whenever the timer is late by BENCH_STALL_SECONDS;
 - ".inputs": when the server began and ended each probe command ("say ping...");
-- ".gc": each full garbage collection, "<unix time> <seconds>".
+- ".gc": each full garbage collection, "<unix time> <seconds>";
+- ".steps": each assistant step on the reactor (a tick's work or a stretch of a turn) that took
+  over a millisecond, "<unix start> <unix end>".
 
 """
 
@@ -26,6 +28,7 @@ INTERVAL = 0.01
 def start_plugin_services(server):
     samples = []
     probe_timings = _time_probe_commands()
+    step_timings = _time_assistant_steps()
     last = [time.perf_counter()]
 
     def beat():
@@ -42,6 +45,10 @@ def start_plugin_services(server):
             with open(settings.BENCH_LAG_FILE + ".inputs", "a") as out:
                 out.writelines(probe_timings)
             probe_timings.clear()
+        if step_timings:
+            with open(settings.BENCH_LAG_FILE + ".steps", "a") as out:
+                out.writelines(step_timings)
+            step_timings.clear()
 
     _time_garbage_collections()
     task.LoopingCall(beat).start(INTERVAL, now=False)
@@ -94,6 +101,26 @@ def _time_probe_commands() -> list:
                 timings.append(f"{match.group(1)} {started:.5f} {time.time():.5f}\n")
 
     ServerSessionHandler.data_in = data_in
+    return timings
+
+
+def _time_assistant_steps() -> list:
+    """Record the assistants' reactor steps over a millisecond (see module doc)."""
+    from ai_assistant.llm.runner import StepQueue
+
+    original = StepQueue._run_next
+    timings = []
+
+    def run_next(self):
+        started = time.time()
+        try:
+            return original(self)
+        finally:
+            ended = time.time()
+            if ended - started > 0.001:
+                timings.append(f"{started:.5f} {ended:.5f}\n")
+
+    StepQueue._run_next = run_next
     return timings
 
 

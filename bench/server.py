@@ -7,6 +7,7 @@ the hall where a talker speaks once a second.
 
 """
 
+import json
 import math
 import os
 import re
@@ -19,10 +20,8 @@ import threading
 import time
 from pathlib import Path
 
-from ai_assistant.llm.local_server import LocalModelServer
-from ai_assistant.llm.rehearsal import RehearsalResponder
-
 from .cases import Result
+from .model_process import ModelProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "bench-pass-123"
@@ -104,7 +103,7 @@ TELNET_PORTS = [{telnet}]
 AMP_PORT = {free_port()}
 WEBSERVER_ENABLED = False
 WEBSOCKET_CLIENT_ENABLED = False
-SERVER_SERVICES_PLUGIN_MODULES = ["server.conf.bench_lag"]
+SERVER_SERVICES_PLUGIN_MODULES = [*SERVER_SERVICES_PLUGIN_MODULES, "server.conf.bench_lag"]
 BENCH_LAG_FILE = {lag_file!r}
 BENCH_STALL_SECONDS = {float(os.environ.get("BENCH_STALL_MS", 300)) / 1000!r}
 AI_ASSISTANT_BASE_URL = {model_url!r}
@@ -218,37 +217,51 @@ def _phase(
     return rtts, answers, len(sent) + len(answers)
 
 
-def _settle(model: LocalModelServer, quiet: float = 3.0, limit: float = 180.0) -> float:
+def _settle(model: ModelProcess, quiet: float = 3.0, limit: float = 180.0) -> float:
     """Wait until the model has had no request for `quiet` seconds (turns queued in the last
     phase have finished), so the next phase starts from rest. Returns the seconds waited."""
     started = time.monotonic()
-    last, since = model.responder.requests, time.monotonic()
+    last, since = model.requests, time.monotonic()
     while time.monotonic() - since < quiet and time.monotonic() - started < limit:
         time.sleep(0.25)
-        if model.responder.requests != last:
-            last, since = model.responder.requests, time.monotonic()
+        if model.requests != last:
+            last, since = model.requests, time.monotonic()
     return time.monotonic() - started
 
 
-def _slowest_split(probes: dict, inputs_file: str) -> str:
-    """Where the slowest 1% of round trips spent their time: inside the server's command
-    handling (timed by the plugin) or on the way through the portal and the links."""
+def _slowest_split(probes: dict, inputs_file: str, steps_file: str) -> str:
+    """Where the slowest 1% of round trips spent their time: on the way to the server's command
+    handling, in it (both timed by the plugin) or on the way back; and how many of them met an
+    assistant's step on the reactor (a tick's work or a stretch of a turn) over 1 ms."""
     if not os.path.exists(inputs_file):
         return "-"
     handled = {}
     with open(inputs_file) as src:
         for line in src:
             marker, start, end = line.split()
-            handled[marker] = float(end) - float(start)
+            handled[marker] = (float(start), float(end))
+    steps = []
+    if os.path.exists(steps_file):
+        with open(steps_file) as src:
+            steps = [tuple(map(float, line.split())) for line in src]
     slowest = sorted(probes.items(), key=lambda item: item[1][1] - item[1][0], reverse=True)
     slowest = [item for item in slowest[: max(1, len(slowest) // 100)] if item[0] in handled]
     if not slowest:
         return "-"
-    total = statistics.median(received - sent for _, (sent, received) in slowest)
-    inside = statistics.median(handled[marker] for marker, _ in slowest)
+    parts = [
+        (received - sent, handled[marker][0] - sent, handled[marker], received - handled[marker][1])
+        for marker, (sent, received) in slowest
+    ]
+    met_step = sum(
+        any(start < received and end > sent for start, end in steps)
+        for _, (sent, received) in slowest
+    )
+    median = lambda values: statistics.median(values) * 1000  # noqa: E731
     return (
-        f"{len(slowest)} slowest round trips: median {total * 1000:.0f} ms, of which "
-        f"{inside * 1000:.1f} ms in the server's command handling"
+        f"{len(slowest)} slowest round trips: median {median(p[0] for p in parts):.1f} ms: "
+        f"{median(p[1] for p in parts):.1f} ms to the command handling, "
+        f"{median(p[2][1] - p[2][0] for p in parts):.1f} ms in it, "
+        f"{median(p[3] for p in parts):.1f} ms back; {met_step} met an assistant step over 1 ms"
     )
 
 
@@ -273,6 +286,19 @@ def _lag(lag_file: str, start: float, end: float) -> list[float]:
     return samples
 
 
+def _keep_raw(folder: str | None, lag_file: str, probes: dict, windows: dict) -> None:
+    """Copy the run's raw samples into `folder` (BENCH_RAW_OUT), for a closer look: the
+    server's files (lag, stalls, probe timings, full collections) and the client's probes."""
+    if not folder:
+        return
+    os.makedirs(folder, exist_ok=True)
+    for suffix in ("", ".stalls", ".inputs", ".gc", ".steps"):
+        if os.path.exists(lag_file + suffix):
+            shutil.copy(lag_file + suffix, os.path.join(folder, "lag.txt" + suffix))
+    with open(os.path.join(folder, "probes.json"), "w") as out:
+        json.dump({"probes": probes, "windows": windows}, out)
+
+
 def _percentile(values: list[float], share: float = 0.99) -> float:
     if not values:
         return float("nan")
@@ -295,7 +321,7 @@ def reactor_responsiveness(
     seconds, rounds = (4.0, 1) if quick else (20.0, 4)
     telnet = free_port()
     lag_file = os.path.join(folder, "lag.txt")
-    model = LocalModelServer(RehearsalResponder(), latency=latency).start()
+    model = ModelProcess(latency).start()
     game = _game_dir(folder, model.base_url, telnet, lag_file)
     env = {
         **os.environ,
@@ -357,14 +383,14 @@ def reactor_responsiveness(
                     baseline_settle_waits.append(waited)
                 talker.drain()
                 started = time.time()
-                calls_before = model.responder.requests
+                calls_before = model.requests
                 rtts, answer_times, spoken = _phase(
                     probe, talker, seconds, f"{round_no}n{n}", count, probes[n]
                 )
                 results[n] += rtts
                 answers[n] += answer_times
                 lines[n] += spoken
-                calls[n] += model.responder.requests - calls_before
+                calls[n] += model.requests - calls_before
                 time.sleep(1.5)  # let the lag file flush
                 lags[n] += _lag(lag_file, started, started + seconds)
                 windows[n].append((started, started + seconds))
@@ -373,11 +399,7 @@ def reactor_responsiveness(
     finally:
         _evennia(game, "stop", env=env)
         model.stop()
-        stalls = lag_file + ".stalls"
-        if os.path.exists(stalls):
-            keep = os.environ.get("BENCH_STALLS_OUT")
-            if keep:
-                shutil.copy(stalls, keep)
+        _keep_raw(os.environ.get("BENCH_RAW_OUT"), lag_file, probes, windows)
         server_log = game / "server" / "logs" / "server.log"
         if not os.path.exists(lag_file) and server_log.exists():
             print("no reactor lag samples; server log tail:\n" + server_log.read_text()[-1500:])
@@ -385,6 +407,7 @@ def reactor_responsiveness(
     base, loaded = _p99(results[0]), _p99(results[count])
     ratio = loaded / base
     worst = max(results[count])
+    slowest = _slowest_split(probes[count], lag_file + ".inputs", lag_file + ".steps")
     passed = ratio <= 2.0 and worst <= 0.25
     return Result(
         f"reactor: command round trip p99 with {count} assistants vs 0",
@@ -403,7 +426,7 @@ def reactor_responsiveness(
             f"(with 0: {calls[0] / (rounds * seconds):.1f}); {len(answers[count])} of "
             f"{lines[count]} lines answered within their phase, in {_ms(_percentile(answers[count], 0.5))} "
             f"median, {_ms(_percentile(answers[count], 0.9))} p90",
-            f"slowest 1% with {count}: {_slowest_split(probes[count], lag_file + '.inputs')}",
+            f"slowest 1% with {count}: {slowest}",
             f"full garbage collections in the server during the phases: "
             f"{len(gcs[0])} with 0, {len(gcs[count])} with {count}, longest "
             f"{max(gcs[0] + gcs[count] or [0]) * 1000:.0f} ms",
