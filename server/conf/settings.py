@@ -17,7 +17,8 @@ ROOT_URLCONF = "evennia.web.urls"
 LOCK_FUNC_MODULES = ("evennia.locks.lockfuncs",)
 INPUT_FUNC_MODULES = ["evennia.server.inputfuncs"]
 FUNCPARSER_OUTGOING_MESSAGES_MODULES = ["evennia.utils.funcparser"]
-SERVER_SERVICES_PLUGIN_MODULES = []
+# ai_assistant.transport: the server's end of the portal link uses AMP_CLIENT_PROTOCOL_CLASS
+SERVER_SERVICES_PLUGIN_MODULES = ["ai_assistant.transport"]
 FILE_HELP_ENTRY_MODULES = []
 PORTAL_SERVICES_PLUGIN_MODULES = []
 
@@ -37,9 +38,10 @@ AI_ASSISTANT_MODEL = os.environ.get("AI_ASSISTANT_MODEL") or None  # noqa: F405
 # Game-wide overrides of per-assistant defaults (see docs/configuration.md), e.g.
 # AI_ASSISTANT_DEFAULTS = {"tick_rate": 5, "max_react_iterations": 4}
 AI_ASSISTANT_DEFAULTS = {}
-# The portal-server link and players' telnet connections send at once (no Nagle delay): player
-# commands stay prompt while assistants keep the server busy (ai_assistant/transport.py,
-# docs/operations.md).
+# The portal-server link and players' telnet connections send at once (no Nagle delay, and the
+# server's writes leave as they are made): player commands stay prompt while assistants keep
+# the server busy (ai_assistant/transport.py, docs/operations.md). The server's end needs the
+# ai_assistant.transport services plugin above (Evennia 5.0.1 ignores the client class setting).
 AMP_SERVER_PROTOCOL_CLASS = "ai_assistant.transport.PromptAMPServerProtocol"
 AMP_CLIENT_PROTOCOL_CLASS = "ai_assistant.transport.PromptAMPClientProtocol"
 TELNET_PROTOCOL_CLASS = "ai_assistant.transport.PromptTelnetProtocol"
