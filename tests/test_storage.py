@@ -1,5 +1,7 @@
 """`AttributeStore`: the core's key-value store over Evennia Attributes."""
 
+import threading
+
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from evennia.typeclasses.attributes import Attribute
@@ -36,6 +38,40 @@ class TestAttributeStore(BaseEvenniaTest):
         updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
         assert len(updates) == 1, queries.captured_queries
 
+    def test_a_replaced_value_is_what_the_database_returns_to_a_fresh_load(self):
+        store = AttributeStore(self.char1, MEMORY_CATEGORY)
+        store.set("history:000000", '[{"role":"user"}]')
+        store.set("history:000000", '[{"role":"user"},{"role":"assistant"}]')
+        self.char1.attributes.reset_cache()  # as after a reload: read from the database
+        assert store.get("history:000000") == '[{"role":"user"},{"role":"assistant"}]'
+
+    def test_evennias_attribute_monitors_still_hear_of_the_change(self):
+        from evennia.scripts.monitorhandler import MONITOR_HANDLER
+
+        store = AttributeStore(self.char1, MEMORY_CATEGORY)
+        store.set("usage", {"calls": 1})
+        MONITOR_HANDLER.add(self.char1, "usage", _record_change, category=MEMORY_CATEGORY)
+        try:
+            store.set("usage", {"calls": 2})
+        finally:
+            MONITOR_HANDLER.remove(self.char1, "usage", category=MEMORY_CATEGORY)
+        assert CHANGES and CHANGES[-1] == {"calls": 2}
+
+    def test_a_write_from_another_thread_goes_through_evennias_save(self):
+        store = AttributeStore(self.char1, MEMORY_CATEGORY)
+        store.set("usage", {"calls": 1})
+        saved = []
+        attr = self.char1.attributes.get("usage", category=MEMORY_CATEGORY, return_obj=True)
+        attr.save = lambda **kwargs: saved.append(kwargs)  # Evennia's save, observed
+        try:
+            worker = threading.Thread(target=store.set, args=("usage", {"calls": 2}))
+            worker.start()
+            worker.join()
+        finally:
+            del attr.save
+        assert saved == [{"update_fields": ["db_value"]}]
+        assert store.get("usage") == {"calls": 2}
+
     def test_a_string_attribute_is_replaced_as_evennia_does(self):
         self.char1.attributes.add("note", "plain", category=MEMORY_CATEGORY, strattr=True)
         store = AttributeStore(self.char1, MEMORY_CATEGORY)
@@ -47,3 +83,10 @@ class TestAttributeStore(BaseEvenniaTest):
         store.set("wait_until", "2026-11-22T10:00:00+00:00")
         store.delete("wait_until")
         assert store.get("wait_until") is None
+
+
+CHANGES = []
+
+
+def _record_change(obj=None, fieldname=None, **kwargs):
+    CHANGES.append(obj.value)
