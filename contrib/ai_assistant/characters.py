@@ -170,12 +170,13 @@ class AssistantCharacterMixin:
 
     @property
     def assistant_script(self):
-        """The assistant's script, cached in ndb (looking it up is a query, and hearing is a
-        hot path)."""
-        script = self.ndb.assistant_script
+        """The assistant's script, remembered on this instance: looking it up is a query, and
+        hearing asks for it once per listening assistant per line (a plain attribute, not
+        `ndb`, whose handler costs more than the rest of hearing a line from an assistant)."""
+        script = getattr(self, "_assistant_script", None)
         if script is None or not script.pk:
             scripts = self.scripts.get(SCRIPT_KEY)
-            script = self.ndb.assistant_script = scripts[0] if scripts else None
+            script = self._assistant_script = scripts[0] if scripts else None
         return script
 
     @property
