@@ -248,20 +248,23 @@ def _slowest_split(probes: dict, inputs_file: str, steps_file: str) -> str:
     slowest = [item for item in slowest[: max(1, len(slowest) // 100)] if item[0] in handled]
     if not slowest:
         return "-"
+    # per round trip: total, to the command handling, in it, back (seconds)
     parts = [
-        (received - sent, handled[marker][0] - sent, handled[marker], received - handled[marker][1])
+        (received - sent, start - sent, end - start, received - end)
         for marker, (sent, received) in slowest
+        for start, end in [handled[marker]]
     ]
     met_step = sum(
         any(start < received and end > sent for start, end in steps)
         for _, (sent, received) in slowest
     )
-    median = lambda values: statistics.median(values) * 1000  # noqa: E731
+    total, to_handling, handling, back = (
+        statistics.median(column) * 1000 for column in zip(*parts)
+    )
     return (
-        f"{len(slowest)} slowest round trips: median {median(p[0] for p in parts):.1f} ms: "
-        f"{median(p[1] for p in parts):.1f} ms to the command handling, "
-        f"{median(p[2][1] - p[2][0] for p in parts):.1f} ms in it, "
-        f"{median(p[3] for p in parts):.1f} ms back; {met_step} met an assistant step over 1 ms"
+        f"{len(slowest)} slowest round trips: median {total:.1f} ms: "
+        f"{to_handling:.1f} ms to the command handling, {handling:.1f} ms in it, "
+        f"{back:.1f} ms back; {met_step} met an assistant step over 1 ms"
     )
 
 
