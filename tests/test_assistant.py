@@ -9,6 +9,7 @@ import json
 from twisted.internet import defer
 
 from ai_assistant.awake.events import EventQueue
+from ai_assistant.context.history import wire_format
 from ai_assistant.llm.runner import reactor_steps
 from ai_assistant.llm.local_server import error_reply, slow, text_reply, tool_call, tool_reply
 from ai_assistant.storage import MEMORY_CATEGORY, AttributeStore
@@ -145,7 +146,7 @@ class TestTick(AssistantTestCase):
         self.responder.add(tool_reply(tool_call("noop", {})))
         self.char1.execute_cmd("say Aria, thanks")
         self.tick()
-        assert "Char: Looking for a map." in self.sent_messages()[-1]["content"]
+        assert "Char: [you observed] Looking for a map." in self.sent_messages()[-1]["content"]
 
     def test_multi_step_turn_sends_tool_results_back(self):
         self.responder.add(
@@ -161,7 +162,7 @@ class TestTick(AssistantTestCase):
         assert "Aria points at the shelves." in self.received(self.char2)
         # what the script holds is exactly what was sent (after the system prompt)
         history = self.script.assistant().history.all()
-        assert self.sent_messages(2)[1:] == history[:-2]
+        assert self.sent_messages(2)[1:] == [wire_format(m) for m in history[:-2]]
 
     def test_malformed_and_unknown_tool_calls_are_counted_not_fatal(self):
         self.responder.add(

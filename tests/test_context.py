@@ -38,7 +38,12 @@ def exchange(i, size=40):
     """A user event message and the assistant's say + tool result: three valid messages."""
     words = " ".join(f"word{i}x{j}" for j in range(size))
     return [
-        {"role": "user", "content": f'<event type="say" from="Mira">{words}</event>'},
+        {
+            "role": "user",
+            "content": f'<event type="say" from="Mira">{words}</event>',
+            # what an awake turn keeps with its events message: who spoke
+            "metadata": {"speakers": {"mira": "Mira"}},
+        },
         {
             "role": "assistant",
             "content": None,

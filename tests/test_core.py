@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 
+from ai_assistant.context.history import wire_format
 from ai_assistant.awake.events import (
     AMBIENT,
     DIRECT_ADDRESSING,
@@ -313,7 +314,8 @@ def test_multi_step_react_turn_feeds_tool_results_back():
     assert second[-2]["tool_calls"][0]["function"]["name"] == "look"
     # history holds exactly what was exchanged, and the next request sends exactly it
     history = assistant.history.all()
-    assert model.requests[2].messages[1:] == history[: len(model.requests[2].messages) - 1]
+    sent = model.requests[2].messages[1:]
+    assert sent == [wire_format(m) for m in history[: len(sent)]]
     assert [m["role"] for m in history] == [
         "user",
         "assistant",
@@ -465,7 +467,7 @@ def test_recall_of_people_present_rides_in_newest_message():
     hear(assistant, "Aria, hi")
     run_tick(assistant)
     messages = model.requests[0].messages
-    assert "Alice: Prefers tea" in messages[-1]["content"]
+    assert "Alice: [you observed] Prefers tea" in messages[-1]["content"]
     assert "Prefers tea" not in messages[0]["content"]
 
 
@@ -489,5 +491,5 @@ def test_crowded_room_lists_twenty_present_and_recalls_only_speakers():
     run_tick(assistant)
     content = model.requests[0].messages[-1]["content"]
     assert "Person19, and 10 others." in content and "Person20" not in content
-    assert "Person3: Likes maps" in content
+    assert "Person3: [you observed] Likes maps" in content
     assert lookups == []  # recall uses the speakers' own keys, no search of the room

@@ -98,8 +98,13 @@ class CharacterWorld:
     def emote(self, action: str) -> None:
         location = self.character.location
         if location:
-            line = f"{self.character.key} {action.strip()}"
-            location.msg_contents(text=(line, {"type": "pose"}), from_obj=self.character)
+            # the action rides in the mapping: text in the template itself would be parsed
+            # ($funcs, {keys}); the line always starts with the assistant's own name
+            location.msg_contents(
+                text=("{actor} {action}", {"type": "pose"}),
+                from_obj=self.character,
+                mapping={"actor": self.character, "action": action.strip()},
+            )
 
     def whisper(self, target: str, text: str) -> str:
         receiver = self._find_present(target)
@@ -153,9 +158,20 @@ class AssistantCharacterMixin:
     def _presence(self) -> set:
         """Ids of the others in the room, as this character last knew them."""
         if self.ndb.present_ids is None:
-            contents = self.location.contents if self.location else []
-            self.ndb.present_ids = {obj.id for obj in contents if obj != self}
+            self.refresh_presence()
         return self.ndb.present_ids
+
+    def refresh_presence(self) -> None:
+        """Learn who is in the room now (called at every tick as well as after moving).
+
+        Who is present tells an arrival from a departure (both are announced while the mover
+        is in the room). People can also appear or vanish without a move: logging in puts a
+        character back into its room directly, logging out takes it out. Re-reading the room
+        at each tick keeps that knowledge from going stale.
+
+        """
+        contents = self.location.contents if self.location else []
+        self.ndb.present_ids = {obj.id for obj in contents if obj != self}
 
     def ensure_assistant_script(self):
         """The assistant's script, created if missing."""
@@ -219,6 +235,21 @@ class AssistantCharacterMixin:
                 script.enqueue_event("arrive", speaker, _plain(text))
         elif msg_type == "page":
             script.enqueue_event("page", speaker, kwargs.get("ai_speech") or _plain(text))
+        elif msg_type is None and hasattr(speaker, "sessions"):
+            self._hear_presence_notice(script, speaker, text)
+
+    def _hear_presence_notice(self, script, speaker, text) -> None:
+        """An untyped notice from a character, such as "Bob has entered the game.": logging in
+        and out moves no one through an exit, so it is told apart by the speaker's sessions
+        (none left when logging out) and by who was known to be present."""
+        present = self._presence()
+        if not speaker.sessions.count():
+            if speaker.id in present:
+                present.discard(speaker.id)
+                script.enqueue_event("depart", speaker, _plain(text))
+        elif speaker.id not in present and speaker.location == self.location:
+            present.add(speaker.id)
+            script.enqueue_event("arrive", speaker, _plain(text))
 
     def hear(self, event_type: str, speaker, text: str, metadata: dict | None = None) -> None:
         """Queue an event on the assistant's script.

@@ -74,6 +74,16 @@ class AssistantConfig(BaseModel):
     max_wait_minutes: float = Field(
         120.0, ge=1.0, le=1440.0, description="Longest pause the wait tool may ask for."
     )
+    max_tool_calls_per_reply: int = Field(
+        8, ge=1, le=50, description="Tool calls run from one model reply; more get an error."
+    )
+    max_tool_calls_per_turn: int = Field(
+        24, ge=1, le=200, description="Tool calls run in one awake turn; reaching it ends the turn."
+    )
+    allow_color_markup: bool = Field(
+        False,
+        description="Let the assistant's speech use Evennia color codes (never line breaks).",
+    )
     max_tool_output_chars: int = Field(
         2000, ge=100, le=20000, description="Tool results longer than this are truncated."
     )

@@ -16,6 +16,7 @@ exception escapes a tick; each is logged with context and counted in `db.tick_er
 
 """
 
+import os
 import time
 from datetime import datetime, timezone
 from functools import partial
@@ -47,9 +48,19 @@ from .memory.semantic import EmbeddedMemoryStore
 from .sleep import lifecycle as life
 from .sleep.tick import sleep_tick
 from .storage import MEMORY_CATEGORY, AttributeStore
+from .text import redact
 from .tools import default_registry
 
 AWAKE = life.AWAKE
+
+
+def redacted(text) -> str:
+    """`text` without the configured API key or anything shaped like one (for logs, Attributes
+    and builders' screens: some endpoints echo the key in their errors)."""
+    return redact(
+        str(text),
+        [getattr(settings, "AI_ASSISTANT_API_KEY", None), os.environ.get("OPENAI_API_KEY")],
+    )
 
 
 class EvenniaGameClock:
@@ -300,6 +311,9 @@ class AssistantScript(DefaultScript):
             # caught inside the transaction, so what was written before an error is kept
             try:
                 self.flush_heard()
+                refresh = getattr(self.obj, "refresh_presence", None)
+                if refresh:
+                    refresh()
                 if self.db.paused:
                     return
                 self._tick()
@@ -354,7 +368,7 @@ class AssistantScript(DefaultScript):
         if report and report.get("error"):
             logger.log_warn(
                 f"ai_assistant {self.obj} (#{self.obj.id}): sleep work failed: "
-                f"{report['error']}; it is retried next tick"
+                f"{redacted(report['error'])}; it is retried next tick"
             )
         assistant = self.assistant()
         now = self.clock.now()
@@ -396,7 +410,7 @@ class AssistantScript(DefaultScript):
         if outcome.error:
             logger.log_warn(
                 f"ai_assistant {self.obj} (#{self.obj.id}): model call failed: "
-                f"{outcome.error}; events stay queued"
+                f"{redacted(outcome.error)}; events stay queued"
             )
         callback = self.ndb.on_turn
         if callback:
@@ -407,11 +421,11 @@ class AssistantScript(DefaultScript):
         self._record_error("turn", failure.value)
 
     def _record_error(self, where: str, err: BaseException) -> None:
+        message = redacted(f"{type(err).__name__}: {err}")
         self.db.tick_errors = (self.db.tick_errors or 0) + 1
-        self.db.last_error = f"{where}: {type(err).__name__}: {str(err)[:300]}"
+        self.db.last_error = f"{where}: {message[:300]}"
         logger.log_err(
-            f"ai_assistant {self.obj} (#{getattr(self.obj, 'id', '?')}) {where} "
-            f"failed: {type(err).__name__}: {err}"
+            f"ai_assistant {self.obj} (#{getattr(self.obj, 'id', '?')}) {where} failed: {message}"
         )
 
     # ---- status ---------------------------------------------------------------------------

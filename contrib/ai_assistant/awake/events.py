@@ -10,7 +10,8 @@ Classification (seed 000):
 An event is urgent (it may wake a light sleeper, and it makes the awake tick call the model) when
 it is a direct message or addressing, or its metadata says `urgent` or `priority >= 8`.
 
-Heard text longer than the configured limit is truncated with a note saying how much was cut.
+Heard text is kept on one line (line breaks made visible, control characters dropped) and, when
+longer than the configured limit, truncated with a note saying how much was cut.
 
 """
 
@@ -25,12 +26,15 @@ from pydantic import BaseModel, Field
 from ..clock import to_iso
 from ..memory.importance import heuristic_importance
 from ..memory.store import KeyValueStore
+from ..text import one_line
 
 EventType = Literal["say", "whisper", "page", "emote", "arrive", "depart", "instruction"]
 DIRECT_MESSAGE = "direct_message"
 DIRECT_ADDRESSING = "direct_addressing"
 AMBIENT = "ambient"
 DIRECT_TYPES = frozenset({"whisper", "page", "instruction"})
+# events in which someone said something: only their speakers may be named as a source
+SPEECH_TYPES = frozenset({"say", "whisper", "page", "instruction"})
 BUILDER_BONUS = 2
 URGENT_PRIORITY = 8
 
@@ -101,7 +105,8 @@ def make_event(
 ) -> Event:
     """Build a classified, scored event from what the character heard."""
     metadata = dict(metadata or {})
-    text, cut = truncate(text.strip(), max_chars)
+    # a player's line breaks (Evennia's |/ included) and escape codes never reach a prompt
+    text, cut = truncate(one_line(text), max_chars)
     classification = classify(event_type, text, assistant_names)
     importance = heuristic_importance(
         text,
@@ -112,7 +117,7 @@ def make_event(
     return Event(
         id=event_id,
         type=event_type,
-        speaker=speaker,
+        speaker=one_line(speaker)[:80],
         speaker_key=speaker_key,
         text=text,
         time=to_iso(now),
@@ -153,6 +158,16 @@ class HeardLine(NamedTuple):
             from_assistant=self.from_assistant,
             metadata=self.metadata,
         )
+
+
+def speakers_of(events: list[Event]) -> dict[str, str]:
+    """Who said something in `events` (lower-case name -> name): arrivals, departures and
+    emotes are not speech, so they make no one a source of what the assistant writes down."""
+    return {
+        event.speaker.lower(): event.speaker
+        for event in events
+        if event.type in SPEECH_TYPES and not event.from_assistant
+    }
 
 
 def triggers_model(event: Event, respond_to_ambient: bool, respond_to_assistants: bool) -> bool:

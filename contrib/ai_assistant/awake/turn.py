@@ -34,7 +34,7 @@ from ..context.compaction import (
 from ..context.history import ConversationHistory, wire_format
 from ..context.prompt import events_message, system_prompt
 from ..llm.client import ChatClient, ChatReply, ChatRequest, LLMError
-from ..llm.runner import BlockingWork
+from ..llm.runner import NEXT_STEP, BlockingWork
 from ..llm.structured import complete_structured
 from ..llm.tokens import TokenCounter
 from ..llm.usage import UsageStats
@@ -44,8 +44,9 @@ from ..memory.journal import Journal
 from ..memory.semantic import EmbeddedMemoryStore, MemoryStore
 from ..memory.store import KeyValueStore
 from ..sleep.lifecycle import ACTIVITY, Lifecycle
+from ..text import redact
 from ..tools.base import AWAKE, ToolContext, ToolRegistry, World
-from .events import Event, EventQueue, triggers_model
+from .events import Event, EventQueue, speakers_of, triggers_model
 
 # state keys on the script
 WAIT_UNTIL = "wait_until"
@@ -147,7 +148,7 @@ class Assistant:
         """
         messages = self.prefix_messages()
         messages += [wire_format(message) for message in self.history.all()]
-        messages += pending
+        messages += [wire_format(message) for message in pending]
         return ChatRequest(
             model=self.model,
             messages=messages,
@@ -222,7 +223,7 @@ class TurnOutcome:
             "model_calls": self.model_calls,
             "tools": [call["name"] for call in self.tool_calls],
             "stop_reason": self.stop_reason,
-            "error": self.error,
+            "error": redact(self.error) if self.error else None,
         }
 
 
@@ -328,16 +329,18 @@ def run_turn(
     usage = assistant.usage()
     outcome = TurnOutcome(events=events)
     present = assistant.world.present()
-    ctx = assistant.tool_context(now, {event.speaker.lower(): event.speaker for event in events})
-    pending = [
-        events_message(
-            events,
-            location=assistant.location,
-            present=_listed(present),
-            recall=_recall(assistant, events),
-            now_text=now.strftime("%Y-%m-%d %H:%M UTC"),
-        )
-    ]
+    speakers = speakers_of(events)
+    ctx = assistant.tool_context(now, speakers)
+    message = events_message(
+        events,
+        location=assistant.location,
+        present=_listed(present),
+        recall=_recall(assistant, events),
+        now_text=now.strftime("%Y-%m-%d %H:%M UTC"),
+    )
+    # kept with the message in the history (never sent): who may later be named as a source
+    message["metadata"] = {"speakers": speakers}
+    pending = [message]
     try:
         for iteration in range(config.max_react_iterations):
             if not (yield from fit_to_budget(assistant, now, pending)):
@@ -371,7 +374,7 @@ def run_turn(
                 for key in (RETRY_AFTER, CONSECUTIVE_ERRORS):
                     if state.get(key) is not None:
                         state.delete(key)
-            stop = _apply_reply(assistant, ctx, reply, pending, usage, outcome)
+            stop = yield from _apply_reply(assistant, ctx, reply, pending, usage, outcome)
             assistant.history.extend(pending)
             pending = []
             if stop:
@@ -389,6 +392,9 @@ def run_turn(
     return outcome
 
 
+TOO_MANY_TOOL_CALLS = "too_many_tool_calls"
+
+
 def _apply_reply(
     assistant: Assistant,
     ctx: ToolContext,
@@ -396,8 +402,17 @@ def _apply_reply(
     pending: list[dict],
     usage: UsageStats,
     outcome: TurnOutcome,
-) -> bool:
-    """Add the reply and its tool results to `pending`; return True when the turn ends."""
+) -> Generator[Any, Any, bool]:
+    """Add the reply and its tool results to `pending`; return True when the turn ends.
+
+    Tool calls are capped per reply and per turn (`max_tool_calls_per_reply`,
+    `max_tool_calls_per_turn`): a reply asking for more gets an error result for each call over
+    the cap (every call is answered, so the history stays valid), and reaching the turn's cap
+    ends the turn. Between two tool calls the turn yields `NEXT_STEP`, so a long reply never
+    holds the reactor: players' commands are served in between.
+
+    """
+    config = assistant.config
     if reply.refusal:
         usage.record_malformed("refusal")
         pending.append({"role": "assistant", "content": reply.refusal})
@@ -413,13 +428,26 @@ def _apply_reply(
     if not reply.tool_calls:
         outcome.stop_reason = "no_tool_call"
         return True
-    for call in reply.tool_calls:
+    capped = False
+    for index, call in enumerate(reply.tool_calls):
+        if index:
+            yield NEXT_STEP
+        room_in_turn = config.max_tool_calls_per_turn - len(outcome.tool_calls)
+        if index >= config.max_tool_calls_per_reply or room_in_turn <= 0:
+            capped = True
+            usage.record_malformed(TOO_MANY_TOOL_CALLS)
+            content = (
+                f"Error: not run. At most {config.max_tool_calls_per_reply} tool calls per reply "
+                f"and {config.max_tool_calls_per_turn} per turn."
+            )
+            pending.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            continue
         result = assistant.registry.dispatch(ctx, call, AWAKE)
         if result.malformed:
             usage.record_malformed(result.malformed)
         content = result.content
-        if len(content) > assistant.config.max_tool_output_chars:
-            content = content[: assistant.config.max_tool_output_chars] + " [truncated]"
+        if len(content) > config.max_tool_output_chars:
+            content = content[: config.max_tool_output_chars] + " [truncated]"
         pending.append({"role": "tool", "tool_call_id": call.id, "content": content})
         outcome.tool_calls.append(
             {
@@ -432,5 +460,8 @@ def _apply_reply(
         )
     if ctx.control.stop_reason:
         outcome.stop_reason = ctx.control.stop_reason
+        return True
+    if capped and len(outcome.tool_calls) >= config.max_tool_calls_per_turn:
+        outcome.stop_reason = "tool_call_limit"
         return True
     return False

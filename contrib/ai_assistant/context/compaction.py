@@ -16,12 +16,12 @@ All three are generators yielding blocking model calls, like the awake turn.
 
 """
 
-import re
 from collections.abc import Generator
 from datetime import datetime
 
 from ..clock import to_iso
 from ..llm.client import ChatRequest, LLMError
+from ..text import for_prompt
 from ..tools.base import PRE_COMPACTION
 
 SUMMARY_PREFIX = "[CONTEXT SUMMARY]"
@@ -129,7 +129,8 @@ def compact_history(
         return {"error": "the summary came back empty", "tokens": before}
     marker = {
         "role": "system",
-        "content": f"{SUMMARY_PREFIX}\n{summary}",
+        # model-written, from players' words: escaped like any text entering a prompt
+        "content": f"{SUMMARY_PREFIX}\n{for_prompt(summary, keep_lines=True)}",
         "metadata": {"type": "compaction", "compacted_count": len(to_compact), "at": to_iso(now)},
     }
     assistant.history.replace([marker, *preserved])
@@ -154,11 +155,10 @@ def compact_history(
 
 
 def _speakers_in(history: list[dict]) -> dict[str, str]:
-    names = {}
+    """Everyone who said something in the history, from the data kept with each turn."""
+    names: dict[str, str] = {}
     for message in history:
-        if message.get("role") == "user":
-            for name in re.findall(r'<event [^>]*from="([^"]+)"', message.get("content") or ""):
-                names[name.lower()] = name
+        names.update((message.get("metadata") or {}).get("speakers") or {})
     return names
 
 

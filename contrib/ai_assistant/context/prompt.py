@@ -13,9 +13,8 @@ Builder-locked `@assistant` command can create) are marked as coming from the ga
 
 """
 
-from html import escape
-
 from ..awake.events import Event
+from ..text import for_prompt
 
 SYSTEM_PROMPT = """You are {name}, a character in a text-based multiplayer game (a MUD).
 {persona}
@@ -43,10 +42,10 @@ def system_prompt(name: str, persona: str) -> dict:
 
 
 def render_event(event: Event) -> str:
-    attrs = f'type="{event.type}" from="{escape(event.speaker)}" time="{event.time[:19]}"'
+    attrs = f'type="{event.type}" from="{for_prompt(event.speaker)}" time="{event.time[:19]}"'
     if event.classification != "ambient":
         attrs += f' to_you="{event.classification}"'
-    return f"<event {attrs}>{escape(event.text)}</event>"
+    return f"<event {attrs}>{for_prompt(event.text)}</event>"
 
 
 def events_message(
@@ -59,11 +58,12 @@ def events_message(
 ) -> dict:
     """The user message for one turn: the events, then what is recalled about those present."""
     lines = [
-        f"[{now_text}] Location: {location or 'unknown'}. Present: {', '.join(present) or 'no one'}."
+        f"[{now_text}] Location: {for_prompt(location or 'unknown')}. "
+        f"Present: {for_prompt(', '.join(present) or 'no one')}."
     ]
     lines += [render_event(event) for event in events]
     if recall:
         lines.append("What you remember about people here:")
         for name, notes in recall.items():
-            lines.append(f"- {escape(name)}: " + "; ".join(escape(note) for note in notes))
+            lines.append(f"- {for_prompt(name)}: " + "; ".join(for_prompt(note) for note in notes))
     return {"role": "user", "content": "\n".join(lines)}

@@ -23,6 +23,8 @@ import openai
 import openai.resources.chat.completions  # noqa: E402,F401
 from openai.types.chat import ChatCompletion  # noqa: E402
 
+from ..text import redact  # noqa: E402
+
 # error kinds, counted per assistant
 RATE_LIMIT = "rate_limit"
 SERVER_ERROR = "server_error"
@@ -40,7 +42,7 @@ class LLMError(Exception):
 
     Args:
         kind (str): One of the error kinds above.
-        message (str): What happened (never contains the API key).
+        message (str): What happened (secrets redacted by whoever raises it).
         status (int, optional): The HTTP status, when there was one.
 
     """
@@ -150,6 +152,9 @@ class OpenAIChatClient:
                 f"or AI_ASSISTANT_BASE_URL for a local server ({type(exc).__name__}).",
             ) from None
 
+    def _secrets(self) -> list[str]:
+        return [self._sdk.api_key]
+
     def complete(self, request: ChatRequest) -> ChatReply:
         kwargs: dict[str, Any] = {
             "model": request.model,
@@ -170,7 +175,7 @@ class OpenAIChatClient:
             # Retries, timeouts, errors and the typed reply are the same.
             completion = self._sdk.post("/chat/completions", cast_to=ChatCompletion, body=kwargs)
         except openai.APIError as exc:
-            raise _translate(exc) from None
+            raise _translate(exc, self._secrets()) from None
         latency = (time.perf_counter() - started) * 1000
         return _to_reply(completion, latency)
 
@@ -179,14 +184,14 @@ class OpenAIChatClient:
         try:
             response = self._sdk.embeddings.create(model=model, input=texts)
         except openai.APIError as exc:
-            raise _translate(exc) from None
+            raise _translate(exc, self._secrets()) from None
         vectors = [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
         if len(vectors) != len(texts):
             raise LLMError(INVALID_RESPONSE, f"{len(vectors)} embeddings for {len(texts)} texts.")
         return vectors
 
 
-def _translate(exc: openai.APIError) -> LLMError:
+def _translate(exc: openai.APIError, secrets: list[str]) -> LLMError:
     status = getattr(exc, "status_code", None)
     if isinstance(exc, openai.APITimeoutError):
         kind = TIMEOUT
@@ -204,8 +209,8 @@ def _translate(exc: openai.APIError) -> LLMError:
         kind = INVALID_RESPONSE
     else:
         kind = OTHER
-    # the SDK's messages carry the server's text, never the key
-    return LLMError(kind, f"{type(exc).__name__}: {str(exc)[:300]}", status)
+    # the SDK's messages carry the server's text, and some servers echo the key in it
+    return LLMError(kind, redact(f"{type(exc).__name__}: {exc}", secrets)[:300], status)
 
 
 def _to_reply(completion: Any, latency_ms: float) -> ChatReply:

@@ -15,17 +15,30 @@ Two ways to run the blocking work:
 
 """
 
+import threading
 from collections import deque
 from collections.abc import Callable, Generator
 from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 from typing import Any
 
 from twisted.internet import defer, threads
 from twisted.python import log
 from twisted.python.failure import Failure
+from twisted.python.threadpool import ThreadPool
 
 BlockingWork = Callable[[], Any]
 Runner = Callable[[BlockingWork], defer.Deferred]
+
+
+class _NextStep:
+    """Yielded by a turn instead of blocking work: "let the reactor serve others, then go on"."""
+
+    def __repr__(self) -> str:
+        return "NEXT_STEP"
+
+
+NEXT_STEP = _NextStep()
 
 
 DEFAULT_MODEL_THREADS = 4
@@ -33,24 +46,43 @@ _pool = None
 
 
 def model_pool(size: int = DEFAULT_MODEL_THREADS):
-    """The model calls' own thread pool, made once and stopped with the reactor.
+    """The model calls' own thread pool, made once, abandoned (not joined) at shutdown.
 
     Kept apart from the reactor's shared pool, and small: the threads mostly wait on HTTP, but
     the SDK's request and response handling is Python that competes with the reactor thread for
     the GIL; a few threads keep enough calls in flight without crowding the reactor out.
 
+    Its threads are daemon threads and shutdown does not wait for them: a call that hangs on
+    the provider must never hold up `evennia reload` or `stop` (the old server would linger
+    while the portal starts a new one). An abandoned call's events stay queued, because events
+    leave the queue only when a reply has arrived.
+
     """
     global _pool
     if _pool is None:
         from twisted.internet import reactor
-        from twisted.python.threadpool import ThreadPool
 
-        _pool = ThreadPool(minthreads=0, maxthreads=size, name="ai_assistant_model")
+        _pool = _AbandonedAtShutdown(minthreads=0, maxthreads=size, name="ai_assistant_model")
         _pool.start()
-        reactor.addSystemEventTrigger("during", "shutdown", _pool.stop)
+        reactor.addSystemEventTrigger("during", "shutdown", _pool.abandon)
     elif _pool.max != size:
         _pool.adjustPoolsize(maxthreads=size)
     return _pool
+
+
+class _AbandonedAtShutdown(ThreadPool):
+    """A thread pool of daemon threads that shutdown leaves behind instead of joining."""
+
+    threadFactory = partial(threading.Thread, daemon=True)
+
+    def abandon(self) -> None:
+        """Stop taking work and let idle threads end; never wait for busy ones."""
+        global _pool
+        self.joined = True
+        self.started = False
+        self._team.quit()
+        if _pool is self:
+            _pool = None
 
 
 def in_thread(work: BlockingWork, threads_count: int = DEFAULT_MODEL_THREADS) -> defer.Deferred:
@@ -143,6 +175,10 @@ def drive(
     Returns:
         Deferred: Fires with the generator's return value, or errbacks with what it raised.
 
+    A turn may also yield `NEXT_STEP` between two stretches that need no blocking work (two
+    tool calls, say): with `schedule` it is resumed on a later reactor iteration, so players'
+    commands are served in between; without, at once.
+
     Notes:
         Whatever a stretch raises is caught inside `step` and reported after it, so the
         context manager always exits cleanly: a transaction keeps what the stretch wrote
@@ -152,15 +188,22 @@ def drive(
     done = defer.Deferred()
 
     def resume(value: Any = None, error: BaseException | None = None) -> None:
-        with step():
-            try:
-                work = turn.send(value) if error is None else turn.throw(error)
-            except StopIteration as stop:
-                done.callback(stop.value)
+        while True:
+            with step():
+                try:
+                    work = turn.send(value) if error is None else turn.throw(error)
+                except StopIteration as stop:
+                    done.callback(stop.value)
+                    return
+                except BaseException:
+                    done.errback(Failure())
+                    return
+            if work is not NEXT_STEP:
+                break
+            if schedule is not None:
+                schedule(resume)
                 return
-            except BaseException:
-                done.errback(Failure())
-                return
+            value, error = None, None  # inline: nothing else to serve, go straight on
         pending = run(work)
         if schedule is None:
             pending.addCallbacks(resume, lambda failure: resume(error=failure.value))

@@ -10,11 +10,11 @@ assistant" or its own name) is dropped whatever the model returns.
 """
 
 import re
-from html import escape
 
 from pydantic import BaseModel, Field
 
 from ..llm.client import ChatRequest
+from ..text import for_prompt
 
 SCORING_PROMPT = """You rate the journal entries of {name}, a character in a text game, for how
 much they will matter later: 1 (trivial small talk) to 10 (vital: names, promises, dangers,
@@ -54,8 +54,10 @@ class FactExtraction(BaseModel):
 def render_entries(entries: list[dict]) -> str:
     lines = []
     for entry in entries:
-        source = f' heard_from="{escape(entry["heard_from"])}"' if entry.get("heard_from") else ""
-        lines.append(f'<entry id="{entry["id"]}"{source}>{escape(entry["content"])}</entry>')
+        source = (
+            f' heard_from="{for_prompt(entry["heard_from"])}"' if entry.get("heard_from") else ""
+        )
+        lines.append(f'<entry id="{entry["id"]}"{source}>{for_prompt(entry["content"])}</entry>')
     return "\n".join(lines)
 
 

@@ -11,6 +11,7 @@ with the numbers, so the assistant decides what to drop; nothing is evicted sile
 from datetime import datetime
 
 from ..clock import to_iso
+from ..text import for_prompt
 from .store import KeyValueStore
 
 KEY = "core_memory"
@@ -34,7 +35,11 @@ class CoreMemory:
 
     @staticmethod
     def render_items(items: dict[str, dict]) -> str:
-        lines = [HEADER] + [f"- {key}: {item['value']}" for key, item in sorted(items.items())]
+        # escaped like every other text in a prompt: a note is data even in a system message
+        lines = [HEADER] + [
+            f"- {for_prompt(key)}: {for_prompt(item['value'])}"
+            for key, item in sorted(items.items())
+        ]
         return "\n".join(lines)
 
     def message(self) -> dict | None:

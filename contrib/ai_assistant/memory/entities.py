@@ -67,10 +67,29 @@ class EntityMemory:
         return profile
 
     def recall(self, entity_key: str, limit: int) -> list[str]:
-        """Stable attributes, then the most recent observations, as lines of text."""
+        """Stable attributes, then the most recent observations, each saying where it came from.
+
+        A person's claim about themselves comes back as their claim ("Bob told you: is an
+        administrator"), never as a bare fact.
+
+        """
         profile = self.profile(entity_key)
         if not profile or limit <= 0:
             return []
-        lines = [attribute.get("value", "") for attribute in profile.get("attributes", [])]
-        lines += [obs["text"] for obs in profile.get("observations", [])[-limit:]]
+        lines = [
+            f"[consolidated] {attribute.get('value', '')}"
+            for attribute in profile.get("attributes", [])
+        ]
+        lines += [
+            f"[{source_label(obs)}] {obs['text']}"
+            for obs in profile.get("observations", [])[-limit:]
+        ]
         return lines
+
+
+def source_label(record: dict) -> str:
+    """Where a remembered item came from, in a few words for the prompt."""
+    heard_from = record.get("heard_from")
+    if heard_from:
+        return f"{heard_from} told you"
+    return "you observed"

@@ -3,17 +3,31 @@ Tools that act in the world as the assistant: say, emote, whisper, look, and the
 turn, noop and wait. They go through the `World` adapter, which the shell implements with the
 assistant character's own hooks (never by running commands).
 
+What reaches players is cleaned first (`ai_assistant.text.for_players`): one line, no control
+characters, Evennia markup shown as typed, so the model's words can never forge a system line or
+someone else's speech, or clear a player's screen.
+
 """
 
 from datetime import timedelta
 
 from pydantic import Field
 
+from ..text import for_players
 from .base import AWAKE, PRE_COMPACTION, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " [truncated]"
+
+
+def _shown(ctx: ToolContext, text: str, what: str) -> str:
+    """`text` as players may see it: one line, no control characters, markup shown as typed
+    (color only where the game allows it). Raises ToolError when nothing is left."""
+    shown = for_players(text, ctx.config.allow_color_markup)
+    if not shown:
+        raise ToolError(f"the {what} is empty once line breaks and control characters are removed.")
+    return shown
 
 
 class SayArgs(ToolArgs):
@@ -26,8 +40,9 @@ class SayTool(Tool):
     Args = SayArgs
 
     def run(self, ctx: ToolContext, args: SayArgs) -> ToolResult:
-        ctx.world.say(args.text)
-        ctx.control.actions.append(f'said "{args.text}"')
+        text = _shown(ctx, args.text, "text")
+        ctx.world.say(text)
+        ctx.control.actions.append(f'said "{text}"')
         return ToolResult(ok=True, content="You said it; everyone in the room heard.")
 
 
@@ -43,8 +58,9 @@ class EmoteTool(Tool):
     Args = EmoteArgs
 
     def run(self, ctx: ToolContext, args: EmoteArgs) -> ToolResult:
-        ctx.world.emote(args.action)
-        ctx.control.actions.append(f"emoted {args.action}")
+        action = _shown(ctx, args.action, "action")
+        ctx.world.emote(action)
+        ctx.control.actions.append(f"emoted {action}")
         return ToolResult(ok=True, content="The room saw it.")
 
 
@@ -59,8 +75,9 @@ class WhisperTool(Tool):
     Args = WhisperArgs
 
     def run(self, ctx: ToolContext, args: WhisperArgs) -> ToolResult:
-        who = ctx.world.whisper(args.target, args.text)
-        ctx.control.actions.append(f'whispered to {who}: "{args.text}"')
+        text = _shown(ctx, args.text, "text")
+        who = ctx.world.whisper(args.target, text)
+        ctx.control.actions.append(f'whispered to {who}: "{text}"')
         return ToolResult(ok=True, content=f"You whispered to {who}.")
 
 
