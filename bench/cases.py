@@ -19,10 +19,10 @@ from django.conf import settings
 
 from ai_assistant.clock import ManualClock
 from ai_assistant.llm.client import ChatReply, TokenUsage, ToolCall
-from ai_assistant.llm.local_server import LocalModelServer
-from ai_assistant.llm.rehearsal import RehearsalResponder
-from ai_assistant.llm.runner import inline
-from ai_assistant.sleep import lifecycle as life
+from ai_assistant.testing.server import LocalModelServer
+from ai_assistant.testing.rehearsal import RehearsalResponder
+from ai_assistant.driver import inline
+from ai_assistant import lifecycle as life
 
 START = datetime(2026, 11, 21, 9, 0, tzinfo=timezone.utc)
 
@@ -343,7 +343,7 @@ def seed_fifty_message_shape() -> tuple[list[dict], list[dict]]:
 def compaction_reduction(world: World) -> Result:
     """7. Token reduction of compaction on the seed's 50-message example shape."""
     from ai_assistant.context.compaction import compact_history
-    from ai_assistant.llm.runner import drive
+    from ai_assistant.driver import drive
 
     class Summariser:
         def __call__(self):

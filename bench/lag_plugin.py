@@ -106,7 +106,7 @@ def _time_probe_commands() -> list:
 
 def _time_assistant_steps() -> list:
     """Record the assistants' reactor steps over a millisecond (see module doc)."""
-    from ai_assistant.llm.runner import StepQueue
+    from ai_assistant.driver import StepQueue
 
     original = StepQueue._run_next
     timings = []

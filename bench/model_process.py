@@ -16,7 +16,7 @@ class _CountingResponder:
     """The rehearsal rules, counting requests where the benchmark process can read them."""
 
     def __init__(self, counter):
-        from ai_assistant.llm.rehearsal import RehearsalResponder
+        from ai_assistant.testing.rehearsal import RehearsalResponder
 
         self.rules = RehearsalResponder()
         self.counter = counter
@@ -28,7 +28,7 @@ class _CountingResponder:
 
 
 def _serve(latency: float, counter, ready, stop) -> None:
-    from ai_assistant.llm.local_server import LocalModelServer
+    from ai_assistant.testing.server import LocalModelServer
 
     server = LocalModelServer(_CountingResponder(counter), latency=latency).start()
     ready.send(server.base_url)

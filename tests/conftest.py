@@ -6,7 +6,7 @@ inside it, after which Evennia's own test classes (`EvenniaTest`, ...) work.
 
 import pytest
 
-from ai_assistant.llm.local_server import LocalModelServer, ScriptedResponder
+from ai_assistant.testing.server import LocalModelServer, ScriptedResponder
 
 
 @pytest.fixture(scope="session", autouse=True)

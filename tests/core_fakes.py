@@ -7,11 +7,11 @@ model that answers from a script. No database, no HTTP.
 import json
 from datetime import datetime, timezone
 
-from ai_assistant.awake.events import EventQueue, make_event
+from ai_assistant.events import EventQueue, make_event
 from ai_assistant.awake.turn import Assistant, awake_tick
 from ai_assistant.conf import AssistantConfig
 from ai_assistant.llm.client import ChatReply, LLMError, TokenUsage, ToolCall
-from ai_assistant.llm.runner import drive, inline
+from ai_assistant.driver import drive, inline
 from ai_assistant.memory.store import DictStore
 from ai_assistant.tools import default_registry
 from ai_assistant.tools.base import ToolError
@@ -89,7 +89,7 @@ class ScriptedModel:
         return answer
 
     def embed(self, model, texts):
-        from ai_assistant.llm.local_server import bag_of_words_embedding
+        from ai_assistant.testing.server import bag_of_words_embedding
 
         self.embedded.append(list(texts))
         return [bag_of_words_embedding(text) for text in texts]

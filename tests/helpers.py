@@ -14,8 +14,8 @@ from evennia.utils.ansi import strip_ansi
 from evennia.utils.test_resources import EvenniaTest
 
 from ai_assistant.clock import ManualClock
-from ai_assistant.llm.local_server import LocalModelServer, ScriptedResponder
-from ai_assistant.llm.runner import inline
+from ai_assistant.testing.server import LocalModelServer, ScriptedResponder
+from ai_assistant.driver import inline
 
 
 class AssistantTestCase(EvenniaTest):

@@ -11,14 +11,14 @@ from functools import partial
 from twisted.internet import reactor, task
 
 from ai_assistant.llm.client import EndpointSettings, OpenAIChatClient
-from ai_assistant.llm.local_server import (
+from ai_assistant.testing.server import (
     LocalModelServer,
     ScriptedResponder,
     slow,
     tool_call,
     tool_reply,
 )
-from ai_assistant.llm.runner import default_runner, drive, in_thread, reactor_steps
+from ai_assistant.driver import default_runner, drive, in_thread, reactor_steps
 from tests.core_fakes import FakeWorld, hear, make_assistant
 from ai_assistant.awake.turn import awake_tick
 from tests.core_fakes import T0

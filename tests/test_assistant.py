@@ -8,10 +8,10 @@ import json
 
 from twisted.internet import defer
 
-from ai_assistant.awake.events import EventQueue
-from ai_assistant.context.history import wire_format
-from ai_assistant.llm.runner import reactor_steps
-from ai_assistant.llm.local_server import error_reply, slow, text_reply, tool_call, tool_reply
+from ai_assistant.events import EventQueue
+from ai_assistant.memory.history import wire_format
+from ai_assistant.driver import reactor_steps
+from ai_assistant.testing.server import error_reply, slow, text_reply, tool_call, tool_reply
 from ai_assistant.storage import MEMORY_CATEGORY, AttributeStore
 
 from .helpers import AssistantTestCase

@@ -5,7 +5,7 @@ from evennia.utils import create
 from evennia.utils.test_resources import EvenniaCommandTest
 
 from ai_assistant.characters import is_assistant
-from ai_assistant.llm.local_server import tool_call, tool_reply
+from ai_assistant.testing.server import tool_call, tool_reply
 
 from .helpers import AssistantTestCase
 

@@ -13,9 +13,9 @@ from ai_assistant.context.compaction import (
     split_history,
 )
 from ai_assistant.llm.client import SERVER_ERROR, ChatReply, LLMError, TokenUsage, ToolCall
-from ai_assistant.llm.runner import drive, inline
+from ai_assistant.driver import drive, inline
 from ai_assistant.memory.core import CoreMemoryFull
-from ai_assistant.sleep import lifecycle as life
+from ai_assistant import lifecycle as life
 from ai_assistant.sleep.tick import sleep_tick
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick

@@ -2,7 +2,7 @@
 
 from evennia.utils.test_resources import EvenniaCommandTest
 
-from ai_assistant.llm.local_server import text_reply, tool_call, tool_reply
+from ai_assistant.testing.server import text_reply, tool_call, tool_reply
 
 from .helpers import AssistantTestCase
 

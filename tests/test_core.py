@@ -5,8 +5,8 @@ from datetime import timedelta
 
 import pytest
 
-from ai_assistant.context.history import wire_format
-from ai_assistant.awake.events import (
+from ai_assistant.memory.history import wire_format
+from ai_assistant.events import (
     AMBIENT,
     DIRECT_ADDRESSING,
     DIRECT_MESSAGE,

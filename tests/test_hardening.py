@@ -12,8 +12,8 @@ import textwrap
 from pathlib import Path
 from unittest.mock import patch
 
-from ai_assistant.llm.local_server import error_reply, tool_call, tool_reply
-from ai_assistant.llm.runner import NEXT_STEP, drive, inline
+from ai_assistant.testing.server import error_reply, tool_call, tool_reply
+from ai_assistant.driver import NEXT_STEP, drive, inline
 from ai_assistant.text import for_players, for_prompt, one_line, redact
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
@@ -211,7 +211,7 @@ def test_shutdown_never_waits_for_a_hanging_model_call():
     code = textwrap.dedent("""
         import time
         from twisted.internet import reactor
-        from ai_assistant.llm.runner import in_thread
+        from ai_assistant.driver import in_thread
         in_thread(lambda: time.sleep(60))
         reactor.callLater(0.3, reactor.stop)
         started = time.monotonic()

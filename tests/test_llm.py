@@ -16,7 +16,7 @@ from ai_assistant.llm.client import (
     LLMError,
     OpenAIChatClient,
 )
-from ai_assistant.llm.local_server import (
+from ai_assistant.testing.server import (
     error_reply,
     refusal_reply,
     slow,

@@ -10,8 +10,8 @@ from datetime import timedelta
 from evennia.scripts.tickerhandler import TICKER_HANDLER
 from evennia.utils.test_resources import EvenniaCommandTest
 
-from ai_assistant.llm.local_server import text_reply, tool_call, tool_reply
-from ai_assistant.sleep import lifecycle as life
+from ai_assistant.testing.server import text_reply, tool_call, tool_reply
+from ai_assistant import lifecycle as life
 
 from .helpers import AssistantTestCase
 
@@ -264,7 +264,7 @@ class TestSleepCommands(SleepTestCase, EvenniaCommandTest):
         assert "at most 200" in self.cmd("/memory Aria=" + "x" * 201)
 
     def test_memory_search_with_embeddings(self):
-        from ai_assistant.llm.local_server import bag_of_words_embedding
+        from ai_assistant.testing.server import bag_of_words_embedding
 
         self.script.db.config_overrides = {**self.overrides, "embedding_model": "embed-test"}
         store = self.script.assistant().long_term

@@ -5,11 +5,11 @@ from datetime import timedelta
 import pytest
 
 from ai_assistant.llm.client import SERVER_ERROR, LLMError
-from ai_assistant.llm.runner import drive, inline
+from ai_assistant.driver import drive, inline
 from ai_assistant.memory.consolidation import clean_facts, is_self_reference
 from ai_assistant.memory.semantic import EmbeddedMemoryStore
 from ai_assistant.memory.store import DictStore
-from ai_assistant.sleep import lifecycle as life
+from ai_assistant import lifecycle as life
 from ai_assistant.sleep.tick import DREAMING_STEPS, sleep_tick
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
@@ -442,7 +442,7 @@ def test_clean_facts_dedupes_and_trims():
 
 
 def _store_with(*texts, vectors=False):
-    from ai_assistant.llm.local_server import bag_of_words_embedding
+    from ai_assistant.testing.server import bag_of_words_embedding
 
     store = EmbeddedMemoryStore(DictStore())
     for text in texts:
@@ -467,7 +467,7 @@ def test_lexical_search_without_embeddings():
 
 
 def test_embedding_search_ranks_by_similarity():
-    from ai_assistant.llm.local_server import bag_of_words_embedding
+    from ai_assistant.testing.server import bag_of_words_embedding
 
     store = _store_with(
         "Mira likes green tea.", "The east door sticks when it rains.", vectors=True

@@ -52,7 +52,7 @@ class FakeReactor:
 
 
 def test_step_queue_runs_one_step_per_reactor_iteration_in_order():
-    from ai_assistant.llm.runner import StepQueue
+    from ai_assistant.driver import StepQueue
 
     fake = FakeReactor()
     queue = StepQueue(call_later=fake.call_later)
@@ -76,7 +76,7 @@ def test_step_queue_runs_one_step_per_reactor_iteration_in_order():
 def test_step_queue_keeps_going_after_a_step_raises():
     from twisted.python import log
 
-    from ai_assistant.llm.runner import StepQueue
+    from ai_assistant.driver import StepQueue
 
     fake = FakeReactor()
     queue = StepQueue(call_later=fake.call_later)
@@ -101,7 +101,7 @@ def test_step_queue_keeps_going_after_a_step_raises():
 def test_drive_resumes_through_the_schedule():
     from twisted.internet import defer
 
-    from ai_assistant.llm.runner import drive
+    from ai_assistant.driver import drive
 
     scheduled = []
 
@@ -131,7 +131,7 @@ def test_drive_wraps_each_stretch_in_step_and_reports_errors_after_it():
 
     from twisted.internet import defer
 
-    from ai_assistant.llm.runner import drive
+    from ai_assistant.driver import drive
 
     exits = []
 

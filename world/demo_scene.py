@@ -59,9 +59,9 @@ class Transcript:
 
 def main() -> int:
     from ai_assistant.clock import ManualClock
-    from ai_assistant.llm.local_server import LocalModelServer
-    from ai_assistant.llm.rehearsal import RehearsalResponder
-    from ai_assistant.llm.runner import inline
+    from ai_assistant.testing.server import LocalModelServer
+    from ai_assistant.testing.rehearsal import RehearsalResponder
+    from ai_assistant.driver import inline
 
     rehearsal = None
     if _configured_endpoint():

@@ -18,8 +18,8 @@ from evennia.utils.utils import class_from_module, crop
 from .characters import ASSISTANT_TAG
 from .conf import ConfigError, config_keys, describe_key, parse_override
 from .memory.core import CoreMemoryFull
-from .llm.runner import default_runner
-from .sleep.lifecycle import DEFAULT_HOURS, DEPTHS, LIGHT, MAX_HOURS, MIN_HOURS, SleepRefused
+from .driver import default_runner
+from .lifecycle import DEFAULT_HOURS, DEPTHS, LIGHT, MAX_HOURS, MIN_HOURS, SleepRefused
 
 _DEFAULT_COMMAND_CLASS = class_from_module(settings.COMMAND_DEFAULT_CLASS)
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 '\-]{0,39}$")

@@ -28,13 +28,13 @@ from evennia.scripts.tickerhandler import TICKER_HANDLER
 from evennia.utils import gametime, logger
 from twisted.internet import reactor
 
-from .awake.events import EventQueue, HeardLine
+from .events import EventQueue, HeardLine
 from .awake.turn import Assistant, TurnOutcome, awake_tick
 from .characters import is_assistant
 from .clock import SystemClock, from_iso, to_iso
 from .conf import AssistantConfig, ConfigError, resolve_config
 from .llm.client import EndpointSettings, client_for
-from .llm.runner import (
+from .driver import (
     DEFAULT_MODEL_THREADS,
     default_runner,
     drive,
@@ -45,7 +45,7 @@ from .llm.runner import (
 from .llm.usage import UsageStats
 from .memory.journal import Journal
 from .memory.semantic import EmbeddedMemoryStore
-from .sleep import lifecycle as life
+from . import lifecycle as life
 from .sleep.tick import sleep_tick
 from .storage import MEMORY_CATEGORY, AttributeStore
 from .text import redact

@@ -4,7 +4,7 @@ The awake tick and its ReAct turn.
 `awake_tick` decides whether the pending events need the model. When they do not (no events,
 only ambient chatter, a `wait` still running, backing off after errors) it returns None and the
 tick costs nothing. Otherwise it returns a turn: a generator that yields blocking model calls
-(see `ai_assistant.llm.runner`) and runs the tools between them.
+(see `ai_assistant.driver`) and runs the tools between them.
 
 The turn loop: send system prompt + history + the new events; run every tool call in the
 reply and send the results back; stop on `noop` or `wait`, on a reply without tool calls, on a
@@ -31,10 +31,10 @@ from ..context.compaction import (
     fit_to_budget,
     usage_ratio,
 )
-from ..context.history import ConversationHistory, wire_format
-from ..context.prompt import events_message, system_prompt
+from ..memory.history import ConversationHistory, wire_format
+from ..prompt import events_message, system_prompt
 from ..llm.client import ChatClient, ChatReply, ChatRequest, LLMError
-from ..llm.runner import NEXT_STEP, BlockingWork
+from ..driver import NEXT_STEP, BlockingWork
 from ..llm.structured import complete_structured
 from ..llm.tokens import TokenCounter
 from ..llm.usage import UsageStats
@@ -43,10 +43,10 @@ from ..memory.entities import EntityMemory
 from ..memory.journal import Journal
 from ..memory.semantic import EmbeddedMemoryStore, MemoryStore
 from ..memory.store import KeyValueStore
-from ..sleep.lifecycle import ACTIVITY, Lifecycle
+from ..lifecycle import ACTIVITY, Lifecycle
 from ..text import redact
 from ..tools.base import AWAKE, ToolContext, ToolRegistry, World
-from .events import Event, EventQueue, speakers_of, triggers_model
+from ..events import Event, EventQueue, speakers_of, triggers_model
 
 # state keys on the script
 WAIT_UNTIL = "wait_until"

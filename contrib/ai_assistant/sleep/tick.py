@@ -33,7 +33,7 @@ from ..memory.consolidation import (
     clean_facts,
     entries_request,
 )
-from .lifecycle import COMPACTING, DREAMING
+from ..lifecycle import COMPACTING, DREAMING
 
 SLEEP_ERRORS = "sleep_errors"
 DreamingStep = Callable[[Any, datetime], Generator | None]

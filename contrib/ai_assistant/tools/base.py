@@ -97,7 +97,7 @@ class ToolContext:
     location: str | None
     speakers: dict[str, str]  # lower-cased name -> display name of those heard this turn
     control: TurnControl = field(default_factory=TurnControl)
-    lifecycle: Any = None  # ai_assistant.sleep.lifecycle.Lifecycle
+    lifecycle: Any = None  # ai_assistant.lifecycle.Lifecycle
     core_memory: Any = None  # ai_assistant.memory.core.CoreMemory
 
 

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..sleep.lifecycle import DEFAULT_HOURS, MAX_HOURS, MIN_HOURS, SleepRefused
+from ..lifecycle import DEFAULT_HOURS, MAX_HOURS, MIN_HOURS, SleepRefused
 from .base import AWAKE, SLEEP, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 

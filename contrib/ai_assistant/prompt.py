@@ -13,8 +13,8 @@ Builder-locked `@assistant` command can create) are marked as coming from the ga
 
 """
 
-from ..awake.events import Event
-from ..text import for_prompt
+from .events import Event
+from .text import for_prompt
 
 SYSTEM_PROMPT = """You are {name}, a character in a text-based multiplayer game (a MUD).
 {persona}

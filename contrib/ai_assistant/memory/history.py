@@ -11,7 +11,7 @@ messages.
 
 """
 
-from ..memory.store import ChunkedList, KeyValueStore
+from .store import ChunkedList, KeyValueStore
 
 
 def wire_format(message: dict) -> dict:

@@ -23,10 +23,10 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from ..clock import to_iso
-from ..memory.importance import heuristic_importance
-from ..memory.store import KeyValueStore
-from ..text import one_line
+from .clock import to_iso
+from .memory.importance import heuristic_importance
+from .memory.store import KeyValueStore
+from .text import one_line
 
 EventType = Literal["say", "whisper", "page", "emote", "arrive", "depart", "instruction"]
 DIRECT_MESSAGE = "direct_message"

@@ -6,7 +6,7 @@ what it answers is decided by a *responder*:
 
 - `ScriptedResponder`: replies from a queue the test wrote (tool calls, text, structured JSON,
   HTTP errors, delays), recording every request so tests can assert what was sent.
-- `ai_assistant.llm.rehearsal.RehearsalResponder`: deterministic rules, for the demo.
+- `ai_assistant.testing.rehearsal.RehearsalResponder`: deterministic rules, for the demo.
 
 Usage reported by the server is counted with the offline tokenizer; cached tokens are the
 leading messages identical to the previous request's, as a provider's prompt cache would reuse.
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
-from .tokens import TokenCounter
+from ..llm.tokens import TokenCounter
 
 
 @dataclass

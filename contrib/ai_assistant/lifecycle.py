@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ..awake.events import Event
-from ..clock import from_iso, to_iso
-from ..conf import AssistantConfig
-from ..memory.journal import Journal
-from ..memory.store import KeyValueStore
+from .events import Event
+from .clock import from_iso, to_iso
+from .conf import AssistantConfig
+from .memory.journal import Journal
+from .memory.store import KeyValueStore
 
 AWAKE = "awake"
 SLEEP = "sleep"

@@ -29,7 +29,7 @@ import json
 import re
 
 from ..memory.importance import heuristic_importance
-from .local_server import Reply, text_reply, tool_call, tool_reply
+from .server import Reply, text_reply, tool_call, tool_reply
 
 _EVENT_RE = re.compile(
     r'<event type="(?P<type>\w+)" from="(?P<speaker>[^"]*)"[^>]*?'
