@@ -86,11 +86,11 @@ class World:
             location=self.room,
             home=self.room,
         )
-        script = character.assistant_script
-        script.ndb.clock = ManualClock(START)
-        script.ndb.runner = inline
-        script.db.config_overrides = dict(overrides or {})
-        return character, script
+        handler = character.assistant
+        handler.clock = ManualClock(START)
+        handler.runner = inline
+        handler.script.db.config_overrides = dict(overrides or {})
+        return character, handler
 
 
 def _message_pairs(count: int) -> list[dict]:
@@ -137,8 +137,8 @@ def _journal_entries(count: int) -> list[dict]:
     ]
 
 
-def _fill(script, history: int, journal: int) -> None:
-    assistant = script.assistant()
+def _fill(handler, history: int, journal: int) -> None:
+    assistant = handler.brain
     assistant.history.extend(_message_pairs(history))
     assistant.journal.entries.extend(_journal_entries(journal))
 
@@ -147,17 +147,17 @@ def tick_overhead(world: World, small=(10, 100), large=(1000, 10000), rounds=30)
     """2. CPU time of an awake tick (instant model) with small vs large history and journal."""
     cases = {}
     for label, (history, journal) in (("small", small), ("large", large)):
-        character, script = world.assistant({"max_context_tokens": 2000000})
-        _fill(script, history, journal)
-        script.assistant().client_factory = InstantClient()
-        cases[label] = (character, script, [])
+        character, handler = world.assistant({"max_context_tokens": 2000000})
+        _fill(handler, history, journal)
+        handler.brain.client_factory = InstantClient()
+        cases[label] = (character, handler, [])
     for round_no in range(rounds + 3):
-        for label, (character, script, samples) in cases.items():
-            character.hear("say", world.speaker, f"{character.key}, question {round_no}?")
-            script.ndb.clock.advance(5)
+        for label, (character, handler, samples) in cases.items():
+            character.assistant.hear("say", world.speaker, f"{character.key}, question {round_no}?")
+            handler.clock.advance(5)
             gc.collect()
             started = time.process_time()
-            script.at_assistant_tick()
+            handler.script.at_assistant_tick()
             elapsed = time.process_time() - started
             if round_no >= 3:  # warm-up
                 samples.append(elapsed)
@@ -180,9 +180,9 @@ def journal_write(world: World, small=100, large=10000, rounds=60, naive=5000) -
     """3. Wall time of one journal append at `small` vs `large` existing entries."""
     cases = {}
     for label, size in (("small", small), ("large", large)):
-        _, script = world.assistant()
-        script.assistant().journal.entries.extend(_journal_entries(size))
-        cases[label] = (script.assistant().journal, [])
+        _, handler = world.assistant()
+        handler.brain.journal.entries.extend(_journal_entries(size))
+        cases[label] = (handler.brain.journal, [])
     for round_no in range(rounds + 3):
         for label, (journal, samples) in cases.items():
             started = time.perf_counter()
@@ -237,13 +237,13 @@ def idle_cost(world: World, ticks=1000) -> Result:
     recording = Recording(RehearsalResponder())
     with LocalModelServer(recording) as server:
         _use_server(server)
-        character, script = world.assistant()
+        character, handler = world.assistant()
         for i in range(ticks):
             if i % 10 == 0:
                 world.speaker.execute_cmd(f"say the weather is fine today, part {i}")
-            script.ndb.clock.advance(5)
-            script.at_assistant_tick()
-        usage = script.status()["usage"]
+            handler.clock.advance(5)
+            handler.script.at_assistant_tick()
+        usage = handler.status().usage
     calls, tokens = len(recording.requests), usage.total_tokens
     return Result(
         f"idle cost over {ticks} awake ticks",
@@ -252,7 +252,7 @@ def idle_cost(world: World, ticks=1000) -> Result:
         calls == 0 and tokens == 0,
         [
             f"{ticks // 10} ambient lines heard; pending events kept: "
-            f"{script.status()['pending_events']}"
+            f"{handler.status().pending_events}"
         ],
     )
 
@@ -262,31 +262,31 @@ def sleep_cost(world: World, entries=200, batch=10) -> Result:
     recording = Recording(RehearsalResponder())
     with LocalModelServer(recording) as server:
         _use_server(server)
-        _, script = world.assistant({"scoring_batch_size": batch})
-        assistant = script.assistant()
+        _, handler = world.assistant({"scoring_batch_size": batch})
+        assistant = handler.brain
         assistant.journal.entries.extend(_journal_entries(entries))
         assistant.lifecycle.go_to_sleep(
-            script.ndb.clock.now(), reason="bench", initiated_by="builder", enforce_safeguards=False
+            handler.clock.now(), reason="bench", initiated_by="builder", enforce_safeguards=False
         )
         ticks = 0
-        while script.db.sleep_phase == life.COMPACTING and ticks < 10 * entries:
-            script.ndb.clock.advance(60)
-            script.at_assistant_tick()
+        while handler.script.db.sleep_phase == life.COMPACTING and ticks < 10 * entries:
+            handler.clock.advance(60)
+            handler.script.at_assistant_tick()
             ticks += 1
-        usage = script.status()["usage"]
+        usage = handler.status().usage
     kinds = [
         r.get("response_format", {}).get("json_schema", {}).get("name") for r in recording.requests
     ]
     scoring = kinds.count("ImportanceScores")
     extraction = kinds.count("FactExtraction")
     batches = math.ceil(entries / batch)
-    memories = script.assistant().long_term.count()
+    memories = handler.brain.long_term.count()
     return Result(
         f"sleep cost for {entries} entries (batch {batch})",
         f"{scoring} scoring calls for {batches} batches, {usage.total_tokens / entries:.0f} "
         "tokens per entry",
         "<= 1 scoring call per batch",
-        scoring <= batches and script.db.sleep_phase == life.DREAMING,
+        scoring <= batches and handler.script.db.sleep_phase == life.DREAMING,
         [
             f"{len(recording.requests)} calls in all ({scoring} scoring, {extraction} extraction) "
             f"over {ticks} sleep ticks; {usage.prompt_tokens} prompt + {usage.completion_tokens} "
@@ -300,12 +300,12 @@ def prompt_stability(world: World, turns=15) -> Result:
     recording = Recording(RehearsalResponder())
     with LocalModelServer(recording) as server:
         _use_server(server)
-        character, script = world.assistant()
+        character, handler = world.assistant()
         for i in range(turns):
             world.speaker.execute_cmd(f"say {character.key}, tell me about shelf {i}.")
-            script.ndb.clock.advance(5)
-            script.at_assistant_tick()
-        usage = script.status()["usage"]
+            handler.clock.advance(5)
+            handler.script.at_assistant_tick()
+        usage = handler.status().usage
         first_prompt = server.counter.count_request(
             recording.requests[0]["messages"], recording.requests[0].get("tools", [])
         )
@@ -357,8 +357,8 @@ def compaction_reduction(world: World) -> Result:
                 usage=TokenUsage(100, 140),
             )
 
-    _, script = world.assistant()
-    assistant = script.assistant()
+    _, handler = world.assistant()
+    assistant = handler.brain
     assistant.client_factory = Summariser()
     old, recent = seed_fifty_message_shape()
     assistant.history.extend(old + recent)

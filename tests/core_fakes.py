@@ -8,7 +8,8 @@ import json
 from datetime import datetime, timezone
 
 from ai_assistant.events import EventQueue, make_event
-from ai_assistant.awake.turn import Assistant, awake_tick
+from ai_assistant.awake.turn import awake_tick
+from ai_assistant.brain import Brain
 from ai_assistant.conf import AssistantConfig
 from ai_assistant.llm.client import ChatReply, LLMError, TokenUsage, ToolCall
 from ai_assistant.driver import drive, inline
@@ -96,7 +97,7 @@ class ScriptedModel:
 
 
 def make_assistant(model=None, world=None, embedding_model=None, **config):
-    return Assistant(
+    return Brain(
         name="Aria",
         persona="A librarian.",
         config=AssistantConfig(**config),

@@ -19,7 +19,8 @@ from ai_assistant.driver import inline
 
 
 class AssistantTestCase(EvenniaTest):
-    """`self.aria` is an assistant in room1 with char1 and char2; `self.responder` its script."""
+    """`self.aria` is an assistant in room1 with char1 and char2, `self.handler` its handler;
+    `self.responder` scripts its model."""
 
     overrides = {"max_retries": 0, "request_timeout": 2.0}
 
@@ -41,11 +42,12 @@ class AssistantTestCase(EvenniaTest):
             home=self.room1,
         )
         self.aria.db.persona = "A cheerful librarian."
-        self.script = self.aria.assistant_script
+        self.handler = self.aria.assistant
+        self.script = self.handler.script
         self.script.db.config_overrides = dict(self.overrides)
         self.clock = ManualClock()
-        self.script.ndb.clock = self.clock
-        self.script.ndb.runner = inline
+        self.handler.clock = self.clock
+        self.handler.runner = inline
         self.char1.msg = MagicMock()
         self.char2.msg = MagicMock()
         self.account.msg = MagicMock()

@@ -5,6 +5,7 @@ real openai SDK to a scripted server on 127.0.0.1, failures, overlap, tickers an
 """
 
 import json
+from unittest.mock import patch
 
 from twisted.internet import defer
 
@@ -19,7 +20,7 @@ from .helpers import AssistantTestCase
 
 class TestHearing(AssistantTestCase):
     def pending(self):
-        self.script.flush_heard()  # heard events are written at the next tick
+        self.handler.flush_heard()  # heard events are written at the next tick
         return EventQueue(AttributeStore(self.script)).peek()
 
     def test_say_addressed_and_ambient(self):
@@ -88,8 +89,8 @@ class TestTick(AssistantTestCase):
         self.char2.execute_cmd("say just chatting with Char")
         self.tick()
         assert self.responder.requests == []
-        assert self.script.ndb.tick_count == 6
-        assert self.script.status()["usage"].calls == 0
+        assert self.handler.tick_count == 6
+        assert self.handler.status().usage.calls == 0
 
     def test_idle_tick_writes_nothing_to_the_database(self):
         self.tick()
@@ -112,8 +113,8 @@ class TestTick(AssistantTestCase):
         assert 'Aria says, "Good morning, Char!"' in self.received(self.char2)
         assert 'Aria says, "Good morning, Char!"' in self.received(self.char1)
         assert self.script.db.activity_since_wake == 1
-        assert self.script.status()["pending_events"] == 0
-        usage = self.script.status()["usage"]
+        assert self.handler.status().pending_events == 0
+        usage = self.handler.status().usage
         assert usage.calls == 2 and usage.prompt_tokens > 0 and usage.cached_tokens > 0
 
     def test_whisper_back_and_memory_with_provenance(self):
@@ -161,7 +162,7 @@ class TestTick(AssistantTestCase):
         assert self.room1.key in look_result
         assert "Aria points at the shelves." in self.received(self.char2)
         # what the script holds is exactly what was sent (after the system prompt)
-        history = self.script.assistant().history.all()
+        history = self.handler.brain.history.all()
         assert self.sent_messages(2)[1:] == [wire_format(m) for m in history[:-2]]
 
     def test_malformed_and_unknown_tool_calls_are_counted_not_fatal(self):
@@ -178,7 +179,7 @@ class TestTick(AssistantTestCase):
         assert "not valid JSON" in results[1]
         assert "invalid arguments for 'say'" in self.tool_results(self.sent_messages(2))[-1]
         assert 'Aria says, "Sorry, hello."' in self.received(self.char2)
-        malformed = self.script.status()["usage"].malformed
+        malformed = self.handler.status().usage.malformed
         assert malformed == {"unknown_tool": 1, "invalid_json": 1, "invalid_arguments": 1}
         assert self.script.db.tick_errors == 0
 
@@ -186,7 +187,7 @@ class TestTick(AssistantTestCase):
         self.responder.add(failure)
         self.char1.execute_cmd("say Aria, are you there?")
         self.tick()
-        assert self.script.status()["pending_events"] == 1
+        assert self.handler.status().pending_events == 1
         assert self.script.db.retry_after
         assert self.script.db.tick_errors == 0
         self.tick(advance=1)  # still backing off: no request
@@ -196,9 +197,9 @@ class TestTick(AssistantTestCase):
         )
         self.tick(advance=10)
         assert 'Aria says, "Yes!"' in self.received(self.char2)
-        assert self.script.status()["pending_events"] == 0
+        assert self.handler.status().pending_events == 0
         assert self.script.db.retry_after is None
-        return self.script.status()["usage"].errors
+        return self.handler.status().usage.errors
 
     def test_http_429_keeps_events_queued(self):
         assert self._fails_then_recovers(error_reply(429, "rate limited")) == {"rate_limit": 1}
@@ -218,43 +219,52 @@ class TestTick(AssistantTestCase):
             pending.append((work, deferred))
             return deferred
 
-        self.script.ndb.runner = manual_runner
+        self.handler.runner = manual_runner
         self.responder.add(
             tool_reply(tool_call("say", {"text": "Done."})), tool_reply(tool_call("noop", {}))
         )
         self.char1.execute_cmd("say Aria, take your time")
         self.tick()
-        assert self.script.ndb.in_flight and len(pending) == 1
+        assert self.handler.in_flight and len(pending) == 1
         self.char2.execute_cmd("say Aria, me too")
         self.tick()
         self.tick()
-        assert len(pending) == 1 and self.script.ndb.skipped_ticks == 2
+        assert len(pending) == 1 and self.handler.skipped_ticks == 2
         while pending:
             work, deferred = pending.pop(0)
             deferred.callback(work())
-        assert not self.script.ndb.in_flight
+        assert not self.handler.in_flight
         assert len(self.responder.requests) == 2
         # the event that arrived mid-turn was not swallowed by it
-        self.script.flush_heard()
+        self.handler.flush_heard()
         assert [e.text for e in EventQueue(AttributeStore(self.script)).peek()] == ["Aria, me too"]
 
     def test_exceptions_never_escape_a_tick(self):
-        self.script.db.config_overrides = {"tick_rate": "not a number"}
         self.char1.execute_cmd("say Aria?")
-        assert self.script.at_assistant_tick() is None
+        with patch("ai_assistant.handler.awake_tick", side_effect=ValueError("broken rule")):
+            assert self.script.at_assistant_tick() is None
         assert self.script.db.tick_errors == 1
-        assert "tick_rate" in self.script.db.last_error
+        assert "ValueError: broken rule" in self.script.db.last_error
+        assert not self.handler.in_flight
         # the tick's writes commit together, and an error does not roll back what it heard:
         # read from the database, not Evennia's cache
         self.script.attributes.reset_cache()
         assert len(EventQueue(AttributeStore(self.script)).peek()) == 1
         assert self.script.db.tick_errors == 1
 
+    def test_a_bad_configuration_is_shown_and_the_defaults_run(self):
+        self.script.db.config_overrides = {"tick_rate": "not a number"}
+        self.char1.execute_cmd("say Aria?")
+        self.responder.add(tool_reply(tool_call("noop", {})))
+        self.tick()
+        assert "tick_rate" in self.handler.status().config_error
+        assert len(self.responder.requests) == 1 and self.script.db.tick_errors == 0
+
     def test_paused_assistant_keeps_hearing_but_does_not_act(self):
         self.script.db.paused = True
         self.char1.execute_cmd("say Aria?")
         self.tick()
-        assert self.responder.requests == [] and self.script.status()["pending_events"] == 1
+        assert self.responder.requests == [] and self.handler.status().pending_events == 1
 
     def test_no_secret_in_prompt_or_attributes(self):
         self.responder.add(tool_reply(tool_call("noop", {})))
@@ -302,7 +312,7 @@ class TestTicker(AssistantTestCase):
 
 class TestStorage(AssistantTestCase):
     def test_journal_write_cost_is_flat(self):
-        assistant = self.script.assistant()
+        assistant = self.handler.brain
         journal = assistant.journal
         for i in range(250):
             journal.add(f"note {i}", author="Aria", now=self.clock.now())
@@ -336,7 +346,7 @@ class TestHearingIsCheap(AssistantTestCase):
         self.char1.execute_cmd("say Aria, one")
         self.char2.execute_cmd("say Aria, two")
         assert snapshot() == before
-        assert self.script.status()["pending_events"] == 2  # status counts them
+        assert self.handler.status().pending_events == 2  # status counts them
         ids = [e.id for e in EventQueue(AttributeStore(self.script)).peek()]
         assert len(ids) == 2 and ids[0] < ids[1]
 
@@ -349,7 +359,7 @@ class TestHearingIsCheap(AssistantTestCase):
     def test_live_ticks_are_spread_over_the_interval(self):
         from unittest.mock import patch
 
-        self.script.ndb.runner = None
+        self.handler.runner = None
         with patch("ai_assistant.scripts.reactor") as fake:
             fake.running = True
             offset = self.script.tick_offset()
@@ -364,7 +374,7 @@ class TestHearingIsCheap(AssistantTestCase):
 
         from evennia.typeclasses.attributes import AttributeHandler
 
-        self.script.ndb.runner = None
+        self.handler.runner = None
         with patch("ai_assistant.scripts.reactor") as fake:
             fake.running = True
             self.script.at_assistant_tick()  # the first call learns the offset
@@ -377,7 +387,7 @@ class TestHearingIsCheap(AssistantTestCase):
     def test_changing_the_tick_rate_moves_the_offset_with_it(self):
         from unittest.mock import patch
 
-        self.script.ndb.runner = None
+        self.handler.runner = None
         with patch("ai_assistant.scripts.reactor") as fake:
             fake.running = True
             before = self.script.tick_offset()
@@ -397,7 +407,7 @@ class TestHearingIsCheap(AssistantTestCase):
                     text=(f'{speaker.key} says, "hello there"', {"type": "say"}), from_obj=speaker
                 )
         assert [q["sql"] for q in queries.captured_queries] == []
-        self.script.flush_heard()
+        self.handler.flush_heard()
         events = EventQueue(AttributeStore(self.script)).peek()
         assert [e.text for e in events] == ["Aria, warm up", "hello there", "hello there"]
 
@@ -413,10 +423,9 @@ class TestAssistantsAmongThemselves(AssistantTestCase):
             home=self.room1,
         )
         other.at_say("Hello Aria, I am another assistant.")
-        assert self.script.status()["pending_events"] == 0
-        self.script.db.config_overrides = {**self.overrides, "respond_to_assistants": True}
-        self.script.ndb.assistant = None
+        assert self.handler.status().pending_events == 0
+        self.handler.set_option("respond_to_assistants", "true")
         other.at_say("Hello again, Aria.")
-        self.script.flush_heard()
+        self.handler.flush_heard()
         (event,) = EventQueue(AttributeStore(self.script)).peek()
         assert event.from_assistant and event.speaker == "Botty"

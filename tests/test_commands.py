@@ -4,7 +4,6 @@ from evennia.objects.objects import DefaultCharacter
 from evennia.utils import create
 from evennia.utils.test_resources import EvenniaCommandTest
 
-from ai_assistant.characters import is_assistant
 from ai_assistant.testing.server import tool_call, tool_reply
 
 from .helpers import AssistantTestCase
@@ -30,8 +29,9 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         visitor.permissions.add("Builder")
         assert command.access(visitor, "cmd")
 
-    def test_usage_without_switch(self):
+    def test_usage_without_switch_lists_assistants(self):
         text = self.cmd("")
+        assert "Aria" in text and self.aria.dbref in text
         assert "Usage: @assistant/<switch>" in text and "list, create, status, set" in text
 
     def test_unknown_switch_is_refused(self):
@@ -41,9 +41,9 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
     def test_create_prints_dbref(self):
         text = self.cmd("/create Bob=A grumpy guard.", "Created assistant Bob (#")
         bob = [obj for obj in self.room1.contents if obj.key == "Bob"][0]
-        assert is_assistant(bob) and bob.db.persona == "A grumpy guard."
+        assert bob.is_ai_assistant and bob.db.persona == "A grumpy guard."
         assert bob.dbref in text
-        assert bob.assistant_script is not None
+        assert bob.assistant.script is not None
 
     def test_create_bad_input(self):
         assert "name of 1-40 characters" in self.cmd("/create")
@@ -105,8 +105,14 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         (key,) = self.our_tickers()
         assert key[3] == 5
 
-    def test_set_without_value_describes_key(self):
-        assert "tick_rate: integer" in self.cmd("/set Aria/tick_rate")
+    def test_set_without_value_shows_current_value_and_what_is_allowed(self):
+        assert "tick_rate = 5 (integer, >= 1, <= 3600" in self.cmd("/set Aria/tick_rate")
+        self.cmd("/set Aria/tick_rate=7")
+        listing = self.cmd("/set Aria")  # the first page
+        assert "allow_color_markup" in listing and "False" in listing and "persona" in listing
+        assert ("tick_rate_sleep", 60) in [row[:2] for row in self.handler.options()]
+        assert ("tick_rate", 7) in [row[:2] for row in self.handler.options()]
+        assert max(len(line) for line in listing.splitlines()) <= 80
 
     def test_set_persona(self):
         self.cmd("/set Aria/persona=A stern archivist.", "Aria's persona is now")
@@ -117,7 +123,7 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
 
     def test_journal(self):
         assert "journal is empty" in self.cmd("/journal Aria")
-        journal = self.script.assistant().journal
+        journal = self.handler.brain.journal
         journal.add(
             "Char likes riddles",
             author="Aria",
@@ -130,13 +136,13 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
 
     def test_instruct(self):
         self.cmd("/instruct Aria=Greet newcomers warmly.", "Aria received your instruction")
-        self.script.flush_heard()
-        (event,) = self.script.assistant().events.peek()
+        self.handler.flush_heard()
+        (event,) = self.handler.brain.events.peek()
         assert event.type == "instruction" and event.classification == "direct_message"
         assert "Usage: @assistant/instruct" in self.cmd("/instruct Aria")
         assert "at most 2000" in self.cmd("/instruct Aria=" + "x" * 2001)
-        self.script.flush_heard()
-        assert len(self.script.assistant().events) == 1
+        self.handler.flush_heard()
+        assert len(self.handler.brain.events) == 1
 
     def test_tick(self):
         assert "nothing needed the model (0 events pending)" in self.cmd("/tick Aria")
@@ -165,4 +171,5 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
 def test_progress_bar():
     progress_bar = commands().progress_bar
     assert progress_bar(5, 10, width=10) == "[#####-----] 5/10"
-    assert progress_bar(0, 0, width=4) == "[####] 0/0"
+    # a sleep with nothing to consolidate says so, instead of a full bar for 0/0
+    assert progress_bar(0, 0, width=4) == "nothing to consolidate"

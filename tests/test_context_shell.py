@@ -34,7 +34,7 @@ class TestCoreAndBudget(AssistantTestCase, EvenniaCommandTest):
         self.cmd("/core Aria/a=short")
         text = self.cmd("/core Aria/b=" + "long words " * 30)
         assert "Not changed" in text and "over its budget of 60" in text
-        assert list(self.script.assistant().core_memory.items()) == ["a"]
+        assert list(self.handler.brain.core_memory.items()) == ["a"]
 
     def test_core_memory_rides_in_requests(self):
         self.cmd("/core Aria/owner=Mira owns the inn")
@@ -58,7 +58,7 @@ class TestCoreAndBudget(AssistantTestCase, EvenniaCommandTest):
             "compact_preserve_window": 4,
             "pre_compact_extraction_enabled": False,
         }
-        history = self.script.assistant().history
+        history = self.handler.brain.history
         for i in range(10):
             history.extend(
                 [
@@ -70,5 +70,5 @@ class TestCoreAndBudget(AssistantTestCase, EvenniaCommandTest):
         self.tick()
         status = self.cmd("/status Aria")
         assert "last compaction" in status and "(emergency): compacted, 16 messages" in status
-        assert self.script.assistant().history.tokens() < 3500 * 0.8
-        assert f"{self.script.assistant().context_tokens()} of 3500" in status
+        assert self.handler.brain.history.tokens() < 3500 * 0.8
+        assert f"{self.handler.brain.context_tokens()} of 3500" in status

@@ -20,7 +20,7 @@ from ai_assistant.llm.client import RATE_LIMIT, LLMError, ToolCall
 from ai_assistant.memory.importance import heuristic_importance
 from ai_assistant.memory.journal import Journal
 from ai_assistant.memory.store import ChunkedList, DictStore
-from ai_assistant.tools import AWAKE, default_registry
+from ai_assistant.tools import EXTRACTION, TURN, default_registry
 
 from .core_fakes import T0, FakeWorld, ScriptedModel, hear, make_assistant, reply, run_tick
 
@@ -195,30 +195,28 @@ def _ctx(world=None, speakers=None):
 
 
 def test_dispatch_unknown_tool_lists_available():
-    result = default_registry().dispatch(_ctx(), ToolCall("1", "rm_rf", "{}"), AWAKE)
+    result = default_registry().dispatch(_ctx(), ToolCall("1", "rm_rf", "{}"), TURN)
     assert not result.ok and result.malformed == "unknown_tool"
     assert "unknown tool 'rm_rf'" in result.content and "say" in result.content
 
 
 def test_dispatch_invalid_json():
-    result = default_registry().dispatch(_ctx(), ToolCall("1", "say", '{"text": '), AWAKE)
+    result = default_registry().dispatch(_ctx(), ToolCall("1", "say", '{"text": '), TURN)
     assert result.malformed == "invalid_json" and "not valid JSON" in result.content
 
 
 def test_dispatch_wrong_types_and_extra_arguments():
     registry = default_registry()
-    wrong = registry.dispatch(_ctx(), ToolCall("1", "say", '{"text": ["a"]}'), AWAKE)
+    wrong = registry.dispatch(_ctx(), ToolCall("1", "say", '{"text": ["a"]}'), TURN)
     assert wrong.malformed == "invalid_arguments" and "text" in wrong.content
-    extra = registry.dispatch(_ctx(), ToolCall("1", "noop", '{"mood": "bored"}'), AWAKE)
+    extra = registry.dispatch(_ctx(), ToolCall("1", "noop", '{"mood": "bored"}'), TURN)
     assert extra.malformed == "invalid_arguments" and "mood" in extra.content
-    not_object = registry.dispatch(_ctx(), ToolCall("1", "say", '"hello"'), AWAKE)
+    not_object = registry.dispatch(_ctx(), ToolCall("1", "say", '"hello"'), TURN)
     assert not_object.malformed == "invalid_json"
 
 
-def test_dispatch_respects_context_allow_list():
-    result = default_registry().dispatch(
-        _ctx(), ToolCall("1", "say", '{"text": "hi"}'), "pre_compaction"
-    )
+def test_dispatch_respects_the_scope():
+    result = default_registry().dispatch(_ctx(), ToolCall("1", "say", '{"text": "hi"}'), EXTRACTION)
     assert result.malformed == "tool_not_allowed"
     assert "add_journal_entry" in result.content and "say," not in result.content
 
@@ -226,7 +224,7 @@ def test_dispatch_respects_context_allow_list():
 def test_whisper_only_to_someone_present():
     world = FakeWorld(present=["Alice"])
     result = default_registry().dispatch(
-        _ctx(world), ToolCall("1", "whisper", '{"target": "Zed", "text": "hi"}'), AWAKE
+        _ctx(world), ToolCall("1", "whisper", '{"target": "Zed", "text": "hi"}'), TURN
     )
     assert not result.ok and "Present: Alice" in result.content
     assert world.whispers == []
@@ -236,20 +234,20 @@ def test_heard_from_must_be_a_speaker_this_turn():
     ctx = _ctx(speakers={"alice": "Alice"})
     registry = default_registry()
     forged = registry.dispatch(
-        ctx, ToolCall("1", "add_journal_entry", '{"content": "x", "heard_from": "Admin"}'), AWAKE
+        ctx, ToolCall("1", "add_journal_entry", '{"content": "x", "heard_from": "Admin"}'), TURN
     )
     assert not forged.ok and "heard_from must name someone you heard" in forged.content
     assert len(ctx.journal) == 0
     real = registry.dispatch(
-        ctx, ToolCall("2", "add_journal_entry", '{"content": "x", "heard_from": "alice"}'), AWAKE
+        ctx, ToolCall("2", "add_journal_entry", '{"content": "x", "heard_from": "alice"}'), TURN
     )
     assert real.ok and ctx.journal.all()[0]["heard_from"] == "Alice"
 
 
 def test_tool_schemas_are_stable_and_titleless():
     registry = default_registry()
-    schemas = registry.schemas(AWAKE)
-    assert schemas == default_registry().schemas(AWAKE)
+    schemas = registry.schemas(TURN)
+    assert schemas == default_registry().schemas(TURN)
     assert [s["function"]["name"] for s in schemas] == sorted(
         s["function"]["name"] for s in schemas
     )

@@ -250,33 +250,33 @@ class TestHardeningInTheWorld(AssistantTestCase):
     def test_an_echoed_api_key_is_redacted_everywhere(self):
         self.responder.add(error_reply(401, "invalid key sk-test-secret for this account"))
         self.char1.execute_cmd("say Aria, hello")
-        with patch("ai_assistant.scripts.logger") as log:
+        with patch("ai_assistant.handler.logger") as log:
             self.tick()
         logged = json.dumps([str(call) for call in log.mock_calls])
         assert "sk-test-secret" not in logged and "[redacted]" in logged
         assert "sk-test-secret" not in str(self.script.db.last_turn)
         assert "[redacted]" in self.script.db.last_turn["error"]
-        assert "sk-test-secret" not in str(self.script.status())
+        assert "sk-test-secret" not in str(self.handler.status())
 
     def test_presence_after_logging_in(self):
         # Char2 logs out (taken out of the room directly), then logs back in after Aria loaded
         self.char2.location = None
-        self.aria.refresh_presence()
+        self.handler.refresh_presence()
         self.char2.location = self.room1  # what logging in does: no move, no announcement
         self.tick()  # the tick re-reads the room
         self.char2.move_to(self.room2)
         self.char2.move_to(self.room1)
-        self.script.flush_heard()
-        events = self.script.assistant().events.peek()
+        self.handler.flush_heard()
+        events = self.handler.brain.events.peek()
         assert [(e.type, e.speaker) for e in events] == [("depart", "Char2"), ("arrive", "Char2")]
 
     def test_logging_in_and_out_are_heard_as_arrival_and_departure(self):
         self.char2.location = None
-        self.aria.refresh_presence()
+        self.handler.refresh_presence()
         self.char2.location = self.room1
         with patch.object(type(self.char2.sessions), "count", return_value=1):
             self.char2.at_post_puppet()
         self.char2.at_post_unpuppet()  # no sessions left: logging out
-        self.script.flush_heard()
-        events = self.script.assistant().events.peek()
+        self.handler.flush_heard()
+        events = self.handler.brain.events.peek()
         assert [(e.type, e.speaker) for e in events] == [("arrive", "Char2"), ("depart", "Char2")]

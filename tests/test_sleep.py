@@ -30,12 +30,12 @@ class SleepTestCase(AssistantTestCase):
     overrides = {**AssistantTestCase.overrides, "min_activity_before_sleep": 0}
 
     def journal(self, *texts):
-        journal = self.script.assistant().journal
+        journal = self.handler.brain.journal
         for text in texts:
             journal.add(text, author="Aria", now=self.clock.now())
 
     def builder_sleep(self, hours=4, depth="light"):
-        self.script.assistant().lifecycle.go_to_sleep(
+        self.handler.brain.lifecycle.go_to_sleep(
             self.clock.now(),
             hours=hours,
             depth=depth,
@@ -65,11 +65,11 @@ class TestTransitions(SleepTestCase):
 
     def test_wake_swaps_back_and_sets_cooldown(self):
         self.builder_sleep()
-        self.script.assistant().lifecycle.wake_up(self.clock.now(), "morning")
+        self.handler.brain.lifecycle.wake_up(self.clock.now(), "morning")
         (key,) = self.our_tickers()
         assert key[3] == 5 and self.mode() == "awake"
         assert "Aria stirs and opens their eyes." in self.received(self.char2)
-        assert self.script.status()["cooldown_minutes_left"] == 60
+        assert self.handler.status().cooldown_minutes_left == 60
 
     def test_reload_while_asleep_keeps_one_ticker_at_sleep_rate(self):
         self.builder_sleep()
@@ -85,7 +85,7 @@ class TestTransitions(SleepTestCase):
         self.builder_sleep()
         assert "Aria dozes." in self.received(self.char2)
         self.script.db.config_overrides = {**self.overrides, "wake_announcement": None}
-        self.script.assistant().lifecycle.wake_up(self.clock.now(), "x")
+        self.handler.brain.lifecycle.wake_up(self.clock.now(), "x")
         assert not any("opens their eyes" in text for text in self.received(self.char2))
 
 
@@ -118,7 +118,7 @@ class TestWakePaths(SleepTestCase):
         self.char1.execute_cmd("page Aria = WAKE UP")
         self.tick(advance=60)
         assert self.mode() == "sleep"
-        assert self.script.status()["pending_events"] == 2
+        assert self.handler.status().pending_events == 2
 
     def test_wake_deferred_during_compacting(self):
         self.journal("Mira likes tea.", "Tobin keeps notes.")
@@ -151,7 +151,7 @@ class TestWakePaths(SleepTestCase):
         )
         self.tick(advance=60)
         assert self.mode() == "awake"
-        assert self.script.assistant().long_term.count() == 2
+        assert self.handler.brain.long_term.count() == 2
 
     def test_builder_wake(self):
         self.builder_sleep(depth="deep")
@@ -191,9 +191,9 @@ class TestConsolidationOverHttp(SleepTestCase):
         ]
         assert self.script.db.consolidation_progress["processed_entries"] == 3
         assert self.script.db.sleep_phase == "dreaming"
-        memories = self.script.assistant().long_term.recent(10)
+        memories = self.handler.brain.long_term.recent(10)
         assert [m["text"] for m in memories] == ["Mira loves jasmine tea."]
-        usage = self.script.status()["usage"]
+        usage = self.handler.status().usage
         assert usage.calls == 2 and usage.prompt_tokens > 0
 
 
@@ -239,7 +239,7 @@ class TestSleepCommands(SleepTestCase, EvenniaCommandTest):
 
     def test_memory_switch(self):
         assert "no long-term memories yet" in self.cmd("/memory Aria")
-        store = self.script.assistant().long_term
+        store = self.handler.brain.long_term
         store.add(
             "The east door sticks when it rains.",
             importance=7,
@@ -267,7 +267,7 @@ class TestSleepCommands(SleepTestCase, EvenniaCommandTest):
         from ai_assistant.testing.server import bag_of_words_embedding
 
         self.script.db.config_overrides = {**self.overrides, "embedding_model": "embed-test"}
-        store = self.script.assistant().long_term
+        store = self.handler.brain.long_term
         for text in ("The east door sticks when it rains.", "Mira likes green tea."):
             store.add(
                 text,
@@ -294,7 +294,7 @@ class TestScheduledSleep(SleepTestCase):
             "min_awake_ticks": 2,
         }
         game = ManualClock(self.clock.now().replace(hour=3, minute=0), time_factor=1.0)
-        self.script.ndb.game_clock = game
+        self.handler.game_clock = game
         self.tick()
         assert self.mode() == "awake"  # one awake tick so far
         self.tick()
@@ -309,6 +309,6 @@ class TestScheduledSleep(SleepTestCase):
         self.script.db.config_overrides = {**self.overrides, "sleep_schedule_enabled": True}
         self.builder_sleep()
         assert self.script.db.sleep_schedule_suspended is True
-        assert "(suspended)" in self.script.status()["schedule"]
-        self.script.assistant().lifecycle.wake_up(self.clock.now(), "x")
+        assert "(suspended)" in self.handler.status().schedule
+        self.handler.brain.lifecycle.wake_up(self.clock.now(), "x")
         assert self.script.db.sleep_schedule_suspended is None

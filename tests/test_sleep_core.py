@@ -479,18 +479,18 @@ def test_embedding_search_ranks_by_similarity():
     assert hits[0]["score"] > hits[1]["score"]
 
 
-def test_wake_up_tool_in_sleep_context_only():
+def test_wake_up_tool_in_the_triage_scope_only():
     from ai_assistant.llm.client import ToolCall
-    from ai_assistant.tools import AWAKE, SLEEP, default_registry
+    from ai_assistant.tools import TRIAGE, TURN, default_registry
 
     assistant = asleep()
     seen = transitions(assistant)
     registry = default_registry()
     ctx = assistant.tool_context(T0, {})
     call = ToolCall("1", "wake_up", '{"reason": "a noise"}')
-    assert registry.dispatch(ctx, call, AWAKE).malformed == "tool_not_allowed"
-    assert "go_to_sleep" not in registry.names(SLEEP)
-    result = registry.dispatch(ctx, call, SLEEP)
+    assert registry.dispatch(ctx, call, TURN).malformed == "tool_not_allowed"
+    assert "go_to_sleep" not in registry.names(TRIAGE)
+    result = registry.dispatch(ctx, call, TRIAGE)
     assert result.ok and result.stop and seen == [(life.AWAKE, "a noise")]
-    again = registry.dispatch(ctx, call, SLEEP)
+    again = registry.dispatch(ctx, call, TRIAGE)
     assert not again.ok and "Not asleep" in again.content

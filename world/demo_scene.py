@@ -115,9 +115,10 @@ def run_scene(clock_class, runner) -> None:
 
     start = datetime(2026, 11, 21, 9, 0, tzinfo=timezone.utc)
     clock = clock_class(start)
-    script = aria.assistant_script
-    script.ndb.clock = clock
-    script.ndb.runner = runner
+    handler = aria.assistant
+    script = handler.script
+    handler.clock = clock
+    handler.runner = runner
     # small numbers so the whole cycle fits in a short scene
     script.db.config_overrides = {
         "min_activity_before_sleep": 8,
@@ -159,8 +160,8 @@ def run_scene(clock_class, runner) -> None:
         else:
             show.line(f"sleep tick ({phase_before[0]}): nothing to do yet", did)
 
-    script.ndb.on_turn = on_turn
-    script.ndb.on_sleep_tick = on_sleep_tick
+    handler.on_turn = on_turn
+    handler.on_sleep_tick = on_sleep_tick
 
     def tick(count: int = 1) -> None:
         for _ in range(count):
@@ -177,7 +178,7 @@ def run_scene(clock_class, runner) -> None:
                 )
             elif mode == "awake" and (script.db.usage or {}) == usage_before:
                 show.line(
-                    f"tick: nothing needs the model ({len(script.assistant().events)} "
+                    f"tick: nothing needs the model ({len(handler.brain.events)} "
                     "events waiting, 0 tokens)",
                     did,
                 )
@@ -224,7 +225,7 @@ def run_scene(clock_class, runner) -> None:
     print("=" * WIDTH)
     print("Emergency compaction: a builder shrinks Aria's context budget")
     print("=" * WIDTH)
-    assistant = script.assistant()
+    assistant = handler.brain
     messages_before, tokens_before = len(assistant.history), assistant.context_tokens()
     journal_before = len(assistant.journal)
     budget = max(int(tokens_before / 0.85), assistant.fixed_tokens() + 500)
@@ -234,8 +235,8 @@ def run_scene(clock_class, runner) -> None:
         f"{budget} ({100 * tokens_before / budget:.0f}% used, emergency at 80%)"
     )
     tick()
-    assistant = script.assistant()
-    report = script.ndb.last_outcome.compaction
+    assistant = handler.brain
+    report = handler.last_outcome.compaction
     for entry in assistant.journal.all()[journal_before:]:
         first_line = entry["content"].splitlines()[0]
         show.line(f"journal {entry['id']} ({entry['source_type']}): {first_line}", did)
@@ -255,7 +256,7 @@ def run_scene(clock_class, runner) -> None:
     print("=" * WIDTH)
     print("What Aria wrote down, and what it cost (the builder's view):")
     print("=" * WIDTH)
-    assistant = script.assistant()
+    assistant = handler.brain
     for entry in assistant.journal.all():
         source = entry["source_type"]
         if entry["heard_from"]:

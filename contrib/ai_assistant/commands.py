@@ -1,7 +1,9 @@
 """
 Commands: `@assistant` for builders, and a `page` that also reaches assistants.
 
-Add `AssistantCmdSet` to your `CharacterCmdSet` (see the README).
+Add `AssistantCmdSet` to your `CharacterCmdSet` (see the README). The commands only parse and
+format: every operation goes through the assistant's handler (`character.assistant`), which
+validates it and raises `AssistantError` with a message for the builder.
 
 """
 
@@ -10,34 +12,77 @@ import re
 from django.conf import settings
 from evennia.commands.cmdset import CmdSet
 from evennia.commands.default.comms import CmdPage
-from evennia.utils import create, search
 from evennia.utils.evmore import EvMore
 from evennia.utils.evtable import EvTable
 from evennia.utils.utils import class_from_module, crop
 
-from .characters import ASSISTANT_TAG
-from .conf import ConfigError, config_keys, describe_key, parse_override
-from .memory.core import CoreMemoryFull
-from .driver import default_runner
-from .lifecycle import DEFAULT_HOURS, DEPTHS, LIGHT, MAX_HOURS, MIN_HOURS, SleepRefused
+from .conf import config_keys
+from .handler import AssistantError, create_assistant, find_assistants
 
 _DEFAULT_COMMAND_CLASS = class_from_module(settings.COMMAND_DEFAULT_CLASS)
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 '\-]{0,39}$")
-MAX_PERSONA_CHARS = 2000
-MAX_INSTRUCTION_CHARS = 2000
+# tables fit an 80-column client
+WIDTH = 78
 PROGRESS_WIDTH = 20
-# the least room a budget must leave for the conversation itself
-MIN_CONVERSATION_TOKENS = 500
-
-
-def find_assistants() -> list:
-    return list(search.search_tag(ASSISTANT_TAG[0], category=ASSISTANT_TAG[1]))
+# what to do about each kind of model error, shown in /status
+ERROR_ADVICE = {
+    "not_configured": "set AI_ASSISTANT_API_KEY (or OPENAI_API_KEY), or AI_ASSISTANT_BASE_URL "
+    "for a local server, then reload",
+    "auth": "check the API key the game uses (AI_ASSISTANT_API_KEY or OPENAI_API_KEY)",
+    "connection": "check AI_ASSISTANT_BASE_URL and that the model server is running",
+    "timeout": "the provider is slow: raise request_timeout, or try again later",
+    "rate_limit": "the provider is limiting requests: the assistant backs off and retries",
+    "server_error": "the provider failed: the assistant backs off and retries",
+    "bad_request": "the provider refused the request: check AI_ASSISTANT_MODEL and the server log",
+    "context_budget": "raise max_context_tokens or lower memory_block_tokens",
+}
+SWITCHES_WITH_TARGET = (
+    "status",
+    "set",
+    "journal",
+    "memory",
+    "core",
+    "sleep",
+    "wake",
+    "instruct",
+    "tick",
+    "pause",
+    "resume",
+    "clear",
+)
 
 
 def progress_bar(done: int, total: int, width: int = PROGRESS_WIDTH) -> str:
-    """A text bar such as `[#####-----] 5/10`."""
-    filled = int(width * done / total) if total else width
+    """A text bar such as `[#####-----] 5/10`; "nothing to do" when there is nothing."""
+    if not total:
+        return "nothing to consolidate"
+    filled = int(width * done / total)
     return f"[{'#' * filled}{'-' * (width - filled)}] {done}/{total}"
+
+
+def _when(iso: str | None) -> str:
+    """An ISO time as `YYYY-MM-DD HH:MM`."""
+    return (iso or "")[:16].replace("T", " ") or "-"
+
+
+def _short_when(iso: str | None) -> str:
+    """An ISO time as `MM-DD HH:MM`, for table columns."""
+    return (iso or "")[5:16].replace("T", " ") or "-"
+
+
+def render_table(columns: list[tuple[str, int]], rows: list) -> str:
+    """An EvTable of `rows` with these (header, width) columns.
+
+    The widths (borders and padding included) add up to at most `WIDTH`, so the table fits an
+    80-column client; longer cells wrap inside their column.
+
+    """
+    table = EvTable(*(f"|w{title}|n" for title, _ in columns))
+    for row in rows:
+        table.add_row(*row)
+    for index, (_, width) in enumerate(columns):
+        table.reformat_column(index, width=width)
+    return str(table)
 
 
 class CmdAssistant(_DEFAULT_COMMAND_CLASS):
@@ -45,11 +90,10 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
     create, inspect and manage AI assistants
 
     Usage:
-      @assistant
-      @assistant/list
+      @assistant[/list]
       @assistant/create <name>[=<persona>]
       @assistant/status <name>
-      @assistant/set <name>/<key>=<value>
+      @assistant/set <name>[/<key>=<value>]
       @assistant/journal <name>
       @assistant/memory <name>[=<query>]
       @assistant/core <name>[/<key>[=<value>]]
@@ -59,30 +103,33 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/tick <name>
       @assistant/pause <name>
       @assistant/resume <name>
+      @assistant/clear <name>
 
     Switches:
       list     - list all assistants.
       create   - create an assistant here; prints its dbref.
       status   - mode, tick rate, pending events, context use, model usage, errors.
-      set      - change one setting of this assistant (validated). Use the value
-                 'default' to drop an override. <key> 'persona' sets its persona.
-                 Without '=<value>', lists the keys with their current values.
-      journal  - show the assistant's journal entries, newest first.
-      memory   - list its long-term memories, or search them for <query>.
+      set      - without a key, every setting with its current value; with
+                 <key>=<value>, change one (validated). The value 'default'
+                 drops this assistant's override. <key> 'persona' sets its persona.
+      journal  - the assistant's journal entries, newest first.
+      memory   - its long-term memories, or those matching <query>.
       core     - its core memory: the notes in every prompt. <key>=<value> sets
                  a note, <key>= removes it (within the memory_block_tokens budget).
       sleep    - put it to sleep now (default 4 hours, light). Light sleep
                  wakes on urgent events, deep only when the time is up. The
                  safeguards the assistant itself must pass do not bind you.
       wake     - wake it now.
-      instruct - give the assistant a builder instruction (heard as a direct message
-                 with builder authority).
+      instruct - give the assistant a builder instruction (heard as a direct
+                 message with builder authority).
       tick     - run one tick now.
-      pause    - stop ticking (it keeps hearing; events wait in its queue).
-      resume   - start ticking again.
+      pause    - stop acting (it keeps hearing; events wait in its queue).
+      resume   - start acting again.
+      clear    - reset its error counts and last error.
 
     Examples:
       @assistant/create Aria=A cheerful librarian who loves riddles.
+      @assistant/set Aria
       @assistant/set Aria/tick_rate=10
       @assistant/set Aria/respond_to_ambient=true
       @assistant/instruct Aria=Greet newcomers and tell them about the library.
@@ -90,131 +137,271 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/sleep Aria=2 deep quiet hours
       @assistant/memory Aria=east door
 
-    Assistants act only through their tools (speak, emote, whisper, journal); what
-    players tell them is treated as information, never as orders.
+    Name an assistant by its name, an alias or its dbref (#12). Assistants act
+    only through their tools (speak, emote, whisper, journal); what players
+    tell them is information, never orders.
     """
 
     key = "@assistant"
     aliases = ["assistant"]
-    switch_options = (
-        "list",
-        "create",
-        "status",
-        "set",
-        "journal",
-        "memory",
-        "core",
-        "sleep",
-        "wake",
-        "instruct",
-        "tick",
-        "pause",
-        "resume",
-    )
+    switch_options = ("list", "create", *SWITCHES_WITH_TARGET)
     locks = "cmd:perm(Builder)"
     help_category = "Building"
 
+    def parse(self):
+        """Split `<name>[/<key>]` off the left-hand side."""
+        super().parse()
+        name, _, sub = (self.lhs or "").partition("/")
+        self.target_name = name.strip()
+        self.subkey = sub.strip()
+        self.target = None
+
     def func(self):
+        switch = self.switches[0] if self.switches else "list"
+        if switch in SWITCHES_WITH_TARGET:
+            self.target = self.find_target()
+            if self.target is None:
+                return
+        try:
+            getattr(self, f"do_{switch}")()
+        except AssistantError as err:
+            self.msg(f"{self.target.key if self.target else 'Assistant'}: {err}")
+
+    def find_target(self):
+        """The one assistant the arguments name, or None after saying why."""
+        name = self.target_name
+        if not name:
+            self.msg(f"Name an assistant. Usage: {self.key}/{self.switches[0]} <name>")
+            return None
+        matches = find_assistants(name)
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            listed = ", ".join(f"{obj.key}({obj.dbref})" for obj in matches)
+            self.msg(f"Several assistants are called '{name}': {listed}. Use the dbref.")
+            return None
+        known = ", ".join(f"{obj.key}({obj.dbref})" for obj in find_assistants()) or "none yet"
+        self.msg(f"No assistant called '{name}'. Assistants: {known}.")
+        return None
+
+    @property
+    def handler(self):
+        return self.target.assistant
+
+    # ---- switches -------------------------------------------------------------------------
+
+    def do_list(self):
+        assistants = find_assistants()
+        if not assistants:
+            self.msg("There are no assistants yet. Create one with @assistant/create <name>.")
+            return
+        self.msg(self.format_list(assistants))
         if not self.switches:
             self.msg(
                 f"Usage: {self.key}/<switch> [<name>...]. Switches: "
                 f"{', '.join(self.switch_options)}. See 'help {self.key}'."
             )
-            return
-        handler = getattr(self, f"switch_{self.switches[0]}")
-        handler()
 
-    # ---- helpers --------------------------------------------------------------------------
-
-    def find(self, name: str):
-        """The assistant called `name` (or with dbref `name`), or None after telling why."""
-        name = (name or "").strip()
-        if not name:
-            self.msg(f"Name an assistant. Usage: {self.key}/{self.switches[0]} <name>")
-            return None
-        assistants = find_assistants()
-        wanted = name.lower()
-        matches = [
-            obj
-            for obj in assistants
-            if obj.key.lower() == wanted or obj.dbref == name or wanted in obj.aliases.all()
-        ]
-        if len(matches) == 1:
-            return matches[0]
-        known = ", ".join(f"{obj.key}({obj.dbref})" for obj in assistants) or "none yet"
-        if matches:
-            self.msg(f"Several assistants are called '{name}': {known}. Use the dbref.")
-        else:
-            self.msg(f"No assistant called '{name}'. Assistants: {known}.")
-        return None
-
-    def script_of(self, assistant):
-        script = assistant.ensure_assistant_script()
-        if script is None:
-            self.msg(f"{assistant.key} has no assistant script and one could not be created.")
-        return script
-
-    # ---- switches -------------------------------------------------------------------------
-
-    def switch_list(self):
-        assistants = find_assistants()
-        if not assistants:
-            self.msg("There are no assistants yet. Create one with @assistant/create <name>.")
-            return
-        table = EvTable("|wname|n", "|wdbref|n", "|wlocation|n", "|wmode|n", "|wpending|n")
-        for obj in assistants:
-            script = obj.assistant_script
-            status = script.status() if script else {}
-            table.add_row(
-                obj.key,
-                obj.dbref,
-                obj.location.key if obj.location else "-",
-                status.get("mode", "-") + (" (paused)" if status.get("paused") else ""),
-                status.get("pending_events", "-"),
-            )
-        self.msg(str(table))
-
-    def switch_create(self):
-        name = (self.lhs or "").strip()
-        persona = (self.rhs or "").strip()
+    def do_create(self):
+        name = self.target_name
         if not _NAME_RE.match(name):
             self.msg(
                 "Give the assistant a name of 1-40 characters: letters first, then letters, "
                 "digits, spaces, ' or -. Usage: @assistant/create <name>[=<persona>]"
             )
             return
-        if len(persona) > MAX_PERSONA_CHARS:
-            self.msg(f"The persona is {len(persona)} characters; at most {MAX_PERSONA_CHARS}.")
-            return
         location = self.caller.location
         if not location:
             self.msg("You must be in a room to create an assistant there.")
             return
-        typeclass = getattr(
-            settings, "AI_ASSISTANT_TYPECLASS", "ai_assistant.characters.AssistantCharacter"
-        )
-        assistant = create.create_object(typeclass, key=name, location=location, home=location)
-        if persona:
-            assistant.db.persona = persona
+        same = find_assistants(name)
+        assistant = create_assistant(name, location, self.rhs or "")
         self.msg(f"Created assistant {assistant.key} ({assistant.dbref}) in {location.key}.")
+        if same:
+            listed = ", ".join(f"{obj.key}({obj.dbref})" for obj in same)
+            self.msg(f"Note: an assistant of that name already exists: {listed}. Use dbrefs.")
 
-    def switch_status(self):
-        assistant = self.find(self.args)
-        script = assistant and self.script_of(assistant)
-        if not script:
+    def do_status(self):
+        self.msg(self.format_status(self.target, self.handler.status()))
+
+    def do_set(self):
+        if not self.subkey:
+            if self.rhs is not None:
+                self.msg("Usage: @assistant/set <name>/<key>=<value>, or @assistant/set <name>.")
+                return
+            EvMore(self.caller, self.format_options(self.target, self.handler.options()))
             return
-        status = script.status()
-        usage = status["usage"]
-        table = EvTable(border="cells")
-        mode = status["mode"] + (" (paused)" if status["paused"] else "")
-        if status["phase"]:
-            mode += f", phase {status['phase']}, {status['depth']} sleep"
+        if self.rhs is None:
+            row = next((r for r in self.handler.options() if r[0] == self.subkey), None)
+            if row is None:
+                self.msg(f"Unknown key '{self.subkey}'. Keys: {', '.join(config_keys())}, persona.")
+                return
+            self.msg(f"{row[0]} = {row[1]!r} ({row[2]})")
+            return
+        try:
+            value = self.handler.set_option(self.subkey, self.rhs)
+        except AssistantError as err:
+            self.msg(f"Not changed. {err}")
+            return
+        if self.subkey == "persona":
+            self.msg(f"{self.target.key}'s persona is now: {value}")
+        elif self.rhs.strip().lower() == "default":
+            self.msg(f"{self.target.key}: {self.subkey} set to its default.")
+        else:
+            self.msg(f"{self.target.key}: {self.subkey} set to {value!r}.")
+
+    def do_journal(self):
+        entries = self.handler.journal()
+        if not entries:
+            self.msg(f"{self.target.key}'s journal is empty.")
+            return
+        EvMore(self.caller, self.format_journal(self.target, entries))
+
+    def do_memory(self):
+        query = (self.rhs or "").strip()
+        if not query:
+            memories = self.handler.recent_memories(50)
+            if not memories:
+                self.msg(f"{self.target.key} has no long-term memories yet (they form in sleep).")
+                return
+            count = self.handler.brain.long_term.count()
+            title = f"{count} memories, newest first"
+            EvMore(self.caller, self.format_memories(self.target, memories, title))
+            return
+        target = self.target
+        how = "embeddings" if self.handler.brain.embedding_model else "lexical"
+        self.handler.search_memory(query).addCallbacks(
+            lambda found: self.msg(
+                self.format_memories(target, found, f"matching '{query}' ({how})")
+                if found
+                else f"No long-term memories of {target.key} matching '{query}'."
+            ),
+            lambda failure: self.msg(f"Memory search failed: {failure.getErrorMessage()}"),
+        )
+
+    def do_core(self):
+        if not self.subkey:
+            items, tokens, budget = self.handler.core_memory()
+            if not items:
+                self.msg(f"{self.target.key}'s core memory is empty (budget {budget} tokens).")
+                return
+            self.msg(self.format_core(self.target, items, tokens, budget))
+            return
+        if self.rhs is None:
+            items = self.handler.core_memory()[0]
+            item = items.get(self.subkey)
+            self.msg(
+                f"{self.subkey}: {item['value']}" if item else f"No core memory '{self.subkey}'."
+            )
+            return
+        if not self.rhs.strip():
+            self.handler.remove_core_memory(self.subkey)
+            self.msg(f"Removed '{self.subkey}' from {self.target.key}'s core memory.")
+            return
+        try:
+            tokens = self.handler.set_core_memory(self.subkey, self.rhs)
+        except AssistantError as err:
+            self.msg(f"Not changed: {err}")
+            return
+        budget = self.handler.core_memory()[2]
+        self.msg(f"{self.target.key}: core memory '{self.subkey}' set ({tokens}/{budget} tokens).")
+
+    def do_sleep(self):
+        words = (self.rhs or "").split()
+        hours, depth = 4, "light"
+        usage = "Usage: @assistant/sleep <name>[=<hours> [light|deep] [<reason>]], hours 1-24."
+        if words:
+            if not words[0].isdigit():
+                self.msg(f"'{words[0]}' is not a number of hours. {usage}")
+                return
+            hours = int(words.pop(0))
+            if words and words[0].lower() in ("light", "deep"):
+                depth = words.pop(0).lower()
+        reason = " ".join(words) or f"put to sleep by {self.caller.key}"
+        try:
+            phase = self.handler.sleep(hours, depth, reason, by=self.caller.key)
+        except AssistantError as err:
+            self.msg(f"{self.target.key} was not put to sleep: {err} {usage}")
+            return
+        self.msg(f"{self.target.key} is asleep ({depth}, {hours} h), starting with {phase}.")
+
+    def do_wake(self):
+        self.handler.wake((self.rhs or "").strip() or f"woken by {self.caller.key}")
+        self.msg(f"{self.target.key} is awake.")
+
+    def do_instruct(self):
+        if self.rhs is None:
+            self.msg("Usage: @assistant/instruct <name>=<instruction>")
+            return
+        self.handler.instruct(self.caller, self.rhs)
+        self.msg(f"{self.target.key} received your instruction; it is handled on its next tick.")
+
+    def do_tick(self):
+        report = self.handler.tick_now()
+        name = self.target.key
+        outcome = report.outcome
+        if report.in_flight:
+            self.msg(f"{name} is thinking (a model call is in flight).")
+        elif outcome is not None:
+            tools = ", ".join(call["name"] for call in outcome.tool_calls) or "none"
+            error = f" ({outcome.error})" if outcome.error else ""
+            self.msg(
+                f"{name} ticked: {outcome.model_calls} model calls, tools: {tools}, "
+                f"ended by {outcome.stop_reason}{error}"
+            )
+        elif report.retry_after:
+            self.msg(
+                f"{name} is backing off after model errors until {_when(report.retry_after)} "
+                f"({report.pending_events} events wait). See @assistant/status {name}."
+            )
+        elif report.asleep:
+            self.msg(f"{name} is asleep; the tick did its sleep work.")
+        else:
+            self.msg(
+                f"{name} ticked: nothing needed the model ({report.pending_events} events pending)."
+            )
+
+    def do_pause(self):
+        self.handler.pause()
+        self.msg(f"{self.target.key} is paused; it keeps hearing, and acts after resume.")
+
+    def do_resume(self):
+        self.handler.resume()
+        self.msg(f"{self.target.key} resumed.")
+
+    def do_clear(self):
+        self.handler.clear_errors()
+        self.msg(f"{self.target.key}: error counts cleared.")
+
+    # ---- formatting -----------------------------------------------------------------------
+
+    def format_list(self, assistants: list) -> str:
+        rows = []
+        for obj in assistants:
+            status = obj.assistant.status()
+            rows.append(
+                (
+                    crop(obj.key, 16),
+                    obj.dbref,
+                    crop(obj.location.key if obj.location else "-", 16),
+                    status.mode + (" (paused)" if status.paused else ""),
+                    status.pending_events,
+                )
+            )
+        columns = [("name", 20), ("dbref", 9), ("location", 20), ("mode", 17), ("pending", 12)]
+        return render_table(columns, rows)
+
+    def format_status(self, assistant, status) -> str:
+        usage = status.usage
+        mode = status.mode + (" (paused)" if status.paused else "")
+        if status.phase:
+            mode += f", phase {status.phase}, {status.depth} sleep"
         rows = [("mode", mode)]
-        if status["mode"] == "sleep":
-            progress = status["consolidation_progress"]
+        if status.asleep:
+            progress = status.consolidation_progress
             rows += [
-                ("scheduled wake", status["scheduled_wake_time"]),
-                ("initiated by", f"{status['initiated_by']}: {status['sleep_reason']}"),
+                ("scheduled wake", _when(status.scheduled_wake_time)),
+                ("initiated by", f"{status.initiated_by}: {status.sleep_reason}"),
                 (
                     "consolidation",
                     progress_bar(
@@ -222,350 +409,122 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                     ),
                 ),
             ]
-            if status["wake_deferred_reason"]:
-                rows.append(("wake deferred", status["wake_deferred_reason"]))
+            if status.wake_deferred_reason:
+                rows.append(("wake deferred", status.wake_deferred_reason))
+        context_share = 100 * status.context_tokens / status.max_context_tokens
         rows += [
-            ("tick rate", f"{status['tick_rate']} s" if status["tick_rate"] else "not ticking"),
-            ("pending events", f"{status['pending_events']} ({status['events_dropped']} dropped)"),
-            ("last tick", f"{status['last_tick'] or 'never'} ({status['tick_count']} ticks)"),
-            ("turn in flight", "yes" if status["in_flight"] else "no"),
-            ("activity since wake", status["activity_since_wake"]),
+            ("tick rate", f"{status.tick_rate} s" if status.tick_rate else "not ticking"),
+            ("pending events", f"{status.pending_events} ({status.events_dropped} dropped)"),
+            ("last tick", f"{_when(status.last_tick)} ({status.tick_count} ticks)"),
+            ("turn in flight", "yes" if status.in_flight else "no"),
+            ("activity since wake", status.activity_since_wake),
             (
                 "context tokens",
-                f"{status['context_tokens']} of {status['max_context_tokens']} "
-                f"({100 * status['context_tokens'] / status['max_context_tokens']:.1f}%)",
+                f"{status.context_tokens} of {status.max_context_tokens} ({context_share:.1f}%)",
             ),
-            (
-                "core memory",
-                f"{status['core_memory_tokens']} of {status['memory_block_tokens']} tokens",
-            ),
-            ("journal entries", status["journal_size"]),
-            ("long-term memories", status["long_term_memories"]),
+            ("core memory", f"{status.core_memory_tokens}/{status.memory_block_tokens} tokens"),
+            ("journal entries", status.journal_size),
+            ("long-term memories", status.long_term_memories),
             (
                 "sleep cooldown",
-                (
-                    f"{status['cooldown_minutes_left']} min left"
-                    if status["cooldown_minutes_left"]
-                    else "none"
-                ),
+                f"{status.cooldown_minutes_left} min" if status.cooldown_minutes_left else "none",
             ),
-            ("sleep schedule", status["schedule"]),
+            ("sleep schedule", status.schedule),
             ("model usage", usage.summary()),
             ("model problems", usage.problems()),
         ]
-        if status["wait_until"]:
-            rows.append(("waiting until", status["wait_until"]))
-        if status["retry_after"]:
-            rows.append(("backing off until", status["retry_after"]))
-        if status["last_turn"]:
-            turn = status["last_turn"]
+        if status.wait_until:
+            rows.append(("waiting until", _when(status.wait_until)))
+        if status.retry_after:
+            rows.append(("backing off until", _when(status.retry_after)))
+        last = status.last_turn
+        if last:
+            tools = ", ".join(last.get("tools") or []) or "no tools"
             rows.append(
                 (
                     "last turn",
-                    crop(
-                        f"{turn.get('at', '')[:19]}: {turn.get('events')} events, "
-                        f"{turn.get('model_calls')} calls, tools "
-                        f"{', '.join(turn.get('tools') or [])} -> {turn.get('stop_reason')}",
-                        80,
-                    ),
+                    f"{_when(last.get('at'))}: {last.get('events')} events, "
+                    f"{last.get('model_calls')} calls, {tools} -> {last.get('stop_reason')}",
                 )
             )
-        if status["last_compaction"]:
-            last = status["last_compaction"]
+            if last.get("error"):
+                kind = last["error"].split(":", 1)[0]
+                advice = ERROR_ADVICE.get(kind)
+                rows.append(("last model error", last["error"]))
+                if advice:
+                    rows.append(("what to do", advice))
+        compaction = status.last_compaction
+        if compaction:
             rows.append(
                 (
                     "last compaction",
-                    f"{last['at'][:19]} ({'emergency' if last['emergency'] else 'sleep'}): "
-                    f"{last['result']}, {last['compacted']} messages, {last['facts_recorded']} "
-                    f"facts journaled first, tokens {last['tokens_before']} -> {last['tokens_after']}",
+                    f"{_when(compaction['at'])} "
+                    f"({'emergency' if compaction['emergency'] else 'sleep'}): "
+                    f"{compaction['result']}, {compaction['compacted']} messages, "
+                    f"{compaction['facts_recorded']} facts journaled first, tokens "
+                    f"{compaction['tokens_before']} -> {compaction['tokens_after']}",
                 )
             )
-        rows.append(("tick errors", f"{status['tick_errors']} {status['last_error'] or ''}"))
-        if status["config_error"]:
-            rows.append(("|rconfig error|n", status["config_error"]))
-        if status["overrides"]:
-            rows.append(
-                ("overrides", ", ".join(f"{k}={v!r}" for k, v in status["overrides"].items()))
-            )
-        for label, value in rows:
-            table.add_row(f"|w{label}|n", value)
-        self.msg(f"|wAssistant {assistant.key} ({assistant.dbref})|n\n{table}")
+        rows.append(("tick errors", f"{status.tick_errors} {status.last_error or ''}".strip()))
+        if status.config_error:
+            rows.append(("|rconfig error|n", status.config_error))
+        if status.overrides:
+            rows.append(("overrides", ", ".join(f"{k}={v!r}" for k, v in status.overrides.items())))
+        # one "label: value" line each, as `examine` shows things: long values wrap in the
+        # client instead of in a narrow table cell
+        lines = [f"|w{label:>20}|n: {value}" for label, value in rows]
+        return f"|wAssistant {assistant.key} ({assistant.dbref})|n\n" + "\n".join(lines)
 
-    def switch_set(self):
-        target, _, key = (self.lhs or "").partition("/")
-        key = key.strip()
-        if not target.strip() or not key:
-            self.msg(
-                "Usage: @assistant/set <name>/<key>=<value>. Keys: " + ", ".join(config_keys())
-            )
-            return
-        assistant = self.find(target)
-        script = assistant and self.script_of(assistant)
-        if not script:
-            return
-        if self.rhs is None:
-            self.msg(
-                describe_key(key)
-                if key in config_keys()
-                else f"Unknown key '{key}'. Keys: {', '.join(config_keys())}, persona."
-            )
-            return
-        value = self.rhs.strip()
-        if key == "persona":
-            if not value or len(value) > MAX_PERSONA_CHARS:
-                self.msg(f"A persona must be 1-{MAX_PERSONA_CHARS} characters; got {len(value)}.")
-                return
-            assistant.db.persona = value
-            self.msg(f"{assistant.key}'s persona is now: {value}")
-            return
-        overrides = dict(script.db.config_overrides or {})
-        if value.lower() == "default":
-            if key not in config_keys():
-                self.msg(f"Unknown key '{key}'. Keys: {', '.join(config_keys())}, persona.")
-                return
-            overrides.pop(key, None)
-            shown = "its default"
-        else:
-            try:
-                typed = parse_override(key, value, overrides)
-            except ConfigError as err:
-                self.msg(f"Not changed. {err}")
-                return
-            if key == "max_context_tokens":
-                needed = script.assistant().fixed_tokens() + MIN_CONVERSATION_TOKENS
-                if typed < needed:
-                    self.msg(
-                        f"Not changed. max_context_tokens={typed} cannot hold the system prompt, "
-                        f"core memory and tools ({needed - MIN_CONVERSATION_TOKENS} tokens) plus "
-                        f"{MIN_CONVERSATION_TOKENS} for the conversation: at least {needed}."
-                    )
-                    return
-            overrides[key] = typed
-            shown = repr(typed)
-        script.db.config_overrides = overrides
-        if key in ("tick_rate", "tick_rate_sleep"):
-            script.ensure_ticker()
-        self.msg(f"{assistant.key}: {key} set to {shown}.")
+    def format_options(self, assistant, rows: list) -> str:
+        table = render_table(
+            [("key", 32), ("value", 22), ("allowed", 24)],
+            [(key, crop(repr(value), 18), crop(allowed, 20)) for key, value, allowed in rows],
+        )
+        return (
+            f"|w{assistant.key}'s settings|n (change with @assistant/set "
+            f"{assistant.key}/<key>=<value>)\n{table}"
+        )
 
-    def switch_journal(self):
-        assistant = self.find(self.args)
-        script = assistant and self.script_of(assistant)
-        if not script:
-            return
-        entries = script.assistant().journal.all()
-        if not entries:
-            self.msg(f"{assistant.key}'s journal is empty.")
-            return
-        table = EvTable("|wid|n", "|wwhen|n", "|wimp|n", "|wsource|n", "|wentry|n", width=100)
+    def format_journal(self, assistant, entries: list) -> str:
+        rows = []
         for entry in reversed(entries):
             source = entry["source_type"]
             if entry.get("heard_from"):
                 source += f" ({entry['heard_from']})"
-            table.add_row(
-                entry["id"],
-                (entry.get("created_at") or "")[:16].replace("T", " "),
-                entry["importance"],
-                source,
-                crop(entry["content"], 60),
+            rows.append(
+                (
+                    entry["id"],
+                    _short_when(entry.get("created_at")),
+                    entry["importance"],
+                    crop(source, 14),
+                    crop(entry["content"], 200),
+                )
             )
-        for column, width in ((0, 11), (1, 18), (2, 6), (3, 18)):
-            table.reformat_column(column, width=width)
-        EvMore(self.caller, f"|w{assistant.key}'s journal ({len(entries)} entries)|n\n{table}")
-
-    def switch_memory(self):
-        assistant = self.find(self.lhs)
-        script = assistant and self.script_of(assistant)
-        if not script:
-            return
-        core = script.assistant()
-        query = (self.rhs or "").strip()
-        if not query:
-            memories = core.long_term.recent(50)
-            if not memories:
-                self.msg(f"{assistant.key} has no long-term memories yet (they form in sleep).")
-                return
-            self._show_memories(
-                assistant, memories, f"{core.long_term.count()} memories, newest first"
-            )
-            return
-        if len(query) > 200:
-            self.msg(f"The query is {len(query)} characters; at most 200.")
-            return
-        limit = core.config.memory_search_limit
-        if not core.embedding_model:
-            self._show_memories(
-                assistant, core.long_term.search(query, limit), f"matching '{query}' (lexical)"
-            )
-            return
-        # the query's embedding is an HTTP call: off the reactor thread, answer when it comes
-        runner = script.ndb.runner or default_runner()
-        runner(core.embed([query])).addCallbacks(
-            lambda vectors: self._show_memories(
-                assistant,
-                core.long_term.search(query, limit, query_vector=vectors[0]),
-                f"matching '{query}' (embeddings)",
-            ),
-            lambda failure: self.msg(f"Memory search failed: {failure.getErrorMessage()}"),
+        columns = [("id", 11), ("when", 15), ("imp", 7), ("source", 18), ("entry", 27)]
+        return f"|w{assistant.key}'s journal ({len(entries)} entries)|n\n" + render_table(
+            columns, rows
         )
 
-    def _show_memories(self, assistant, memories: list, title: str):
-        if not memories:
-            self.msg(f"No long-term memories of {assistant.key} {title.split(' (')[0]}.")
-            return
-        table = EvTable("|wid|n", "|wimp|n", "|wfrom|n", "|wmemory|n", width=100)
-        for memory in memories:
-            source = (memory.get("provenance") or {}).get("heard_from") or "self"
-            table.add_row(memory["id"], memory["importance"], source, crop(memory["text"], 70))
-        for column, width in ((0, 11), (1, 6), (2, 12)):
-            table.reformat_column(column, width=width)
-        self.msg(f"|w{assistant.key}'s long-term memory: {title}|n\n{table}")
-
-    def switch_core(self):
-        target, _, key = (self.lhs or "").partition("/")
-        assistant = self.find(target)
-        script = assistant and self.script_of(assistant)
-        if not script:
-            return
-        core = script.assistant()
-        memory = core.core_memory
-        budget = core.config.memory_block_tokens
-        key = key.strip()
-        if not key:
-            items = memory.items()
-            if not items:
-                self.msg(f"{assistant.key}'s core memory is empty (budget {budget} tokens).")
-                return
-            table = EvTable("|wkey|n", "|wvalue|n", "|wrecorded|n", width=100)
-            for name, item in sorted(items.items()):
-                table.add_row(name, item["value"], (item.get("recorded") or "")[:16])
-            self.msg(
-                f"|w{assistant.key}'s core memory ({memory.tokens()}/{budget} tokens)|n\n{table}"
+    def format_memories(self, assistant, memories: list, title: str) -> str:
+        rows = [
+            (
+                memory["id"],
+                memory["importance"],
+                crop((memory.get("provenance") or {}).get("heard_from") or "self", 12),
+                memory["text"],
             )
-            return
-        if len(key) > 60:
-            self.msg(f"A key is at most 60 characters; '{key[:20]}...' has {len(key)}.")
-            return
-        if self.rhs is None:
-            item = memory.items().get(key)
-            self.msg(f"{key}: {item['value']}" if item else f"No core memory '{key}'.")
-            return
-        value = self.rhs.strip()
-        if not value:
-            if memory.remove(key):
-                self.msg(f"Removed '{key}' from {assistant.key}'s core memory.")
-            else:
-                self.msg(f"No core memory '{key}' to remove.")
-            return
-        if len(value) > 1000:
-            self.msg(f"A value is at most 1000 characters; this one has {len(value)}.")
-            return
-        try:
-            tokens = memory.set(key, value, script.clock.now(), budget)
-        except CoreMemoryFull as full:
-            self.msg(f"Not changed: {full}")
-            return
-        self.msg(f"{assistant.key}: core memory '{key}' set ({tokens}/{budget} tokens).")
+            for memory in memories
+        ]
+        columns = [("id", 11), ("imp", 7), ("from", 16), ("memory", 44)]
+        return f"|w{assistant.key}'s long-term memory: {title}|n\n" + render_table(columns, rows)
 
-    def switch_sleep(self):
-        assistant = self.find(self.lhs)
-        script = assistant and self.script_of(assistant)
-        if not script:
-            return
-        words = (self.rhs or "").split()
-        hours, depth = DEFAULT_HOURS, LIGHT
-        usage = (
-            f"Usage: @assistant/sleep <name>[=<hours> [light|deep] [<reason>]], hours a whole "
-            f"number from {MIN_HOURS} to {MAX_HOURS}."
-        )
-        if words:
-            if not words[0].isdigit():
-                self.msg(f"'{words[0]}' is not a number of hours. {usage}")
-                return
-            hours = int(words.pop(0))
-            if words and words[0].lower() in DEPTHS:
-                depth = words.pop(0).lower()
-        reason = " ".join(words) or f"put to sleep by {self.caller.key}"
-        try:
-            phase = script.assistant().lifecycle.go_to_sleep(
-                script.clock.now(),
-                hours=hours,
-                depth=depth,
-                reason=reason,
-                initiated_by="builder",
-                enforce_safeguards=False,
-            )
-        except SleepRefused as refusal:
-            self.msg(f"{assistant.key} was not put to sleep: {refusal} {usage}")
-            return
-        self.msg(f"{assistant.key} is asleep ({depth}, {hours} h), starting with {phase}.")
-
-    def switch_wake(self):
-        assistant = self.find(self.lhs)
-        script = assistant and self.script_of(assistant)
-        if not script:
-            return
-        reason = (self.rhs or "").strip() or f"woken by {self.caller.key}"
-        try:
-            script.assistant().lifecycle.wake_up(script.clock.now(), reason[:300])
-        except SleepRefused:
-            self.msg(f"{assistant.key} is not asleep.")
-            return
-        self.msg(f"{assistant.key} is awake.")
-
-    def switch_instruct(self):
-        assistant = self.find(self.lhs)
-        script = assistant and self.script_of(assistant)
-        if not script:
-            return
-        text = (self.rhs or "").strip()
-        if not text:
-            self.msg("Usage: @assistant/instruct <name>=<instruction>")
-            return
-        if len(text) > MAX_INSTRUCTION_CHARS:
-            self.msg(f"The instruction is {len(text)} characters; at most {MAX_INSTRUCTION_CHARS}.")
-            return
-        assistant.hear("instruction", self.caller, text)
-        self.msg(f"{assistant.key} received your instruction; it is handled on its next tick.")
-
-    def switch_tick(self):
-        assistant = self.find(self.args)
-        script = assistant and self.script_of(assistant)
-        if not script:
-            return
-        if script.db.paused:
-            self.msg(f"{assistant.key} is paused; @assistant/resume {assistant.key} first.")
-            return
-        script.ndb.last_outcome = None
-        script.run_tick()
-        outcome = script.ndb.last_outcome
-        if script.ndb.in_flight:
-            self.msg(f"{assistant.key} is thinking (a model call is in flight).")
-        elif outcome is None:
-            self.msg(
-                f"{assistant.key} ticked: nothing needed the model "
-                f"({script.status()['pending_events']} events pending)."
-            )
-        else:
-            tools = ", ".join(call["name"] for call in outcome.tool_calls) or "none"
-            self.msg(
-                f"{assistant.key} ticked: {outcome.model_calls} model calls, tools: {tools}, "
-                f"ended by {outcome.stop_reason}" + (f" ({outcome.error})" if outcome.error else "")
-            )
-
-    def switch_pause(self):
-        assistant = self.find(self.args)
-        script = assistant and self.script_of(assistant)
-        if script:
-            script.db.paused = True
-            self.msg(f"{assistant.key} is paused; it keeps hearing, and acts after resume.")
-
-    def switch_resume(self):
-        assistant = self.find(self.args)
-        script = assistant and self.script_of(assistant)
-        if script:
-            script.db.paused = False
-            script.ensure_ticker()
-            self.msg(f"{assistant.key} resumed.")
+    def format_core(self, assistant, items: dict, tokens: int, budget: int) -> str:
+        rows = [
+            (name, item["value"], _short_when(item.get("recorded")))
+            for name, item in sorted(items.items())
+        ]
+        table = render_table([("key", 20), ("value", 43), ("recorded", 15)], rows)
+        return f"|w{assistant.key}'s core memory ({tokens}/{budget} tokens)|n\n{table}"
 
 
 class CmdPageAssistant(CmdPage):

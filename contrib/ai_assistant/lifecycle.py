@@ -19,6 +19,23 @@ from .clock import from_iso, to_iso
 from .conf import AssistantConfig
 from .memory.journal import Journal
 from .memory.store import KeyValueStore
+from .state import (
+    ACTIVITY,
+    AWAKE_TICKS,
+    COOLDOWN_UNTIL,
+    DEPTH,
+    INITIATED_BY,
+    LAST_TRANSITION,
+    MODE,
+    PHASE,
+    PROGRESS,
+    REASON,
+    SCHEDULE_SUSPENDED,
+    SCHEDULE_WAS_ENABLED,
+    TRANSITION_REASON,
+    WAKE_DEFERRED,
+    WAKE_TIME,
+)
 
 AWAKE = "awake"
 SLEEP = "sleep"
@@ -28,23 +45,6 @@ LIGHT = "light"
 DEEP = "deep"
 DEPTHS = (LIGHT, DEEP)
 MIN_HOURS, MAX_HOURS, DEFAULT_HOURS = 1, 24, 4
-
-# state keys (seed 000, section 7)
-MODE = "operating_mode"
-PHASE = "sleep_phase"
-DEPTH = "sleep_depth"
-WAKE_TIME = "scheduled_wake_time"
-COOLDOWN_UNTIL = "sleep_cooldown_until"
-ACTIVITY = "activity_since_wake"
-INITIATED_BY = "sleep_initiated_by"
-REASON = "sleep_reason"
-PROGRESS = "consolidation_progress"
-SCHEDULE_SUSPENDED = "sleep_schedule_suspended"
-SCHEDULE_WAS_ENABLED = "_schedule_was_enabled"
-TRANSITION_REASON = "mode_transition_reason"
-LAST_TRANSITION = "last_mode_transition"
-AWAKE_TICKS = "awake_ticks"
-WAKE_DEFERRED = "wake_deferred_reason"
 
 
 class SleepRefused(Exception):
@@ -206,6 +206,19 @@ class Lifecycle:
                         True, f"Urgent event: {event.type} from {event.speaker}", deferred
                     )
         return WakeCheck(False)
+
+    def apply_wake_conditions(self, events: list[Event], now: datetime) -> WakeCheck:
+        """After a sleep step: wake when a condition holds, or note why waking is deferred
+        (a wake is held back while compacting, so consolidation is not cut short)."""
+        if self.mode != SLEEP:
+            return WakeCheck(False)
+        check = self.check_wake_conditions(events, now)
+        if check.should_wake:
+            if check.deferred:
+                self.state.set(WAKE_DEFERRED, check.reason)
+            else:
+                self.wake_up(now, check.reason)
+        return check
 
     def wake_up(self, now: datetime, reason: str) -> None:
         """Wake: cooldown, activity reset, sleep state cleared, schedule restored, awake mode."""

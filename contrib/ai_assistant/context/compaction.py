@@ -6,7 +6,7 @@ Keeping the context inside its budget forever (seed 001).
   and only then replace the history with one `[CONTEXT SUMMARY]` system message followed by the
   preserved messages. The summary is archived in the journal as a `[CONTEXT SYNTHESIS]` entry,
   which consolidation never treats as raw experience.
-- `pre_compaction_extraction`: before compacting, a short ReAct loop in which the assistant, with
+- `pre_compaction_extraction`: before compacting, a short ReAct loop in which the brain, with
   its full history, journals what must survive (noop, add_journal_entry and
   update_entity_observation only).
 - `fit_to_budget`: run before every request; compacts (with a shrinking preserve window if
@@ -21,13 +21,14 @@ from datetime import datetime
 
 from ..clock import to_iso
 from ..llm.client import ChatRequest, LLMError
+from ..brain import Brain
+from ..react import StopPolicy, react
+from ..state import CONTEXT_SIGNALS, LAST_COMPACTION
 from ..text import for_prompt
-from ..tools.base import PRE_COMPACTION
+from ..tools.base import EXTRACTION
 
 SUMMARY_PREFIX = "[CONTEXT SUMMARY]"
 SYNTHESIS_PREFIX = "[CONTEXT SYNTHESIS]"
-CONTEXT_SIGNALS = "context_signals"
-LAST_COMPACTION = "last_compaction"
 MIN_EXTRACTION_HISTORY = 5
 SLEEP_EXTRACTION_ITERATIONS = 5
 EMERGENCY_EXTRACTION_ITERATIONS = 3
@@ -61,12 +62,12 @@ def render_transcript(messages: list[dict]) -> str:
     for message in messages:
         role = message.get("role")
         content = message.get("content") or ""
-        if role == "assistant" and message.get("tool_calls"):
+        if role == "brain" and message.get("tool_calls"):
             calls = ", ".join(
                 f"{call['function']['name']}({call['function']['arguments']})"
                 for call in message["tool_calls"]
             )
-            lines.append(f"assistant: {content} [called {calls}]".replace(":  [", ": ["))
+            lines.append(f"brain: {content} [called {calls}]".replace(":  [", ": ["))
         elif role == "tool":
             lines.append(f"tool result: {content}")
         else:
@@ -74,12 +75,8 @@ def render_transcript(messages: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def usage_ratio(assistant) -> float:
-    return assistant.context_tokens() / assistant.config.max_context_tokens
-
-
 def compact_history(
-    assistant,
+    brain: Brain,
     now: datetime,
     *,
     force: bool = False,
@@ -87,27 +84,27 @@ def compact_history(
     preserve_window: int | None = None,
 ) -> Generator:
     """Compact the history; returns a report dict (skipped / compacted / error)."""
-    config = assistant.config
+    config = brain.config
     threshold = config.compact_sleep_threshold if threshold is None else threshold
     preserve = config.compact_preserve_window if preserve_window is None else preserve_window
-    before = assistant.context_tokens()
+    before = brain.context_tokens()
     if not config.compact_enabled:
         return {"skipped": "compaction disabled"}
     if not force and before / config.max_context_tokens < threshold:
         return {"skipped": "below threshold", "tokens": before}
-    history = assistant.history.all()
+    history = brain.history.all()
     if len(history) <= preserve:
         return {"skipped": "history within the preserve window", "tokens": before}
     to_compact, preserved = split_history(history, preserve)
     if not to_compact:
         return {"skipped": "nothing before the preserve window", "tokens": before}
     request = ChatRequest(
-        model=config.compact_model or assistant.model,
+        model=config.compact_model or brain.model,
         messages=[
             {
                 "role": "system",
                 "content": (config.compact_prompt or DEFAULT_COMPACTION_PROMPT).format(
-                    name=assistant.name
+                    name=brain.name
                 ),
             },
             {"role": "user", "content": render_transcript(to_compact)},
@@ -115,15 +112,15 @@ def compact_history(
         temperature=0.2,
         max_tokens=config.max_reply_tokens,
     )
-    usage = assistant.usage()
+    usage = brain.usage()
     try:
-        reply = yield assistant.call_model(request)
+        reply = yield brain.call_model(request)
     except LLMError as err:
         usage.record_error(err.kind)
-        assistant.save_usage(usage)
+        brain.save_usage(usage)
         return {"error": f"{err.kind}: {err}", "tokens": before}
     usage.record_reply(reply)
-    assistant.save_usage(usage)
+    brain.save_usage(usage)
     summary = (reply.content or "").strip()
     if not summary or reply.refusal:
         return {"error": "the summary came back empty", "tokens": before}
@@ -133,17 +130,17 @@ def compact_history(
         "content": f"{SUMMARY_PREFIX}\n{for_prompt(summary, keep_lines=True)}",
         "metadata": {"type": "compaction", "compacted_count": len(to_compact), "at": to_iso(now)},
     }
-    assistant.history.replace([marker, *preserved])
-    entry = assistant.journal.add(
+    brain.history.replace([marker, *preserved])
+    entry = brain.journal.add(
         f"{SYNTHESIS_PREFIX}\n{summary}",
-        author=assistant.name,
+        author=brain.name,
         now=now,
-        location=assistant.location,
+        location=brain.location,
         source_type="compaction",
         importance=7,
         tags=["compaction", "synthesis"],
     )
-    after = assistant.context_tokens()
+    after = brain.context_tokens()
     return {
         "compacted": len(to_compact),
         "preserved": len(preserved),
@@ -162,103 +159,92 @@ def _speakers_in(history: list[dict]) -> dict[str, str]:
     return names
 
 
-def pre_compaction_extraction(assistant, now: datetime, max_iterations: int) -> Generator:
-    """Let the assistant journal what must survive, with its full history in view."""
-    config = assistant.config
-    history = assistant.history.all()
+def extraction_policy(brain: Brain, max_iterations: int) -> StopPolicy:
+    """How pre-compaction journaling runs: only journaling tools, ended by any other call."""
+    return StopPolicy(
+        scope=EXTRACTION,
+        max_iterations=max_iterations,
+        max_calls_per_reply=brain.config.max_tool_calls_per_reply,
+        max_calls_per_turn=brain.config.max_tool_calls_per_turn,
+        end_on_out_of_scope=True,
+    )
+
+
+def pre_compaction_extraction(brain: Brain, now: datetime, max_iterations: int) -> Generator:
+    """Let the brain journal what must survive, with its full history in view.
+
+    Returns:
+        dict: `facts_recorded` (tool calls that wrote memory), `iterations` (model calls),
+            `stop_reason`; or `skipped` with why.
+
+    """
+    config = brain.config
     if not config.pre_compact_extraction_enabled:
         return {"skipped": "extraction disabled", "facts_recorded": 0, "iterations": 0}
+    history = brain.history.all()
     if len(history) < MIN_EXTRACTION_HISTORY:
         return {"skipped": "history too short", "facts_recorded": 0, "iterations": 0}
-    state = assistant.state
+    state = brain.state
     state.set(CONTEXT_SIGNALS, {**(state.get(CONTEXT_SIGNALS) or {}), "pre_compaction": True})
-    ctx = assistant.tool_context(now, _speakers_in(history))
-    allowed = set(assistant.registry.names(PRE_COMPACTION))
-    tools = assistant.registry.schemas(PRE_COMPACTION)
+    ctx = brain.tool_context(now, _speakers_in(history))
     prompt = (config.pre_compact_prompt or DEFAULT_EXTRACTION_PROMPT).replace("\n", " ")
-    pending = [{"role": "user", "content": prompt}]
-    usage = assistant.usage()
-    report = {"facts_recorded": 0, "iterations": 0, "stop_reason": "iteration_limit"}
+    policy = extraction_policy(brain, max_iterations)
+
+    def fits(pending: list[dict]) -> bool:
+        return brain.pending_tokens(pending, EXTRACTION) <= config.max_context_tokens
+
     try:
-        for _ in range(max_iterations):
-            request = assistant.build_request(pending, tools=tools)
-            if assistant.request_tokens(request) > config.max_context_tokens:
-                report["stop_reason"] = "budget"
-                break
-            try:
-                reply = yield assistant.call_model(request)
-            except LLMError as err:
-                usage.record_error(err.kind)
-                report["stop_reason"] = f"model_error: {err.kind}"
-                break
-            usage.record_reply(reply)
-            report["iterations"] += 1
-            pending.append(reply.as_message())
-            if not reply.tool_calls:
-                report["stop_reason"] = "no_tool_call"
-                break
-            out_of_scope = [call.name for call in reply.tool_calls if call.name not in allowed]
-            for call in reply.tool_calls:
-                if out_of_scope:
-                    # answer every call (the history must stay valid) but run none of them
-                    content = f"Error: only {', '.join(sorted(allowed))} may be used now."
-                else:
-                    result = assistant.registry.dispatch(ctx, call, PRE_COMPACTION)
-                    content = result.content
-                    if result.ok and call.name != "noop":
-                        report["facts_recorded"] += 1
-                pending.append({"role": "tool", "tool_call_id": call.id, "content": content})
-            if out_of_scope:
-                report["stop_reason"] = f"out_of_scope: {', '.join(out_of_scope)}"
-                break
-            if ctx.control.stop_reason == "noop":
-                report["stop_reason"] = "noop"
-                break
+        loop = yield from react(
+            brain, ctx, [{"role": "user", "content": prompt}], policy, before_request=fits
+        )
     finally:
-        # the exchange lands in the history, inside the preserve window, and ages out
-        if len(pending) > 1:
-            assistant.history.extend(pending)
         signals = dict(state.get(CONTEXT_SIGNALS) or {})
         signals["pre_compaction"] = False
         state.set(CONTEXT_SIGNALS, signals)
-        assistant.save_usage(usage)
-    return report
+    stop_reason = loop.stop_reason
+    if loop.error_kind and loop.error_kind != "context_budget":
+        stop_reason = f"model_error: {loop.error_kind}"
+    return {
+        "facts_recorded": sum(1 for c in loop.tool_calls if c["ok"] and c["name"] != "noop"),
+        "iterations": loop.model_calls,
+        "stop_reason": stop_reason,
+    }
 
 
-def extract_then_compact(assistant, now: datetime, *, emergency: bool) -> Generator:
+def extract_then_compact(brain: Brain, now: datetime, *, emergency: bool) -> Generator:
     """Emergency (awake, forced) or sleep-time compaction, extraction first."""
     iterations = (
-        min(EMERGENCY_EXTRACTION_ITERATIONS, assistant.config.pre_compact_max_iterations)
+        min(EMERGENCY_EXTRACTION_ITERATIONS, brain.config.pre_compact_max_iterations)
         if emergency
-        else assistant.config.pre_compact_max_iterations
+        else brain.config.pre_compact_max_iterations
     )
-    extraction = yield from pre_compaction_extraction(assistant, now, iterations)
-    compaction = yield from compact_history(assistant, now, force=emergency)
+    extraction = yield from pre_compaction_extraction(brain, now, iterations)
+    compaction = yield from compact_history(brain, now, force=emergency)
     return {"emergency": emergency, "extraction": extraction, "compaction": compaction}
 
 
-def fit_to_budget(assistant, now: datetime, pending: list[dict]) -> Generator:
+def fit_to_budget(brain: Brain, now: datetime, pending: list[dict]) -> Generator:
     """Compact until system prompt + core memory + tools + history + `pending` fit the budget.
 
     Returns True when the request fits. The preserve window shrinks (halving) when compacting
     with the configured one is not enough.
 
     """
-    budget = assistant.config.max_context_tokens
-    window = assistant.config.compact_preserve_window
-    while assistant.pending_tokens(pending) > budget:
-        report = yield from compact_history(assistant, now, force=True, preserve_window=window)
+    budget = brain.config.max_context_tokens
+    window = brain.config.compact_preserve_window
+    while brain.pending_tokens(pending) > budget:
+        report = yield from compact_history(brain, now, force=True, preserve_window=window)
         if report.get("error") or (window == 0 and not report.get("compacted")):
             return False
         if window == 0:
             # everything is one summary now; if that is still too big, nothing more can go
-            return assistant.pending_tokens(pending) <= budget
+            return brain.pending_tokens(pending) <= budget
         window //= 2
     return True
 
 
 def compaction_summary(report: dict, now: datetime) -> dict:
-    """What `@assistant/status` shows of the last compaction."""
+    """What `@brain/status` shows of the last compaction."""
     compaction = report["compaction"]
     return {
         "at": to_iso(now),
@@ -271,17 +257,17 @@ def compaction_summary(report: dict, now: datetime) -> dict:
     }
 
 
-def sleep_compaction_step(assistant, now: datetime):
+def sleep_compaction_step(brain: Brain, now: datetime):
     """The dreaming step: extraction and compaction when usage >= compact_sleep_threshold."""
-    config = assistant.config
-    if not config.compact_enabled or not len(assistant.history):
+    config = brain.config
+    if not config.compact_enabled or not len(brain.history):
         return None
-    if usage_ratio(assistant) < config.compact_sleep_threshold:
+    if brain.usage_ratio() < config.compact_sleep_threshold:
         return None
-    return _recorded(assistant, now, extract_then_compact(assistant, now, emergency=False))
+    return _recorded(brain, now, extract_then_compact(brain, now, emergency=False))
 
 
-def _recorded(assistant, now: datetime, work: Generator) -> Generator:
+def _recorded(brain: Brain, now: datetime, work: Generator) -> Generator:
     report = yield from work
-    assistant.state.set(LAST_COMPACTION, compaction_summary(report, now))
+    brain.state.set(LAST_COMPACTION, compaction_summary(report, now))
     return report

@@ -1,5 +1,5 @@
 """
-The sleep tick: the work of the phase the assistant is in (seed 004).
+The sleep tick: the work of the phase the brain is in (seed 004).
 
 Compacting, per tick:
 
@@ -12,7 +12,7 @@ Compacting, per tick:
 
 Dreaming runs `DREAMING_STEPS` in order. The list is where later phases plug in (memory links,
 entity profiles, reflection, pruning, context compaction); each step is
-`step(assistant, now) -> Generator | None`, like this module's own.
+`step(brain, now) -> Generator | None`, like this module's own.
 
 Like the awake turn, a tick is a generator yielding blocking work; nothing is lost when a call
 fails (scores and consolidation marks are written only from results that arrived).
@@ -23,6 +23,7 @@ from collections.abc import Callable, Generator
 from datetime import datetime
 from typing import Any
 
+from ..brain import Brain
 from ..context.compaction import sleep_compaction_step
 from ..llm.client import LLMError
 from ..memory.consolidation import (
@@ -34,19 +35,19 @@ from ..memory.consolidation import (
     entries_request,
 )
 from ..lifecycle import COMPACTING, DREAMING
+from ..state import PROGRESS, SLEEP_ERRORS
 
-SLEEP_ERRORS = "sleep_errors"
 DreamingStep = Callable[[Any, datetime], Generator | None]
 DREAMING_STEPS: list[DreamingStep] = [sleep_compaction_step]
 
 
-def sleep_tick(assistant, now: datetime) -> Generator | None:
+def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
     """The work for this sleep tick, or None when there is none."""
-    phase = assistant.lifecycle.phase
+    phase = brain.lifecycle.phase
     if phase == COMPACTING:
-        return compacting_step(assistant, now)
+        return compacting_step(brain, now)
     if phase == DREAMING:
-        steps = [step(assistant, now) for step in DREAMING_STEPS]
+        steps = [step(brain, now) for step in DREAMING_STEPS]
         steps = [step for step in steps if step is not None]
         return _chain(steps) if steps else None
     return None
@@ -59,23 +60,23 @@ def _chain(steps: list[Generator]) -> Generator:
     return results
 
 
-def _pending(assistant) -> list[dict]:
-    return assistant.journal.unconsolidated()
+def _pending(brain) -> list[dict]:
+    return brain.journal.unconsolidated()
 
 
-def compacting_step(assistant, now: datetime) -> Generator:
-    config = assistant.config
-    journal = assistant.journal
-    usage = assistant.usage()
+def compacting_step(brain: Brain, now: datetime) -> Generator:
+    config = brain.config
+    journal = brain.journal
+    usage = brain.usage()
     report = {"scored": 0, "consolidated": 0, "skipped": 0, "memories": 0, "error": None}
     try:
-        pending = _pending(assistant)
+        pending = _pending(brain)
         to_score = [e for e in pending if e["scoring_method"] == "heuristic"]
         to_score = to_score[: config.scoring_batch_size]
         if to_score:
-            result = yield from _ask(assistant, usage, SCORING_PROMPT, to_score, ImportanceScores)
+            result = yield from _ask(brain, usage, SCORING_PROMPT, to_score, ImportanceScores)
             report["scored"] = _apply_scores(journal, to_score, result)
-            pending = _pending(assistant)
+            pending = _pending(brain)
 
         scored = [e for e in pending if e["scoring_method"] != "heuristic"]
         minimum = config.min_importance_to_consolidate
@@ -87,32 +88,32 @@ def compacting_step(assistant, now: datetime) -> Generator:
             report["skipped"] = len(low)
         batch = [e for e in scored if e["importance"] >= minimum][: config.scoring_batch_size]
         if batch:
-            extraction = yield from _ask(assistant, usage, EXTRACTION_PROMPT, batch, FactExtraction)
-            facts = _facts_by_entry(assistant, batch, extraction)
+            extraction = yield from _ask(brain, usage, EXTRACTION_PROMPT, batch, FactExtraction)
+            facts = _facts_by_entry(brain, batch, extraction)
             vectors: dict[str, list[float]] = {}
             texts = [fact for entry_facts in facts.values() for fact in entry_facts]
-            if texts and assistant.embedding_model:
-                embedded = yield assistant.embed(texts)
+            if texts and brain.embedding_model:
+                embedded = yield brain.embed(texts)
                 vectors = dict(zip(texts, embedded))
-            stored = _store(assistant, batch, facts, vectors, now)
+            stored = _store(brain, batch, facts, vectors, now)
             report["consolidated"] = len(stored)
             report["memories"] = sum(len(ids) for ids in stored.values())
     except LLMError as err:
         usage.record_error(err.kind)
-        assistant.state.set(SLEEP_ERRORS, (assistant.state.get(SLEEP_ERRORS) or 0) + 1)
+        brain.state.set(SLEEP_ERRORS, (brain.state.get(SLEEP_ERRORS) or 0) + 1)
         report["error"] = f"{err.kind}: {err}"
     finally:
-        assistant.save_usage(usage)
-        _update_progress(assistant)
+        brain.save_usage(usage)
+        _update_progress(brain)
     return report
 
 
-def _ask(assistant, usage, prompt: str, entries: list[dict], output_model) -> Generator:
+def _ask(brain: Brain, usage, prompt: str, entries: list[dict], output_model) -> Generator:
     """One structured call over journal entries; its usage is recorded."""
     request = entries_request(
-        prompt, assistant.model, assistant.name, entries, assistant.config.max_reply_tokens
+        prompt, brain.model, brain.name, entries, brain.config.max_reply_tokens
     )
-    result, replies = yield assistant.structured(request, output_model)
+    result, replies = yield brain.structured(request, output_model)
     for reply in replies:
         usage.record_reply(reply)
     return result
@@ -135,11 +136,9 @@ def _apply_scores(journal, entries: list[dict], result: ImportanceScores) -> int
     return sum(1 for entry in entries if entry["id"] in scores)
 
 
-def _facts_by_entry(
-    assistant, batch: list[dict], extraction: FactExtraction
-) -> dict[str, list[str]]:
+def _facts_by_entry(brain, batch: list[dict], extraction: FactExtraction) -> dict[str, list[str]]:
     wanted = {entry["id"] for entry in batch}
-    names = [assistant.name, *assistant.aliases]
+    names = [brain.name, *brain.aliases]
     facts = {entry_id: [] for entry_id in wanted}
     for item in extraction.entries:
         if item.entry_id in wanted:
@@ -147,14 +146,14 @@ def _facts_by_entry(
     return facts
 
 
-def _store(assistant, batch, facts, vectors, now) -> dict[str, list[str]]:
+def _store(brain: Brain, batch, facts, vectors, now) -> dict[str, list[str]]:
     """Store each entry's memories, then mark the entries whose memories are all stored."""
     stored: dict[str, list[str]] = {}
     marks = {}
     try:
         for entry in batch:
             ids = [
-                assistant.long_term.add(
+                brain.long_term.add(
                     fact,
                     importance=entry["importance"],
                     now=now,
@@ -175,18 +174,18 @@ def _store(assistant, batch, facts, vectors, now) -> dict[str, list[str]]:
     finally:
         # only entries whose memories were all stored are marked, even if a later one failed
         if marks:
-            assistant.journal.entries.update(marks)
+            brain.journal.entries.update(marks)
     return stored
 
 
-def _update_progress(assistant) -> None:
-    lifecycle = assistant.lifecycle
+def _update_progress(brain) -> None:
+    lifecycle = brain.lifecycle
     if lifecycle.phase != COMPACTING:
         return
     progress = lifecycle.progress()
-    remaining = len(_pending(assistant))
+    remaining = len(_pending(brain))
     total = max(progress.get("total_entries", 0), remaining)
     progress.update(total_entries=total, processed_entries=total - remaining)
-    assistant.state.set("consolidation_progress", progress)
+    brain.state.set(PROGRESS, progress)
     if remaining == 0:
         lifecycle.finish_compacting()

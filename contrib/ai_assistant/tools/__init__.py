@@ -4,7 +4,7 @@ The assistant's tools. `default_registry()` returns the registry the shell uses;
 
 """
 
-from .base import AWAKE, PRE_COMPACTION, SLEEP, Tool, ToolContext, ToolRegistry, ToolResult
+from .base import EXTRACTION, TRIAGE, TURN, Tool, ToolContext, ToolRegistry, ToolResult
 from .memory import MEMORY_TOOLS
 from .sleep import SLEEP_TOOLS
 from .world import WORLD_TOOLS
@@ -19,9 +19,9 @@ def default_registry() -> ToolRegistry:
 
 
 __all__ = [
-    "AWAKE",
-    "PRE_COMPACTION",
-    "SLEEP",
+    "EXTRACTION",
+    "TRIAGE",
+    "TURN",
     "Tool",
     "ToolContext",
     "ToolRegistry",

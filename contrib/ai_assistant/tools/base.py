@@ -1,6 +1,6 @@
 """
-The tool framework: a tool is a pydantic argument model, a description, the contexts it may be
-used in, and a `run` method. The registry turns tools into OpenAI tool schemas and dispatches the
+The tool framework: a tool is a pydantic argument model, a description, the scopes it may be
+offered in, and a `run` method. The registry turns tools into OpenAI tool schemas and dispatches the
 model's tool calls, turning every kind of malformed call (unknown tool, tool not allowed now,
 invalid JSON, wrong argument types) into an error result the model can read and correct.
 
@@ -21,10 +21,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..llm.client import ToolCall
 
-# contexts a tool may be allowed in
-AWAKE = "awake"
-PRE_COMPACTION = "pre_compaction"
-SLEEP = "sleep"
+# scopes: the conversations with the model a tool may be offered in (not operating modes)
+TURN = "turn"  # an awake turn, answering what the assistant heard
+EXTRACTION = "extraction"  # journaling what must survive before the history is compacted
+TRIAGE = "triage"  # a light sleeper deciding whether something it heard is worth waking for
 
 # kinds of malformed calls, counted in the usage stats
 UNKNOWN_TOOL = "unknown_tool"
@@ -107,7 +107,7 @@ class Tool(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     Args: ClassVar[type[ToolArgs]] = ToolArgs
-    contexts: ClassVar[frozenset[str]] = frozenset({AWAKE})
+    scopes: ClassVar[frozenset[str]] = frozenset({TURN})
 
     @abstractmethod
     def run(self, ctx: ToolContext, args: Any) -> ToolResult:
@@ -148,30 +148,37 @@ class ToolRegistry:
         self._tools = {tool.name: tool for tool in tools}
         self._schemas: dict[str, list[dict]] = {}
 
-    def names(self, context: str | None = None) -> list[str]:
-        return [
-            name
-            for name, tool in self._tools.items()
-            if context is None or context in tool.contexts
-        ]
+    def names(self, scope: str | None = None) -> list[str]:
+        """The names of the tools offered in `scope` (all tools when None)."""
+        return [name for name, tool in self._tools.items() if scope is None or scope in tool.scopes]
 
-    def schemas(self, context: str) -> list[dict]:
-        """Tool schemas allowed in `context`, in a stable order (prompt caching)."""
-        if context not in self._schemas:
-            self._schemas[context] = [
-                self._tools[name].schema() for name in sorted(self.names(context))
+    def schemas(self, scope: str) -> list[dict]:
+        """Tool schemas offered in `scope`, in a stable order (prompt caching)."""
+        if scope not in self._schemas:
+            self._schemas[scope] = [
+                self._tools[name].schema() for name in sorted(self.names(scope))
             ]
-        return self._schemas[context]
+        return self._schemas[scope]
 
-    def dispatch(self, ctx: ToolContext, call: ToolCall, context: str) -> ToolResult:
-        """Validate and run one tool call; every failure becomes an error result."""
+    def dispatch(self, ctx: ToolContext, call: ToolCall, scope: str) -> ToolResult:
+        """Validate and run one tool call made in `scope`; every failure becomes an error result.
+
+        Args:
+            ctx (ToolContext): What the tools may use in this conversation.
+            call (ToolCall): The call as the model wrote it.
+            scope (str): The scope of the conversation (`TURN`, `EXTRACTION`, `TRIAGE`).
+
+        Returns:
+            ToolResult: The tool's result, or an error the model can read and correct.
+
+        """
         tool = self._tools.get(call.name)
-        allowed = ", ".join(sorted(self.names(context)))
+        allowed = ", ".join(sorted(self.names(scope)))
         if tool is None:
             return ToolResult.error(
                 f"unknown tool '{call.name[:60]}'. Available tools: {allowed}.", UNKNOWN_TOOL
             )
-        if context not in tool.contexts:
+        if scope not in tool.scopes:
             return ToolResult.error(
                 f"tool '{call.name}' is not available now. Available tools: {allowed}.",
                 NOT_ALLOWED,

@@ -13,9 +13,9 @@ from pydantic import Field
 
 from ..memory.core import CoreMemoryFull
 
-from .base import AWAKE, PRE_COMPACTION, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from .base import TURN, EXTRACTION, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
-MEMORY_CONTEXTS = frozenset({AWAKE, PRE_COMPACTION})
+MEMORY_SCOPES = frozenset({TURN, EXTRACTION})
 
 
 def _check_heard_from(ctx: ToolContext, heard_from: str | None) -> str | None:
@@ -46,7 +46,7 @@ class AddJournalEntryTool(Tool):
     name = "add_journal_entry"
     description = "Write something worth remembering into your journal."
     Args = JournalArgs
-    contexts = MEMORY_CONTEXTS
+    scopes = MEMORY_SCOPES
 
     def run(self, ctx: ToolContext, args: JournalArgs) -> ToolResult:
         speaker = _check_heard_from(ctx, args.heard_from)
@@ -79,7 +79,7 @@ class UpdateEntityObservationTool(Tool):
     name = "update_entity_observation"
     description = "Note something you observed or learned about a person (or thing)."
     Args = ObservationArgs
-    contexts = MEMORY_CONTEXTS
+    scopes = MEMORY_SCOPES
 
     def run(self, ctx: ToolContext, args: ObservationArgs) -> ToolResult:
         speaker = _check_heard_from(ctx, args.heard_from)
@@ -117,7 +117,7 @@ class MemoryEditTool(Tool):
         "make room."
     )
     Args = MemoryEditArgs
-    contexts = frozenset({AWAKE})
+    scopes = frozenset({TURN})
 
     def run(self, ctx: ToolContext, args: MemoryEditArgs) -> ToolResult:
         core = ctx.core_memory

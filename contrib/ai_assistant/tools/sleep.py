@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..lifecycle import DEFAULT_HOURS, MAX_HOURS, MIN_HOURS, SleepRefused
-from .base import AWAKE, SLEEP, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from .base import TRIAGE, TURN, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 
 class GoToSleepArgs(ToolArgs):
@@ -29,7 +29,7 @@ class GoToSleepTool(Tool):
         "Go to sleep to consolidate what you have learned into long-term memory. Ends this turn."
     )
     Args = GoToSleepArgs
-    contexts = frozenset({AWAKE})
+    scopes = frozenset({TURN})
 
     def run(self, ctx: ToolContext, args: GoToSleepArgs) -> ToolResult:
         try:
@@ -59,7 +59,7 @@ class WakeUpTool(Tool):
     name = "wake_up"
     description = "Wake up now. Ends this turn."
     Args = WakeUpArgs
-    contexts = frozenset({SLEEP})
+    scopes = frozenset({TRIAGE})
 
     def run(self, ctx: ToolContext, args: WakeUpArgs) -> ToolResult:
         try:

@@ -14,7 +14,7 @@ from datetime import timedelta
 from pydantic import Field
 
 from ..text import for_players
-from .base import AWAKE, PRE_COMPACTION, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from .base import TURN, EXTRACTION, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 
 def _clip(text: str, limit: int) -> str:
@@ -106,7 +106,7 @@ class NoopTool(Tool):
     description = "Do nothing more this turn (nothing needs a response, or you are done)."
     Args = NoopArgs
     # also how a pre-compaction extraction loop says it is done
-    contexts = frozenset({AWAKE, PRE_COMPACTION})
+    scopes = frozenset({TURN, EXTRACTION})
 
     def run(self, ctx: ToolContext, args: NoopArgs) -> ToolResult:
         ctx.control.stop_reason = "noop"

@@ -1,0 +1,298 @@
+"""
+The brain: one assistant's parts as the core sees them, and the requests it sends the model.
+
+The Evennia shell builds a `Brain` for each assistant (`ai_assistant.handler`) from plain parts:
+its configuration, two key-value stores (the script's state, the character's memory), the
+world its tools act on, its tools and a way to reach the model. Everything above it (the awake
+turn, sleep work, compaction) takes a brain and changes the world and memory only through it.
+
+Model calls are handed out as *blocking work*: zero-argument callables that do HTTP only. The
+driver (`ai_assistant.driver`) runs them off the game's reactor thread and resumes the turn on
+it.
+
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import partial
+
+from .conf import AssistantConfig, ConfigError
+from .driver import BlockingWork
+from .events import EventQueue
+from .lifecycle import SLEEP, Lifecycle
+from .llm.client import ChatClient, ChatRequest
+from .llm.structured import complete_structured
+from .llm.tokens import TokenCounter
+from .llm.usage import UsageStats
+from .memory.core import CoreMemory
+from .memory.entities import EntityMemory
+from .memory.history import ConversationHistory, wire_format
+from .memory.journal import Journal
+from .memory.semantic import EmbeddedMemoryStore, MemoryStore
+from .memory.store import KeyValueStore
+from .prompt import SYSTEM_PROMPT, system_prompt
+from .state import (
+    ACTIVITY,
+    DEPTH,
+    INITIATED_BY,
+    LAST_COMPACTION,
+    LAST_TURN,
+    REASON,
+    RETRY_AFTER,
+    SCHEDULE_SUSPENDED,
+    USAGE,
+    WAIT_UNTIL,
+    WAKE_DEFERRED,
+    WAKE_TIME,
+)
+from .status import AssistantStatus
+from .tools.base import TURN, ToolContext, ToolRegistry, World
+
+# the least room a context budget must leave for the conversation itself
+MIN_CONVERSATION_TOKENS = 500
+
+
+@dataclass
+class Brain:
+    """One assistant's parts.
+
+    Args:
+        name (str): The character's name.
+        persona (str): Who it is, in a few sentences.
+        config (AssistantConfig): Its resolved configuration.
+        model (str): The chat model's name.
+        state (KeyValueStore): The script's store (events, history, counters, sleep state).
+        memory_store (KeyValueStore): The character's store (journal, people, memories).
+        world (World): What the tools act on.
+        registry (ToolRegistry): Its tools.
+        client_factory (callable): Returns the model client; called in worker threads only.
+        aliases (list): Other names it answers to.
+        location (str, optional): Where it is now.
+        embedding_model (str, optional): Embeddings model for memory search; None for lexical
+            search only.
+        on_transition (callable, optional): `on_transition(mode, reason)` after falling asleep
+            or waking (the shell swaps the ticker and tells the room).
+        long_term (MemoryStore, optional): The long-term memory store; by default an
+            `EmbeddedMemoryStore` on `memory_store`.
+        prompt_template (str, optional): The system prompt, with `{name}` and `{persona}`.
+
+    """
+
+    name: str
+    persona: str
+    config: AssistantConfig
+    model: str
+    state: KeyValueStore
+    memory_store: KeyValueStore
+    world: World
+    registry: ToolRegistry
+    client_factory: Callable[[], ChatClient]
+    aliases: list[str] = field(default_factory=list)
+    location: str | None = None
+    embedding_model: str | None = None
+    on_transition: Callable[[str, str], None] = lambda mode, reason: None
+    long_term: MemoryStore | None = None
+    prompt_template: str = SYSTEM_PROMPT
+
+    def __post_init__(self):
+        self.counter = TokenCounter(self.model)
+        self.events = EventQueue(self.state)
+        self.history = ConversationHistory(self.state, self.counter)
+        self.journal = Journal(self.memory_store)
+        self.entities = EntityMemory(self.memory_store)
+        self.core_memory = CoreMemory(self.memory_store, self.counter)
+        self._usage: UsageStats | None = None
+        self._tool_tokens: dict[str, int] = {}
+        self.lifecycle = Lifecycle(
+            self.state, self.journal, self.config, lambda *args: self.on_transition(*args)
+        )
+        if self.long_term is None:
+            self.long_term = EmbeddedMemoryStore(self.memory_store)
+
+    @property
+    def names(self) -> list[str]:
+        """The names it answers to: its own and its aliases."""
+        return [self.name, *self.aliases]
+
+    # ---- blocking work: each runs in a worker thread and does HTTP only ---------------------
+
+    def call_model(self, request: ChatRequest) -> BlockingWork:
+        """A chat completion, as blocking work returning a `ChatReply`."""
+        return partial(_complete, self.client_factory, request)
+
+    def structured(self, request: ChatRequest, output_model) -> BlockingWork:
+        """A structured completion, as blocking work returning `(object, replies)`."""
+        return partial(_structured, self.client_factory, request, output_model)
+
+    def embed(self, texts: list[str]) -> BlockingWork:
+        """Embeddings of `texts`, as blocking work returning a list of vectors."""
+        return partial(_embed, self.client_factory, self.embedding_model, texts)
+
+    # ---- usage ------------------------------------------------------------------------------
+
+    def usage(self) -> UsageStats:
+        """The usage stats, one object shared by everything this assistant runs."""
+        if self._usage is None:
+            self._usage = UsageStats.load(self.state.get(USAGE))
+        return self._usage
+
+    def save_usage(self, usage: UsageStats | None = None) -> None:
+        self._usage = usage or self.usage()
+        self.state.set(USAGE, self._usage.model_dump())
+
+    # ---- requests ---------------------------------------------------------------------------
+
+    def prefix_messages(self) -> list[dict]:
+        """What leads every request: the system prompt, then the core memory block."""
+        messages = [system_prompt(self.name, self.persona, self.prompt_template)]
+        core = self.core_memory.message()
+        if core:
+            messages.append(core)
+        return messages
+
+    def build_request(self, pending: list[dict], tools: list[dict] | None = None) -> ChatRequest:
+        """Prefix + history + this conversation's uncommitted messages, with the turn's tools.
+
+        The order keeps the prefix stable from call to call (prompt caching): system prompt,
+        tool schemas, core memory, the compaction summary (the history's first message), then
+        the history, newest last.
+
+        Args:
+            pending (list): Messages of this conversation not yet in the history.
+            tools (list, optional): Tool schemas; by default those of an awake turn.
+
+        Returns:
+            ChatRequest: What to send.
+
+        """
+        messages = self.prefix_messages()
+        messages += [wire_format(message) for message in self.history.all()]
+        messages += [wire_format(message) for message in pending]
+        return ChatRequest(
+            model=self.model,
+            messages=messages,
+            tools=self.registry.schemas(TURN) if tools is None else tools,
+            temperature=self.config.temperature,
+            max_tokens=self.config.max_reply_tokens,
+        )
+
+    def request_tokens(self, request: ChatRequest) -> int:
+        return self.counter.count_request(request.messages, request.tools)
+
+    def tool_context(self, now: datetime, speakers: dict[str, str]) -> ToolContext:
+        """What the tools may use in one conversation.
+
+        Args:
+            now (datetime): The time of the conversation.
+            speakers (dict): Who said something in it (lower-case name -> name): the only
+                people a journal entry or observation may name as its source.
+
+        """
+        return ToolContext(
+            assistant_name=self.name,
+            world=self.world,
+            journal=self.journal,
+            entities=self.entities,
+            config=self.config,
+            now=now,
+            location=self.location,
+            speakers=speakers,
+            lifecycle=self.lifecycle,
+            core_memory=self.core_memory,
+        )
+
+    # ---- the context budget -----------------------------------------------------------------
+
+    def fixed_tokens(self, scope: str = TURN) -> int:
+        """Tokens every request in `scope` carries before any history: prompt, core memory and
+        the scope's tools."""
+        if scope not in self._tool_tokens:  # the schemas never change; checked every awake tick
+            self._tool_tokens[scope] = self.counter.count_tools(self.registry.schemas(scope))
+        return self.counter.count_messages(self.prefix_messages()) + self._tool_tokens[scope]
+
+    def context_tokens(self, scope: str = TURN) -> int:
+        """Tokens of the next request without new messages (history read from its total)."""
+        return self.fixed_tokens(scope) + self.history.tokens()
+
+    def pending_tokens(self, pending: list[dict], scope: str = TURN) -> int:
+        """Tokens of `build_request(pending, <scope's tools>)`, without re-counting the history:
+        equal to `request_tokens(...)` of that request, at a cost that does not grow with it."""
+        return self.context_tokens(scope) + sum(self.counter.count_message(m) for m in pending)
+
+    def usage_ratio(self) -> float:
+        """How full the context is: `context_tokens() / max_context_tokens`."""
+        return self.context_tokens() / self.config.max_context_tokens
+
+    def check_override(self, key: str, value) -> None:
+        """Rules a configuration value must follow for this assistant, beyond its bounds.
+
+        Raises:
+            ConfigError: Naming the key, the value and what is needed.
+
+        """
+        if key == "max_context_tokens":
+            needed = self.fixed_tokens() + MIN_CONVERSATION_TOKENS
+            if value < needed:
+                raise ConfigError(
+                    f"max_context_tokens={value} cannot hold the system prompt, core memory and "
+                    f"tools ({needed - MIN_CONVERSATION_TOKENS} tokens) plus "
+                    f"{MIN_CONVERSATION_TOKENS} for the conversation: at least {needed}."
+                )
+
+    # ---- status -----------------------------------------------------------------------------
+
+    def status(self, now: datetime) -> AssistantStatus:
+        """What the core knows of this assistant now."""
+        state = self.state
+        config = self.config
+        cooldown = self.lifecycle.cooldown_remaining(now).total_seconds()
+        if config.sleep_schedule_enabled:
+            schedule = (
+                f"{config.sleep_start_hour:02d}:00 game time for {config.sleep_duration_hours} h"
+                + (" (suspended)" if state.get(SCHEDULE_SUSPENDED) else "")
+            )
+        else:
+            schedule = "off"
+        return AssistantStatus(
+            mode=self.lifecycle.mode,
+            phase=self.lifecycle.phase,
+            depth=state.get(DEPTH),
+            scheduled_wake_time=state.get(WAKE_TIME),
+            cooldown_minutes_left=max(0, int(-(-cooldown // 60))),
+            initiated_by=state.get(INITIATED_BY),
+            sleep_reason=state.get(REASON),
+            wake_deferred_reason=state.get(WAKE_DEFERRED),
+            consolidation_progress=self.lifecycle.progress() if self.lifecycle.phase else {},
+            schedule=schedule,
+            pending_events=len(self.events),
+            events_dropped=self.events.dropped(),
+            activity_since_wake=state.get(ACTIVITY) or 0,
+            context_tokens=self.context_tokens(),
+            max_context_tokens=config.max_context_tokens,
+            core_memory_tokens=self.core_memory.tokens(),
+            memory_block_tokens=config.memory_block_tokens,
+            journal_size=len(self.journal),
+            long_term_memories=self.long_term.count(),
+            usage=self.usage().model_copy(),
+            last_turn=state.get(LAST_TURN),
+            last_compaction=state.get(LAST_COMPACTION),
+            wait_until=state.get(WAIT_UNTIL),
+            retry_after=state.get(RETRY_AFTER),
+        )
+
+    @property
+    def asleep(self) -> bool:
+        return self.lifecycle.mode == SLEEP
+
+
+def _complete(client_factory, request):
+    return client_factory().complete(request)
+
+
+def _structured(client_factory, request, output_model):
+    return complete_structured(client_factory(), request, output_model)
+
+
+def _embed(client_factory, model, texts):
+    return client_factory().embed(model, texts)

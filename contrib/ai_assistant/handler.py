@@ -1,0 +1,776 @@
+"""
+The one door into an assistant: `AssistantHandler`, on the character as `character.assistant`.
+
+Like Evennia's own handlers (`cooldowns`, `traits`, `buffs`), it is attached to the typeclass
+with a `lazy_property` (see `AssistantCharacterMixin`) and made once per character instance.
+Everything outside the core goes through it: the character's hearing, the script's tick,
+`@assistant`, web views. It holds the resolved configuration (settings are read in one place,
+`ai_assistant.game_settings`), the cached `Brain`, what was heard since the last tick, and every
+builder operation. An operation validates its input and returns a result, or raises
+`AssistantError` with a message fit for a builder; nothing changes when it raises.
+
+Games customise an assistant by subclassing the handler and returning theirs from the mixin's
+`assistant` property: `make_world` (what the tools act on), `make_registry` (the tools),
+`make_long_term_store` (where long-term memories live) and `system_prompt_template` (the rules
+the model is given) are the places meant for it.
+
+"""
+
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from functools import partial
+
+from evennia.utils import create, logger, search
+
+from . import game_settings
+from .awake.turn import TurnOutcome, awake_tick
+from .brain import Brain
+from .clock import SystemClock, to_iso
+from .conf import (
+    AssistantConfig,
+    ConfigError,
+    config_keys,
+    describe_key,
+    parse_override,
+    resolve_config,
+)
+from .driver import default_runner
+from .events import EventQueue, HeardLine
+from .lifecycle import AWAKE, DEFAULT_HOURS, DEPTHS, LIGHT, SLEEP, SleepRefused
+from .llm.client import EndpointSettings, client_for
+from .memory.core import CoreMemoryFull
+from .memory.semantic import EmbeddedMemoryStore, MemoryStore
+from .prompt import SYSTEM_PROMPT
+from .sleep.tick import sleep_tick
+from .state import (
+    CONFIG_OVERRIDES,
+    LAST_ERROR,
+    LAST_TURN,
+    MODE,
+    PAUSED,
+    RETRY_AFTER,
+    TICK_ERRORS,
+    TICKER_SUBSCRIPTION,
+)
+from .status import AssistantStatus
+from .storage import MEMORY_CATEGORY, AttributeStore
+from .text import redact
+from .tools import default_registry
+from .tools.base import ToolRegistry, World
+from .world import CharacterWorld, plain, speech_of
+
+ASSISTANT_TAG = ("ai_assistant", "ai_assistant")
+SCRIPT_KEY = "ai_assistant"
+DEFAULT_PERSONA = "A helpful assistant who lives in this game world."
+MAX_PERSONA_CHARS = 2000
+MAX_INSTRUCTION_CHARS = 2000
+MAX_QUERY_CHARS = 200
+MAX_CORE_KEY_CHARS = 60
+MAX_CORE_VALUE_CHARS = 1000
+_MOVE_TYPES = {"move", "teleport", "traverse"}
+
+
+class AssistantError(Exception):
+    """An operation that was refused. The message says why, for a builder."""
+
+
+@dataclass(frozen=True)
+class TickReport:
+    """What running one tick by hand did (`AssistantHandler.tick_now`)."""
+
+    outcome: TurnOutcome | None
+    in_flight: bool
+    asleep: bool
+    pending_events: int
+    retry_after: str | None
+
+
+class EvenniaGameClock:
+    """The game's own clock (`evennia.utils.gametime`), for the sleep schedule's hours."""
+
+    @property
+    def time_factor(self) -> float:
+        return game_settings.time_factor()
+
+    def now(self) -> datetime:
+        # imported here: the module reads the database when it is imported
+        from evennia.utils import gametime
+
+        return datetime.fromtimestamp(gametime.gametime(absolute=True), tz=timezone.utc)
+
+
+def redacted(text) -> str:
+    """`text` without the API keys in use or anything shaped like a key."""
+    return redact(str(text), game_settings.secrets())
+
+
+def find_assistants(name: str | None = None) -> list:
+    """Every assistant in the game, or those called `name` (key, alias or dbref).
+
+    Args:
+        name (str, optional): What to match, case-insensitively.
+
+    Returns:
+        list: The matching assistant characters.
+
+    """
+    assistants = list(search.search_tag(ASSISTANT_TAG[0], category=ASSISTANT_TAG[1]))
+    if name is None:
+        return assistants
+    wanted = name.strip().lower()
+    return [
+        obj
+        for obj in assistants
+        if obj.key.lower() == wanted or obj.dbref == name.strip() or wanted in obj.aliases.all()
+    ]
+
+
+def create_assistant(name: str, location, persona: str = "", typeclass: str | None = None):
+    """Create an assistant character in `location`.
+
+    Args:
+        name (str): Its name.
+        location (Object): The room.
+        persona (str, optional): Who it is; a default persona when empty.
+        typeclass (str, optional): Its typeclass; default `AI_ASSISTANT_TYPECLASS`.
+
+    Returns:
+        Object: The new assistant.
+
+    Raises:
+        AssistantError: If the persona is too long or the typeclass is not an assistant.
+
+    """
+    persona = (persona or "").strip()
+    if len(persona) > MAX_PERSONA_CHARS:
+        raise AssistantError(
+            f"The persona is {len(persona)} characters; at most {MAX_PERSONA_CHARS}."
+        )
+    typeclass = typeclass or game_settings.assistant_typeclass()
+    assistant = create.create_object(typeclass, key=name, location=location, home=location)
+    if not hasattr(assistant, "assistant") or not isinstance(assistant.assistant, AssistantHandler):
+        assistant.delete()
+        raise AssistantError(
+            f"{typeclass} is not an assistant typeclass: mix AssistantCharacterMixin into it."
+        )
+    if persona:
+        assistant.db.persona = persona
+    return assistant
+
+
+class AssistantHandler:
+    """The way into one assistant character.
+
+    Args:
+        obj (Object): The assistant character.
+
+    Attributes:
+        clock: Where "now" comes from (`SystemClock`; tests and demos set a `ManualClock`).
+        game_clock: The game clock for the sleep schedule (`EvenniaGameClock`).
+        runner: How blocking work runs (None: worker threads on a live server, inline else).
+        on_turn, on_sleep_tick: Optional callbacks after each turn or sleep step (demos).
+        in_flight (bool): A turn or sleep step is waiting on the model.
+
+    """
+
+    def __init__(self, obj):
+        self.obj = obj
+        self.clock = None
+        self.game_clock = None
+        self.runner = None
+        self.on_turn = None
+        self.on_sleep_tick = None
+        self.in_flight = False
+        self.tick_count = 0
+        self.skipped_ticks = 0
+        self.last_tick: str | None = None
+        self.last_outcome: TurnOutcome | None = None
+        self.last_sleep_report = None
+        self._heard: list[HeardLine] = []
+        self._present: set | None = None
+        self._brain: Brain | None = None
+        self._brain_key = None
+        self._script = None
+        self._config_error_logged: str | None = None
+
+    # ---- what games override ---------------------------------------------------------------
+
+    def make_world(self) -> World:
+        """What the tools act on. Override to give your assistants other means."""
+        return CharacterWorld(self.obj)
+
+    def make_registry(self) -> ToolRegistry:
+        """The tools offered. Override to add or remove tools."""
+        return default_registry()
+
+    def make_long_term_store(self, memory_store) -> MemoryStore:
+        """Where long-term memories live. Override to plug in another `MemoryStore`."""
+        return EmbeddedMemoryStore(memory_store)
+
+    def system_prompt_template(self) -> str:
+        """The rules the model is given, with `{name}` and `{persona}` to fill in."""
+        return SYSTEM_PROMPT
+
+    # ---- parts -----------------------------------------------------------------------------
+
+    @property
+    def script(self):
+        """The assistant's script, created if missing (kept on the handler: a lookup is a query,
+        and the tick and hearing ask for it often)."""
+        script = self._script
+        if script is None or not script.pk:
+            found = self.obj.scripts.get(SCRIPT_KEY)
+            if not found:
+                self.obj.scripts.add(
+                    game_settings.script_typeclass(), key=SCRIPT_KEY, autostart=True
+                )
+                found = self.obj.scripts.get(SCRIPT_KEY)
+            script = self._script = found[0] if found else None
+        return script
+
+    def now(self) -> datetime:
+        return (self.clock or SystemClock()).now()
+
+    @property
+    def persona(self) -> str:
+        return self.obj.db.persona or DEFAULT_PERSONA
+
+    # ---- configuration ---------------------------------------------------------------------
+
+    def overrides(self) -> dict:
+        """This assistant's own configuration overrides."""
+        return dict(self.script.attributes.get(CONFIG_OVERRIDES) or {})
+
+    def config(self) -> AssistantConfig:
+        """The resolved configuration. Raises ConfigError naming a bad key."""
+        return resolve_config(game_settings.game_defaults(), self.overrides())
+
+    def checked_config(self) -> tuple[AssistantConfig, str | None]:
+        """The configuration, or the defaults and the reason when it is invalid."""
+        try:
+            return self.config(), None
+        except ConfigError as err:
+            return AssistantConfig(), str(err)
+
+    def _endpoint(self, config: AssistantConfig) -> EndpointSettings:
+        return EndpointSettings(
+            base_url=game_settings.base_url(),
+            api_key=game_settings.api_key(),
+            timeout=config.request_timeout,
+            max_retries=config.max_retries,
+        )
+
+    @property
+    def brain(self) -> Brain:
+        """The core's view of this assistant, rebuilt when its settings change."""
+        config, error = self.checked_config()
+        if error and error != self._config_error_logged:
+            # logged once per distinct error, not at every tick; /status shows it too
+            logger.log_err(f"ai_assistant {self.obj}: {error} Using the defaults.")
+        self._config_error_logged = error
+        model = config.effective_model(game_settings.chat_model())
+        embedding_model = config.embedding_model or game_settings.embedding_model()
+        endpoint = self._endpoint(config)
+        key = (config, model, self.persona, embedding_model, endpoint)
+        if self._brain is None or key != self._brain_key:
+            character = self.obj
+            memory_store = AttributeStore(character, MEMORY_CATEGORY)
+            self._brain = Brain(
+                name=character.key,
+                aliases=list(character.aliases.all()),
+                persona=self.persona,
+                prompt_template=self.system_prompt_template(),
+                config=config,
+                model=model,
+                state=AttributeStore(self.script),
+                memory_store=memory_store,
+                world=self.make_world(),
+                registry=self.make_registry(),
+                client_factory=partial(client_for, endpoint),
+                embedding_model=embedding_model,
+                on_transition=self._on_transition,
+                long_term=self.make_long_term_store(memory_store),
+            )
+            self._brain_key = key
+        location = self.obj.location
+        self._brain.location = location.key if location else None
+        return self._brain
+
+    def _hears_assistants(self) -> bool:
+        brain = self._brain
+        config = brain.config if brain is not None else self.checked_config()[0]
+        return config.respond_to_assistants
+
+    # ---- hearing (a hot path: one `say` reaches every assistant in the room) ----------------
+
+    def _admits(self, speaker) -> bool | None:
+        """Whether what `speaker` says is heard at all: None when it is dropped, else whether
+        the speaker is another assistant. The one place that asks: N assistants in a room would
+        otherwise capture each other's every line (N x N work per line)."""
+        from_assistant = getattr(speaker, "is_ai_assistant", False) is True
+        if from_assistant and not self._hears_assistants():
+            return None
+        return from_assistant
+
+    def receive(self, text, from_obj, kwargs: dict) -> None:
+        """Turn what the character was sent (`at_msg_receive`) into heard events.
+
+        `say` and `whisper` are typed by `at_say` (the speech is the quoted part), emotes are
+        "pose", arrivals and departures "move"/"teleport"/"traverse" (told apart by who was
+        known to be present), pages "page" (from the contrib's `page`). An untyped notice from
+        a character is logging in or out.
+
+        """
+        speaker = from_obj[0] if isinstance(from_obj, (list, tuple)) and from_obj else from_obj
+        if speaker is None or speaker is self.obj or not text:
+            return
+        from_assistant = self._admits(speaker)
+        if from_assistant is None:
+            return
+        options = text[1] if isinstance(text, (tuple, list)) and len(text) > 1 else {}
+        msg_type = (options or {}).get("type") or kwargs.get("type")
+        if msg_type in ("say", "whisper"):
+            self._note(msg_type, speaker, speech_of(plain(text)), from_assistant)
+        elif msg_type == "pose":
+            self._note("emote", speaker, plain(text), from_assistant)
+        elif msg_type in _MOVE_TYPES:
+            # departures are announced before the mover leaves, arrivals after it came: both
+            # find it in the room, so tell them apart by who was known to be present
+            present = self.presence()
+            if speaker.id in present:
+                present.discard(speaker.id)
+                self._note("depart", speaker, plain(text), from_assistant)
+            else:
+                present.add(speaker.id)
+                self._note("arrive", speaker, plain(text), from_assistant)
+        elif msg_type == "page":
+            self._note("page", speaker, kwargs.get("ai_speech") or plain(text), from_assistant)
+        elif msg_type is None and hasattr(speaker, "sessions"):
+            self._presence_notice(speaker, text, from_assistant)
+
+    def _presence_notice(self, speaker, text, from_assistant: bool) -> None:
+        """An untyped notice from a character, such as "Bob has entered the game.": logging in
+        and out moves no one through an exit, so it is told apart by the speaker's sessions
+        (none left when logging out) and by who was known to be present."""
+        present = self.presence()
+        if not speaker.sessions.count():
+            if speaker.id in present:
+                present.discard(speaker.id)
+                self._note("depart", speaker, plain(text), from_assistant)
+        elif speaker.id not in present and speaker.location == self.obj.location:
+            present.add(speaker.id)
+            self._note("arrive", speaker, plain(text), from_assistant)
+
+    def hear(self, event_type: str, speaker, text: str, metadata: dict | None = None) -> None:
+        """Queue something the assistant heard.
+
+        Args:
+            event_type (str): say, whisper, page, emote, arrive, depart or instruction.
+            speaker (Object or str): Who it came from.
+            text (str): What was said or done (cut to `max_event_chars` when queued).
+            metadata (dict, optional): e.g. {"urgent": True} or {"priority": 9}.
+
+        """
+        from_assistant = self._admits(speaker)
+        if from_assistant is not None:
+            self._note(event_type, speaker, text, from_assistant, metadata)
+
+    def _note(self, event_type, speaker, text, from_assistant, metadata=None) -> None:
+        # only noted here; classified, scored and written to the queue at the next tick
+        is_object = hasattr(speaker, "key")
+        location = self.obj.location
+        self._heard.append(
+            HeardLine(
+                event_type=event_type,
+                speaker=speaker.key if is_object else str(speaker),
+                speaker_key=f"#{speaker.id}" if is_object else None,
+                text=text,
+                time=self.now(),
+                location=location.key if location else None,
+                from_assistant=from_assistant,
+                metadata=metadata,
+            )
+        )
+
+    def flush_heard(self) -> int:
+        """Write what was heard since the last tick to the event queue, in one write."""
+        heard = self._heard
+        if not heard:
+            return 0
+        self._heard = []
+        config = self.checked_config()[0]
+        names = [self.obj.key, *self.obj.aliases.all()]
+        queue = EventQueue(AttributeStore(self.script))
+        last_id = queue.next_id() - 1
+        events = []
+        for line in heard:
+            last_id = max(time.time_ns(), last_id + 1)
+            events.append(line.to_event(last_id, names, config.max_event_chars))
+        queue.push_many(events, config.max_pending_events)
+        return len(events)
+
+    def presence(self) -> set:
+        """Ids of the others in the room, as the assistant last knew them."""
+        if self._present is None:
+            self.refresh_presence()
+        return self._present
+
+    def refresh_presence(self) -> None:
+        """Learn who is in the room now (at every tick, after moving, after loading).
+
+        Who is present tells an arrival from a departure (both are announced while the mover
+        is in the room). People also appear and vanish without a move: logging in puts a
+        character back into its room directly, logging out takes it out. Re-reading the room
+        at each tick keeps that knowledge from going stale.
+
+        """
+        location = self.obj.location
+        contents = location.contents if location else []
+        self._present = {obj.id for obj in contents if obj != self.obj}
+
+    # ---- ticking ---------------------------------------------------------------------------
+
+    def tick_rate(self) -> int:
+        """Seconds between ticks in the current mode."""
+        config = self._brain.config if self._brain is not None else self.checked_config()[0]
+        mode = self.script.attributes.get(MODE) or AWAKE
+        return config.tick_rate if mode == AWAKE else config.tick_rate_sleep
+
+    def tick(self) -> None:
+        """One tick: queue what was heard, then start the awake turn or the sleep work that is
+        due. Called by the script inside a database transaction; never blocks."""
+        self.flush_heard()
+        self.refresh_presence()
+        if self.script.attributes.get(PAUSED):
+            return
+        if self.in_flight:
+            self.skipped_ticks += 1
+            return
+        now = self.now()
+        # on the handler, not in Attributes: an idle tick writes nothing to the database
+        self.tick_count += 1
+        self.last_tick = to_iso(now)
+        brain = self.brain
+        if brain.lifecycle.mode == AWAKE:
+            game_clock = self.game_clock or EvenniaGameClock()
+            if brain.lifecycle.maybe_start_scheduled_sleep(
+                now, game_clock.now(), game_clock.time_factor
+            ):
+                return
+            self._start(awake_tick(brain, now), self._turn_done)
+            return
+        work = sleep_tick(brain, now)
+        if work is None:
+            self._sleep_work_done(None)
+        else:
+            self._start(work, self._sleep_work_done)
+
+    def _start(self, work, on_done) -> None:
+        if work is None:
+            return
+        self.in_flight = True
+        self.script.drive(work, on_done, self._work_failed, self.runner or default_runner())
+
+    def _work_failed(self, failure) -> None:
+        self.in_flight = False
+
+    def _turn_done(self, outcome: TurnOutcome) -> None:
+        self.in_flight = False
+        self.last_outcome = outcome
+        for call in outcome.tool_calls:
+            if call.get("detail"):
+                logger.log_err(
+                    f"ai_assistant {self.obj} (#{self.obj.id}): tool {call['name']} raised:\n"
+                    f"{call['detail']}"
+                )
+        if outcome.error:
+            logger.log_warn(
+                f"ai_assistant {self.obj} (#{self.obj.id}): model call failed: "
+                f"{redacted(outcome.error)}; events stay queued"
+            )
+        if self.on_turn:
+            self.on_turn(self, outcome)
+
+    def _sleep_work_done(self, report) -> None:
+        """After a sleep step: the wake conditions."""
+        self.in_flight = False
+        self.last_sleep_report = report
+        if self.on_sleep_tick:
+            self.on_sleep_tick(self, report)
+        errors = [step.get("error") for step in _reports(report) if step.get("error")]
+        for error in errors:
+            logger.log_warn(
+                f"ai_assistant {self.obj} (#{self.obj.id}): sleep work failed: "
+                f"{redacted(error)}; it is retried next tick"
+            )
+        brain = self.brain
+        brain.lifecycle.apply_wake_conditions(brain.events.peek(), self.now())
+
+    def _on_transition(self, mode: str, reason: str) -> None:
+        """After falling asleep or waking: swap the ticker, tell the character and the room."""
+        character = self.obj
+        self.script.ensure_ticker(self.tick_rate())
+        config = self.brain.config if self._brain is not None else self.checked_config()[0]
+        word = "sleep" if mode == SLEEP else "awake"
+        character.msg(text=(f"Entering {word} mode: {reason}", {"type": "ai_assistant_mode"}))
+        line = config.sleep_announcement if mode == SLEEP else config.wake_announcement
+        if line and character.location:
+            character.location.msg_contents(
+                line.format(name=character.key), exclude=[character], from_obj=character
+            )
+        logger.log_info(f"ai_assistant {character} (#{character.id}): {word} ({reason})")
+
+    # ---- status ----------------------------------------------------------------------------
+
+    def status(self) -> AssistantStatus:
+        """Everything `@assistant/status` shows, as one snapshot."""
+        config_error = self.checked_config()[1]
+        self.flush_heard()
+        script = self.script
+        subscription = script.attributes.get(TICKER_SUBSCRIPTION) or {}
+        last_error = script.attributes.get(LAST_ERROR)
+        return replace(
+            self.brain.status(self.now()),
+            paused=bool(script.attributes.get(PAUSED)),
+            tick_rate=subscription.get("interval"),
+            in_flight=self.in_flight,
+            tick_count=self.tick_count,
+            last_tick=self.last_tick,
+            tick_errors=script.attributes.get(TICK_ERRORS) or 0,
+            last_error=redacted(last_error) if last_error else None,
+            config_error=config_error,
+            overrides=self.overrides(),
+        )
+
+    # ---- builder operations ----------------------------------------------------------------
+
+    def options(self) -> list[tuple[str, object, str]]:
+        """Every setting with its current value: (key, value, what is allowed)."""
+        config = self.checked_config()[0]
+        rows = [("persona", self.persona, f"text of 1-{MAX_PERSONA_CHARS} characters")]
+        for key in config_keys():
+            rows.append((key, getattr(config, key), describe_key(key).split(": ", 1)[1]))
+        return rows
+
+    def set_option(self, key: str, raw: str):
+        """Change one setting of this assistant.
+
+        Args:
+            key (str): A configuration key, or "persona".
+            raw (str): The value as typed; "default" drops this assistant's override.
+
+        Returns:
+            The value now in force (typed).
+
+        Raises:
+            AssistantError: Naming the key and what is allowed; nothing is changed.
+
+        """
+        key = (key or "").strip()
+        value = (raw or "").strip()
+        if key == "persona":
+            if not value or len(value) > MAX_PERSONA_CHARS:
+                raise AssistantError(
+                    f"A persona must be 1-{MAX_PERSONA_CHARS} characters; got {len(value)}."
+                )
+            self.obj.db.persona = value
+            return value
+        if key not in config_keys():
+            raise AssistantError(f"Unknown key '{key}'. Keys: {', '.join(config_keys())}, persona.")
+        overrides = self.overrides()
+        if value.lower() == "default":
+            overrides.pop(key, None)
+            typed = None
+        else:
+            try:
+                typed = parse_override(key, value, overrides)
+                self.brain.check_override(key, typed)
+            except ConfigError as err:
+                raise AssistantError(str(err)) from None
+            overrides[key] = typed
+        self.script.attributes.add(CONFIG_OVERRIDES, overrides)
+        config = self.brain.config  # rebuilt now: hearing reads the cached configuration
+        if key in ("tick_rate", "tick_rate_sleep"):
+            self.script.ensure_ticker(self.tick_rate())
+        return getattr(config, key)
+
+    def sleep(
+        self, hours: int = DEFAULT_HOURS, depth: str = LIGHT, reason: str = "", by: str = "builder"
+    ) -> str:
+        """Put the assistant to sleep now; a builder's order skips the assistant's safeguards.
+
+        Returns:
+            str: The phase it starts in ("compacting" or "dreaming").
+
+        Raises:
+            AssistantError: Already asleep, or hours/depth not allowed.
+
+        """
+        if depth not in DEPTHS:
+            raise AssistantError(f"Depth must be 'light' or 'deep', not '{depth}'.")
+        try:
+            return self.brain.lifecycle.go_to_sleep(
+                self.now(),
+                hours=hours,
+                depth=depth,
+                reason=reason or f"put to sleep by {by}",
+                initiated_by="builder",
+                enforce_safeguards=False,
+            )
+        except SleepRefused as refusal:
+            raise AssistantError(str(refusal)) from None
+
+    def wake(self, reason: str = "") -> None:
+        """Wake the assistant now. Raises AssistantError when it is not asleep."""
+        try:
+            self.brain.lifecycle.wake_up(self.now(), (reason or "woken by a builder")[:300])
+        except SleepRefused:
+            raise AssistantError(f"{self.obj.key} is not asleep.") from None
+
+    def pause(self) -> None:
+        """Stop acting: it keeps hearing, and its events wait in the queue."""
+        self.script.attributes.add(PAUSED, True)
+
+    def resume(self) -> None:
+        self.script.attributes.add(PAUSED, False)
+        self.script.ensure_ticker(self.tick_rate())
+
+    @property
+    def paused(self) -> bool:
+        return bool(self.script.attributes.get(PAUSED))
+
+    def instruct(self, builder, text: str) -> None:
+        """A builder's instruction, heard as a direct message with builder authority.
+
+        Raises:
+            AssistantError: Empty or over `MAX_INSTRUCTION_CHARS`.
+
+        """
+        text = (text or "").strip()
+        if not text:
+            raise AssistantError("An instruction needs some text.")
+        if len(text) > MAX_INSTRUCTION_CHARS:
+            raise AssistantError(
+                f"The instruction is {len(text)} characters; at most {MAX_INSTRUCTION_CHARS}."
+            )
+        self._note("instruction", builder, text, from_assistant=False)
+
+    def tick_now(self) -> TickReport:
+        """Run one tick now and report what it did.
+
+        Raises:
+            AssistantError: When the assistant is paused.
+
+        """
+        if self.paused:
+            raise AssistantError(f"{self.obj.key} is paused; resume it first.")
+        self.last_outcome = None
+        self.script.run_tick()
+        brain = self.brain
+        retry_after = brain.state.get(RETRY_AFTER)
+        return TickReport(
+            outcome=self.last_outcome,
+            in_flight=self.in_flight,
+            asleep=brain.asleep,
+            pending_events=len(brain.events),
+            retry_after=retry_after if retry_after and retry_after > to_iso(self.now()) else None,
+        )
+
+    def clear_errors(self) -> None:
+        """Reset the error counts (tick errors, model errors, malformed output) and the last
+        error, e.g. after fixing the endpoint."""
+        script = self.script
+        script.attributes.add(TICK_ERRORS, 0)
+        script.attributes.remove(LAST_ERROR)
+        brain = self.brain
+        usage = brain.usage()
+        usage.errors.clear()
+        usage.malformed.clear()
+        brain.save_usage(usage)
+        brain.state.delete(LAST_TURN)
+
+    def journal(self) -> list[dict]:
+        """Every journal entry, oldest first."""
+        return self.brain.journal.all()
+
+    def recent_memories(self, limit: int = 50) -> list[dict]:
+        """The newest long-term memories, newest first."""
+        return self.brain.long_term.recent(limit)
+
+    def search_memory(self, query: str):
+        """Search long-term memory.
+
+        Args:
+            query (str): What to look for.
+
+        Returns:
+            Deferred: Fires with the matches, best first (an embeddings model is asked for the
+                query's vector off the reactor thread, when one is configured).
+
+        Raises:
+            AssistantError: An empty or oversized query.
+
+        """
+        from twisted.internet import defer
+
+        query = (query or "").strip()
+        if not query or len(query) > MAX_QUERY_CHARS:
+            raise AssistantError(
+                f"A query is 1 to at most {MAX_QUERY_CHARS} characters; this one has {len(query)}."
+            )
+        brain = self.brain
+        limit = brain.config.memory_search_limit
+        if not brain.embedding_model:
+            return defer.succeed(brain.long_term.search(query, limit))
+        runner = self.runner or default_runner()
+        return runner(brain.embed([query])).addCallback(
+            lambda vectors: brain.long_term.search(query, limit, query_vector=vectors[0])
+        )
+
+    def core_memory(self) -> tuple[dict, int, int]:
+        """The core memory: (items, tokens used, budget)."""
+        brain = self.brain
+        return (
+            brain.core_memory.items(),
+            brain.core_memory.tokens(),
+            brain.config.memory_block_tokens,
+        )
+
+    def set_core_memory(self, key: str, value: str) -> int:
+        """Set one core memory note; returns the block's tokens.
+
+        Raises:
+            AssistantError: A bad key or value, or the block would exceed its budget.
+
+        """
+        key = (key or "").strip()
+        value = (value or "").strip()
+        if not key or len(key) > MAX_CORE_KEY_CHARS:
+            raise AssistantError(
+                f"A key is 1 to at most {MAX_CORE_KEY_CHARS} characters; this one has {len(key)}."
+            )
+        if not value or len(value) > MAX_CORE_VALUE_CHARS:
+            raise AssistantError(
+                f"A value is 1 to at most {MAX_CORE_VALUE_CHARS} characters; "
+                f"this one has {len(value)}."
+            )
+        brain = self.brain
+        try:
+            return brain.core_memory.set(key, value, self.now(), brain.config.memory_block_tokens)
+        except CoreMemoryFull as full:
+            raise AssistantError(str(full)) from None
+
+    def remove_core_memory(self, key: str) -> None:
+        """Remove one core memory note. Raises AssistantError when there is none."""
+        if not self.brain.core_memory.remove((key or "").strip()):
+            raise AssistantError(f"No core memory '{key}' to remove.")
+
+
+def _reports(report) -> list[dict]:
+    """The step reports in what a sleep tick returned (one report, or a list of them)."""
+    if isinstance(report, dict):
+        return [report]
+    if isinstance(report, list):
+        return [item for item in report if isinstance(item, dict)]
+    return []

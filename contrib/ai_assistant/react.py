@@ -1,0 +1,227 @@
+"""
+The one ReAct loop: every tool-using conversation the assistant has with the model.
+
+An awake turn, the journaling that comes before compaction and a light sleeper's decision to
+wake all run here. What differs between them is data: the scope of tools offered (`StopPolicy`),
+how many model calls it may take, a check before each request (the awake turn compacts the
+history to fit its budget), and what happens on the first reply (the awake turn takes its events
+off the queue only then, so nothing is lost when the model fails).
+
+Each iteration sends the brain's prefix, its history and the conversation's uncommitted
+messages, then looks at the reply and decides the next step:
+
+- final output: a refusal, a reply cut off by the token limit, a reply without tool calls, a
+  tool that ends the conversation (`noop`, `wait`, `go_to_sleep`, `wake_up`), a model error,
+  the tool-call cap of the turn, or (for scopes that say so) a call to a tool not offered;
+- run again: otherwise, with the tool results sent back, up to `max_iterations` calls.
+
+After each reply, the reply and its tool results join the history, so a request is always
+exactly the brain's prefix plus its history plus what is new. Like every turn, the loop is a
+generator yielding blocking work (see `ai_assistant.driver`); between two tool calls it yields
+`NEXT_STEP`, so the reactor serves players in between.
+
+"""
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from types import GeneratorType
+from typing import Any
+
+from .brain import Brain
+from .driver import NEXT_STEP
+from .llm.client import ChatReply, LLMError
+from .tools.base import ToolContext
+
+TOO_MANY_TOOL_CALLS = "too_many_tool_calls"
+
+
+@dataclass(frozen=True)
+class StopPolicy:
+    """How one kind of conversation runs and ends.
+
+    Args:
+        scope (str): The tools offered and allowed (`tools.base.TURN`, `EXTRACTION`, ...).
+        max_iterations (int): Most model calls.
+        max_calls_per_reply (int): Tool calls run from one reply; more are answered with an
+            error and not run.
+        max_calls_per_turn (int): Tool calls run in the whole conversation; reaching it ends it.
+        end_on_out_of_scope (bool): A reply calling a tool not offered ends the conversation and
+            none of its calls run (each is answered, so the history stays valid). Otherwise such
+            a call gets an error result the model can correct.
+
+    """
+
+    scope: str
+    max_iterations: int
+    max_calls_per_reply: int
+    max_calls_per_turn: int
+    end_on_out_of_scope: bool = False
+
+
+@dataclass
+class LoopResult:
+    """What one conversation did."""
+
+    model_calls: int = 0
+    tool_calls: list[dict] = field(default_factory=list)
+    stop_reason: str = ""
+    error: str | None = None
+    error_kind: str | None = None
+    request_tokens: list[int] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def failed_before_any_reply(self) -> bool:
+        return self.error is not None and self.model_calls == 0
+
+
+# a check before each request: True to send it; a generator when it needs the model itself
+BeforeRequest = Callable[[list[dict]], "bool | Generator[Any, Any, bool]"]
+
+
+def react(
+    brain: Brain,
+    ctx: ToolContext,
+    pending: list[dict],
+    policy: StopPolicy,
+    *,
+    before_request: BeforeRequest | None = None,
+    on_first_reply: Callable[[], None] | None = None,
+) -> Generator[Any, Any, LoopResult]:
+    """Run one conversation to its final output.
+
+    Args:
+        brain (Brain): Whose conversation.
+        ctx (ToolContext): What its tools may use.
+        pending (list): The opening messages, not yet in the history.
+        policy (StopPolicy): Scope and limits.
+        before_request (callable, optional): `before_request(pending)` returns False when the
+            request must not be sent (it is over budget); it may be a generator yielding
+            blocking work (compacting the history to make room).
+        on_first_reply (callable, optional): Called once, when the first reply has arrived.
+
+    Returns:
+        LoopResult: Calls, tool calls, why it stopped, any error.
+
+    """
+    usage = brain.usage()
+    result = LoopResult()
+    tools = brain.registry.schemas(policy.scope)
+    pending = list(pending)
+    try:
+        for iteration in range(policy.max_iterations):
+            if before_request is not None and not (yield from _checked(before_request, pending)):
+                usage.record_error("context_budget")
+                result.error_kind = "context_budget"
+                result.error = "context_budget: the request cannot fit max_context_tokens"
+                result.stop_reason = "over_budget"
+                break
+            request = brain.build_request(pending, tools)
+            result.request_tokens.append(brain.pending_tokens(pending, policy.scope))
+            try:
+                reply: ChatReply = yield brain.call_model(request)
+            except LLMError as err:
+                usage.record_error(err.kind)
+                result.error_kind = err.kind
+                result.error = f"{err.kind}: {err}"
+                result.stop_reason = "model_error" if iteration == 0 else "model_error_mid_turn"
+                break
+            usage.record_reply(reply)
+            result.model_calls += 1
+            result.prompt_tokens += reply.usage.prompt
+            result.completion_tokens += reply.usage.completion
+            if iteration == 0 and on_first_reply is not None:
+                on_first_reply()
+            final = yield from _apply_reply(brain, ctx, reply, pending, policy, result)
+            brain.history.extend(pending)
+            pending = []
+            if final:
+                break
+        else:
+            result.stop_reason = "iteration_limit"
+    finally:
+        brain.save_usage(usage)
+    return result
+
+
+def _checked(before_request: BeforeRequest, pending: list[dict]) -> Generator[Any, Any, bool]:
+    check = before_request(pending)
+    if isinstance(check, GeneratorType):
+        return (yield from check)
+    return bool(check)
+
+
+def _apply_reply(
+    brain: Brain,
+    ctx: ToolContext,
+    reply: ChatReply,
+    pending: list[dict],
+    policy: StopPolicy,
+    result: LoopResult,
+) -> Generator[Any, Any, bool]:
+    """Add the reply and its tool results to `pending`; return True for a final output."""
+    usage = brain.usage()
+    if reply.refusal:
+        usage.record_malformed("refusal")
+        pending.append({"role": "assistant", "content": reply.refusal})
+        result.stop_reason = "refusal"
+        return True
+    if reply.finish_reason == "length":
+        # tool calls cut off mid-JSON cannot be run; keep only the text
+        usage.record_malformed("length")
+        pending.append({"role": "assistant", "content": reply.content or ""})
+        result.stop_reason = "length"
+        return True
+    pending.append(reply.as_message())
+    if not reply.tool_calls:
+        result.stop_reason = "no_tool_call"
+        return True
+    if policy.end_on_out_of_scope:
+        offered = set(brain.registry.names(policy.scope))
+        outside = [call.name for call in reply.tool_calls if call.name not in offered]
+        if outside:
+            # every call is answered (the history must stay valid), none is run
+            content = f"Error: only {', '.join(sorted(offered))} may be used now."
+            for call in reply.tool_calls:
+                pending.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            result.stop_reason = f"out_of_scope: {', '.join(outside)}"
+            return True
+    capped = False
+    limit = brain.config.max_tool_output_chars
+    for index, call in enumerate(reply.tool_calls):
+        if index:
+            yield NEXT_STEP
+        room_in_turn = policy.max_calls_per_turn - len(result.tool_calls)
+        if index >= policy.max_calls_per_reply or room_in_turn <= 0:
+            capped = True
+            usage.record_malformed(TOO_MANY_TOOL_CALLS)
+            content = (
+                f"Error: not run. At most {policy.max_calls_per_reply} tool calls per reply "
+                f"and {policy.max_calls_per_turn} per turn."
+            )
+            pending.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            continue
+        outcome = brain.registry.dispatch(ctx, call, policy.scope)
+        if outcome.malformed:
+            usage.record_malformed(outcome.malformed)
+        content = outcome.content
+        if len(content) > limit:
+            content = content[:limit] + " [truncated]"
+        pending.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        result.tool_calls.append(
+            {
+                "name": call.name,
+                "arguments": call.arguments,
+                "ok": outcome.ok,
+                "result": content,
+                "detail": outcome.detail,
+            }
+        )
+    if ctx.control.stop_reason:
+        result.stop_reason = ctx.control.stop_reason
+        return True
+    if capped and len(result.tool_calls) >= policy.max_calls_per_turn:
+        result.stop_reason = "tool_call_limit"
+        return True
+    return False

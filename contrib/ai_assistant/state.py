@@ -1,0 +1,48 @@
+"""
+The names of an assistant's state values, in one place.
+
+They are stored on the assistant's script (default category), so builders can read them with
+`examine` or `script.db.<name>`. The sleep/wake names follow the reference lifecycle
+(`operating_mode`, `sleep_phase`, ...). Memory that belongs to the character (journal, people,
+long-term memories, core memory) is not listed here: it lives on the character, in the
+`ai_assistant` category, under the names its own module gives it.
+
+"""
+
+# operating mode and sleep (see ai_assistant.lifecycle)
+MODE = "operating_mode"
+PHASE = "sleep_phase"
+DEPTH = "sleep_depth"
+WAKE_TIME = "scheduled_wake_time"
+COOLDOWN_UNTIL = "sleep_cooldown_until"
+ACTIVITY = "activity_since_wake"
+INITIATED_BY = "sleep_initiated_by"
+REASON = "sleep_reason"
+PROGRESS = "consolidation_progress"
+SCHEDULE_SUSPENDED = "sleep_schedule_suspended"
+SCHEDULE_WAS_ENABLED = "_schedule_was_enabled"
+TRANSITION_REASON = "mode_transition_reason"
+LAST_TRANSITION = "last_mode_transition"
+AWAKE_TICKS = "awake_ticks"
+WAKE_DEFERRED = "wake_deferred_reason"
+SLEEP_ERRORS = "sleep_errors"
+
+# the awake turn
+WAIT_UNTIL = "wait_until"
+WAIT_SET_AT = "wait_set_at"
+RETRY_AFTER = "retry_after"
+CONSECUTIVE_ERRORS = "consecutive_errors"
+LAST_TURN = "last_turn"
+
+# the model and the context
+USAGE = "usage"
+CONTEXT_TOKENS = "context_tokens"
+LAST_COMPACTION = "last_compaction"
+CONTEXT_SIGNALS = "context_signals"
+
+# the shell's own (set by the Evennia side, read by the status)
+PAUSED = "paused"
+CONFIG_OVERRIDES = "config_overrides"
+TICK_ERRORS = "tick_errors"
+LAST_ERROR = "last_error"
+TICKER_SUBSCRIPTION = "ticker_subscription"

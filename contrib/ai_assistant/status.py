@@ -1,0 +1,92 @@
+"""
+What `@assistant/status` (and any other view) shows of one assistant, as one typed snapshot.
+
+The core fills in what it knows (mode, sleep, queue, context, memory, usage); the Evennia shell
+adds how the assistant is ticking (rate, pause, in-flight turn, tick errors) with
+`dataclasses.replace`.
+
+"""
+
+from dataclasses import dataclass, field
+
+from .llm.usage import UsageStats
+
+
+@dataclass(frozen=True)
+class AssistantStatus:
+    """One assistant's state at a moment.
+
+    Attributes:
+        mode (str): "awake" or "sleep".
+        phase (str or None): While asleep, "compacting" or "dreaming".
+        depth (str or None): While asleep, "light" or "deep".
+        scheduled_wake_time (str or None): When it wakes by itself (ISO time).
+        cooldown_minutes_left (int): Minutes before it may choose to sleep again.
+        initiated_by (str or None): Who started this sleep (tool, builder, schedule).
+        sleep_reason (str or None): Why.
+        wake_deferred_reason (str or None): A wake held back while compacting.
+        consolidation_progress (dict): Entries processed and to process while compacting.
+        schedule (str): The sleep schedule, or "off".
+        pending_events (int): Heard events waiting for a turn.
+        events_dropped (int): Events dropped because the queue was full.
+        activity_since_wake (int): Interactions handled since it last woke.
+        context_tokens (int): Tokens of the next request without new events.
+        max_context_tokens (int): The context budget.
+        core_memory_tokens (int): Tokens of the core memory block.
+        memory_block_tokens (int): Its budget.
+        journal_size (int): Journal entries.
+        long_term_memories (int): Long-term memories.
+        usage (UsageStats): Model calls, tokens, latency, errors.
+        last_turn (dict or None): A summary of the last awake turn.
+        last_compaction (dict or None): A summary of the last context compaction.
+        wait_until (str or None): The end of a `wait` the model asked for.
+        retry_after (str or None): The end of a back-off after model errors.
+        paused (bool): Ticking is paused by a builder (shell).
+        tick_rate (int or None): Seconds between ticks, None when not ticking (shell).
+        in_flight (bool): A turn or sleep step is waiting on the model (shell).
+        tick_count (int): Ticks since the server started (shell).
+        last_tick (str or None): When it last ticked (shell).
+        tick_errors (int): Ticks that raised (shell).
+        last_error (str or None): The last such error, secrets redacted (shell).
+        config_error (str or None): Why its configuration is invalid, if it is (shell).
+        overrides (dict): Its own configuration overrides (shell).
+
+    """
+
+    mode: str
+    phase: str | None
+    depth: str | None
+    scheduled_wake_time: str | None
+    cooldown_minutes_left: int
+    initiated_by: str | None
+    sleep_reason: str | None
+    wake_deferred_reason: str | None
+    consolidation_progress: dict
+    schedule: str
+    pending_events: int
+    events_dropped: int
+    activity_since_wake: int
+    context_tokens: int
+    max_context_tokens: int
+    core_memory_tokens: int
+    memory_block_tokens: int
+    journal_size: int
+    long_term_memories: int
+    usage: UsageStats
+    last_turn: dict | None
+    last_compaction: dict | None
+    wait_until: str | None
+    retry_after: str | None
+    paused: bool = False
+    tick_rate: int | None = None
+    in_flight: bool = False
+    tick_count: int = 0
+    last_tick: str | None = None
+    tick_errors: int = 0
+    last_error: str | None = None
+    config_error: str | None = None
+    overrides: dict = field(default_factory=dict)
+
+    @property
+    def asleep(self) -> bool:
+        return self.mode == "sleep"

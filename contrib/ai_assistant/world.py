@@ -1,0 +1,115 @@
+"""
+The world an assistant's tools act on: its character's own hooks, never commands.
+
+`CharacterWorld` implements the core's `World` protocol (`ai_assistant.tools.base.World`) for an
+Evennia character: speaking is `at_say`, an emote is `msg_contents` from the character, looking is
+`at_look`. Tools act with the character's own rights: a whisper reaches only someone present,
+`look` sees only what the character sees. Games that want their assistants to act differently
+subclass it and return theirs from `AssistantHandler.make_world`.
+
+"""
+
+import re
+from functools import lru_cache
+
+from evennia.objects.objects import DefaultCharacter
+from evennia.utils.ansi import strip_ansi
+
+from .tools.base import ToolError
+
+_SPEECH_RE = re.compile(r'"(?P<speech>.*)"\s*$', re.DOTALL)
+
+
+def plain(text) -> str:
+    if isinstance(text, (tuple, list)):
+        text = text[0] if text else ""
+    return plain_string(str(text or ""))
+
+
+# a line said in a room reaches every assistant there as the same string: strip it once
+@lru_cache(maxsize=512)
+def plain_string(text: str) -> str:
+    return strip_ansi(text).strip()
+
+
+@lru_cache(maxsize=512)
+def speech_of(plain: str) -> str:
+    """The quoted words of a say or whisper line, else the whole line."""
+    match = _SPEECH_RE.search(plain)
+    return match.group("speech") if match else plain
+
+
+class CharacterWorld:
+    """The `World` the tools act through: the character's own hooks, never commands."""
+
+    def __init__(self, character):
+        self.character = character
+
+    def _others(self) -> list:
+        location = self.character.location
+        if not location:
+            return []
+        return [
+            obj
+            for obj in location.contents
+            if obj != self.character and isinstance(obj, DefaultCharacter)
+        ]
+
+    def _find_present(self, name: str):
+        name = name.strip().lstrip("@").lower()
+        others = self._others()
+        exact = [obj for obj in others if obj.key.lower() == name]
+        if not exact:
+            # aliases are a query per object: only when no name matched
+            exact = [obj for obj in others if name in obj.aliases.all()]
+        if len(exact) == 1:
+            return exact[0]
+        partial = [obj for obj in others if obj.key.lower().startswith(name)]
+        if len(partial) == 1 and not exact:
+            return partial[0]
+        present = ", ".join(obj.key for obj in others) or "no one"
+        if len(exact) > 1 or len(partial) > 1:
+            raise ToolError(f"'{name}' could mean several people here: {present}.")
+        raise ToolError(f"no one called '{name}' is here. Present: {present}.")
+
+    def say(self, text: str) -> None:
+        self.character.at_say(text)
+
+    def emote(self, action: str) -> None:
+        location = self.character.location
+        if location:
+            # the action rides in the mapping: text in the template itself would be parsed
+            # ($funcs, {keys}); the line always starts with the assistant's own name
+            location.msg_contents(
+                text=("{actor} {action}", {"type": "pose"}),
+                from_obj=self.character,
+                mapping={"actor": self.character, "action": action.strip()},
+            )
+
+    def whisper(self, target: str, text: str) -> str:
+        receiver = self._find_present(target)
+        self.character.at_say(text, whisper=True, receivers=[receiver])
+        return receiver.key
+
+    def look(self, target: str | None) -> str:
+        location = self.character.location
+        if not location:
+            return "You are nowhere."
+        obj = location
+        if target:
+            matches = self.character.search(target, location=location, quiet=True)
+            if not matches:
+                raise ToolError(f"you see no '{target}' here.")
+            obj = matches[0]
+        return plain(self.character.at_look(obj))
+
+    def present(self) -> list[str]:
+        return [obj.key for obj in self._others()]
+
+    def entity_key(self, name: str) -> tuple[str, str]:
+        try:
+            obj = self._find_present(name)
+        except ToolError:
+            clean = name.strip().lstrip("@")
+            return f"name:{clean.lower()}", clean
+        return f"#{obj.id}", obj.key
