@@ -324,7 +324,7 @@ def prompt_stability(world: World, turns=15) -> Result:
     )
 
 
-def seed_fifty_message_shape() -> tuple[list[dict], list[dict]]:
+def reference_fifty_message_shape() -> tuple[list[dict], list[dict]]:
     """Seed 001's example: 50 messages of about 70,000 tokens whose last 20 hold about 15,000
     (30 older messages of ~1,800 tokens, 20 recent of ~680)."""
 
@@ -341,7 +341,7 @@ def seed_fifty_message_shape() -> tuple[list[dict], list[dict]]:
 
 
 def compaction_reduction(world: World) -> Result:
-    """7. Token reduction of compaction on the seed's 50-message example shape."""
+    """7. Token reduction of compaction on the reference 50-message example shape."""
     from ai_assistant.context.compaction import compact_history
     from ai_assistant.driver import drive
 
@@ -360,14 +360,14 @@ def compaction_reduction(world: World) -> Result:
     _, handler = world.assistant()
     assistant = handler.brain
     assistant.client_factory = Summariser()
-    old, recent = seed_fifty_message_shape()
+    old, recent = reference_fifty_message_shape()
     assistant.history.extend(old + recent)
     before, messages = assistant.history.tokens(), len(assistant.history)
     drive(compact_history(assistant, START, force=True), inline)
     after = assistant.history.tokens()
     reduction = 1 - after / before
     return Result(
-        "compaction on the seed's 50-message shape",
+        "compaction on the reference 50-message shape",
         f"{reduction:.1%} reduction",
         ">= 78%",
         reduction >= 0.78,

@@ -6,6 +6,7 @@ inside it, after which Evennia's own test classes (`EvenniaTest`, ...) work.
 
 import pytest
 
+from ai_assistant.testing.scripted import ScriptedModel
 from ai_assistant.testing.server import LocalModelServer, ScriptedResponder
 
 
@@ -17,8 +18,18 @@ def evennia_api(django_db_setup, django_db_blocker):
         evennia._init()
 
 
+@pytest.fixture(autouse=True)
+def scripted_models_used_as_scripted():
+    """Every in-process scripted model of a test was used exactly as scripted."""
+    ScriptedModel.instances = []
+    yield
+    ScriptedModel.verify_all()
+
+
 @pytest.fixture
 def scripted_server():
-    """A scripted OpenAI-compatible server on 127.0.0.1; `.responder` holds the script."""
+    """A scripted OpenAI-compatible server on 127.0.0.1; `.responder` holds the script, and it
+    must be used exactly as scripted."""
     with LocalModelServer(ScriptedResponder()) as server:
         yield server
+        server.responder.verify()

@@ -15,6 +15,7 @@ from ai_assistant.llm.client import ChatReply, LLMError, TokenUsage, ToolCall
 from ai_assistant.driver import drive, inline
 from ai_assistant.memory.store import DictStore
 from ai_assistant.tools import default_registry
+from ai_assistant.testing.scripted import ScriptedModel  # noqa: F401 (tests import it here)
 from ai_assistant.tools.base import ToolError
 
 T0 = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
@@ -64,36 +65,6 @@ def reply(*calls, content=None, finish_reason="tool_calls", refusal=None, prompt
         refusal=refusal,
         usage=TokenUsage(prompt=prompt, completion=10, cached=0),
     )
-
-
-class ScriptedModel:
-    """A fake model client answering from a list of ChatReply or LLMError, recording requests.
-
-    Calling it returns itself, so it serves as the assistant's `client_factory` too.
-    """
-
-    def __init__(self, *answers):
-        self.answers = list(answers)
-        self.requests = []
-        self.embedded: list[list[str]] = []
-
-    def __call__(self):
-        return self
-
-    def complete(self, request):
-        self.requests.append(request)
-        if not self.answers:
-            raise AssertionError("the scripted model ran out of answers")
-        answer = self.answers.pop(0)
-        if isinstance(answer, LLMError):
-            raise answer
-        return answer
-
-    def embed(self, model, texts):
-        from ai_assistant.testing.server import bag_of_words_embedding
-
-        self.embedded.append(list(texts))
-        return [bag_of_words_embedding(text) for text in texts]
 
 
 def make_assistant(model=None, world=None, embedding_model=None, **config):

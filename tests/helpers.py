@@ -30,6 +30,8 @@ class AssistantTestCase(EvenniaTest):
         self.responder = ScriptedResponder()
         self.server = LocalModelServer(self.responder).start()
         self.addCleanup(self.server.stop)
+        # runs before the server stops (cleanups run last-in first-out): the model was used as scripted
+        self.addCleanup(self.responder.verify)
         settings_override = override_settings(
             AI_ASSISTANT_BASE_URL=self.server.base_url, AI_ASSISTANT_API_KEY="sk-test-secret"
         )

@@ -11,7 +11,7 @@ from ai_assistant.conf import (
 )
 
 
-def test_seed_defaults():
+def test_documented_defaults():
     config = AssistantConfig()
     assert config.tick_rate == 5
     assert config.tick_rate_sleep == 60

@@ -68,7 +68,7 @@ def with_history(assistant, exchanges, size=40):
 # ---- the split -------------------------------------------------------------------------------------
 
 
-def test_split_seed_example():
+def test_split_reference_example():
     history = [{"role": "user", "content": str(i)} for i in range(50)]
     old, kept = split_history(history, 20)
     assert len(old) == 30 and len(kept) == 20 and kept[0]["content"] == "30"
@@ -396,14 +396,14 @@ def test_prompt_order_system_core_summary_history():
     assert roles[-1] == "user"
 
 
-def test_seed_fifty_message_shape_reduction():
-    """The seed's example: 50 messages (~70,000 tokens) -> 21 messages (~15,000), 78%."""
+def test_fifty_message_reference_shape_reduction():
+    """The reference example: 50 messages (~70,000 tokens) -> 21 messages (~15,000), 78%."""
     from ai_assistant.llm.tokens import TokenCounter
 
     counter = TokenCounter()
-    from bench.cases import seed_fifty_message_shape
+    from bench.cases import reference_fifty_message_shape
 
-    old, recent = seed_fifty_message_shape()
+    old, recent = reference_fifty_message_shape()
     model = ScriptedModel(text("A summary of the old conversation. " * 20))
     assistant = make_assistant(model, max_context_tokens=100000)
     assistant.history.extend(old + recent)

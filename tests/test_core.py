@@ -44,7 +44,7 @@ def test_classification(event_type, text, expected):
     assert classify(event_type, text, ["Aria"]) == expected
 
 
-def test_urgency_follows_seed():
+def test_urgency_of_direct_events():
     assert is_urgent(DIRECT_MESSAGE, {})
     assert is_urgent(DIRECT_ADDRESSING, {})
     assert not is_urgent(AMBIENT, {})

@@ -162,7 +162,7 @@ def test_tool_calls_are_capped_per_reply_and_per_turn():
     assert len(results) == 101 and results[5]["content"].startswith("Error: not run")
     assert assistant.usage().malformed["too_many_tool_calls"] == 95
 
-    many = [reply(*[("say", {"text": f"r{r}c{c}"}) for c in range(4)]) for r in range(5)]
+    many = [reply(*[("say", {"text": f"r{r}c{c}"}) for c in range(4)]) for r in range(3)]
     model = ScriptedModel(*many)
     assistant = make_assistant(model, max_tool_calls_per_turn=10)
     hear(assistant, "Aria, talk a lot")

@@ -5,9 +5,12 @@ setuptools finds with the configuration in `pyproject.toml` (an explicit list on
 
 """
 
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 from setuptools.discovery import PackageFinder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,3 +56,21 @@ def test_every_subpackage_has_an_init():
     for package in _packages_on_disk():
         init = ROOT / "contrib" / Path(*package.split(".")) / "__init__.py"
         assert init.exists(), f"{package} has no __init__.py"
+
+
+def test_public_api_is_lazy_and_complete():
+    # importing the package alone touches nothing of Evennia (settings files import it early)
+    code = (
+        "import sys, ai_assistant; "
+        "assert not any(m.startswith('evennia') for m in sys.modules), 'evennia imported'; "
+        "print(sorted(ai_assistant.__all__))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "AssistantHandler" in done.stdout and "AssistantCmdSet" in done.stdout
+    import ai_assistant
+
+    assert ai_assistant.AssistantHandler.__module__ == "ai_assistant.handler"
+    assert ai_assistant.AssistantConfig().tick_rate == 5
+    with pytest.raises(AttributeError):
+        ai_assistant.NoSuchThing

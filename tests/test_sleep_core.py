@@ -46,7 +46,7 @@ def active(assistant, activity=10):
 # ---- going to sleep -------------------------------------------------------------------------
 
 
-def test_safeguards_in_seed_order():
+def test_safeguards_in_order():
     assistant = make_assistant()
     lifecycle = assistant.lifecycle
     assistant.state.set(life.ACTIVITY, 3)
@@ -79,7 +79,7 @@ def test_bad_requests_are_refused(hours, depth, message):
     assert assistant.lifecycle.mode == life.AWAKE
 
 
-def test_sleep_sets_seed_state_and_transitions():
+def test_sleep_sets_its_state_and_transitions():
     assistant = active(make_assistant())
     seen = transitions(assistant)
     assistant.journal.add("Mira likes tea", author="Aria", now=T0)

@@ -1,11 +1,47 @@
 """
 AI assistant contrib: NPC assistants with an LLM brain that lives on the game's own clock.
 
-Awake, an assistant hears what happens around it and acts through tools (speaks, emotes,
-whispers, journals what it learns). See `README.md` and `docs/` in the project for installation
-and the architecture.
+Awake, an assistant hears what happens around it and acts through tools (it speaks, emotes,
+whispers, journals what it learns). Asleep, it consolidates what it learned into long-term
+memory. See `README.md` and `docs/` in the project for installation and the architecture.
 
-The core modules (configuration, events, tools, memory, context, the model client) do not import
-Evennia; `characters.py`, `scripts.py`, `commands.py` and `storage.py` are the Evennia shell.
+The public API, importable from here:
+
+- `AssistantCharacterMixin`, `AssistantCharacter`: the typeclass side (`ai_assistant.characters`).
+- `AssistantHandler`, `AssistantError`: the one door into an assistant, `character.assistant`
+  (`ai_assistant.handler`).
+- `AssistantScript`: the ticker script (`ai_assistant.scripts`).
+- `AssistantCmdSet`: `@assistant` and the `page` that reaches assistants
+  (`ai_assistant.commands`).
+- `AssistantConfig`, `ConfigError`: every tunable (`ai_assistant.conf`).
+
+They are imported lazily, on first use: importing `ai_assistant` touches nothing of Evennia, so
+settings files and the pure core can import it before Evennia is initialised.
 
 """
+
+from importlib import import_module
+
+_PUBLIC = {
+    "AssistantCharacterMixin": "characters",
+    "AssistantCharacter": "characters",
+    "AssistantHandler": "handler",
+    "AssistantError": "handler",
+    "AssistantScript": "scripts",
+    "AssistantCmdSet": "commands",
+    "AssistantConfig": "conf",
+    "ConfigError": "conf",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ai_assistant' has no attribute {name!r}")
+    return getattr(import_module(f".{module}", __name__), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

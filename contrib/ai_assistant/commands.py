@@ -36,6 +36,8 @@ ERROR_ADVICE = {
     "bad_request": "the provider refused the request: check AI_ASSISTANT_MODEL and the server log",
     "context_budget": "raise max_context_tokens or lower memory_block_tokens",
 }
+# switches whose refusals say that nothing was changed
+SWITCHES_THAT_EDIT = ("set", "core")
 SWITCHES_WITH_TARGET = (
     "status",
     "set",
@@ -165,7 +167,10 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         try:
             getattr(self, f"do_{switch}")()
         except AssistantError as err:
-            self.msg(f"{self.target.key if self.target else 'Assistant'}: {err}")
+            if switch in SWITCHES_THAT_EDIT:
+                self.msg(f"Not changed. {err}")
+            else:
+                self.msg(f"{self.target.key if self.target else 'Assistant'}: {err}")
 
     def find_target(self):
         """The one assistant the arguments name, or None after saying why."""
@@ -238,11 +243,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 return
             self.msg(f"{row[0]} = {row[1]!r} ({row[2]})")
             return
-        try:
-            value = self.handler.set_option(self.subkey, self.rhs)
-        except AssistantError as err:
-            self.msg(f"Not changed. {err}")
-            return
+        value = self.handler.set_option(self.subkey, self.rhs)
         if self.subkey == "persona":
             self.msg(f"{self.target.key}'s persona is now: {value}")
         elif self.rhs.strip().lower() == "default":
@@ -298,11 +299,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             self.handler.remove_core_memory(self.subkey)
             self.msg(f"Removed '{self.subkey}' from {self.target.key}'s core memory.")
             return
-        try:
-            tokens = self.handler.set_core_memory(self.subkey, self.rhs)
-        except AssistantError as err:
-            self.msg(f"Not changed: {err}")
-            return
+        tokens = self.handler.set_core_memory(self.subkey, self.rhs)
         budget = self.handler.core_memory()[2]
         self.msg(f"{self.target.key}: core memory '{self.subkey}' set ({tokens}/{budget} tokens).")
 

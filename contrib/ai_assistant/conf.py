@@ -28,7 +28,7 @@ class AssistantConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=True)
 
-    # --- ticking (seed 000) ---
+    # --- ticking ---
     tick_rate: int = Field(5, ge=1, le=3600, description="Seconds between awake ticks.")
     tick_rate_sleep: int = Field(60, ge=1, le=86400, description="Seconds between sleep ticks.")
 
@@ -91,7 +91,7 @@ class AssistantConfig(BaseModel):
         5, ge=0, le=50, description="Observations per present person recalled into a prompt."
     )
 
-    # --- context (seed 001) ---
+    # --- context ---
     max_context_tokens: int = Field(
         100000, ge=1000, le=2000000, description="Context budget of one model request."
     )
@@ -124,7 +124,7 @@ class AssistantConfig(BaseModel):
         2000, ge=0, le=50000, description="Token budget of the core memory block."
     )
 
-    # --- sleep (seed 000) ---
+    # --- sleep ---
     sleep_cooldown_minutes: int = Field(
         60, ge=0, le=10080, description="Minutes after waking before go_to_sleep is allowed."
     )
@@ -159,7 +159,7 @@ class AssistantConfig(BaseModel):
         5, ge=1, le=50, description="Most long-term memories a search returns."
     )
 
-    # --- memory consolidation (seed 004) ---
+    # --- memory consolidation ---
     scoring_batch_size: int = Field(
         10, ge=1, le=100, description="Journal entries scored per LLM importance call."
     )

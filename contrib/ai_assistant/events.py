@@ -1,7 +1,7 @@
 """
 What an assistant hears: events, their classification, urgency and importance, and the queue.
 
-Classification (seed 000):
+Classification:
 
 - `direct_message`: whispers and pages to the assistant, and builder instructions;
 - `direct_addressing`: speech in the room that names the assistant (or an alias);

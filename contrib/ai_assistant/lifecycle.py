@@ -1,8 +1,8 @@
 """
-The awake/sleep lifecycle of seed 000: going to sleep (with its three safeguards), the wake
-conditions, waking, and scheduled sleep.
+The awake/sleep lifecycle: going to sleep (with its three safeguards), the wake conditions,
+waking, and scheduled sleep.
 
-State lives in the script's store under the seed's names (`operating_mode`, `sleep_phase`,
+State lives in the script's store under the names in `ai_assistant.state` (`operating_mode`, `sleep_phase`,
 `sleep_depth`, `scheduled_wake_time`, `sleep_cooldown_until`, `activity_since_wake`,
 `consolidation_progress`, ...). What a transition does outside the state (swapping the ticker,
 telling the character and the room) is the shell's `on_transition` callback.
@@ -106,7 +106,8 @@ class Lifecycle:
     # ---- going to sleep ---------------------------------------------------------------------
 
     def check_safeguards(self, now: datetime) -> None:
-        """The seed's three safeguards, in its order. Raises SleepRefused."""
+        """The three safeguards, in order: not already asleep, not too soon after waking, enough
+        activity since waking. Raises SleepRefused naming the one that failed."""
         if self.mode == SLEEP:
             raise SleepRefused("Already in sleep mode.")
         remaining = self.cooldown_remaining(now)
@@ -194,7 +195,8 @@ class Lifecycle:
     # ---- waking ---------------------------------------------------------------------------
 
     def check_wake_conditions(self, events: list[Event], now: datetime) -> WakeCheck:
-        """Seed order: the scheduled wake time, then urgent events (light sleep only)."""
+        """The wake conditions, in order: the scheduled wake time, then an urgent event (light
+        sleep only). A wake while compacting is marked deferred."""
         deferred = self.phase == COMPACTING
         wake_time = from_iso(self.state.get(WAKE_TIME))
         if wake_time and now >= wake_time:

@@ -2,7 +2,7 @@
 The core's `KeyValueStore` over Evennia Attributes.
 
 Script state uses the default category, so builders see it with `examine` and `script.db.<key>`
-(`operating_mode`, `activity_since_wake`, ... as named in the seeds). The memory kept on the
+(`operating_mode`, `activity_since_wake`, ...; see `ai_assistant.state`). The memory kept on the
 character (journal chunks, entity profiles) uses the `ai_assistant` category, so it never
 collides with the game's own Attributes on that character.
 

@@ -1,5 +1,5 @@
 """
-Keeping the context inside its budget forever (seed 001).
+Keeping the context inside its budget forever.
 
 - `compact_history`: when usage is over the threshold (or forced), split the history into the
   messages to compact and the preserve window, summarise only the former in a separate call,

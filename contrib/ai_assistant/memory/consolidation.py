@@ -1,9 +1,9 @@
 """
-Consolidation (seed 004, section 3): LLM importance scoring of journal entries, then fact
+Consolidation: LLM importance scoring of journal entries, then fact
 extraction from the important ones into long-term memory.
 
 Both calls use structured outputs (`ai_assistant.llm.structured`). The extraction prompt asks
-for world facts, facts about people and events only, and the seed's persona protection is also
+for world facts, facts about people and events only, and this persona protection is also
 enforced in code: a fact about the assistant itself (starting with "I", "me", "my", "the
 assistant" or its own name) is dropped whatever the model returns.
 

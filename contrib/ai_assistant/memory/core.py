@@ -1,7 +1,7 @@
 """
 The core memory block: a small keyed memory (key, value, recorded) the assistant curates itself
 with the `memory_edit` tool, and that rides in every model call right after the system prompt
-(the memory block idea of seed 002).
+(a memory block).
 
 It has a hard token budget (`memory_block_tokens`). A change that would exceed it is refused
 with the numbers, so the assistant decides what to drop; nothing is evicted silently.

@@ -1,5 +1,5 @@
 """
-Heuristic importance (seed 004, section 3.1): an immediate 1-10 score for what the assistant
+Heuristic importance: an immediate 1-10 score for what the assistant
 hears and writes, later refined by LLM scoring during sleep.
 
     base 3; direct message +3; addressed by name (@mention) +2;
@@ -18,7 +18,7 @@ MAX_KEYWORD_BONUS = 3
 def heuristic_importance(
     text: str, *, direct: bool = False, mentioned: bool = False, sender_bonus: int = 0
 ) -> int:
-    """Score `text` from 1 to 10 by the seed's heuristic.
+    """Score `text` from 1 to 10 by the heuristic above.
 
     Args:
         text (str): What was said or written.

@@ -90,7 +90,8 @@ class Journal:
         return entry.get("content", "").startswith(SYNTHESIS_PREFIXES)
 
     def unconsolidated(self) -> list[dict]:
-        """Entries not yet consolidated (nor skipped), synthesis entries excluded (seed 000)."""
+        """Entries not yet consolidated (nor skipped), synthesis entries excluded
+        (they are summaries, not raw experience)."""
         return [
             entry
             for entry in self.entries.all()

@@ -1,5 +1,5 @@
 """
-The sleep tick: the work of the phase the brain is in (seed 004).
+The sleep tick: the work of the sleep phase the assistant is in.
 
 Compacting, per tick:
 

@@ -20,7 +20,7 @@ Context upkeep is answered by rule as well: the pre-compaction prompt gets one j
 naming who was heard, and a summary request (no tools offered) gets a templated summary.
 
 Structured requests (sleep-time work) are answered by rule too: importance scores from the
-seed's heuristic (plus two for what someone told it), and facts that are the entries' own text.
+heuristic of `memory.importance` (plus two for what someone told it), and facts that are the entries' own text.
 
 """
 

@@ -85,12 +85,25 @@ def slow(reply: Reply, seconds: float) -> Reply:
     return reply
 
 
+class ScriptError(AssertionError):
+    """A scripted model was used other than its script said: more calls than replies, or
+    replies left over."""
+
+
 @dataclass
 class ScriptedResponder:
-    """Answers from a queue of `Reply` objects; records each request's JSON body."""
+    """Answers from a queue of `Reply` objects; records each request's JSON body.
+
+    It fails loudly: a request beyond the script is answered with HTTP 500 (so the code under
+    test sees a failing provider) and remembered, and `verify()` raises `ScriptError` for it,
+    as it does for replies the test scripted but nothing asked for. Call `verify()` at the end
+    of a test (`AssistantTestCase` does).
+
+    """
 
     replies: deque = field(default_factory=deque)
     requests: list = field(default_factory=list)
+    unexpected: list = field(default_factory=list)
 
     def add(self, *replies: Reply) -> "ScriptedResponder":
         self.replies.extend(replies)
@@ -99,8 +112,23 @@ class ScriptedResponder:
     def respond(self, request: dict) -> Reply:
         self.requests.append(request)
         if not self.replies:
+            self.unexpected.append(request)
             return error_reply(500, "the script has no reply left for this request")
         return self.replies.popleft()
+
+    def verify(self) -> None:
+        """Raise `ScriptError` if the script and the calls made did not match."""
+        problems = []
+        if self.unexpected:
+            last = self.unexpected[-1].get("messages", [{}])[-1].get("content")
+            problems.append(
+                f"{len(self.unexpected)} request(s) beyond the script; the last ended with "
+                f"{str(last)[:200]!r}"
+            )
+        if self.replies:
+            problems.append(f"{len(self.replies)} scripted reply(ies) never asked for")
+        if problems:
+            raise ScriptError("; ".join(problems))
 
 
 EMBEDDING_DIMENSIONS = 64

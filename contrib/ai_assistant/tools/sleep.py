@@ -1,6 +1,6 @@
 """
 Tools that change the assistant's own state: `go_to_sleep` (awake) and `wake_up` (for contexts
-in which the model runs while asleep). Refusals, such as the seed's three safeguards, come back
+in which the model runs while asleep). Refusals, such as the three safeguards of going to sleep, come back
 as tool results the model can act on.
 
 """
