@@ -47,6 +47,9 @@ class FakeWorld:
     def present(self):
         return list(self.people)
 
+    def present_people(self):
+        return [(f"name:{person.lower()}", person) for person in self.people]
+
     def entity_key(self, name):
         return f"name:{name.lower()}", name
 

@@ -138,16 +138,22 @@ class TestTick(AssistantTestCase):
         assert not any("map is upstairs" in text for text in self.received(self.char2))
         store = AttributeStore(self.aria, MEMORY_CATEGORY)
         (entry,) = json.loads(store.get("journal:000000"))
-        assert entry["source_type"] == "heard" and entry["heard_from"] == "Char"
+        assert entry["source_type"] == "claim" and entry["heard_from"] == "Char"
         assert entry["location"] == self.room1.key and entry["importance"] == 6
         profile = store.get(f"entity:{self.char1.dbref}")
         assert profile["name"] == "Char"
         assert profile["observations"][0]["text"] == "Looking for a map."
-        # the next request recalls what is known about Char, in the newest message
-        self.responder.add(tool_reply(tool_call("noop", {})))
+        # learned in a whisper, it is private to Char: a turn in the room (Char2 present)
+        # does not recall it, a later whisper from Char does
+        assert entry["audience"] == [self.char1.dbref]
+        assert profile["observations"][0]["audience"] == [self.char1.dbref]
+        self.responder.add(tool_reply(tool_call("noop", {})), tool_reply(tool_call("noop", {})))
         self.char1.execute_cmd("say Aria, thanks")
         self.tick()
-        assert "Char: [you observed] Looking for a map." in self.sent_messages()[-1]["content"]
+        assert "Looking for a map" not in self.sent_messages()[-1]["content"]
+        self.char1.execute_cmd("whisper Aria = and the map?")
+        self.tick()
+        assert "Char: Looking for a map." in self.sent_messages()[-1]["content"]
 
     def test_multi_step_turn_sends_tool_results_back(self):
         self.responder.add(

@@ -42,7 +42,7 @@ def exchange(i, size=40):
             "role": "user",
             "content": f'<event type="say" from="Mira">{words}</event>',
             # what an awake turn keeps with its events message: who spoke
-            "metadata": {"speakers": {"mira": "Mira"}},
+            "metadata": {"speakers": {"mira": {"name": "Mira", "key": "name:mira"}}},
         },
         {
             "role": "assistant",
@@ -143,7 +143,7 @@ def test_compaction_payload_replacement_and_archive():
     # archived as a synthesis entry, never consolidated again as raw experience
     (entry,) = assistant.journal.all()
     assert entry["content"].startswith("[CONTEXT SYNTHESIS]\nMira chatted")
-    assert entry["source_type"] == "compaction" and entry["importance"] == 7
+    assert entry["source_type"] == "summary" and entry["importance"] == 7
     assert entry["tags"] == ["compaction", "synthesis"]
     assert assistant.journal.unconsolidated() == []
     # the running token total matches a full recount
@@ -207,6 +207,7 @@ def test_extraction_journals_then_stops_on_noop_with_signal():
         "noop",
         "add_journal_entry",
         "update_entity_observation",
+        "recall",
     }
     assert "word0x0" in first.messages[1]["content"]
     assert "[Memory upkeep]" in first.messages[-1]["content"]

@@ -20,6 +20,7 @@ from ai_assistant.llm.client import RATE_LIMIT, LLMError, ToolCall
 from ai_assistant.memory.importance import heuristic_importance
 from ai_assistant.memory.journal import Journal
 from ai_assistant.memory.store import ChunkedList, DictStore
+from ai_assistant.events import Speaker
 from ai_assistant.tools import EXTRACTION, TURN, default_registry
 
 from .core_fakes import T0, FakeWorld, ScriptedModel, hear, make_assistant, reply, run_tick
@@ -191,7 +192,11 @@ def test_journal_provenance_and_unconsolidated():
 
 
 def _ctx(world=None, speakers=None):
-    return make_assistant(world=world).tool_context(T0, speakers or {})
+    """A tool context; `speakers` maps lower-case names to names of people who spoke."""
+    heard = {
+        lower: Speaker(name=name, key=f"name:{lower}") for lower, name in (speakers or {}).items()
+    }
+    return make_assistant(world=world).tool_context(T0, heard)
 
 
 def test_dispatch_unknown_tool_lists_available():
@@ -305,7 +310,7 @@ def test_multi_step_react_turn_feeds_tool_results_back():
     assert outcome.model_calls == 3
     assert [c["name"] for c in outcome.tool_calls] == ["look", "say", "add_journal_entry", "noop"]
     assert assistant.world.said == ["Welcome, Alice."]
-    assert assistant.journal.all()[0]["source_type"] == "heard"
+    assert assistant.journal.all()[0]["source_type"] == "claim"
     # the second request carried the look result back to the model
     second = model.requests[1].messages
     assert second[-1]["role"] == "tool" and "A quiet room" in second[-1]["content"]
@@ -465,7 +470,7 @@ def test_recall_of_people_present_rides_in_newest_message():
     hear(assistant, "Aria, hi")
     run_tick(assistant)
     messages = model.requests[0].messages
-    assert "Alice: [you observed] Prefers tea" in messages[-1]["content"]
+    assert "- [you observed; 2026-11-21] Alice: Prefers tea" in messages[-1]["content"]
     assert "Prefers tea" not in messages[0]["content"]
 
 
@@ -489,5 +494,5 @@ def test_crowded_room_lists_twenty_present_and_recalls_only_speakers():
     run_tick(assistant)
     content = model.requests[0].messages[-1]["content"]
     assert "Person19, and 10 others." in content and "Person20" not in content
-    assert "Person3: [you observed] Likes maps" in content
+    assert "- [you observed; 2026-11-21] Person3: Likes maps" in content
     assert lookups == []  # recall uses the speakers' own keys, no search of the room

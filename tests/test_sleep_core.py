@@ -10,6 +10,7 @@ from ai_assistant.memory.consolidation import clean_facts, is_self_reference
 from ai_assistant.memory.semantic import EmbeddedMemoryStore
 from ai_assistant.memory.store import DictStore
 from ai_assistant import lifecycle as life
+from ai_assistant.sleep.dreaming import DreamStep, StepResult
 from ai_assistant.sleep.tick import DREAMING_STEPS, sleep_tick
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
@@ -399,20 +400,24 @@ def test_embeddings_used_when_configured():
     assert assistant.long_term.recent(1)[0]["vector"]
 
 
-def test_dreaming_runs_registered_steps():
+def test_dreaming_runs_registered_steps_once_per_sleep():
     calls = []
 
-    def step(assistant, now):
+    def step(brain, now, budget):
         calls.append(now)
-        return None
+        return StepResult(True, {"custom": 1})
 
-    DREAMING_STEPS.append(step)
+    DREAMING_STEPS.append(DreamStep("custom", step))
     try:
         assistant = asleep()
+        results = []
+        drive(sleep_tick(assistant, T0), inline).addBoth(results.append)
+        reports = results[0]
+        assert calls == [T0] and reports[-1] == {"step": "custom", "custom": 1}
+        # every step done: the next sleep tick has no work and costs nothing
         assert sleep_tick(assistant, T0) is None
-        assert calls == [T0]
     finally:
-        DREAMING_STEPS.remove(step)
+        DREAMING_STEPS.pop()
 
 
 # ---- persona protection and the store ----------------------------------------------------------

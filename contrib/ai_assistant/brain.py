@@ -29,6 +29,8 @@ from .memory.core import CoreMemory
 from .memory.entities import EntityMemory
 from .memory.history import ConversationHistory, wire_format
 from .memory.journal import Journal
+from .memory.links import MemoryLinks
+from .memory.recall import MemoryIndex, Recalled, RecallWeights, nearest
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .memory.store import KeyValueStore
 from .prompt import SYSTEM_PROMPT, system_prompt
@@ -47,7 +49,8 @@ from .state import (
     WAKE_TIME,
 )
 from .status import AssistantStatus
-from .tools.base import TURN, ToolContext, ToolRegistry, World
+from .memory.audience import visible
+from .tools.base import TURN, Speaker, ToolContext, ToolRegistry, World
 
 # the least room a context budget must leave for the conversation itself
 MIN_CONVERSATION_TOKENS = 500
@@ -76,6 +79,8 @@ class Brain:
         long_term (MemoryStore, optional): The long-term memory store; by default an
             `EmbeddedMemoryStore` on `memory_store`.
         prompt_template (str, optional): The system prompt, with `{name}` and `{persona}`.
+        time_factor (float, optional): Game seconds per real second (recall's recency decays
+            on game time).
 
     """
 
@@ -94,6 +99,7 @@ class Brain:
     on_transition: Callable[[str, str], None] = lambda mode, reason: None
     long_term: MemoryStore | None = None
     prompt_template: str = SYSTEM_PROMPT
+    time_factor: float = 1.0
 
     def __post_init__(self):
         self.counter = TokenCounter(self.model)
@@ -109,6 +115,8 @@ class Brain:
         )
         if self.long_term is None:
             self.long_term = EmbeddedMemoryStore(self.memory_store)
+        self.links = MemoryLinks(self.memory_store)
+        self.index = MemoryIndex(self.journal, self.long_term, self.entities, self.links)
 
     @property
     def names(self) -> list[str]:
@@ -128,6 +136,74 @@ class Brain:
     def embed(self, texts: list[str]) -> BlockingWork:
         """Embeddings of `texts`, as blocking work returning a list of vectors."""
         return partial(_embed, self.client_factory, self.embedding_model, texts)
+
+    def semantic_search(self, query: str) -> BlockingWork | None:
+        """The memories nearest `query` by embeddings, as blocking work returning
+        (id, similarity) pairs; None when no embeddings model is configured. The query's
+        embedding and the similarity search both run in the worker thread."""
+        if not self.embedding_model or not query.strip():
+            return None
+        return partial(
+            _embed_and_search,
+            self.client_factory,
+            self.embedding_model,
+            query,
+            self.index.vector_snapshot(),
+            self.config.recall_candidates,
+        )
+
+    # ---- recall ------------------------------------------------------------------------------
+
+    def recall_weights(self) -> RecallWeights:
+        config = self.config
+        return RecallWeights(
+            relevance=config.recall_weight_relevance,
+            recency=config.recall_weight_recency,
+            importance=config.recall_weight_importance,
+            person=config.recall_weight_person,
+            decay=config.recall_recency_decay,
+        )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        now: datetime,
+        served: frozenset[str] | None,
+        people: list[str] = (),
+        limit: int | None = None,
+        semantic: list[tuple[str, float]] | None = None,
+        kinds: set[str] | None = None,
+    ) -> list[Recalled]:
+        """What the assistant remembers for `query` (see `memory.recall.MemoryIndex.search`).
+
+        Args:
+            query (str): What to recall.
+            now (datetime): The moment.
+            served (frozenset or None): Who the conversation serves; None: everything.
+            people (list): Names or keys of people named or present.
+            limit (int, optional): How many; default `recall_limit`.
+            semantic (list, optional): Results of `semantic_search`.
+            kinds (set, optional): Only these kinds of memory.
+
+        Returns:
+            list: `Recalled` items, best first.
+
+        """
+        config = self.config
+        return self.index.search(
+            query,
+            now=now,
+            served=served,
+            people=people,
+            limit=config.recall_limit if limit is None else limit,
+            weights=self.recall_weights(),
+            semantic=semantic,
+            time_factor=self.time_factor,
+            candidates=config.recall_candidates,
+            neighbours=config.recall_link_neighbours,
+            kinds=kinds,
+        )
 
     # ---- usage ------------------------------------------------------------------------------
 
@@ -151,7 +227,13 @@ class Brain:
             messages.append(core)
         return messages
 
-    def build_request(self, pending: list[dict], tools: list[dict] | None = None) -> ChatRequest:
+    def build_request(
+        self,
+        pending: list[dict],
+        tools: list[dict] | None = None,
+        served: frozenset[str] | None = None,
+        history: bool = True,
+    ) -> ChatRequest:
         """Prefix + history + this conversation's uncommitted messages, with the turn's tools.
 
         The order keeps the prefix stable from call to call (prompt caching): system prompt,
@@ -161,13 +243,18 @@ class Brain:
         Args:
             pending (list): Messages of this conversation not yet in the history.
             tools (list, optional): Tool schemas; by default those of an awake turn.
+            served (frozenset, optional): Who the conversation serves: history from private
+                conversations with others is left out (a note says one took place). None
+                shows the whole history.
+            history (bool): False for a request without the history.
 
         Returns:
             ChatRequest: What to send.
 
         """
         messages = self.prefix_messages()
-        messages += [wire_format(message) for message in self.history.all()]
+        if history:
+            messages += visible_history(self.history.all(), served)
         messages += [wire_format(message) for message in pending]
         return ChatRequest(
             model=self.model,
@@ -180,16 +267,35 @@ class Brain:
     def request_tokens(self, request: ChatRequest) -> int:
         return self.counter.count_request(request.messages, request.tools)
 
-    def tool_context(self, now: datetime, speakers: dict[str, str]) -> ToolContext:
+    def tool_context(
+        self,
+        now: datetime,
+        speakers: dict[str, Speaker],
+        served: frozenset[str] | None = None,
+        audience: list[str] | None = None,
+    ) -> ToolContext:
         """What the tools may use in one conversation.
 
         Args:
             now (datetime): The time of the conversation.
-            speakers (dict): Who said something in it (lower-case name -> name): the only
+            speakers (dict): Who said something in it (lower-case name -> `Speaker`): the only
                 people a journal entry or observation may name as its source.
+            served (frozenset, optional): Who the conversation serves (`memory.audience`).
+            audience (list, optional): The audience of what it writes (None: public).
+
+        Returns:
+            ToolContext: For the tools.
 
         """
+
+        def recall(query: str, people: list[str], semantic) -> list[Recalled]:
+            return self.recall(query, now=now, served=served, people=people, semantic=semantic)
+
         return ToolContext(
+            served=served,
+            audience=audience,
+            recall=recall,
+            semantic=self.semantic_search,
             assistant_name=self.name,
             world=self.world,
             journal=self.journal,
@@ -286,6 +392,33 @@ class Brain:
         return self.lifecycle.mode == SLEEP
 
 
+PRIVATE_NOTE = (
+    "[A private conversation with someone else took place here. What was said is not shown: "
+    "it is not yours to share.]"
+)
+
+
+def visible_history(history: list[dict], served: frozenset[str] | None) -> list[dict]:
+    """The history as a conversation serving `served` may see it (wire format).
+
+    Messages of private conversations with others are left out; one note stands for each run
+    of them, so the model knows only that one took place. A turn's messages share one audience,
+    so a tool call and its result are always shown or left out together.
+
+    """
+    shown: list[dict] = []
+    hidden = False
+    for message in history:
+        audience = (message.get("metadata") or {}).get("audience")
+        if visible(audience, served):
+            shown.append(wire_format(message))
+            hidden = False
+        elif not hidden:
+            shown.append({"role": "user", "content": PRIVATE_NOTE})
+            hidden = True
+    return shown
+
+
 def _complete(client_factory, request):
     return client_factory().complete(request)
 
@@ -296,3 +429,8 @@ def _structured(client_factory, request, output_model):
 
 def _embed(client_factory, model, texts):
     return client_factory().embed(model, texts)
+
+
+def _embed_and_search(client_factory, model, query, snapshot, limit):
+    (vector,) = client_factory().embed(model, [query])
+    return nearest(snapshot, vector, limit)

@@ -87,10 +87,6 @@ class AssistantConfig(BaseModel):
     max_tool_output_chars: int = Field(
         2000, ge=100, le=20000, description="Tool results longer than this are truncated."
     )
-    recall_observations: int = Field(
-        5, ge=0, le=50, description="Observations per present person recalled into a prompt."
-    )
-
     # --- context ---
     max_context_tokens: int = Field(
         100000, ge=1000, le=2000000, description="Context budget of one model request."
@@ -148,6 +144,39 @@ class AssistantConfig(BaseModel):
         description="Room line when waking ({name}); None or empty turns it off.",
     )
 
+    # --- recall ---
+    recall_limit: int = Field(
+        8, ge=0, le=50, description="Memories recalled into each turn's message (0: none)."
+    )
+    recall_budget_tokens: int = Field(
+        600, ge=0, le=20000, description="Most tokens the recalled memories take in a turn."
+    )
+    recall_weight_relevance: float = Field(
+        1.0, ge=0.0, le=10.0, description="Weight of relevance (lexical, and semantic) in recall."
+    )
+    recall_weight_recency: float = Field(
+        0.3, ge=0.0, le=10.0, description="Weight of recency (decaying with game hours)."
+    )
+    recall_weight_importance: float = Field(
+        0.3, ge=0.0, le=10.0, description="Weight of a memory's 1-10 importance."
+    )
+    recall_weight_person: float = Field(
+        0.3, ge=0.0, le=10.0, description="Boost of memories about people named or present."
+    )
+    recall_recency_decay: float = Field(
+        0.995, gt=0.0, le=1.0, description="Recency multiplier per game hour since a memory."
+    )
+    recall_candidates: int = Field(
+        50, ge=5, le=500, description="Lexical and semantic hits weighed in each recall."
+    )
+    recall_link_neighbours: int = Field(
+        2, ge=0, le=10, description="Linked memories each of the best hits pulls in."
+    )
+    room_speech_audience: Literal["public", "present"] = Field(
+        "public",
+        description="Who may later hear speech said aloud: anyone, or only those present.",
+    )
+
     # --- long-term memory ---
     embedding_model: str | None = Field(
         None,
@@ -177,6 +206,54 @@ class AssistantConfig(BaseModel):
     )
     prune_age_days: int = Field(
         30, ge=1, le=3650, description="Age in days before low-importance entries are pruned."
+    )
+    trust_turn_importance: bool = Field(
+        False,
+        description="Keep the importance an awake turn gave an entry (no sleep-time scoring).",
+    )
+    compacting_give_up_minutes: int = Field(
+        30,
+        ge=1,
+        le=10080,
+        description="Minutes a due wake waits on failing consolidation before waking anyway.",
+    )
+
+    # --- dreaming ---
+    dream_max_calls_per_tick: int = Field(
+        3, ge=1, le=50, description="Model calls the dreaming steps may make per sleep tick."
+    )
+    link_recent_memories: int = Field(
+        20, ge=1, le=500, description="Recent important memories linked in one sleep."
+    )
+    link_min_importance: int = Field(
+        5, ge=1, le=10, description="Importance a memory needs to be linked in sleep."
+    )
+    link_min_strength: float = Field(
+        0.25, ge=0.0, le=1.0, description="Weakest link kept (0-1)."
+    )
+    link_max_per_memory: int = Field(
+        8, ge=1, le=100, description="Links a memory keeps, the strongest."
+    )
+    entity_batch_size: int = Field(
+        5, ge=1, le=50, description="People whose observations one model call consolidates."
+    )
+    entity_prune_consolidated: bool = Field(
+        False, description="Drop observations once consolidated into attributes."
+    )
+    reflection_entries: int = Field(
+        20, ge=3, le=200, description="Recent important entries one reflection looks at."
+    )
+    reflection_questions: int = Field(
+        3, ge=1, le=10, description="Questions a reflection asks itself."
+    )
+    working_memory_stale_minutes: int = Field(
+        60, ge=1, le=10080, description="Minutes before a quiet conversation leaves working memory."
+    )
+    triage_enabled: bool = Field(
+        True, description="In light sleep, one cheap call may decide to wake for nearby talk."
+    )
+    triage_interval_minutes: int = Field(
+        10, ge=1, le=1440, description="Least minutes between two such wake decisions."
     )
 
     @model_validator(mode="after")

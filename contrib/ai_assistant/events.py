@@ -19,6 +19,7 @@ import json
 import re
 import time
 from datetime import datetime
+from dataclasses import asdict, dataclass
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
@@ -26,13 +27,19 @@ from pydantic import BaseModel, Field
 from .clock import to_iso
 from .memory.importance import heuristic_importance
 from .memory.store import KeyValueStore
+from .memory.audience import person_key, private_to
 from .text import one_line
 
-EventType = Literal["say", "whisper", "page", "emote", "arrive", "depart", "instruction"]
+EventType = Literal[
+    "say", "whisper", "page", "emote", "arrive", "depart", "instruction", "notice"
+]
 DIRECT_MESSAGE = "direct_message"
 DIRECT_ADDRESSING = "direct_addressing"
 AMBIENT = "ambient"
-DIRECT_TYPES = frozenset({"whisper", "page", "instruction"})
+DIRECT_TYPES = frozenset({"whisper", "page", "instruction", "notice"})
+# heard in private: known only to the speaker (and the assistant)
+PRIVATE_TYPES = frozenset({"whisper", "page"})
+ROOM = "room"
 # events in which someone said something: only their speakers may be named as a source
 SPEECH_TYPES = frozenset({"say", "whisper", "page", "instruction"})
 BUILDER_BONUS = 2
@@ -53,6 +60,43 @@ class Event(BaseModel):
     truncated_chars: int = 0
     from_assistant: bool = False
     metadata: dict = Field(default_factory=dict)
+    audience: list[str] | None = None
+    witnesses: list[str] = Field(default_factory=list)
+
+    @property
+    def person(self) -> str:
+        """The speaker's key (`#12`, or `name:bob` for someone known only by name)."""
+        return person_key(self.speaker_key, self.speaker)
+
+    @property
+    def thread(self) -> str:
+        """The conversation it belongs to: `room`, or `private:<key>` for a whisper or page.
+        A turn answers one thread, so private words never ride in a request for others."""
+        return f"private:{self.person}" if self.type in PRIVATE_TYPES else ROOM
+
+
+def event_audience(
+    event_type: str, speaker: str, speaker_key: str | None, witnesses: list[str], room: str
+) -> list[str] | None:
+    """Who may know what an event says (see `memory.audience`).
+
+    Args:
+        event_type (str): The event's type.
+        speaker (str): Who.
+        speaker_key (str, optional): Their dbref.
+        witnesses (list): Keys of those present.
+        room (str): `room_speech_audience`: "public" or "present".
+
+    Returns:
+        list or None: The speaker alone for a whisper or page; those present for room speech
+            when `room` is "present"; else None (public).
+
+    """
+    if event_type in PRIVATE_TYPES:
+        return private_to(person_key(speaker_key, speaker))
+    if room == "present" and event_type in ("say", "emote"):
+        return private_to(person_key(speaker_key, speaker), *witnesses)
+    return None
 
 
 def mentions(text: str, names: list[str]) -> bool:
@@ -102,8 +146,30 @@ def make_event(
     location: str | None = None,
     from_assistant: bool = False,
     metadata: dict | None = None,
+    witnesses: list[str] | None = None,
+    room_speech_audience: str = "public",
 ) -> Event:
-    """Build a classified, scored event from what the character heard."""
+    """Build a classified, scored event from what the character heard.
+
+    Args:
+        event_id (int): Its id, increasing in the queue.
+        event_type (str): say, whisper, page, emote, arrive, depart, instruction or notice.
+        speaker (str): Who.
+        text (str): What (kept on one line, cut to `max_chars` with a note).
+        now (datetime): When.
+        assistant_names (list): The assistant's names (for "addressed by name").
+        max_chars (int): The most characters kept.
+        speaker_key (str, optional): The speaker's dbref.
+        location (str, optional): Where.
+        from_assistant (bool): The speaker is another assistant.
+        metadata (dict, optional): e.g. {"urgent": True} or {"priority": 9}.
+        witnesses (list, optional): Keys of those present.
+        room_speech_audience (str): "public" or "present" (see `event_audience`).
+
+    Returns:
+        Event: The event.
+
+    """
     metadata = dict(metadata or {})
     # a player's line breaks (Evennia's |/ included) and escape codes never reach a prompt
     text, cut = truncate(one_line(text), max_chars)
@@ -128,6 +194,10 @@ def make_event(
         truncated_chars=cut,
         from_assistant=from_assistant,
         metadata=metadata,
+        audience=event_audience(
+            event_type, speaker, speaker_key, witnesses or [], room_speech_audience
+        ),
+        witnesses=sorted(witnesses or []),
     )
 
 
@@ -144,8 +214,17 @@ class HeardLine(NamedTuple):
     from_assistant: bool = False
     metadata: dict | None = None
 
-    def to_event(self, event_id: int, assistant_names: list[str], max_chars: int) -> Event:
+    def to_event(
+        self,
+        event_id: int,
+        assistant_names: list[str],
+        max_chars: int,
+        witnesses: list[str] | None = None,
+        room_speech_audience: str = "public",
+    ) -> Event:
         return make_event(
+            witnesses=witnesses,
+            room_speech_audience=room_speech_audience,
             event_id=event_id,
             event_type=self.event_type,
             speaker=self.speaker,
@@ -160,14 +239,46 @@ class HeardLine(NamedTuple):
         )
 
 
-def speakers_of(events: list[Event]) -> dict[str, str]:
-    """Who said something in `events` (lower-case name -> name): arrivals, departures and
-    emotes are not speech, so they make no one a source of what the assistant writes down."""
-    return {
-        event.speaker.lower(): event.speaker
-        for event in events
-        if event.type in SPEECH_TYPES and not event.from_assistant
-    }
+@dataclass(frozen=True)
+class Speaker:
+    """Someone who said something in a conversation: the only people a memory may name as
+    its source.
+
+    Attributes:
+        name (str): Their name.
+        key (str): Their key (`#12` or `name:bob`).
+        instruction (bool): What they said was a builder's instruction.
+        addressed (bool): They spoke to the assistant (else it overheard them).
+        importance (int): The heuristic importance of what they said (the highest).
+
+    """
+
+    name: str
+    key: str
+    instruction: bool = False
+    addressed: bool = True
+    importance: int = 3
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def speakers_of(events: list[Event]) -> dict[str, Speaker]:
+    """Who said something in `events` (lower-case name -> `Speaker`): arrivals, departures
+    and emotes are not speech, so they make no one a source of what the assistant writes."""
+    speakers: dict[str, Speaker] = {}
+    for event in events:
+        if event.type not in SPEECH_TYPES or event.from_assistant:
+            continue
+        earlier = speakers.get(event.speaker.lower())
+        speakers[event.speaker.lower()] = Speaker(
+            name=event.speaker,
+            key=event.person,
+            instruction=event.type == "instruction" or bool(earlier and earlier.instruction),
+            addressed=event.classification != AMBIENT or bool(earlier and earlier.addressed),
+            importance=max(event.importance, earlier.importance if earlier else 0),
+        )
+    return speakers
 
 
 def triggers_model(event: Event, respond_to_ambient: bool, respond_to_assistants: bool) -> bool:

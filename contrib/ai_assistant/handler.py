@@ -291,6 +291,7 @@ class AssistantHandler:
                 embedding_model=embedding_model,
                 on_transition=self._on_transition,
                 long_term=self.make_long_term_store(memory_store),
+                time_factor=game_settings.time_factor(),
             )
             self._brain_key = key
         location = self.obj.location
@@ -403,10 +404,14 @@ class AssistantHandler:
         names = [self.obj.key, *self.obj.aliases.all()]
         queue = EventQueue(AttributeStore(self.script))
         last_id = queue.next_id() - 1
+        room = config.room_speech_audience
+        witnesses = [f"#{pk}" for pk in self.presence()] if room == "present" else None
         events = []
         for line in heard:
             last_id = max(time.time_ns(), last_id + 1)
-            events.append(line.to_event(last_id, names, config.max_event_chars))
+            events.append(
+                line.to_event(last_id, names, config.max_event_chars, witnesses, room)
+            )
         queue.push_many(events, config.max_pending_events)
         return len(events)
 

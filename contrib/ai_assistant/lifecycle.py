@@ -21,6 +21,9 @@ from .memory.journal import Journal
 from .memory.store import KeyValueStore
 from .state import (
     ACTIVITY,
+    COMPACTING_FAILURES,
+    DREAMING_PROGRESS,
+    WAKE_DEFERRED_SINCE,
     AWAKE_TICKS,
     COOLDOWN_UNTIL,
     DEPTH,
@@ -184,7 +187,8 @@ class Lifecycle:
                 "completed": pending == 0,
             },
         )
-        state.delete(WAKE_DEFERRED)
+        for key in (WAKE_DEFERRED, WAKE_DEFERRED_SINCE, DREAMING_PROGRESS, COMPACTING_FAILURES):
+            state.delete(key)
         if self.config.sleep_schedule_enabled and not state.get(SCHEDULE_SUSPENDED):
             # a sleep of its own suspends the schedule until it wakes
             state.set(SCHEDULE_WAS_ENABLED, True)
@@ -210,16 +214,38 @@ class Lifecycle:
         return WakeCheck(False)
 
     def apply_wake_conditions(self, events: list[Event], now: datetime) -> WakeCheck:
-        """After a sleep step: wake when a condition holds, or note why waking is deferred
-        (a wake is held back while compacting, so consolidation is not cut short)."""
+        """After a sleep step: wake when a condition holds, or note why waking is deferred.
+
+        A wake is held back while compacting, so consolidation is not cut short. But when the
+        model keeps failing, compacting gives up after `compacting_give_up_minutes` of a held
+        wake: the assistant wakes, and the entries not yet consolidated wait, untouched, for
+        the next sleep.
+
+        """
         if self.mode != SLEEP:
             return WakeCheck(False)
         check = self.check_wake_conditions(events, now)
-        if check.should_wake:
-            if check.deferred:
-                self.state.set(WAKE_DEFERRED, check.reason)
-            else:
-                self.wake_up(now, check.reason)
+        if not check.should_wake:
+            return check
+        state = self.state
+        if not check.deferred:
+            self.wake_up(now, check.reason)
+            return check
+        since = from_iso(state.get(WAKE_DEFERRED_SINCE))
+        if since is None:
+            state.set(WAKE_DEFERRED_SINCE, to_iso(now))
+            since = now
+        state.set(WAKE_DEFERRED, check.reason)
+        limit = timedelta(minutes=self.config.compacting_give_up_minutes)
+        if state.get(COMPACTING_FAILURES) and now - since >= limit:
+            left = len(self.journal.unconsolidated())
+            reason = (
+                f"{check.reason}; gave up consolidating after "
+                f"{self.config.compacting_give_up_minutes} minutes of model errors "
+                f"({left} entries left for the next sleep)"
+            )
+            self.wake_up(now, reason)
+            return WakeCheck(True, reason, False)
         return check
 
     def wake_up(self, now: datetime, reason: str) -> None:
@@ -231,7 +257,16 @@ class Lifecycle:
         state.set(COOLDOWN_UNTIL, to_iso(cooldown))
         state.set(ACTIVITY, 0)
         state.set(AWAKE_TICKS, 0)
-        for key in (WAKE_TIME, DEPTH, PHASE, INITIATED_BY, REASON, WAKE_DEFERRED):
+        for key in (
+            WAKE_TIME,
+            DEPTH,
+            PHASE,
+            INITIATED_BY,
+            REASON,
+            WAKE_DEFERRED,
+            WAKE_DEFERRED_SINCE,
+            COMPACTING_FAILURES,
+        ):
             state.delete(key)
         state.set(PROGRESS, empty_progress())
         if state.get(SCHEDULE_WAS_ENABLED):

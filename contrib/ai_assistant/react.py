@@ -22,6 +22,7 @@ generator yielding blocking work (see `ai_assistant.driver`); between two tool c
 
 """
 
+import traceback
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from types import GeneratorType
@@ -30,7 +31,7 @@ from typing import Any
 from .brain import Brain
 from .driver import NEXT_STEP
 from .llm.client import ChatReply, LLMError
-from .tools.base import ToolContext
+from .tools.base import TOOL_EXCEPTION, ToolContext, ToolResult
 
 TOO_MANY_TOOL_CALLS = "too_many_tool_calls"
 
@@ -48,6 +49,8 @@ class StopPolicy:
         end_on_out_of_scope (bool): A reply calling a tool not offered ends the conversation and
             none of its calls run (each is answered, so the history stays valid). Otherwise such
             a call gets an error result the model can correct.
+        use_history (bool): Send the history and add the conversation to it. False for a
+            cheap call that stands alone (a light sleeper's decision to wake).
 
     """
 
@@ -56,6 +59,7 @@ class StopPolicy:
     max_calls_per_reply: int
     max_calls_per_turn: int
     end_on_out_of_scope: bool = False
+    use_history: bool = True
 
 
 @dataclass
@@ -88,6 +92,7 @@ def react(
     *,
     before_request: BeforeRequest | None = None,
     on_first_reply: Callable[[], None] | None = None,
+    metadata: Callable[[], dict] | None = None,
 ) -> Generator[Any, Any, LoopResult]:
     """Run one conversation to its final output.
 
@@ -100,6 +105,10 @@ def react(
             request must not be sent (it is over budget); it may be a generator yielding
             blocking work (compacting the history to make room).
         on_first_reply (callable, optional): Called once, when the first reply has arrived.
+        metadata (callable, optional): Returns what is kept with every message this
+            conversation adds to the history (never sent): who may see it and who spoke, so
+            later requests show it only to those who may. Asked at each commit, since a recall
+            can narrow the audience mid-conversation.
 
     Returns:
         LoopResult: Calls, tool calls, why it stopped, any error.
@@ -117,7 +126,9 @@ def react(
                 result.error = "context_budget: the request cannot fit max_context_tokens"
                 result.stop_reason = "over_budget"
                 break
-            request = brain.build_request(pending, tools)
+            request = brain.build_request(
+                pending, tools, served=ctx.served, history=policy.use_history
+            )
             result.request_tokens.append(brain.pending_tokens(pending, policy.scope))
             try:
                 reply: ChatReply = yield brain.call_model(request)
@@ -134,8 +145,13 @@ def react(
             if iteration == 0 and on_first_reply is not None:
                 on_first_reply()
             final = yield from _apply_reply(brain, ctx, reply, pending, policy, result)
-            brain.history.extend(pending)
-            pending = []
+            # a conversation that stands alone keeps its messages in `pending` only
+            if policy.use_history:
+                if metadata is not None:
+                    kept = metadata()
+                    pending = [_with_metadata(message, kept) for message in pending]
+                brain.history.extend(pending)
+                pending = []
             if final:
                 break
         else:
@@ -143,6 +159,10 @@ def react(
     finally:
         brain.save_usage(usage)
     return result
+
+
+def _with_metadata(message: dict, metadata: dict) -> dict:
+    return {**message, "metadata": {**(message.get("metadata") or {}), **metadata}}
 
 
 def _checked(before_request: BeforeRequest, pending: list[dict]) -> Generator[Any, Any, bool]:
@@ -203,6 +223,20 @@ def _apply_reply(
             pending.append({"role": "tool", "tool_call_id": call.id, "content": content})
             continue
         outcome = brain.registry.dispatch(ctx, call, policy.scope)
+        while outcome.pending is not None:
+            # a tool that needs blocking work (an embedding): run it off the reactor
+            try:
+                value = yield outcome.pending
+            except LLMError as err:
+                value = err
+            try:
+                outcome = outcome.resume(value)
+            except Exception:
+                outcome = ToolResult.error(
+                    f"'{call.name}' failed unexpectedly; try something else.",
+                    TOOL_EXCEPTION,
+                    detail=traceback.format_exc(),
+                )
         if outcome.malformed:
             usage.record_malformed(outcome.malformed)
         content = outcome.content

@@ -26,13 +26,19 @@ LAST_TRANSITION = "last_mode_transition"
 AWAKE_TICKS = "awake_ticks"
 WAKE_DEFERRED = "wake_deferred_reason"
 SLEEP_ERRORS = "sleep_errors"
+COMPACTING_FAILURES = "compacting_failures"
+WAKE_DEFERRED_SINCE = "wake_deferred_since"
+DREAMING_PROGRESS = "dreaming_progress"
+LAST_TRIAGE = "last_triage"
 
 # the awake turn
 WAIT_UNTIL = "wait_until"
 WAIT_SET_AT = "wait_set_at"
+WAIT_REASON = "wait_reason"
 RETRY_AFTER = "retry_after"
 CONSECUTIVE_ERRORS = "consecutive_errors"
 LAST_TURN = "last_turn"
+WORKING_MEMORY = "working_memory"
 
 # the model and the context
 USAGE = "usage"

@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 
 from evennia.objects.objects import DefaultCharacter
+from evennia.utils import search
 from evennia.utils.ansi import strip_ansi
 
 from .tools.base import ToolError
@@ -106,10 +107,24 @@ class CharacterWorld:
     def present(self) -> list[str]:
         return [obj.key for obj in self._others()]
 
+    def present_people(self) -> list[tuple[str, str]]:
+        """(key, name) of everyone here: their dbref and their name."""
+        return [(f"#{obj.id}", obj.key) for obj in self._others()]
+
     def entity_key(self, name: str) -> tuple[str, str]:
+        """The key and name of a person: whoever is here by that name, else the one character
+        in the game of that exact name, so an observation made while they are away lands in
+        the same profile; else their name alone."""
         try:
             obj = self._find_present(name)
         except ToolError:
             clean = name.strip().lstrip("@")
+            found = [
+                obj
+                for obj in search.search_object(clean, exact=True)
+                if isinstance(obj, DefaultCharacter) and obj.key.lower() == clean.lower()
+            ]
+            if len(found) == 1:
+                return f"#{found[0].id}", found[0].key
             return f"name:{clean.lower()}", clean
         return f"#{obj.id}", obj.key

@@ -26,7 +26,11 @@ from typing import Any
 from ..brain import Brain
 from ..clock import from_iso, to_iso
 from ..context.compaction import compaction_summary, extract_then_compact, fit_to_budget
-from ..events import Event, speakers_of, triggers_model
+from ..events import DIRECT_MESSAGE, ROOM, SPEECH_TYPES, Event, speakers_of, triggers_model
+from ..llm.client import LLMError
+from ..memory.audience import narrowest, served_by
+from ..memory.recall import render
+from ..memory.working import WorkingMemory
 from ..prompt import events_message
 from ..react import LoopResult, StopPolicy, react
 from ..state import (
@@ -36,6 +40,7 @@ from ..state import (
     LAST_COMPACTION,
     LAST_TURN,
     RETRY_AFTER,
+    WAIT_REASON,
     WAIT_SET_AT,
     WAIT_UNTIL,
 )
@@ -56,6 +61,7 @@ class TurnOutcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     compaction: dict | None = None
+    recalled: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, events: list[Event], loop: LoopResult) -> "TurnOutcome":
@@ -77,6 +83,7 @@ class TurnOutcome:
             "tools": [call["name"] for call in self.tool_calls],
             "stop_reason": self.stop_reason,
             "error": redact(self.error) if self.error else None,
+            "recalled": list(self.recalled),
         }
 
 
@@ -135,6 +142,9 @@ def _emergency_then(brain: Brain, now: datetime, turn: Generator | None) -> Gene
 
 
 def _plan_turn(brain: Brain, now: datetime) -> Generator | None:
+    """The turn this tick needs, if any: for the thread (the room, or one person's whispers
+    and pages) of the oldest event that calls for the model. The other threads' events wait for
+    the next turn, so private words never ride in a request that serves someone else."""
     state = brain.state
     events = brain.events.peek()
     config = brain.config
@@ -143,6 +153,7 @@ def _plan_turn(brain: Brain, now: datetime) -> Generator | None:
         for event in events
         if triggers_model(event, config.respond_to_ambient, config.respond_to_assistants)
     ]
+    notice = None
     wait_until = from_iso(state.get(WAIT_UNTIL))
     if wait_until:
         if now < wait_until:
@@ -151,31 +162,41 @@ def _plan_turn(brain: Brain, now: datetime) -> Generator | None:
             triggering = [
                 event for event in triggering if event.urgent and event.time > wait_set_at
             ]
-        if not triggering and now < wait_until:
-            return None
-        state.delete(WAIT_UNTIL)
-        state.delete(WAIT_SET_AT)
-    if not triggering:
+            if not triggering:
+                return None
+        elif not triggering:
+            # the wait is over and nothing came: the assistant gets to act, told so
+            notice = _wait_over(brain, now, wait_until)
+        for key in (WAIT_UNTIL, WAIT_SET_AT, WAIT_REASON):
+            state.delete(key)
+    if not triggering and notice is None:
         return None
-    return run_turn(brain, events, len(triggering), now)
+    thread = triggering[0].thread if triggering else ROOM
+    turn_events = [event for event in events if event.thread == thread]
+    interactions = sum(1 for event in triggering if event.thread == thread)
+    if notice is not None:
+        turn_events.append(notice)
+    return run_turn(brain, turn_events, interactions, now)
 
 
-MAX_RECALLED = 10
+def _wait_over(brain: Brain, now: datetime, wait_until: datetime) -> Event:
+    set_at = from_iso(brain.state.get(WAIT_SET_AT)) or wait_until
+    minutes = max(1, round((wait_until - set_at).total_seconds() / 60))
+    reason = brain.state.get(WAIT_REASON) or ""
+    text = f"Your wait of {minutes} minutes is over." + (f" You waited: {reason}" if reason else "")
+    return Event(
+        id=0,
+        type="notice",
+        speaker="the game",
+        text=text,
+        time=to_iso(now),
+        location=brain.location,
+        classification=DIRECT_MESSAGE,
+        urgent=True,
+    )
+
+
 MAX_PRESENT_LISTED = 20
-
-
-def _recall(brain: Brain, events: list[Event]) -> dict[str, list[str]]:
-    """What the assistant knows about the people it heard this turn (not everyone present: a
-    crowded room would make that a lookup per person per turn)."""
-    recall: dict[str, list[str]] = {}
-    for event in events:
-        if event.speaker in recall or len(recall) >= MAX_RECALLED or event.from_assistant:
-            continue
-        key = event.speaker_key or f"name:{event.speaker.lower()}"
-        notes = brain.entities.recall(key, brain.config.recall_observations)
-        if notes:
-            recall[event.speaker] = notes
-    return recall
 
 
 def _listed(present: list[str]) -> list[str]:
@@ -195,11 +216,11 @@ def _back_off(brain: Brain, now: datetime) -> None:
 def run_turn(
     brain: Brain, events: list[Event], interactions: int, now: datetime
 ) -> Generator[Any, Any, TurnOutcome]:
-    """One awake turn over `events` (see the module's doc).
+    """One awake turn over the events of one thread (see the module's doc).
 
     Args:
         brain (Brain): The assistant.
-        events (list): The events to answer (all pending ones).
+        events (list): The events to answer, all of one thread.
         interactions (int): How many of them count as interactions handled.
         now (datetime): The time.
 
@@ -208,17 +229,50 @@ def run_turn(
 
     """
     state = brain.state
+    config = brain.config
+    thread = events[0].thread if events else ROOM
+    private = thread != ROOM
+    present = brain.world.present_people()
     speakers = speakers_of(events)
-    ctx = brain.tool_context(now, speakers)
+    if private:
+        partner = events[0]
+        served = served_by([partner.person])
+    else:
+        served = served_by([key for key, _ in present] + [s.key for s in speakers.values()])
+    # what the model is shown: recalled memories for these events, who it is talking with
+    query = " ".join(event.text for event in events if event.type != "notice")
+    people = [name for _, name in present[:MAX_PRESENT_LISTED]]
+    people += [s.name for s in speakers.values()] + [s.key for s in speakers.values()]
+    semantic = None
+    search = brain.semantic_search(query) if config.recall_limit else None
+    if search is not None:
+        try:
+            semantic = yield search
+        except LLMError as err:
+            brain.usage().record_error(err.kind)  # lexical recall still answers
+    recalled = brain.recall(query, now=now, served=served, people=people, semantic=semantic)
+    recalled_lines = render(recalled, config.recall_budget_tokens, brain.counter.count_text)
+    shown = recalled[: len(recalled_lines)]
+    working = WorkingMemory(state)
+    audience = narrowest([event.audience for event in events] + [r.audience for r in shown])
+    ctx = brain.tool_context(now, speakers, served=served, audience=audience)
     message = events_message(
         events,
         location=brain.location,
-        present=_listed(brain.world.present()),
-        recall=_recall(brain, events),
+        present=_listed([name for _, name in present]),
         now_text=now.strftime("%Y-%m-%d %H:%M UTC"),
+        recalled=recalled_lines,
+        talking_with=working.lines(served, now, config.working_memory_stale_minutes),
+        private_with=events[0].speaker if private else None,
     )
-    # kept with the message in the history (never sent): who may later be named as a source
-    message["metadata"] = {"speakers": speakers}
+
+    def metadata() -> dict:
+        # kept with the turn's messages in the history (never sent): who may see them later,
+        # and who spoke (the only people a later note may name as a source)
+        return {
+            "audience": ctx.audience,
+            "speakers": {name: s.as_dict() for name, s in speakers.items()},
+        }
 
     def commit_events() -> None:
         # only now, with a reply in hand, do the events leave the queue
@@ -227,6 +281,14 @@ def run_turn(
         for key in (RETRY_AFTER, CONSECUTIVE_ERRORS):
             if state.get(key) is not None:
                 state.delete(key)
+        working.note(
+            [
+                (event.person, event.speaker, event.text, event.audience)
+                for event in events
+                if event.type in SPEECH_TYPES and not event.from_assistant
+            ],
+            now,
+        )
 
     loop = LoopResult()
     try:
@@ -237,6 +299,7 @@ def run_turn(
             turn_policy(brain),
             before_request=lambda pending: fit_to_budget(brain, now, pending),
             on_first_reply=commit_events,
+            metadata=metadata,
         )
         if loop.model_calls == 0 and loop.error:
             _back_off(brain, now)
@@ -244,8 +307,10 @@ def run_turn(
         if ctx.control.wait_until:
             state.set(WAIT_UNTIL, to_iso(ctx.control.wait_until))
             state.set(WAIT_SET_AT, to_iso(now))
+            state.set(WAIT_REASON, ctx.control.wait_reason)
         if loop.request_tokens:
             state.set(CONTEXT_TOKENS, loop.request_tokens[-1])
     outcome = TurnOutcome.of(events, loop)
+    outcome.recalled = [item.id for item in shown]
     state.set(LAST_TURN, {"at": to_iso(now), **outcome.summary()})
     return outcome

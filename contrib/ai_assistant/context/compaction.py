@@ -22,6 +22,10 @@ from datetime import datetime
 from ..clock import to_iso
 from ..llm.client import ChatRequest, LLMError
 from ..brain import Brain
+from ..events import Speaker
+from ..memory.audience import served_by
+from ..memory.journal import SYNTHESIS
+from ..memory.provenance import SUMMARY
 from ..react import StopPolicy, react
 from ..state import CONTEXT_SIGNALS, LAST_COMPACTION
 from ..text import for_prompt
@@ -75,6 +79,12 @@ def render_transcript(messages: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _public(messages: list[dict]) -> list[dict]:
+    """The messages anyone may see: private conversations are never summarised (what mattered
+    in them was journaled, with their audience, as they happened) and leave the history."""
+    return [m for m in messages if (m.get("metadata") or {}).get("audience") is None]
+
+
 def compact_history(
     brain: Brain,
     now: datetime,
@@ -107,7 +117,7 @@ def compact_history(
                     name=brain.name
                 ),
             },
-            {"role": "user", "content": render_transcript(to_compact)},
+            {"role": "user", "content": render_transcript(_public(to_compact))},
         ],
         temperature=0.2,
         max_tokens=config.max_reply_tokens,
@@ -136,8 +146,10 @@ def compact_history(
         author=brain.name,
         now=now,
         location=brain.location,
-        source_type="compaction",
+        source_type=SUMMARY,
         importance=7,
+        scoring_method="llm",
+        kind=SYNTHESIS,
         tags=["compaction", "synthesis"],
     )
     after = brain.context_tokens()
@@ -151,12 +163,13 @@ def compact_history(
     }
 
 
-def _speakers_in(history: list[dict]) -> dict[str, str]:
+def _speakers_in(history: list[dict]) -> dict[str, Speaker]:
     """Everyone who said something in the history, from the data kept with each turn."""
-    names: dict[str, str] = {}
+    speakers: dict[str, Speaker] = {}
     for message in history:
-        names.update((message.get("metadata") or {}).get("speakers") or {})
-    return names
+        for name, data in ((message.get("metadata") or {}).get("speakers") or {}).items():
+            speakers[name] = Speaker(**data)
+    return speakers
 
 
 def extraction_policy(brain: Brain, max_iterations: int) -> StopPolicy:
@@ -186,7 +199,9 @@ def pre_compaction_extraction(brain: Brain, now: datetime, max_iterations: int) 
         return {"skipped": "history too short", "facts_recorded": 0, "iterations": 0}
     state = brain.state
     state.set(CONTEXT_SIGNALS, {**(state.get(CONTEXT_SIGNALS) or {}), "pre_compaction": True})
-    ctx = brain.tool_context(now, _speakers_in(history))
+    # journaling before compaction sees and writes only what anyone may know
+    public = _public(history)
+    ctx = brain.tool_context(now, _speakers_in(public), served=served_by([]))
     prompt = (config.pre_compact_prompt or DEFAULT_EXTRACTION_PROMPT).replace("\n", " ")
     policy = extraction_policy(brain, max_iterations)
 

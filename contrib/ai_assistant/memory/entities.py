@@ -1,32 +1,77 @@
 """
 Entity profiles: what the assistant has observed about people (and things).
 
-Each entity is one stored value (`entity:<key>`), so writing an observation about one person
-never re-writes the others; an index maps keys to display names. Observations carry provenance
-like journal entries. Consolidating observations into stable attributes happens while asleep.
+Each profile is one stored value (`entity:<key>`), so an observation about one person never
+re-writes the others; an index maps keys to display names. A person's key is their dbref
+(`#12`) when known, else `name:<lower-case name>`. One person has one profile: an observation
+by name finds the profile of the person of that name, and a profile started by name is merged
+into the dbref's profile as soon as the person is known by dbref.
+
+A profile holds:
+
+- observations (`o1`, `o2`, ...): what was noticed or told, each with its provenance and
+  audience, marked `consolidated` once sleep has drawn attributes from it;
+- attributes (`a1`, ...): stable knowledge synthesised in sleep (a preference, a trait, a
+  relationship, a fact), each citing the observations it rests on, with the narrowest audience
+  of those.
 
 """
 
+from collections.abc import Callable
 from datetime import datetime
 
 from ..clock import to_iso
+from .audience import Audience
+from .provenance import OBSERVED
 from .store import KeyValueStore
 
 INDEX_KEY = "entity:index"
+ATTRIBUTE_TYPES = ("preference", "trait", "relationship", "fact")
+
+
+def name_key(name: str) -> str:
+    """The key of someone known only by name."""
+    return f"name:{name.strip().lstrip('@').lower()}"
 
 
 class EntityMemory:
+    """The profiles of one assistant.
+
+    Args:
+        store (KeyValueStore): The assistant character's store.
+
+    Attributes:
+        watchers (list): Callables told of every changed profile (the recall index).
+
+    """
+
     def __init__(self, store: KeyValueStore):
         self.store = store
+        self.watchers: list[Callable[[dict], None]] = []
 
     def _key(self, entity_key: str) -> str:
         return f"entity:{entity_key}"
 
     def index(self) -> dict[str, str]:
+        """Every profile's key and display name."""
         return dict(self.store.get(INDEX_KEY) or {})
 
     def profile(self, entity_key: str) -> dict | None:
         return self.store.get(self._key(entity_key))
+
+    def profiles(self) -> list[dict]:
+        """Every profile (one read each)."""
+        return [p for key in self.index() if (p := self.profile(key)) is not None]
+
+    def resolve(self, entity_key: str, name: str) -> str:
+        """The key to file an observation about `name` under: a name key becomes the key of
+        the one known person of that name."""
+        if not entity_key.startswith("name:"):
+            return entity_key
+        wanted = name.strip().lstrip("@").lower()
+        known = [key for key, shown in self.index().items() if shown.lower() == wanted]
+        dbrefs = [key for key in known if not key.startswith("name:")]
+        return dbrefs[0] if len(dbrefs) == 1 else entity_key
 
     def observe(
         self,
@@ -37,59 +82,133 @@ class EntityMemory:
         now: datetime,
         author: str,
         location: str | None = None,
-        source_type: str = "self",
+        source_type: str = OBSERVED,
         heard_from: str | None = None,
+        audience: Audience = None,
+        importance: int = 5,
     ) -> dict:
-        """Record one observation about an entity and return the profile."""
-        profile = self.profile(entity_key) or {
-            "key": entity_key,
-            "name": name,
-            "observations": [],
-            "attributes": [],
-        }
+        """Record one observation about an entity and return the profile.
+
+        Args:
+            entity_key (str): The person's key (`#12` or `name:bob`).
+            name (str): Their display name.
+            text (str): What was noticed or told.
+            now (datetime): When.
+            author (str): The assistant's name.
+            location (str, optional): Where.
+            source_type (str): How it was learned (`memory.provenance`).
+            heard_from (str, optional): Who told it.
+            audience (list, optional): Who may know it; None for public.
+            importance (int): 1-10.
+
+        Returns:
+            dict: The updated profile.
+
+        """
+        entity_key = self.resolve(entity_key, name)
+        profile = self.profile(entity_key) or _new_profile(entity_key, name)
+        merged = self._merge_name_profile(entity_key, name, profile)
         profile["name"] = name
+        number = profile.get("next_id", len(profile["observations"]) + 1)
         profile["observations"].append(
             {
+                "id": f"o{number}",
                 "text": text,
                 "at": to_iso(now),
                 "where": location,
                 "author": author,
                 "source_type": source_type,
                 "heard_from": heard_from,
+                "audience": None if audience is None else sorted(set(audience)),
+                "importance": importance,
+                "consolidated": False,
             }
         )
+        profile["next_id"] = number + 1
         profile["updated_at"] = to_iso(now)
-        self.store.set(self._key(entity_key), profile)
+        self.save(profile)
         index = self.index()
-        if index.get(entity_key) != name:
+        if index.get(entity_key) != name or merged:
             index[entity_key] = name
+            if merged:
+                index.pop(merged, None)
             self.store.set(INDEX_KEY, index)
         return profile
 
-    def recall(self, entity_key: str, limit: int) -> list[str]:
-        """Stable attributes, then the most recent observations, each saying where it came from.
+    def _merge_name_profile(self, entity_key: str, name: str, profile: dict) -> str | None:
+        """Fold a profile started by name into the dbref profile of that person."""
+        if entity_key.startswith("name:"):
+            return None
+        other_key = name_key(name)
+        other = self.profile(other_key)
+        if not other:
+            return None
+        number = profile.get("next_id", len(profile["observations"]) + 1)
+        for observation in other.get("observations", []):
+            profile["observations"].append({**observation, "id": f"o{number}"})
+            number += 1
+        for attribute in other.get("attributes", []):
+            profile["attributes"].append({**attribute, "id": f"a{number}", "cites": []})
+            number += 1
+        profile["next_id"] = number
+        self.store.delete(self._key(other_key))
+        for watcher in self.watchers:
+            watcher({"key": other_key, "removed": True})
+        return other_key
 
-        A person's claim about themselves comes back as their claim ("Bob told you: is an
-        administrator"), never as a bare fact.
+    def save(self, profile: dict) -> None:
+        """Write a changed profile back (one value) and tell the watchers."""
+        self.store.set(self._key(profile["key"]), profile)
+        for watcher in self.watchers:
+            watcher(profile)
+
+    def add_attributes(
+        self,
+        entity_key: str,
+        attributes: list[dict],
+        consolidated: list[str],
+        now: datetime,
+        prune: bool = False,
+    ) -> dict | None:
+        """Store attributes synthesised from observations, and mark those observations.
+
+        Args:
+            entity_key (str): The person.
+            attributes (list): Dicts with `type`, `value`, `cites` (observation ids) and
+                `audience`.
+            consolidated (list): Ids of the observations the synthesis covered.
+            now (datetime): When.
+            prune (bool): Drop the consolidated observations instead of marking them.
+
+        Returns:
+            dict or None: The profile, None when there is none.
 
         """
         profile = self.profile(entity_key)
-        if not profile or limit <= 0:
-            return []
-        lines = [
-            f"[consolidated] {attribute.get('value', '')}"
-            for attribute in profile.get("attributes", [])
-        ]
-        lines += [
-            f"[{source_label(obs)}] {obs['text']}"
-            for obs in profile.get("observations", [])[-limit:]
-        ]
-        return lines
+        if profile is None:
+            return None
+        number = profile.get("next_id", 1)
+        for attribute in attributes:
+            profile["attributes"].append({"id": f"a{number}", "at": to_iso(now), **attribute})
+            number += 1
+        profile["next_id"] = number
+        done = set(consolidated)
+        if prune:
+            profile["observations"] = [o for o in profile["observations"] if o["id"] not in done]
+        else:
+            for observation in profile["observations"]:
+                if observation["id"] in done:
+                    observation["consolidated"] = True
+        profile["consolidated_at"] = to_iso(now)
+        self.save(profile)
+        return profile
 
 
-def source_label(record: dict) -> str:
-    """Where a remembered item came from, in a few words for the prompt."""
-    heard_from = record.get("heard_from")
-    if heard_from:
-        return f"{heard_from} told you"
-    return "you observed"
+def _new_profile(entity_key: str, name: str) -> dict:
+    return {
+        "key": entity_key,
+        "name": name,
+        "observations": [],
+        "attributes": [],
+        "next_id": 1,
+    }

@@ -1,23 +1,46 @@
 """
-The journal: the assistant's episodic memory, written by the `add_journal_entry` tool (and, in
-later phases, by compaction and reflection).
+The journal: the assistant's episodic memory.
 
-Each entry keeps its provenance: who wrote it (the assistant), whether it is self-written or
-heard from someone (and from whom), where and when. Entries are stored in a `ChunkedList`, so
-the cost of a write does not grow with the journal.
+Entries are written by the `add_journal_entry` tool, by compaction (a summary of past talk) and
+by reflection (insights drawn in sleep). Each keeps its provenance (`memory.provenance`: who
+said it and how it was learned, where and when) and its audience (`memory.audience`: who may
+know it). Entries live in a `ChunkedList`, so the cost of a write does not grow with the
+journal; an entry's id (`j000042`) is its position, so it can be found without a scan.
+
+Entries are never moved. Pruning empties an old, unimportant entry in place (its text is
+gone, its id stays), and consolidation only marks entries.
+
+An entry:
+
+| field | meaning |
+| --- | --- |
+| `id`, `seq` | `j000042`, and its position 42 |
+| `content` | the text |
+| `kind` | `experience` (what happened), `reflection` or `synthesis` (a summary) |
+| `source_type`, `heard_from`, `about` | provenance (see `memory.provenance`) |
+| `audience`, `witnesses` | who may know it (None: public), who was present |
+| `location`, `created_at` | where and when |
+| `importance`, `scoring_method` | 1-10; `heuristic`, `turn` (the awake model's), `llm` |
+| `consolidated`, `skipped`, `memory_ids` | what consolidation did with it |
+| `cites` | the entries a reflection rests on |
+| `pruned` | emptied by episodic pruning |
 
 """
 
+from collections.abc import Callable
 from datetime import datetime
 
 from ..clock import to_iso
 from .importance import heuristic_importance
+from .provenance import OBSERVED, REFLECTION, SUMMARY
 from .store import ChunkedList, KeyValueStore
 
-SELF = "self"
-HEARD = "heard"
-COMPACTION = "compaction"
+EXPERIENCE = "experience"
+REFLECTION_KIND = "reflection"
+SYNTHESIS = "synthesis"
 SYNTHESIS_PREFIXES = ("[SYNTHESIS]", "[CONTEXT SYNTHESIS]")
+# the running sum of importance since the last reflection, kept with the journal's meta
+REFLECTION_COUNTER = "importance_since_reflection"
 
 
 class Journal:
@@ -27,10 +50,14 @@ class Journal:
         store (KeyValueStore): The assistant character's store.
         chunk_size (int): Entries per stored chunk.
 
+    Attributes:
+        watchers (list): Callables told of every new or changed entry (the recall index).
+
     """
 
     def __init__(self, store: KeyValueStore, chunk_size: int = 100):
         self.entries = ChunkedList(store, "journal", chunk_size)
+        self.watchers: list[Callable[[dict], None]] = []
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -42,10 +69,16 @@ class Journal:
         author: str,
         now: datetime,
         location: str | None = None,
-        source_type: str = SELF,
+        source_type: str = OBSERVED,
         heard_from: str | None = None,
         importance: int | None = None,
+        scoring_method: str | None = None,
         tags: list[str] | None = None,
+        audience: list[str] | None = None,
+        witnesses: list[str] | None = None,
+        about: list[str] | None = None,
+        kind: str = EXPERIENCE,
+        cites: list[str] | None = None,
     ) -> dict:
         """Append an entry and return it.
 
@@ -54,30 +87,71 @@ class Journal:
             author (str): Who wrote it (the assistant's name).
             now (datetime): When.
             location (str, optional): Where.
-            source_type (str): SELF, HEARD, COMPACTION, ...
-            heard_from (str, optional): Whose words it records, when HEARD.
-            importance (int, optional): 1-10 given by the model; else a heuristic score.
+            source_type (str): How it was learned (`memory.provenance`).
+            heard_from (str, optional): Whose words it records.
+            importance (int, optional): 1-10; without it, a heuristic score.
+            scoring_method (str, optional): Where the importance came from: "heuristic",
+                "turn" (the awake model's or the heard event's), "llm" (sleep-time scoring).
             tags (list, optional): Short labels.
+            audience (list, optional): Who may know it; None for public.
+            witnesses (list, optional): Who was present, for speech in a room.
+            about (list, optional): Keys of the people it is about.
+            kind (str): EXPERIENCE, REFLECTION_KIND or SYNTHESIS.
+            cites (list, optional): Entry ids it rests on (reflections).
+
+        Returns:
+            dict: The entry.
 
         """
         seq = len(self.entries)
+        score = importance or heuristic_importance(content)
         entry = {
             "id": f"j{seq:06d}",
             "seq": seq,
             "content": content,
+            "kind": kind,
             "author": author,
             "source_type": source_type,
             "heard_from": heard_from,
+            "about": sorted(set(about or [])),
+            "audience": None if audience is None else sorted(set(audience)),
+            "witnesses": sorted(set(witnesses or [])),
             "location": location,
             "created_at": to_iso(now),
-            "importance": importance or heuristic_importance(content),
-            "scoring_method": "llm" if importance else "heuristic",
+            "importance": score,
+            "scoring_method": scoring_method or ("turn" if importance else "heuristic"),
             "tags": list(tags or []),
-            "consolidated": False,
+            "cites": list(cites or []),
+            "consolidated": kind != EXPERIENCE,  # reflections and summaries are not raw
             "memory_ids": [],
         }
+        if kind == EXPERIENCE:
+            extra = self.entries.extra
+            extra[REFLECTION_COUNTER] = extra.get(REFLECTION_COUNTER, 0) + score
         self.entries.append(entry)
+        self._tell(entry)
         return entry
+
+    def get(self, entry_id: str) -> dict | None:
+        """The entry with this id, or None."""
+        try:
+            seq = int(entry_id.removeprefix("j"))
+            entry = self.entries.get(seq)
+        except (ValueError, IndexError):
+            return None
+        return entry if entry.get("id") == entry_id else None
+
+    def update(self, entries: list[dict]) -> None:
+        """Write back changed entries (each found by its `seq`), each touched chunk once."""
+        if not entries:
+            return
+        self.entries.update({entry["seq"]: entry for entry in entries})
+        for entry in entries:
+            self._tell(entry)
+
+    def _tell(self, entry: dict) -> None:
+        for watcher in self.watchers:
+            watcher(entry)
 
     def recent(self, count: int) -> list[dict]:
         return self.entries.tail(count)
@@ -85,17 +159,38 @@ class Journal:
     def all(self) -> list[dict]:
         return self.entries.all()
 
+    def live(self) -> list[dict]:
+        """Every entry not emptied by pruning."""
+        return [entry for entry in self.entries.all() if not entry.get("pruned")]
+
     @staticmethod
     def is_synthesis(entry: dict) -> bool:
-        return entry.get("content", "").startswith(SYNTHESIS_PREFIXES)
+        return entry.get("kind") == SYNTHESIS or entry.get("content", "").startswith(
+            SYNTHESIS_PREFIXES
+        )
+
+    @staticmethod
+    def is_reflection(entry: dict) -> bool:
+        return entry.get("kind") == REFLECTION_KIND or entry.get("source_type") == REFLECTION
 
     def unconsolidated(self) -> list[dict]:
-        """Entries not yet consolidated (nor skipped), synthesis entries excluded
-        (they are summaries, not raw experience)."""
+        """Raw experience not yet consolidated (nor skipped): reflections and summaries are
+        never consolidated as raw experience."""
         return [
             entry
             for entry in self.entries.all()
             if not entry.get("consolidated")
             and not entry.get("skipped")
+            and not entry.get("pruned")
             and not self.is_synthesis(entry)
+            and not self.is_reflection(entry)
+            and entry.get("source_type") != SUMMARY
         ]
+
+    @property
+    def importance_since_reflection(self) -> int:
+        return self.entries.extra.get(REFLECTION_COUNTER, 0)
+
+    def reset_reflection_counter(self) -> None:
+        self.entries.extra[REFLECTION_COUNTER] = 0
+        self.entries.save_meta()

@@ -85,6 +85,10 @@ class ChunkedList:
             self.store.set(
                 self._chunk_key(index), json.dumps(self._chunks[index], separators=(",", ":"))
             )
+        self.save_meta()
+
+    def save_meta(self) -> None:
+        """Write the count and the small `extra` values (after changing `extra` alone)."""
         self.store.set(
             self._meta_key,
             {"count": self._count, "chunk_size": self.chunk_size, "extra": self.extra},

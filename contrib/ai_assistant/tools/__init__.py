@@ -6,12 +6,13 @@ The assistant's tools. `default_registry()` returns the registry the shell uses;
 
 from .base import EXTRACTION, TRIAGE, TURN, Tool, ToolContext, ToolRegistry, ToolResult
 from .memory import MEMORY_TOOLS
+from .recall import RecallTool
 from .sleep import SLEEP_TOOLS
 from .world import WORLD_TOOLS
 
 
 def default_tools() -> list[Tool]:
-    return [*WORLD_TOOLS, *MEMORY_TOOLS, *SLEEP_TOOLS]
+    return [*WORLD_TOOLS, *MEMORY_TOOLS, RecallTool(), *SLEEP_TOOLS]
 
 
 def default_registry() -> ToolRegistry:

@@ -15,11 +15,14 @@ import traceback
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime
+from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..llm.client import ToolCall
+from ..events import Speaker
+from ..memory.audience import narrowest
 
 # scopes: the conversations with the model a tool may be offered in (not operating modes)
 TURN = "turn"  # an awake turn, answering what the assistant heard
@@ -46,11 +49,21 @@ class ToolArgs(BaseModel):
 
 @dataclass
 class ToolResult:
+    """What a tool call did, for the model (`content`) and for the log.
+
+    A tool that needs blocking work (an HTTP call, such as embedding a query) returns it as
+    `pending` with a `resume(value)` that finishes the call; the ReAct loop runs the work off
+    the reactor thread and then calls `resume` with its result (or with the exception).
+
+    """
+
     ok: bool
     content: str
     stop: bool = False
     malformed: str | None = None
     detail: str | None = None  # a traceback for the log, never sent to the model
+    pending: Callable[[], Any] | None = None
+    resume: Callable[[Any], "ToolResult"] | None = None
 
     @classmethod
     def error(cls, content: str, malformed: str | None = None, detail: str | None = None):
@@ -70,6 +83,8 @@ class World(Protocol):
 
     def present(self) -> list[str]: ...
 
+    def present_people(self) -> list[tuple[str, str]]: ...
+
     def entity_key(self, name: str) -> tuple[str, str]: ...
 
 
@@ -78,6 +93,7 @@ class TurnControl:
     """What tools may change about the turn and the assistant's awake state."""
 
     wait_until: datetime | None = None
+    wait_reason: str = ""
     stop_reason: str | None = None
     journal_written: int = 0
     observations_written: int = 0
@@ -86,7 +102,18 @@ class TurnControl:
 
 @dataclass
 class ToolContext:
-    """Everything a tool may use. Built by the shell for each turn."""
+    """Everything a tool may use in one conversation. Built by the brain for each.
+
+    Attributes:
+        speakers (dict): Lower-case name -> `Speaker`, for everyone who said something.
+        served (frozenset or None): Who the conversation serves (`memory.audience`).
+        audience (list or None): The audience of what is written in this conversation: the
+            narrowest audience of the private words it has shown the model (None: public).
+            Recalling a private memory narrows it.
+        recall (callable): `recall(query, person)` -> list of `Recalled`.
+        semantic (callable): `semantic(query)` -> blocking work or None (embeddings off).
+
+    """
 
     assistant_name: str
     world: World
@@ -95,10 +122,18 @@ class ToolContext:
     config: Any
     now: datetime
     location: str | None
-    speakers: dict[str, str]  # lower-cased name -> display name of those heard this turn
+    speakers: dict[str, Speaker]
     control: TurnControl = field(default_factory=TurnControl)
     lifecycle: Any = None  # ai_assistant.lifecycle.Lifecycle
     core_memory: Any = None  # ai_assistant.memory.core.CoreMemory
+    served: frozenset | None = None
+    audience: list[str] | None = None
+    recall: Callable[..., list] | None = None
+    semantic: Callable[[str], Any] | None = None
+
+    def narrow(self, audiences) -> None:
+        """What is written from now on draws on memories with these audiences too."""
+        self.audience = narrowest([self.audience, *audiences])
 
 
 class Tool(ABC):

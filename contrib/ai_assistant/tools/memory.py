@@ -1,9 +1,15 @@
 """
-Tools that write the assistant's memory: journal entries and observations of people.
+Tools that write the assistant's memory: journal entries, observations of people, core memory.
 
-Provenance is checked, not trusted: an entry may say it was heard from someone only when that
-person spoke to the assistant in the current turn, so the model cannot attribute words to people
-who did not say them.
+Provenance is checked, not trusted: an entry may name as its source (`heard_from`) only someone
+who said something in the current conversation, so the model cannot attribute words to people
+who did not say them. What the source said keeps its kind: a builder's instruction, what a
+person said of themselves, a claim about someone else or the world, or something overheard
+(`memory.provenance`). An entry heard from someone keeps the importance their words were
+scored with when heard, unless the model gives one.
+
+What is written gets the audience of the conversation (`ToolContext.audience`): written while
+answering a whisper, it is private to the whisperer.
 
 """
 
@@ -12,23 +18,33 @@ from typing import Literal
 from pydantic import Field
 
 from ..memory.core import CoreMemoryFull
-
-from .base import TURN, EXTRACTION, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from ..memory.provenance import INFERRED, OBSERVED, spoken_source
+from .base import EXTRACTION, TURN, Speaker, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 MEMORY_SCOPES = frozenset({TURN, EXTRACTION})
 
 
-def _check_heard_from(ctx: ToolContext, heard_from: str | None) -> str | None:
+def _check_heard_from(ctx: ToolContext, heard_from: str | None) -> Speaker | None:
     if heard_from is None:
         return None
-    speaker = ctx.speakers.get(heard_from.strip().lower())
+    speaker = ctx.speakers.get(heard_from.strip().lstrip("@").lower())
     if speaker is None:
-        heard = ", ".join(sorted(ctx.speakers.values())) or "no one"
+        heard = ", ".join(sorted(s.name for s in ctx.speakers.values())) or "no one"
         raise ToolError(
             f"heard_from must name someone you heard this turn ({heard}), "
             f"not '{heard_from[:60]}'. Omit it for your own notes."
         )
     return speaker
+
+
+def _source(speaker: Speaker | None, about_keys: list[str], basis: str) -> str:
+    if speaker is None:
+        return INFERRED if basis == "inferred" else OBSERVED
+    return spoken_source(
+        instruction=speaker.instruction,
+        addressed=speaker.addressed,
+        about_speaker=bool(about_keys) and set(about_keys) == {speaker.key},
+    )
 
 
 class JournalArgs(ToolArgs):
@@ -39,26 +55,47 @@ class JournalArgs(ToolArgs):
     heard_from: str | None = Field(
         None, max_length=80, description="Who told you this, if someone did (must be heard)."
     )
+    about: str | None = Field(
+        None, max_length=80, description="The person it is about, if it is about one person."
+    )
+    basis: Literal["observed", "inferred"] = Field(
+        "observed",
+        description="Without heard_from: whether you saw it yourself or concluded it.",
+    )
     tags: list[str] = Field(default_factory=list, max_length=8, description="Short labels.")
 
 
 class AddJournalEntryTool(Tool):
     name = "add_journal_entry"
-    description = "Write something worth remembering into your journal."
+    description = (
+        "Write something worth remembering into your journal. Write what people say as their "
+        "words ('Bob says he is a knight'), not as fact."
+    )
     Args = JournalArgs
     scopes = MEMORY_SCOPES
 
     def run(self, ctx: ToolContext, args: JournalArgs) -> ToolResult:
         speaker = _check_heard_from(ctx, args.heard_from)
+        about = [ctx.world.entity_key(args.about)[0]] if args.about else []
+        if args.importance is not None:
+            importance, method = args.importance, "turn"
+        elif speaker is not None:
+            # the score its words got when heard (direct message, addressed, builder...)
+            importance, method = speaker.importance, "heuristic"
+        else:
+            importance, method = None, None
         entry = ctx.journal.add(
             args.content,
             author=ctx.assistant_name,
             now=ctx.now,
             location=ctx.location,
-            source_type="heard" if speaker else "self",
-            heard_from=speaker,
-            importance=args.importance,
+            source_type=_source(speaker, about, args.basis),
+            heard_from=speaker.name if speaker else None,
+            importance=importance,
+            scoring_method=method,
             tags=[tag[:40] for tag in args.tags],
+            audience=ctx.audience,
+            about=about or ([speaker.key] if speaker else []),
         )
         ctx.control.journal_written += 1
         return ToolResult(
@@ -91,8 +128,10 @@ class UpdateEntityObservationTool(Tool):
             now=ctx.now,
             author=ctx.assistant_name,
             location=ctx.location,
-            source_type="heard" if speaker else "self",
-            heard_from=speaker,
+            source_type=_source(speaker, [key], "observed"),
+            heard_from=speaker.name if speaker else None,
+            audience=ctx.audience,
+            importance=speaker.importance if speaker else 5,
         )
         ctx.control.observations_written += 1
         count = len(profile["observations"])

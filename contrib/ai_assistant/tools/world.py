@@ -122,7 +122,7 @@ class WaitTool(Tool):
     name = "wait"
     description = (
         "Pause: make no further decisions until the time passes or someone speaks to you "
-        "directly. Ends this turn."
+        "directly; you are told when the wait is over. Ends this turn."
     )
     Args = WaitArgs
 
@@ -131,6 +131,7 @@ class WaitTool(Tool):
         if args.minutes > limit:
             raise ToolError(f"minutes must be at most {limit:g}; you asked for {args.minutes:g}.")
         ctx.control.wait_until = ctx.now + timedelta(minutes=args.minutes)
+        ctx.control.wait_reason = args.reason
         ctx.control.stop_reason = "wait"
         return ToolResult(
             ok=True,

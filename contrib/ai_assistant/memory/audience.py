@@ -1,0 +1,91 @@
+"""
+Who may know a memory: its audience.
+
+Every memory (journal entry, observation, long-term memory, profile attribute, reflection) has
+an audience:
+
+- `None`: public. Said aloud in a room, observed in the open, a builder's instruction. The room
+  speech keeps who was present as its *witnesses* (provenance); by default the assistant may
+  repeat what was said aloud to anyone, as a person would (`room_speech_is_public`).
+- a list of person keys: private to those people (and the assistant). What is heard in a
+  whisper or a page is private to its speaker. A person's key is their dbref (`#12`), or
+  `name:<lower-case name>` for someone known only by name.
+
+A conversation serves some people (`served`): those present and those who spoke to the
+assistant in it. A memory is visible to it when it is public, or when *everyone* served may
+know it (`served` is a subset of the audience). Nobody served is not everybody: a conversation
+that serves no one sees only public memories. A builder's view serves `None` and sees all.
+
+What is derived from several memories (a profile attribute, a reflection, a fact drawn from two
+entries) is known only to those who may know all of them: the intersection of their audiences
+(`narrowest`). An empty intersection is a memory only builders see.
+
+"""
+
+from collections.abc import Iterable
+
+Audience = list[str] | None
+# served by no one in particular: stands for "only what is public"
+NOBODY = "<nobody>"
+
+
+def person_key(speaker_key: str | None, name: str) -> str:
+    """The key a person is known by: their dbref, else their lower-case name."""
+    return speaker_key or f"name:{name.strip().lower()}"
+
+
+def private_to(*keys: str) -> list[str]:
+    """An audience of exactly these people."""
+    return sorted(set(keys))
+
+
+def served_by(keys: Iterable[str]) -> frozenset[str]:
+    """The people a conversation serves, as `visible` expects them."""
+    served = frozenset(key for key in keys if key)
+    return served or frozenset({NOBODY})
+
+
+def visible(audience: Audience, served: frozenset[str] | None) -> bool:
+    """Whether a memory with `audience` may be shown to a conversation serving `served`.
+
+    Args:
+        audience (list or None): The memory's audience (None: public).
+        served (frozenset or None): Who the conversation serves (`served_by`); None for a
+            builder's view, which sees everything.
+
+    Returns:
+        bool: True when it may be shown.
+
+    """
+    if served is None or audience is None:
+        return True
+    return served <= set(audience)
+
+
+def narrowest(audiences: Iterable[Audience]) -> Audience:
+    """The audience of something drawn from memories with these audiences.
+
+    Args:
+        audiences (iterable): Their audiences.
+
+    Returns:
+        list or None: None when all are public; else the people in every private audience.
+
+    """
+    result: set[str] | None = None
+    for audience in audiences:
+        if audience is None:
+            continue
+        result = set(audience) if result is None else result & set(audience)
+    return None if result is None else sorted(result)
+
+
+def label(audience: Audience, names: dict[str, str] | None = None) -> str:
+    """A few words for builders: "public", "private to Bob", "builders only"."""
+    if audience is None:
+        return "public"
+    if not audience:
+        return "builders only"
+    names = names or {}
+    people = [names.get(key, key.removeprefix("name:")) for key in audience]
+    return "private to " + ", ".join(people)

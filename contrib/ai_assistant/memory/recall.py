@@ -1,0 +1,510 @@
+"""
+Recall: one retrieval pipeline over everything the assistant knows.
+
+What it searches: journal entries (reflections and summaries among them), long-term memories,
+and the people it knows (each profile's observations and attributes). `MemoryIndex` keeps all
+of them indexed in memory, built once from the stores and then kept current as they change (the
+stores tell it), so a search never rebuilds anything and never walks every memory.
+
+How it ranks, as Generative Agents do, with weights and a decay that are configurable:
+
+- relevance: lexical (BM25 over stemmed words, always) and semantic (cosine of embeddings,
+  when an embeddings model is configured and the caller passes the query's vector), fused by
+  reciprocal rank, then scaled to 0-1 among the candidates;
+- recency: `recall_recency_decay` to the power of the game hours since the memory was made;
+- importance: its 1-10 score, scaled to 0-1;
+- people: a memory about someone named in the query or present gets a boost.
+
+The best hits then pull in their strongest linked memories (`memory.links`). Only what the
+people served may know is considered at all (`memory.audience`), and nothing made after the
+moment of the recall. Each result names the journal entries it rests on.
+
+"""
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy
+
+from ..clock import from_iso
+from ..text import for_prompt
+from .audience import Audience, visible
+from .entities import EntityMemory
+from .journal import Journal
+from .lexical import LexicalIndex
+from .links import MemoryLinks
+from .provenance import source_label
+from .semantic import EmbeddedMemoryStore, unpack_vector
+
+RRF_K = 60
+LINK_FACTOR = 0.8
+PER_PERSON = 10
+
+
+@dataclass(frozen=True)
+class RecallWeights:
+    """How the four signals are mixed (see the module doc)."""
+
+    relevance: float = 1.0
+    recency: float = 0.3
+    importance: float = 0.3
+    person: float = 0.3
+    decay: float = 0.995
+
+
+@dataclass
+class Doc:
+    """One searchable memory."""
+
+    id: str
+    kind: str  # entry, reflection, summary, memory, observation, attribute
+    text: str
+    time: datetime
+    importance: int
+    audience: Audience
+    people: frozenset[str]
+    entry_ids: tuple[str, ...]
+    provenance: dict
+
+
+@dataclass
+class Recalled:
+    """One recalled memory.
+
+    Attributes:
+        id (str): `j000012` (journal entry), `m000003` (long-term memory), `#12/o3`
+            (an observation of a person), `#12/a5` (an attribute of a person).
+        kind (str): entry, reflection, summary, memory, observation or attribute.
+        text (str): What it says.
+        score (float): Its total score.
+        scores (dict): relevance, recency, importance, person (and link, for a neighbour).
+        entry_ids (list): The journal entries it rests on.
+        time (datetime): When it was made.
+        importance (int): 1-10.
+        audience (list or None): Who may know it.
+        provenance (dict): source_type, heard_from, location, ...
+        via (str or None): The hit whose link pulled it in.
+
+    """
+
+    id: str
+    kind: str
+    text: str
+    score: float
+    scores: dict
+    entry_ids: list[str]
+    time: datetime
+    importance: int
+    audience: Audience
+    provenance: dict
+    via: str | None = None
+
+    def line(self) -> str:
+        """One line for a prompt: source, when and where, then the text (escaped)."""
+        where = self.provenance.get("location")
+        when = self.time.strftime("%Y-%m-%d")
+        tags = [source_label(self.provenance), when + (f" in {where}" if where else "")]
+        if self.kind in ("reflection", "attribute", "memory"):
+            tags.append(self.kind)
+        return f"- [{for_prompt('; '.join(tags))}] {for_prompt(self.text)}"
+
+
+@dataclass
+class _Vectors:
+    """Embeddings of the memories that have one, as rows of a matrix that grows in place."""
+
+    matrix: numpy.ndarray | None = None
+    ids: list[str] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)
+
+    def put(self, doc_id: str, vector) -> None:
+        vector = numpy.asarray(vector, dtype=numpy.float32)
+        norm = float(numpy.linalg.norm(vector)) or 1.0
+        vector = vector / norm
+        if doc_id in self.rows:
+            self.matrix[self.rows[doc_id]] = vector
+            return
+        count = len(self.ids)
+        if self.matrix is None or self.matrix.shape[1] != vector.shape[0]:
+            self.matrix = numpy.zeros((64, vector.shape[0]), dtype=numpy.float32)
+            self.ids, self.rows, count = [], {}, 0
+        elif count == self.matrix.shape[0]:
+            grown = numpy.zeros((count * 2, vector.shape[0]), dtype=numpy.float32)
+            grown[:count] = self.matrix
+            self.matrix = grown
+        self.matrix[count] = vector
+        self.ids.append(doc_id)
+        self.rows[doc_id] = count
+
+    def drop(self, doc_id: str) -> None:
+        row = self.rows.pop(doc_id, None)
+        if row is not None:
+            self.matrix[row] = 0.0
+
+    def snapshot(self) -> tuple[numpy.ndarray | None, list[str]]:
+        """What a worker thread may read while the reactor thread adds rows."""
+        count = len(self.ids)
+        return (None if self.matrix is None else self.matrix[:count]), list(self.ids)
+
+
+def nearest(snapshot, query_vector, limit: int) -> list[tuple[str, float]]:
+    """The `limit` rows of `snapshot` most similar to `query_vector` (a worker thread's job)."""
+    matrix, ids = snapshot
+    if matrix is None or not len(ids) or query_vector is None:
+        return []
+    query = numpy.asarray(query_vector, dtype=numpy.float32)
+    if query.shape[0] != matrix.shape[1]:
+        return []
+    query = query / (float(numpy.linalg.norm(query)) or 1.0)
+    similarity = matrix @ query
+    limit = min(limit, len(ids))
+    top = numpy.argpartition(-similarity, limit - 1)[:limit]
+    ranked = sorted(top, key=lambda row: -similarity[row])
+    return [(ids[row], float(similarity[row])) for row in ranked if similarity[row] > 0]
+
+
+class MemoryIndex:
+    """Everything one assistant knows, indexed for recall.
+
+    Args:
+        journal (Journal): Its journal.
+        long_term: Its long-term store (indexed when it is an `EmbeddedMemoryStore`).
+        entities (EntityMemory): Its profiles.
+        links (MemoryLinks): Links between memories.
+
+    """
+
+    def __init__(self, journal: Journal, long_term, entities: EntityMemory, links: MemoryLinks):
+        self.journal = journal
+        self.long_term = long_term
+        self.entities = entities
+        self.links = links
+        self._docs: dict[str, Doc] = {}
+        self._lexical = LexicalIndex()
+        self._by_person: dict[str, list[str]] = {}
+        self._profile_docs: dict[str, list[str]] = {}
+        self._vectors = _Vectors()
+        self._built = False
+        journal.watchers.append(self._entry_changed)
+        entities.watchers.append(self._profile_changed)
+        if isinstance(long_term, EmbeddedMemoryStore):
+            long_term.watchers.append(self._memory_changed)
+
+    # ---- keeping current -------------------------------------------------------------------
+
+    def build(self) -> None:
+        """Index everything the stores hold (once; later changes arrive one by one)."""
+        if self._built:
+            return
+        self._built = True
+        for entry in self.journal.all():
+            self._entry_changed(entry)
+        if isinstance(self.long_term, EmbeddedMemoryStore):
+            for memory in self.long_term.all():
+                self._memory_changed(memory)
+        for profile in self.entities.profiles():
+            self._profile_changed(profile)
+
+    def __len__(self) -> int:
+        self.build()
+        return len(self._docs)
+
+    def _put(self, doc: Doc) -> None:
+        self._drop(doc.id)
+        self._docs[doc.id] = doc
+        self._lexical.add(doc.id, doc.text)
+        for person in doc.people:
+            self._by_person.setdefault(person, []).append(doc.id)
+
+    def _drop(self, doc_id: str) -> None:
+        doc = self._docs.pop(doc_id, None)
+        if doc is None:
+            return
+        self._lexical.remove(doc_id)
+        self._vectors.drop(doc_id)
+        for person in doc.people:
+            ids = self._by_person.get(person)
+            if ids and doc_id in ids:
+                ids.remove(doc_id)
+
+    def _entry_changed(self, entry: dict) -> None:
+        if not self._built:
+            return
+        if entry.get("pruned") or not entry.get("content"):
+            self._drop(entry["id"])
+            return
+        kind = "entry"
+        if Journal.is_reflection(entry):
+            kind = "reflection"
+        elif Journal.is_synthesis(entry):
+            kind = "summary"
+        people = {key.lower() for key in entry.get("about") or []}
+        if entry.get("heard_from"):
+            people.add(entry["heard_from"].lower())
+        self._put(
+            Doc(
+                id=entry["id"],
+                kind=kind,
+                text=entry["content"],
+                time=from_iso(entry["created_at"]),
+                importance=entry.get("importance") or 3,
+                audience=entry.get("audience"),
+                people=frozenset(people),
+                entry_ids=tuple(entry.get("cites") or []) or (entry["id"],),
+                provenance={
+                    "source_type": entry.get("source_type"),
+                    "heard_from": entry.get("heard_from"),
+                    "location": entry.get("location"),
+                },
+            )
+        )
+
+    def _memory_changed(self, memory: dict) -> None:
+        if not self._built:
+            return
+        if memory.get("forgotten") or not memory.get("text"):
+            self._drop(memory["id"])
+            return
+        provenance = dict(memory.get("provenance") or {})
+        people = {key.lower() for key in provenance.get("about") or []}
+        if provenance.get("heard_from"):
+            people.add(provenance["heard_from"].lower())
+        self._put(
+            Doc(
+                id=memory["id"],
+                kind="memory",
+                text=memory["text"],
+                time=from_iso(memory["created_at"]),
+                importance=memory.get("importance") or 3,
+                audience=memory.get("audience"),
+                people=frozenset(people),
+                entry_ids=tuple(memory.get("source_entry_ids") or []),
+                provenance=provenance,
+            )
+        )
+        vector = unpack_vector(memory.get("vector"))
+        if vector is not None:
+            self._vectors.put(memory["id"], vector)
+
+    def _profile_changed(self, profile: dict) -> None:
+        if not self._built:
+            return
+        key = profile["key"]
+        for doc_id in self._profile_docs.pop(key, []):
+            self._drop(doc_id)
+        if profile.get("removed"):
+            return
+        name = profile.get("name") or key
+        people = frozenset({key.lower(), name.lower()})
+        ids = []
+        for observation in profile.get("observations", []):
+            doc = Doc(
+                id=f"{key}/{observation['id']}",
+                kind="observation",
+                text=f"{name}: {observation['text']}",
+                time=from_iso(observation["at"]),
+                importance=observation.get("importance") or 5,
+                audience=observation.get("audience"),
+                people=people,
+                entry_ids=(),
+                provenance={
+                    "source_type": observation.get("source_type"),
+                    "heard_from": observation.get("heard_from"),
+                    "location": observation.get("where"),
+                },
+            )
+            self._put(doc)
+            ids.append(doc.id)
+        for attribute in profile.get("attributes", []):
+            doc = Doc(
+                id=f"{key}/{attribute['id']}",
+                kind="attribute",
+                text=f"{name}: {attribute['value']}",
+                time=from_iso(attribute.get("at") or profile.get("updated_at")),
+                importance=attribute.get("importance") or 6,
+                audience=attribute.get("audience"),
+                people=people,
+                entry_ids=tuple(attribute.get("entry_ids") or []),
+                provenance={"source_type": "inferred", "type": attribute.get("type")},
+            )
+            self._put(doc)
+            ids.append(doc.id)
+        self._profile_docs[key] = ids
+
+    # ---- searching -------------------------------------------------------------------------
+
+    def doc(self, doc_id: str) -> Doc | None:
+        self.build()
+        return self._docs.get(doc_id)
+
+    def vector_snapshot(self):
+        """The embeddings as a worker thread may read them (see `nearest`)."""
+        self.build()
+        return self._vectors.snapshot()
+
+    def search(
+        self,
+        query: str,
+        *,
+        now: datetime,
+        served: frozenset[str] | None,
+        people: list[str] = (),
+        limit: int = 8,
+        weights: RecallWeights = RecallWeights(),
+        semantic: list[tuple[str, float]] | None = None,
+        time_factor: float = 1.0,
+        candidates: int = 50,
+        neighbours: int = 2,
+        kinds: set[str] | None = None,
+    ) -> list[Recalled]:
+        """The best memories for `query`, best first.
+
+        Args:
+            query (str): What to recall (the words of this turn, or the model's query).
+            now (datetime): The moment of the recall: nothing made after it is recalled.
+            served (frozenset or None): Who the conversation serves (`audience.served_by`);
+                None sees everything (a builder's view).
+            people (list): Names or keys of people named or present; what is about them gets
+                the person boost.
+            limit (int): How many to return.
+            weights (RecallWeights): How relevance, recency, importance and people mix.
+            semantic (list, optional): (doc id, similarity) from `nearest`, when embeddings are
+                on.
+            time_factor (float): Game seconds per real second (recency decays on game time).
+            candidates (int): How many lexical and semantic hits to consider.
+            neighbours (int): Linked memories each of the best hits may pull in.
+            kinds (set, optional): Only these kinds (entry, memory, observation, ...).
+
+        Returns:
+            list: `Recalled` items.
+
+        """
+        self.build()
+        if limit <= 0:
+            return []
+
+        def allowed(doc: Doc | None) -> bool:
+            return (
+                doc is not None
+                and doc.time <= now
+                and visible(doc.audience, served)
+                and (kinds is None or doc.kind in kinds)
+            )
+
+        fused: dict[str, float] = {}
+        lexical = [
+            hit
+            for hit in self._lexical.search(query, candidates * 4)
+            if allowed(self._docs.get(hit[0]))
+        ]
+        for rank, (doc_id, _) in enumerate(lexical[:candidates]):
+            fused[doc_id] = fused.get(doc_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+        allowed_semantic = [hit for hit in (semantic or []) if allowed(self._docs.get(hit[0]))]
+        for rank, (doc_id, _) in enumerate(allowed_semantic[:candidates]):
+            fused[doc_id] = fused.get(doc_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+        people_keys = {person.lower() for person in people if person}
+        pool = set(fused)
+        for person in people_keys:
+            about = [
+                doc_id for doc_id in self._by_person.get(person, ()) if allowed(self._docs[doc_id])
+            ]
+            pool.update(about[-PER_PERSON:])
+        if not pool:
+            return []
+        best = max(fused.values(), default=0.0) or 1.0
+        scored = [
+            self._score(
+                self._docs[doc_id],
+                fused.get(doc_id, 0.0) / best,
+                now,
+                people_keys,
+                weights,
+                time_factor,
+            )
+            for doc_id in pool
+        ]
+        top = heapq.nlargest(limit, scored, key=lambda item: item.score)
+        if neighbours:
+            top = self._with_neighbours(top, limit, neighbours, allowed)
+        return _without_repeats(top, limit)
+
+    def _score(self, doc, relevance, now, people, weights, time_factor) -> Recalled:
+        hours = max((now - doc.time).total_seconds(), 0.0) / 3600 * time_factor
+        recency = weights.decay**hours
+        importance = doc.importance / 10
+        person = 1.0 if people & doc.people else 0.0
+        parts = {
+            "relevance": round(relevance, 4),
+            "recency": round(recency, 4),
+            "importance": round(importance, 4),
+            "person": person,
+        }
+        score = (
+            weights.relevance * relevance
+            + weights.recency * recency
+            + weights.importance * importance
+            + weights.person * person
+        )
+        return _recalled(doc, score, parts)
+
+    def _with_neighbours(self, top, limit, neighbours, allowed) -> list[Recalled]:
+        have = {item.id for item in top}
+        pulled = []
+        for item in top:
+            for other, strength in self.links.strongest(item.id, neighbours):
+                doc = self._docs.get(other)
+                if other in have or not allowed(doc):
+                    continue
+                have.add(other)
+                score = item.score * strength * LINK_FACTOR
+                pulled.append(_recalled(doc, score, {"link": round(strength, 3)}, via=item.id))
+        return sorted(top + pulled, key=lambda item: -item.score)
+
+
+def _recalled(doc: Doc, score: float, parts: dict, via: str | None = None) -> Recalled:
+    return Recalled(
+        id=doc.id,
+        kind=doc.kind,
+        text=doc.text,
+        score=round(score, 4),
+        scores=parts,
+        entry_ids=list(doc.entry_ids),
+        time=doc.time,
+        importance=doc.importance,
+        audience=doc.audience,
+        provenance=doc.provenance,
+        via=via,
+    )
+
+
+def _without_repeats(items: list[Recalled], limit: int) -> list[Recalled]:
+    """Best first, skipping what rests only on entries already recalled (a memory and the
+    entry it was drawn from say the same thing)."""
+    kept: list[Recalled] = []
+    covered: set[str] = set()
+    for item in items:
+        if item.entry_ids and set(item.entry_ids) <= covered:
+            continue
+        kept.append(item)
+        covered.update(item.entry_ids)
+        if len(kept) == limit:
+            break
+    return kept
+
+
+def render(
+    items: list[Recalled], budget_tokens: int, count_tokens: Callable[[str], int]
+) -> list[str]:
+    """The prompt lines for recalled memories, best first, within `budget_tokens`."""
+    lines: list[str] = []
+    used = 0
+    for item in items:
+        line = item.line()
+        cost = count_tokens(line)
+        if used + cost > budget_tokens:
+            break
+        lines.append(line)
+        used += cost
+    return lines

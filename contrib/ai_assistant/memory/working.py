@@ -1,0 +1,84 @@
+"""
+Working memory: who the assistant is talking with right now, about what, since when.
+
+A small value on the script (`working_memory`), one line per conversation partner, updated by
+every awake turn and shown in the next ones ("You are talking with: Bob, since 14:02, last about
+'the east door'"). A conversation that has been quiet for `working_memory_stale_minutes` is
+dropped: while awake when the next turn looks, and in the dreaming phase of sleep.
+
+What someone said in private stays private here too: a partner's line is shown only to
+conversations that may know it (`memory.audience`).
+
+"""
+
+from datetime import datetime, timedelta
+
+from ..clock import from_iso, to_iso
+from ..text import for_prompt
+from ..state import WORKING_MEMORY as KEY
+from .audience import visible
+from .store import KeyValueStore
+
+TOPIC_CHARS = 80
+MAX_PARTNERS = 12
+
+
+class WorkingMemory:
+    """The conversations of the moment.
+
+    Args:
+        state (KeyValueStore): The script's store.
+
+    """
+
+    def __init__(self, state: KeyValueStore):
+        self.state = state
+
+    def partners(self) -> dict[str, dict]:
+        return dict(self.state.get(KEY) or {})
+
+    def note(self, said: list[tuple[str, str, str, list | None]], now: datetime) -> None:
+        """Remember who spoke and what about.
+
+        Args:
+            said (list): (person key, name, their last words, audience) for each speaker.
+            now (datetime): When.
+
+        """
+        if not said:
+            return
+        partners = self.partners()
+        for key, name, words, audience in said:
+            partner = partners.get(key) or {"name": name, "since": to_iso(now)}
+            partner.update(
+                name=name, last_at=to_iso(now), topic=words[:TOPIC_CHARS], audience=audience
+            )
+            partners[key] = partner
+        if len(partners) > MAX_PARTNERS:
+            keep = sorted(partners, key=lambda k: partners[k]["last_at"])[-MAX_PARTNERS:]
+            partners = {key: partners[key] for key in keep}
+        self.state.set(KEY, partners)
+
+    def lines(self, served: frozenset[str] | None, now: datetime, stale_minutes: int) -> list[str]:
+        """Lines for the prompt (escaped), freshest first, only what `served` may know."""
+        cutoff = now - timedelta(minutes=stale_minutes)
+        lines = []
+        partners = sorted(self.partners().values(), key=lambda p: p["last_at"], reverse=True)
+        for partner in partners:
+            if from_iso(partner["last_at"]) < cutoff or not visible(partner.get("audience"), served):
+                continue
+            since = from_iso(partner["since"]).strftime("%H:%M")
+            lines.append(
+                f"- {for_prompt(partner['name'])}, since {since}, last about: "
+                f"'{for_prompt(partner.get('topic') or '')}'"
+            )
+        return lines
+
+    def clear_stale(self, now: datetime, stale_minutes: int) -> int:
+        """Drop the conversations quiet for `stale_minutes`; returns how many."""
+        partners = self.partners()
+        cutoff = now - timedelta(minutes=stale_minutes)
+        fresh = {k: p for k, p in partners.items() if from_iso(p["last_at"]) >= cutoff}
+        if len(fresh) != len(partners):
+            self.state.set(KEY, fresh)
+        return len(partners) - len(fresh)

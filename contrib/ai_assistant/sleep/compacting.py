@@ -1,0 +1,174 @@
+"""
+The compacting phase of sleep: the journal scored and distilled into long-term memory.
+
+Per sleep tick:
+
+1. score one batch of unconsolidated entries whose importance is still a heuristic guess (or
+   the awake model's, unless `trust_turn_importance`): one structured call;
+2. consolidate one batch of scored entries that share an audience: entries below
+   `min_importance_to_consolidate` are marked skipped; the rest go through fact extraction
+   (one structured call; with embeddings when an embeddings model is configured); each entry's
+   facts are stored as long-term memories with the entry's provenance and audience, and only
+   then is the entry marked consolidated;
+3. update `consolidation_progress`; when nothing is left, the phase becomes dreaming.
+
+A batch never mixes audiences, so a fact drawn from one person's whisper cannot be blended into
+a memory anyone else may recall. Nothing is lost when a call fails: scores and marks are written
+only from results that arrived.
+
+"""
+
+from collections.abc import Generator
+from datetime import datetime
+
+from ..brain import Brain
+from ..lifecycle import COMPACTING
+from ..llm.client import LLMError
+from ..memory.consolidation import (
+    EXTRACTION_PROMPT,
+    SCORING_PROMPT,
+    FactExtraction,
+    ImportanceScores,
+    clean_facts,
+    entries_request,
+)
+from ..state import COMPACTING_FAILURES, PROGRESS, SLEEP_ERRORS
+
+
+def needs_scoring(entry: dict, trust_turn: bool) -> bool:
+    """Whether sleep-time scoring should (re)score this entry."""
+    method = entry.get("scoring_method")
+    return method == "heuristic" or (method == "turn" and not trust_turn)
+
+
+def compacting_step(brain: Brain, now: datetime) -> Generator:
+    """One tick of compacting (see the module doc). Returns a report dict."""
+    config = brain.config
+    journal = brain.journal
+    usage = brain.usage()
+    state = brain.state
+    report = {"scored": 0, "consolidated": 0, "skipped": 0, "memories": 0, "error": None}
+    try:
+        pending = journal.unconsolidated()
+        to_score = [e for e in pending if needs_scoring(e, config.trust_turn_importance)]
+        to_score = to_score[: config.scoring_batch_size]
+        if to_score:
+            result = yield from _ask(brain, SCORING_PROMPT, to_score, ImportanceScores)
+            report["scored"] = _apply_scores(journal, to_score, result)
+            pending = journal.unconsolidated()
+
+        scored = [e for e in pending if not needs_scoring(e, config.trust_turn_importance)]
+        minimum = config.min_importance_to_consolidate
+        low = [e for e in scored if e["importance"] < minimum]
+        if low:
+            journal.update([{**e, "skipped": "below min_importance_to_consolidate"} for e in low])
+            report["skipped"] = len(low)
+        important = [e for e in scored if e["importance"] >= minimum]
+        batch = _one_audience(important)[: config.scoring_batch_size]
+        if batch:
+            extraction = yield from _ask(brain, EXTRACTION_PROMPT, batch, FactExtraction)
+            facts = _facts_by_entry(brain, batch, extraction)
+            vectors: dict[str, list[float]] = {}
+            texts = [fact for entry_facts in facts.values() for fact in entry_facts]
+            if texts and brain.embedding_model:
+                embedded = yield brain.embed(texts)
+                vectors = dict(zip(texts, embedded))
+            stored = _store(brain, batch, facts, vectors, now)
+            report["consolidated"] = len(stored)
+            report["memories"] = sum(len(ids) for ids in stored.values())
+        state.delete(COMPACTING_FAILURES)
+    except LLMError as err:
+        usage.record_error(err.kind)
+        state.set(SLEEP_ERRORS, (state.get(SLEEP_ERRORS) or 0) + 1)
+        state.set(COMPACTING_FAILURES, (state.get(COMPACTING_FAILURES) or 0) + 1)
+        report["error"] = f"{err.kind}: {err}"
+    finally:
+        brain.save_usage(usage)
+        _update_progress(brain)
+    return report
+
+
+def _one_audience(entries: list[dict]) -> list[dict]:
+    """The entries that share the first one's audience (a batch never mixes audiences)."""
+    if not entries:
+        return []
+    audience = entries[0].get("audience")
+    return [entry for entry in entries if entry.get("audience") == audience]
+
+
+def _ask(brain: Brain, prompt: str, entries: list[dict], output_model) -> Generator:
+    """One structured call over journal entries; its usage is recorded."""
+    request = entries_request(prompt, brain.model, brain.name, entries, brain.config.max_reply_tokens)
+    result, replies = yield brain.structured(request, output_model)
+    usage = brain.usage()
+    for reply in replies:
+        usage.record_reply(reply)
+    return result
+
+
+def _apply_scores(journal, entries: list[dict], result: ImportanceScores) -> int:
+    scores = {score.entry_id: score.importance for score in result.scores}
+    changed = []
+    for entry in entries:
+        if entry["id"] in scores:
+            changed.append({**entry, "importance": scores[entry["id"]], "scoring_method": "llm"})
+        else:
+            # not scored by the model: keep the score it has rather than ask again forever
+            changed.append({**entry, "scoring_method": "heuristic_kept"})
+    journal.update(changed)
+    return sum(1 for entry in entries if entry["id"] in scores)
+
+
+def _facts_by_entry(brain: Brain, batch: list[dict], extraction: FactExtraction) -> dict:
+    wanted = {entry["id"] for entry in batch}
+    facts: dict[str, list[str]] = {entry_id: [] for entry_id in wanted}
+    for item in extraction.entries:
+        if item.entry_id in wanted:
+            facts[item.entry_id] += clean_facts(item.facts, brain.names)
+    return facts
+
+
+def _store(brain: Brain, batch, facts, vectors, now) -> dict[str, list[str]]:
+    """Store each entry's memories, then mark the entries whose memories are all stored."""
+    stored: dict[str, list[str]] = {}
+    marks = []
+    try:
+        for entry in batch:
+            ids = [
+                brain.long_term.add(
+                    fact,
+                    importance=entry["importance"],
+                    now=now,
+                    source_entry_ids=[entry["id"]],
+                    provenance={
+                        "journal_entry": entry["id"],
+                        "source_type": entry["source_type"],
+                        "heard_from": entry.get("heard_from"),
+                        "about": entry.get("about") or [],
+                        "location": entry.get("location"),
+                        "written_at": entry.get("created_at"),
+                    },
+                    vector=vectors.get(fact),
+                    audience=entry.get("audience"),
+                )
+                for fact in facts.get(entry["id"], [])
+            ]
+            stored[entry["id"]] = ids
+            marks.append({**entry, "consolidated": True, "memory_ids": ids})
+    finally:
+        # only entries whose memories were all stored are marked, even if a later one failed
+        brain.journal.update(marks)
+    return stored
+
+
+def _update_progress(brain: Brain) -> None:
+    lifecycle = brain.lifecycle
+    if lifecycle.phase != COMPACTING:
+        return
+    progress = lifecycle.progress()
+    remaining = len(brain.journal.unconsolidated())
+    total = max(progress.get("total_entries", 0), remaining)
+    progress.update(total_entries=total, processed_entries=total - remaining)
+    brain.state.set(PROGRESS, progress)
+    if remaining == 0:
+        lifecycle.finish_compacting()

@@ -1,0 +1,415 @@
+"""
+The dreaming phase of sleep: memories linked, people profiled, insights drawn, the old let go.
+
+The steps, in order (each a `DreamStep`: a name and a function returning the step's work):
+
+1. `links`: recent important long-term memories and reflections are joined, both ways, to the
+   memories most like them: by words (or embeddings), by time, by the people they share. No
+   model call.
+2. `people`: a person with at least `entity_min_observations` new observations gets them
+   synthesised by the model into typed attributes (preference, trait, relationship, fact), each
+   citing the observations it rests on; the observations are marked consolidated (or pruned,
+   with `entity_prune_consolidated`). Several people share one call, never across audiences.
+3. `orphans`: links to memories that no longer exist are removed.
+4. `reflection`: once the importance of new journal entries adds up to `reflection_threshold`,
+   the model asks itself a few questions about the recent important entries and answers them,
+   citing entry ids; each insight becomes a journal entry of importance 8-9 marked as a
+   reflection (never consolidated again as raw experience), and the sum resets.
+5. `pruning`: consolidated entries of importance at most `prune_max_importance`, older than
+   `prune_age_days`, are emptied, with their links; never one not yet consolidated, never a
+   reflection or a summary.
+6. `working memory`: conversations quiet for `working_memory_stale_minutes` are let go.
+7. `context`: journaling before compaction, then compaction, when the context is full enough.
+
+Each sleep tick runs steps in order within a budget of model calls
+(`dream_max_calls_per_tick`); a step that has more to do continues at the next tick. What is
+done is kept in `dreaming_progress` (so a reload resumes where it stopped, and `/status` shows
+it). A step that fails is logged, the others go on, and it is tried again at the next tick.
+Everything drawn from several memories keeps the narrowest audience of what it rests on.
+
+"""
+
+import math
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from types import GeneratorType
+from datetime import datetime, timedelta
+
+from ..brain import Brain
+from ..context.compaction import sleep_compaction_step
+from ..llm.client import LLMError
+from ..memory.audience import narrowest
+from ..memory.consolidation import (
+    ENTITY_PROMPT,
+    REFLECTION_PROMPT,
+    EntitySynthesis,
+    Reflection,
+    render_entries,
+    render_people,
+    sleep_request,
+)
+from ..memory.journal import EXPERIENCE, REFLECTION_KIND
+from ..memory.lexical import terms
+from ..memory.provenance import REFLECTION
+from ..memory.working import WorkingMemory
+from ..state import DREAMING_PROGRESS
+
+
+@dataclass
+class Budget:
+    """Model calls this tick may still make."""
+
+    calls: int
+
+    def take(self) -> bool:
+        if self.calls <= 0:
+            return False
+        self.calls -= 1
+        return True
+
+
+@dataclass
+class StepResult:
+    """What one step did in one tick: `done` when it has nothing left this sleep."""
+
+    done: bool
+    report: dict
+
+
+# a step returns its StepResult, or is a generator (yielding model calls) that returns it
+StepWork = Callable[[Brain, datetime, Budget], "StepResult | Generator"]
+
+
+@dataclass(frozen=True)
+class DreamStep:
+    name: str
+    run: StepWork
+
+
+# ---- 1. links -------------------------------------------------------------------------------
+
+
+def link_memories(brain: Brain, now: datetime, budget: Budget) -> StepResult:
+    """Join recent important memories to their closest others (see the module doc)."""
+    config = brain.config
+    progress = _progress(brain)
+    cursor = progress.get("link_cursor", 0)
+    memories = brain.long_term.all() if hasattr(brain.long_term, "all") else []
+    recent = [m for m in memories if int(m["id"][1:]) >= cursor]
+    recent += [
+        e for e in brain.journal.recent(200) if brain.journal.is_reflection(e) and not e.get("linked")
+    ]
+    chosen = [item for item in recent if (item.get("importance") or 0) >= config.link_min_importance]
+    chosen = chosen[-config.link_recent_memories :]
+    pairs = []
+    for item in chosen:
+        pairs += _links_of(brain, item, now)
+    added = brain.links.link(pairs, config.link_max_per_memory)
+    progress["link_cursor"] = brain.long_term.count()
+    reflections = [e for e in recent if brain.journal.is_reflection(e)]
+    brain.journal.update([{**e, "linked": True} for e in reflections])
+    _save_progress(brain, progress)
+    return StepResult(True, {"linked": len(chosen), "links": added})
+
+
+def _links_of(brain: Brain, item: dict, now: datetime) -> list[tuple[str, str, float]]:
+    index = brain.index
+    doc = index.doc(item["id"])
+    if doc is None:
+        return []
+    config = brain.config
+    hits = index.search(
+        doc.text,
+        now=now,
+        served=None,
+        people=list(doc.people),
+        limit=8,
+        candidates=20,
+        neighbours=0,
+        kinds={"memory", "reflection"},
+    )
+    own_terms = set(terms(doc.text))
+    pairs = []
+    for hit in hits:
+        if hit.id == doc.id or not own_terms:
+            continue
+        other = index.doc(hit.id)
+        words = len(own_terms & set(terms(other.text))) / len(own_terms | set(terms(other.text)))
+        days = abs((doc.time - other.time).total_seconds()) / 86400
+        people = doc.people | other.people
+        shared = len(doc.people & other.people) / len(people) if people else 0.0
+        strength = 0.6 * words + 0.2 * math.exp(-days / 7) + 0.2 * shared
+        if strength >= config.link_min_strength:
+            pairs.append((doc.id, hit.id, strength))
+    return pairs
+
+
+# ---- 2. people ------------------------------------------------------------------------------
+
+
+def consolidate_people(brain: Brain, now: datetime, budget: Budget) -> Generator:
+    """Synthesise new observations into attributes, a batch of people per call."""
+    config = brain.config
+    groups = _people_to_consolidate(brain)
+    calls = people = attributes = 0
+    while groups:
+        audience = groups[0][2]
+        batch = [group for group in groups if group[2] == audience][: config.entity_batch_size]
+        if not budget.take():
+            return StepResult(False, {"calls": calls, "people": people, "attributes": attributes})
+        labelled = [(f"p{i}", profile["name"], obs) for i, (profile, obs, _) in enumerate(batch)]
+        request = sleep_request(
+            ENTITY_PROMPT.format(name=brain.name),
+            render_people(labelled),
+            brain.model,
+            config.max_reply_tokens,
+        )
+        result, replies = yield brain.structured(request, EntitySynthesis)
+        _record(brain, replies)
+        calls += 1
+        by_id = {item.entity_id: item for item in result.entities}
+        for (batch_id, _, observations), (profile, _, group_audience) in zip(labelled, batch):
+            known = {o["id"]: o for o in observations}
+            kept = []
+            for attribute in by_id.get(batch_id).attributes if batch_id in by_id else []:
+                cites = [cite for cite in attribute.cites if cite in known]
+                if not cites:
+                    continue  # nothing it rests on: not kept
+                kept.append(
+                    {
+                        "type": attribute.type,
+                        "value": attribute.value,
+                        "cites": cites,
+                        "audience": narrowest(known[c].get("audience") for c in cites),
+                    }
+                )
+            brain.entities.add_attributes(
+                profile["key"],
+                kept,
+                list(known),
+                now,
+                prune=config.entity_prune_consolidated,
+            )
+            people += 1
+            attributes += len(kept)
+        groups = [group for group in groups if group not in batch]
+    return StepResult(True, {"calls": calls, "people": people, "attributes": attributes})
+
+
+def _people_to_consolidate(brain: Brain) -> list[tuple[dict, list[dict], list | None]]:
+    """(profile, new observations, their audience) for everyone with enough new ones, one
+    entry per audience (what was learned in private is consolidated apart)."""
+    minimum = brain.config.entity_min_observations
+    groups = []
+    for profile in brain.entities.profiles():
+        fresh = [o for o in profile.get("observations", []) if not o.get("consolidated")]
+        if len(fresh) < minimum:
+            continue
+        by_audience: dict[tuple, list[dict]] = {}
+        for observation in fresh:
+            audience = observation.get("audience")
+            by_audience.setdefault(tuple(audience) if audience is not None else None, []).append(
+                observation
+            )
+        for audience, observations in by_audience.items():
+            if len(observations) >= minimum:
+                groups.append((profile, observations, list(audience) if audience else audience))
+    # public knowledge first, then each private audience
+    return sorted(groups, key=lambda group: group[2] is not None)
+
+
+# ---- 3. orphans -----------------------------------------------------------------------------
+
+
+def prune_orphan_links(brain: Brain, now: datetime, budget: Budget) -> StepResult:
+    """Remove links to memories that no longer exist."""
+
+    def exists(memory_id: str) -> bool:
+        if memory_id.startswith("m"):
+            return brain.long_term.get(memory_id) is not None
+        entry = brain.journal.get(memory_id)
+        return entry is not None and not entry.get("pruned")
+
+    return StepResult(True, {"removed": brain.links.prune(exists)})
+
+
+# ---- 4. reflection --------------------------------------------------------------------------
+
+
+def reflect(brain: Brain, now: datetime, budget: Budget) -> Generator:
+    """Draw insights from recent important entries once enough importance has gathered."""
+    config = brain.config
+    journal = brain.journal
+    if journal.importance_since_reflection < config.reflection_threshold:
+        return StepResult(True, {"skipped": "below reflection_threshold"})
+    recent = [
+        entry
+        for entry in journal.recent(max(200, config.reflection_entries * 5))
+        if entry.get("kind", EXPERIENCE) == EXPERIENCE and not entry.get("pruned")
+    ]
+    groups: dict[tuple | None, list[dict]] = {}
+    for entry in recent:
+        audience = entry.get("audience")
+        groups.setdefault(tuple(audience) if audience is not None else None, []).append(entry)
+    insights = 0
+    calls = 0
+    # public entries first; a private audience reflects apart, on its own entries
+    for audience in sorted(groups, key=lambda key: key is not None):
+        entries = sorted(groups[audience], key=lambda e: -e["importance"])
+        entries = entries[: config.reflection_entries]
+        if len(entries) < 3:
+            continue
+        if not budget.take():
+            return StepResult(False, {"calls": calls, "insights": insights})
+        request = sleep_request(
+            REFLECTION_PROMPT.format(name=brain.name, questions=config.reflection_questions),
+            render_entries(sorted(entries, key=lambda e: e["seq"])),
+            brain.model,
+            config.max_reply_tokens,
+        )
+        result, replies = yield brain.structured(request, Reflection)
+        _record(brain, replies)
+        calls += 1
+        by_id = {entry["id"]: entry for entry in entries}
+        for item in result.insights[: config.reflection_questions]:
+            cites = [cite for cite in item.cites if cite in by_id]
+            if not cites:
+                continue
+            importance = min(9, max(8, max(by_id[c]["importance"] for c in cites)))
+            journal.add(
+                item.insight,
+                author=brain.name,
+                now=now,
+                location=brain.location,
+                source_type=REFLECTION,
+                importance=importance,
+                scoring_method="llm",
+                audience=narrowest(by_id[c].get("audience") for c in cites),
+                about=sorted({key for c in cites for key in by_id[c].get("about") or []}),
+                kind=REFLECTION_KIND,
+                cites=cites,
+                tags=["reflection"],
+            )
+            insights += 1
+    journal.reset_reflection_counter()
+    return StepResult(True, {"calls": calls, "insights": insights})
+
+
+# ---- 5. pruning -----------------------------------------------------------------------------
+
+
+def prune_episodes(brain: Brain, now: datetime, budget: Budget) -> StepResult:
+    """Empty old unimportant entries that consolidation is done with."""
+    config = brain.config
+    journal = brain.journal
+    cutoff = (now - timedelta(days=config.prune_age_days)).isoformat()
+    doomed = [
+        entry
+        for entry in journal.all()
+        if not entry.get("pruned")
+        and entry["importance"] <= config.prune_max_importance
+        and entry["created_at"] < cutoff
+        and (entry.get("consolidated") or entry.get("skipped"))
+        and not journal.is_reflection(entry)
+        and not journal.is_synthesis(entry)
+    ]
+    journal.update(
+        [{**entry, "content": "", "pruned": now.isoformat(), "tags": []} for entry in doomed]
+    )
+    removed = brain.links.remove([entry["id"] for entry in doomed])
+    return StepResult(True, {"pruned": len(doomed), "links_removed": removed})
+
+
+# ---- 6. working memory ----------------------------------------------------------------------
+
+
+def clear_stale_conversations(brain: Brain, now: datetime, budget: Budget) -> StepResult:
+    cleared = WorkingMemory(brain.state).clear_stale(now, brain.config.working_memory_stale_minutes)
+    return StepResult(True, {"cleared": cleared})
+
+
+# ---- 7. context -----------------------------------------------------------------------------
+
+
+def compact_context(brain: Brain, now: datetime, budget: Budget) -> StepResult | Generator:
+    """Journaling before compaction, then compaction, when the context is full enough. It
+    runs as one unit (its calls are bounded by its own limits) once the budget allows one."""
+    work = sleep_compaction_step(brain, now)
+    if work is None:
+        return StepResult(True, {"skipped": "context below compact_sleep_threshold"})
+    if not budget.take():
+        return StepResult(False, {})
+    return _compacted(work)
+
+
+def _compacted(work: Generator) -> Generator:
+    report = yield from work
+    error = report["compaction"].get("error")
+    if error:
+        raise LLMError("other", error)
+    return StepResult(True, {"compacted": report["compaction"].get("compacted", 0)})
+
+
+DREAMING_STEPS: list[DreamStep] = [
+    DreamStep("links", link_memories),
+    DreamStep("people", consolidate_people),
+    DreamStep("orphans", prune_orphan_links),
+    DreamStep("reflection", reflect),
+    DreamStep("pruning", prune_episodes),
+    DreamStep("working memory", clear_stale_conversations),
+    DreamStep("context", compact_context),
+]
+
+
+def dreaming_tick(brain: Brain, now: datetime) -> Generator | None:
+    """This tick's dreaming work, or None when every step is done for this sleep."""
+    progress = _progress(brain)
+    if all(step.name in progress.get("done", []) for step in DREAMING_STEPS):
+        return None
+    return _dream(brain, now)
+
+
+def _dream(brain: Brain, now: datetime) -> Generator:
+    budget = Budget(brain.config.dream_max_calls_per_tick)
+    reports = []
+    for step in DREAMING_STEPS:
+        progress = _progress(brain)
+        if step.name in progress.get("done", []):
+            continue
+        try:
+            result = step.run(brain, now, budget)
+            if isinstance(result, GeneratorType):
+                result = yield from result
+        except LLMError as err:
+            brain.usage().record_error(err.kind)
+            brain.save_usage()
+            progress = _progress(brain)
+            progress.setdefault("errors", {})[step.name] = f"{err.kind}: {err}"[:300]
+            _save_progress(brain, progress)
+            reports.append({"step": step.name, "error": f"{err.kind}: {err}"})
+            continue  # the others go on; this one is tried again next tick
+        progress = _progress(brain)
+        progress.setdefault("reports", {})[step.name] = result.report
+        progress.setdefault("errors", {}).pop(step.name, None)
+        if result.done:
+            progress.setdefault("done", []).append(step.name)
+        _save_progress(brain, progress)
+        reports.append({"step": step.name, **result.report})
+        if not result.done:
+            break  # out of budget: the next tick goes on from here
+    return reports
+
+
+def _progress(brain: Brain) -> dict:
+    return dict(brain.state.get(DREAMING_PROGRESS) or {})
+
+
+def _save_progress(brain: Brain, progress: dict) -> None:
+    brain.state.set(DREAMING_PROGRESS, progress)
+
+
+def _record(brain: Brain, replies) -> None:
+    usage = brain.usage()
+    for reply in replies:
+        usage.record_reply(reply)
+    brain.save_usage(usage)

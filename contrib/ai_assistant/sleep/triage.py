@@ -1,0 +1,79 @@
+"""
+A light sleeper's decision whether to wake: one cheap model call, rarely.
+
+Asleep, only urgent events (whispers, pages, being named, builder instructions) wake the
+assistant by themselves. Something said nearby to someone else ("Carol, the library is on
+fire!") is not urgent, but may matter. In light sleep, while dreaming, such speech (said
+aloud, naming someone present) gets one small call with only two tools, `wake_up` and `noop`,
+and no history: the system prompt, the words, and a question. At most one such call every
+`triage_interval_minutes`; never in deep sleep; none when nothing of the kind was heard; none
+while compacting (a wake then would be held back anyway). The events stay queued for when the
+assistant is awake.
+
+"""
+
+from collections.abc import Generator
+from datetime import datetime, timedelta
+
+from ..brain import Brain
+from ..clock import from_iso, to_iso
+from ..events import AMBIENT, Event, mentions
+from ..lifecycle import LIGHT
+from ..memory.audience import served_by
+from ..prompt import render_event
+from ..react import StopPolicy, react
+from ..state import DEPTH, LAST_TRIAGE
+from ..tools.base import TRIAGE
+
+QUESTION = (
+    "You are asleep (light sleep). You overheard this nearby. Call wake_up if it needs you "
+    "awake now, else noop."
+)
+
+
+def overheard(brain: Brain, since_id: int) -> list[Event]:
+    """Speech heard since `since_id`, not addressed to the assistant, that names someone
+    present other than the speaker."""
+    present = [name for _, name in brain.world.present_people()]
+    found = []
+    for event in brain.events.peek():
+        if event.id <= since_id or event.type != "say" or event.from_assistant:
+            continue
+        if event.classification != AMBIENT:
+            continue
+        others = [name for name in present if name.lower() != event.speaker.lower()]
+        if mentions(event.text, others):
+            found.append(event)
+    return found
+
+
+def triage(brain: Brain, now: datetime) -> Generator | None:
+    """The wake decision this tick needs, or None (see the module doc)."""
+    config = brain.config
+    if not config.triage_enabled or brain.state.get(DEPTH) != LIGHT:
+        return None
+    last = brain.state.get(LAST_TRIAGE) or {}
+    at = from_iso(last.get("at"))
+    if at and now - at < timedelta(minutes=config.triage_interval_minutes):
+        return None
+    events = overheard(brain, last.get("event_id", 0))
+    if not events:
+        return None
+    return _decide(brain, now, events)
+
+
+def _decide(brain: Brain, now: datetime, events: list[Event]) -> Generator:
+    brain.state.set(LAST_TRIAGE, {"at": to_iso(now), "event_id": max(e.id for e in events)})
+    served = served_by([key for key, _ in brain.world.present_people()])
+    ctx = brain.tool_context(now, {}, served=served)
+    message = {"role": "user", "content": "\n".join([QUESTION, *map(render_event, events)])}
+    policy = StopPolicy(
+        scope=TRIAGE,
+        max_iterations=1,
+        max_calls_per_reply=2,
+        max_calls_per_turn=2,
+        use_history=False,
+    )
+    loop = yield from react(brain, ctx, [message], policy)
+    woke = any(call["name"] == "wake_up" and call["ok"] for call in loop.tool_calls)
+    return {"triage": len(events), "woke": woke, "error": loop.error}
