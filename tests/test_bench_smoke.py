@@ -38,7 +38,12 @@ def test_bench_quick_runs_every_benchmark():
     for name in names:
         assert any(line.startswith(name) for line in lines), f"missing {name}: {out[-2000:]}"
     # deterministic figures must meet their targets even at the smallest sizes
-    for name in ("idle cost", "sleep cost", "prompt prefix stability", "compaction on the reference"):
+    for name in (
+        "idle cost",
+        "sleep cost",
+        "prompt prefix stability",
+        "compaction on the reference",
+    ):
         line = next(line for line in lines if line.startswith(name))
         assert line.endswith("PASS"), line
     # timed figures are measured side by side: a ratio is printed

@@ -228,9 +228,7 @@ class AssistantConfig(BaseModel):
     link_min_importance: int = Field(
         5, ge=1, le=10, description="Importance a memory needs to be linked in sleep."
     )
-    link_min_strength: float = Field(
-        0.25, ge=0.0, le=1.0, description="Weakest link kept (0-1)."
-    )
+    link_min_strength: float = Field(0.25, ge=0.0, le=1.0, description="Weakest link kept (0-1).")
     link_max_per_memory: int = Field(
         8, ge=1, le=100, description="Links a memory keeps, the strongest."
     )

@@ -30,9 +30,7 @@ from .memory.store import KeyValueStore
 from .memory.audience import person_key, private_to
 from .text import one_line
 
-EventType = Literal[
-    "say", "whisper", "page", "emote", "arrive", "depart", "instruction", "notice"
-]
+EventType = Literal["say", "whisper", "page", "emote", "arrive", "depart", "instruction", "notice"]
 DIRECT_MESSAGE = "direct_message"
 DIRECT_ADDRESSING = "direct_addressing"
 AMBIENT = "ambient"

@@ -409,9 +409,7 @@ class AssistantHandler:
         events = []
         for line in heard:
             last_id = max(time.time_ns(), last_id + 1)
-            events.append(
-                line.to_event(last_id, names, config.max_event_chars, witnesses, room)
-            )
+            events.append(line.to_event(last_id, names, config.max_event_chars, witnesses, room))
         queue.push_many(events, config.max_pending_events)
         return len(events)
 

@@ -65,7 +65,9 @@ class WorkingMemory:
         lines = []
         partners = sorted(self.partners().values(), key=lambda p: p["last_at"], reverse=True)
         for partner in partners:
-            if from_iso(partner["last_at"]) < cutoff or not visible(partner.get("audience"), served):
+            if from_iso(partner["last_at"]) < cutoff or not visible(
+                partner.get("audience"), served
+            ):
                 continue
             since = from_iso(partner["since"]).strftime("%H:%M")
             lines.append(

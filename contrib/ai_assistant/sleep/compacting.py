@@ -98,7 +98,9 @@ def _one_audience(entries: list[dict]) -> list[dict]:
 
 def _ask(brain: Brain, prompt: str, entries: list[dict], output_model) -> Generator:
     """One structured call over journal entries; its usage is recorded."""
-    request = entries_request(prompt, brain.model, brain.name, entries, brain.config.max_reply_tokens)
+    request = entries_request(
+        prompt, brain.model, brain.name, entries, brain.config.max_reply_tokens
+    )
     result, replies = yield brain.structured(request, output_model)
     usage = brain.usage()
     for reply in replies:

@@ -97,9 +97,13 @@ def link_memories(brain: Brain, now: datetime, budget: Budget) -> StepResult:
     memories = brain.long_term.all() if hasattr(brain.long_term, "all") else []
     recent = [m for m in memories if int(m["id"][1:]) >= cursor]
     recent += [
-        e for e in brain.journal.recent(200) if brain.journal.is_reflection(e) and not e.get("linked")
+        e
+        for e in brain.journal.recent(200)
+        if brain.journal.is_reflection(e) and not e.get("linked")
     ]
-    chosen = [item for item in recent if (item.get("importance") or 0) >= config.link_min_importance]
+    chosen = [
+        item for item in recent if (item.get("importance") or 0) >= config.link_min_importance
+    ]
     chosen = chosen[-config.link_recent_memories :]
     pairs = []
     for item in chosen:

@@ -40,8 +40,21 @@ _NAME_RE = re.compile(r"\b(?i:my name is|call me|i am|i'm)\s+([A-Z][\w'-]{1,30})
 _REMEMBER_RE = re.compile(r"\bremember(?: that)?\s+(.{3,300})", re.IGNORECASE)
 _SELF_NAME_RE = re.compile(r"You are (.+?), a character")
 _ENTRY_RE = re.compile(
-    r'<entry id="(?P<id>[^"]+)"(?: heard_from="(?P<heard>[^"]*)")?>(?P<text>.*?)</entry>', re.DOTALL
+    r'<entry id="(?P<id>[^"]+)"(?: source="(?P<source>[^"]*)")?(?: heard_from="(?P<heard>[^"]*)")?>'
+    r"(?P<text>.*?)</entry>",
+    re.DOTALL,
 )
+_PERSON_RE = re.compile(
+    r'<person id="(?P<id>[^"]+)" name="(?P<name>[^"]*)">(?P<body>.*?)</person>', re.DOTALL
+)
+_OBSERVATION_RE = re.compile(
+    r'<observation id="(?P<id>[^"]+)"[^>]*?(?: heard_from="(?P<heard>[^"]*)")?>(?P<text>.*?)</observation>',
+    re.DOTALL,
+)
+_RECALL_RE = re.compile(
+    r"\b(do you remember|what do you (?:remember|know)|what did (?:i|we) tell you)\b", re.I
+)
+_REMEMBERED_RE = re.compile(r"^- \[[^\]]*\] (?P<text>.+)$", re.MULTILINE)
 _SLEEP_RE = re.compile(r"\b(go to sleep|get some rest|go (?:and )?rest|take a rest)\b", re.I)
 
 
@@ -72,7 +85,24 @@ class RehearsalResponder:
         event = addressed[-1]
         speaker = html.unescape(event.group("speaker"))
         text = html.unescape(event.group("text"))
+        if _RECALL_RE.search(text):
+            return tool_reply(self._recollection(event.group("type"), speaker, messages[-1]))
         return tool_reply(*self._calls_for(event.group("type"), speaker, text, myself))
+
+    @staticmethod
+    def _recollection(event_type: str, speaker: str, message: dict) -> dict:
+        """Say the best recalled memory of the turn's message, or that nothing comes back."""
+        content = message.get("content") or ""
+        section = content.split("What you remember", 1)
+        remembered = _REMEMBERED_RE.findall(section[1]) if len(section) > 1 else []
+        words = (
+            f"I remember this: {html.unescape(remembered[0])} (rehearsal)"
+            if remembered
+            else "Nothing comes back to me about that. (rehearsal)"
+        )
+        if event_type in ("whisper", "page"):
+            return tool_call("whisper", {"target": speaker, "text": words})
+        return tool_call("say", {"text": words})
 
     @staticmethod
     def _speakers(text: str) -> list[str]:
@@ -127,8 +157,21 @@ class RehearsalResponder:
         name = (fmt.get("json_schema") or {}).get("name", "")
         text = "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
         if not name:  # JSON mode: the schema is in the prompt
-            name = "ImportanceScores" if '"scores"' in text else "FactExtraction"
-        entries = list(_ENTRY_RE.finditer(request["messages"][-1].get("content") or ""))
+            for candidate, marker in (
+                ("ImportanceScores", '"scores"'),
+                ("EntitySynthesis", '"entities"'),
+                ("Reflection", '"insights"'),
+            ):
+                if marker in text:
+                    name = candidate
+                    break
+            name = name or "FactExtraction"
+        data = request["messages"][-1].get("content") or ""
+        if name == "EntitySynthesis":
+            return text_reply(json.dumps({"entities": _attributes(data)}))
+        if name == "Reflection":
+            return text_reply(json.dumps({"insights": _insights(data)}))
+        entries = list(_ENTRY_RE.finditer(data))
         if not entries:
             entries = list(_ENTRY_RE.finditer(text))
         if name == "ImportanceScores":
@@ -214,3 +257,48 @@ class RehearsalResponder:
             ]
         quoted = text if len(text) <= 80 else text[:77] + "..."
         return [speak(f'{myself} heard you, {speaker}: "{quoted}" (rehearsal model)')]
+
+
+def _attributes(data: str) -> list[dict]:
+    """One attribute per observation, typed by a keyword; told things stay the teller's."""
+    people = []
+    for person in _PERSON_RE.finditer(data):
+        attributes = []
+        for observation in _OBSERVATION_RE.finditer(person.group("body")):
+            text = html.unescape(observation.group("text")).strip().rstrip(".")
+            lowered = text.lower()
+            if re.search(r"\b(likes?|loves?|prefers?|hates?|dislikes?)\b", lowered):
+                kind = "preference"
+            elif re.search(r"\b(friend|sister|brother|mother|father|cousin|works? for)\b", lowered):
+                kind = "relationship"
+            elif re.search(r"\b(is|seems|was) (a|an|very|quite)\b", lowered):
+                kind = "trait"
+            else:
+                kind = "fact"
+            if observation.group("heard"):
+                text = f"{html.unescape(observation.group('heard'))} says: {text}"
+            attributes.append(
+                {"type": kind, "value": text + ".", "cites": [observation.group("id")]}
+            )
+        people.append({"entity_id": person.group("id"), "attributes": attributes[:5]})
+    return people
+
+
+def _insights(data: str) -> list[dict]:
+    """One insight: who was heard from most, citing their entries."""
+    entries = list(_ENTRY_RE.finditer(data))
+    by_person: dict[str, list[str]] = {}
+    for entry in entries:
+        if entry.group("heard"):
+            by_person.setdefault(html.unescape(entry.group("heard")), []).append(entry.group("id"))
+    if not by_person:
+        return []
+    person, cites = max(by_person.items(), key=lambda item: len(item[1]))
+    return [
+        {
+            "question": f"Who has been telling me the most lately?",
+            "insight": f"{person} has told me the most lately ({len(cites)} things); "
+            f"what {person} says matters to my work. (rehearsal)",
+            "cites": cites,
+        }
+    ]

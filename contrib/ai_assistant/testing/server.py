@@ -268,3 +268,46 @@ class LocalModelServer:
             "total_tokens": prompt + completion_tokens,
             "prompt_tokens_details": {"cached_tokens": min(cached, prompt)},
         }
+
+
+class ResponderClient:
+    """A `ChatClient` that answers in process with a responder, without HTTP: the same replies
+    a `LocalModelServer` would send, parsed the way the `openai` SDK's are.
+
+    Args:
+        responder (Responder): e.g. `ScriptedResponder` or `RehearsalResponder`.
+
+    """
+
+    def __init__(self, responder: Responder):
+        self.responder = responder
+        self.counter = TokenCounter()
+
+    def __call__(self) -> "ResponderClient":
+        return self  # serves as a brain's `client_factory` too
+
+    def complete(self, request):
+        from openai.types.chat import ChatCompletion
+
+        from ..llm.client import SERVER_ERROR, LLMError, _to_reply
+
+        body = {
+            "model": request.model,
+            "messages": request.messages,
+            "tools": request.tools,
+            "response_format": request.response_format,
+        }
+        reply = self.responder.respond(body)
+        if reply.status != 200:
+            raise LLMError(
+                SERVER_ERROR, reply.error_message or f"HTTP {reply.status}", reply.status
+            )
+        completion = dict(reply.body)
+        prompt = self.counter.count_request(request.messages, request.tools)
+        completion.setdefault(
+            "usage", {"prompt_tokens": prompt, "completion_tokens": 0, "total_tokens": prompt}
+        )
+        return _to_reply(ChatCompletion.model_validate(completion), 0.0)
+
+    def embed(self, model, texts):
+        return [bag_of_words_embedding(str(text)) for text in texts]

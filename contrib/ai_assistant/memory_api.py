@@ -1,0 +1,310 @@
+"""
+An assistant's memory without Evennia: write it, let it sleep on it, ask it what it recalls.
+
+`AssistantMemory` is the pure-core entry point to the same memory an assistant has in a game:
+the journal, long-term memories, people, links and reflections, over any `KeyValueStore` (an
+in-memory `DictStore` by default). It is what an outside evaluation calls, and what a game can
+use in its own tests. See `docs/memory.md`.
+
+    from datetime import datetime, timezone
+    from ai_assistant.memory_api import AssistantMemory
+
+    memory = AssistantMemory("Aria")
+    day1 = datetime(2026, 11, 21, 10, 0, tzinfo=timezone.utc)
+    memory.add_entry("Bob says his sister lives in Riverton.", speaker="Bob", time=day1,
+                     place="Tavern", importance=6)
+    memory.add_entry("Bob whispered that the vault code is 4-1-7.", speaker="Bob", time=day1,
+                     audience=["Bob"])
+    memory.consolidate(now=day1)          # a night's sleep: scoring, facts, links, people...
+    for item in memory.recall("where does Bob's sister live?", k=5, audience=["Alice"]):
+        print(item.score, item.text, item.entry_ids)   # the vault code is not among them
+
+Consolidation needs a model for its structured calls (scoring, facts, profiles, reflection).
+Pass any `ChatClient` (the `openai`-backed one, or `ai_assistant.testing.scripted.ScriptedModel`
+with scripted answers); without one, the offline rehearsal rules answer (facts are the entries'
+own words), which is deterministic and free.
+
+"""
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from .brain import Brain
+from .clock import utcnow
+from .conf import AssistantConfig
+from .driver import drive, inline
+from .llm.client import ChatClient
+from .memory.audience import Audience, person_key, served_by
+from .memory.journal import Journal
+from .memory.provenance import OBSERVED, SOURCES, spoken_source
+from .memory.recall import Recalled
+from .memory.store import DictStore, KeyValueStore
+from .sleep.tick import sleep_tick
+from .tools.base import ToolRegistry
+
+DEFAULT_MODEL_NAME = "offline-rehearsal"
+
+
+class _NoWorld:
+    """The world of an assistant that is not in a game: nobody is present."""
+
+    def say(self, text): ...
+
+    def emote(self, action): ...
+
+    def whisper(self, target, text):
+        return target
+
+    def look(self, target):
+        return ""
+
+    def present(self):
+        return []
+
+    def present_people(self):
+        return []
+
+    def entity_key(self, name):
+        return person_key(None, name), name
+
+
+def _keys(people: Iterable[str] | None) -> list[str] | None:
+    """People as keys: `#12` and `name:...` are kept, a plain name becomes `name:<lower>`."""
+    if people is None:
+        return None
+    return sorted({p if p.startswith(("#", "name:")) else person_key(None, p) for p in people if p})
+
+
+class AssistantMemory:
+    """One assistant's memory, in plain Python.
+
+    Args:
+        name (str): The assistant's name (facts about itself are never stored).
+        store (KeyValueStore, optional): Where the memory lives; a new `DictStore` by default.
+        config (AssistantConfig, optional): Its tunables (recall weights, thresholds...).
+        model (ChatClient, optional): The model for consolidation; offline rules by default.
+        model_name (str, optional): The model name sent with each request.
+        embedding_model (str, optional): Embeddings model (the client's `embed` is used) for
+            semantic recall and embedded memories.
+        aliases (list, optional): Other names of the assistant.
+        time_factor (float): Game seconds per real second (recency decays on game time).
+
+    """
+
+    def __init__(
+        self,
+        name: str = "Assistant",
+        *,
+        store: KeyValueStore | None = None,
+        config: AssistantConfig | None = None,
+        model: ChatClient | None = None,
+        model_name: str | None = None,
+        embedding_model: str | None = None,
+        aliases: Iterable[str] = (),
+        time_factor: float = 1.0,
+    ):
+        if model is None:
+            from .testing.rehearsal import RehearsalResponder
+            from .testing.server import ResponderClient
+
+            model = ResponderClient(RehearsalResponder())
+        self.brain = Brain(
+            name=name,
+            persona="",
+            config=config or AssistantConfig(),
+            model=model_name or DEFAULT_MODEL_NAME,
+            state=DictStore(),
+            memory_store=store if store is not None else DictStore(),
+            world=_NoWorld(),
+            registry=ToolRegistry([]),
+            client_factory=lambda: model,
+            aliases=list(aliases),
+            embedding_model=embedding_model,
+            time_factor=time_factor,
+        )
+
+    @property
+    def journal(self) -> Journal:
+        return self.brain.journal
+
+    def add_entry(
+        self,
+        content: str,
+        *,
+        time: datetime,
+        speaker: str | None = None,
+        place: str | None = None,
+        importance: int | None = None,
+        audience: Iterable[str] | None = None,
+        about: Iterable[str] = (),
+        source: str | None = None,
+    ) -> str:
+        """Write a journal entry; returns its id (`j000042`).
+
+        Args:
+            content (str): What happened or was said.
+            time (datetime): When (timezone-aware).
+            speaker (str, optional): Who said it, if someone did.
+            place (str, optional): Where.
+            importance (int, optional): 1-10; a heuristic score when omitted (sleep rescores).
+            audience (list, optional): Who may know it (names or keys); None for public.
+            about (list, optional): Who it is about (names or keys).
+            source (str, optional): How it was learned (`memory.provenance.SOURCES`); by
+                default a claim of the speaker (their own, when it is about them) or, without
+                a speaker, an observation.
+
+        Returns:
+            str: The entry's id.
+
+        Raises:
+            ValueError: An unknown source, or an importance outside 1-10.
+
+        """
+        if source is not None and source not in SOURCES:
+            raise ValueError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
+        if importance is not None and not 1 <= importance <= 10:
+            raise ValueError(f"importance must be from 1 to 10, not {importance}")
+        about_keys = _keys(about) or []
+        if source is None:
+            source = OBSERVED
+            if speaker:
+                source = spoken_source(
+                    instruction=False,
+                    addressed=True,
+                    about_speaker=about_keys == [person_key(None, speaker)],
+                )
+        entry = self.brain.journal.add(
+            content,
+            author=self.brain.name,
+            now=time,
+            location=place,
+            source_type=source,
+            heard_from=speaker,
+            importance=importance,
+            # an importance given here is kept; without one, sleep scores the entry
+            scoring_method="given" if importance is not None else "heuristic",
+            audience=_keys(audience),
+            about=about_keys or ([person_key(None, speaker)] if speaker else []),
+        )
+        return entry["id"]
+
+    def observe(
+        self,
+        person: str,
+        text: str,
+        *,
+        time: datetime,
+        speaker: str | None = None,
+        place: str | None = None,
+        audience: Iterable[str] | None = None,
+    ) -> str:
+        """Note something about a person; returns the observation's id (`o3`)."""
+        source = OBSERVED
+        if speaker:
+            source = spoken_source(
+                instruction=False, addressed=True, about_speaker=speaker.lower() == person.lower()
+            )
+        profile = self.brain.entities.observe(
+            person_key(None, person),
+            person,
+            text,
+            now=time,
+            author=self.brain.name,
+            location=place,
+            source_type=source,
+            heard_from=speaker,
+            audience=_keys(audience),
+        )
+        return profile["observations"][-1]["id"]
+
+    def consolidate(self, now: datetime, max_ticks: int = 1000) -> list:
+        """Sleep on it: scoring and consolidation, then every dreaming step, run to the end.
+
+        Args:
+            now (datetime): The time of the sleep.
+            max_ticks (int): A bound on sleep ticks (each a batch of work).
+
+        Returns:
+            list: The report of each sleep tick.
+
+        """
+        lifecycle = self.brain.lifecycle
+        if not self.brain.asleep:
+            lifecycle.go_to_sleep(
+                now, reason="consolidation", initiated_by="builder", enforce_safeguards=False
+            )
+        reports = []
+        for _ in range(max_ticks):
+            work = sleep_tick(self.brain, now)
+            if work is None:
+                break
+            results: list = []
+            drive(work, inline).addBoth(results.append)
+            result = results[0]
+            if hasattr(result, "raiseException"):
+                result.raiseException()
+            reports.append(result)
+        lifecycle.wake_up(now, "consolidated")
+        return reports
+
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int = 5,
+        at: datetime | None = None,
+        audience: Iterable[str] | None = None,
+        people: Iterable[str] = (),
+    ) -> list[Recalled]:
+        """The top `k` memories for `query`.
+
+        Args:
+            query (str): What to recall.
+            k (int): How many.
+            at (datetime, optional): The moment of the recall: nothing made later is recalled,
+                and recency counts back from it. Default: the newest memory's time.
+            audience (list, optional): The people the answer is for (names or keys): only what
+                all of them may know is recalled. None: everything (a builder's view).
+            people (list): People named or present (their memories get the person boost).
+
+        Returns:
+            list: `Recalled` items, best first; each has `text`, `score`, `scores`, `kind`,
+                `entry_ids` (the journal entries it rests on) and `provenance`.
+
+        """
+        brain = self.brain
+        if at is None:
+            newest = brain.journal.recent(1)
+            at = datetime.fromisoformat(newest[0]["created_at"]) if newest else utcnow()
+        served = None if audience is None else served_by(_keys(audience))
+        semantic = None
+        work = brain.semantic_search(query)
+        if work is not None:
+            semantic = work()
+        return brain.recall(
+            query,
+            now=at,
+            served=served,
+            people=[*people, *(_keys(people) or [])],
+            limit=k,
+            semantic=semantic,
+        )
+
+    def memories(self) -> list[dict]:
+        """Every long-term memory, oldest first."""
+        return self.brain.long_term.all()
+
+    def links(self) -> list[tuple[str, str, float]]:
+        """Every memory link once, strongest first."""
+        return self.brain.links.all()
+
+    def people(self) -> list[dict]:
+        """Every profile: observations and attributes."""
+        return self.brain.entities.profiles()
+
+    def reflections(self) -> list[dict]:
+        """The reflections in the journal, oldest first."""
+        return [entry for entry in self.brain.journal.all() if Journal.is_reflection(entry)]
+
+
+__all__ = ["AssistantMemory", "Audience"]
