@@ -1,13 +1,16 @@
 """
 `make demo`: a headless scene in an in-process Evennia with the demo world.
 
-Two players, Mira and Tobin, talk to the assistant Aria; an accelerated clock drives her ticks
-(5 game-seconds each, no waiting); the transcript shows what the players see and what Aria did:
-the tools she called, the journal entries she wrote and the tokens each turn used.
+Two players, Mira and Tobin, talk to the assistant Aria over two days; an accelerated clock
+drives her ticks (5 game-seconds each, no waiting). The transcript shows what the players see
+and what Aria did: the tools she called, what she recalled, what her sleep made of her day
+(long-term memories, links, people, a reflection), and on the second day what comes back to
+her, and what does not (a secret whispered to her stays with the one who told it).
 
 When a model endpoint is configured (`AI_ASSISTANT_BASE_URL` / `AI_ASSISTANT_API_KEY`, or the
-SDK's `OPENAI_BASE_URL` / `OPENAI_API_KEY`) the scene uses it. Otherwise it starts the built-in
-offline rehearsal model (deterministic rules on 127.0.0.1, not intelligence) and says so first.
+SDK's `OPENAI_BASE_URL` / `OPENAI_API_KEY`) the scene uses it, and stops at once with the
+endpoint and the error if it fails. Otherwise it starts the built-in offline rehearsal model
+(deterministic rules on 127.0.0.1, not intelligence) and says so first.
 
 The scene runs on a throwaway SQLite database in a temporary folder; it never touches the game's
 own database.
@@ -24,6 +27,10 @@ from world.headless import create_home_room, setup_evennia
 WIDTH = 78
 
 
+class EndpointFailed(Exception):
+    """The configured model endpoint failed: the scene cannot go on."""
+
+
 def _configured_endpoint() -> bool:
     keys = ("AI_ASSISTANT_BASE_URL", "AI_ASSISTANT_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY")
     return any(os.environ.get(key) for key in keys)
@@ -38,7 +45,8 @@ class Transcript:
 
     def stamp(self) -> str:
         seconds = int((self.clock.now() - self.start).total_seconds())
-        return f"[{seconds // 60:02d}:{seconds % 60:02d}]"
+        days, seconds = divmod(seconds, 86400)
+        return f"[day {days + 1} {seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}]"
 
     def line(self, text: str, indent: str = "") -> None:
         print(f"{self.stamp()} {indent}{text}")
@@ -52,30 +60,33 @@ class Transcript:
                 text = text[0]
             if text:
                 for row in strip_ansi(str(text)).splitlines():
-                    self.line(row, f"{character.key:>6} sees | ")
+                    self.line(row, f"{character.key:>7} sees | ")
 
         character.msg = msg
 
 
 def main() -> int:
     from ai_assistant.clock import ManualClock
-    from ai_assistant.testing.server import LocalModelServer
-    from ai_assistant.testing.rehearsal import RehearsalResponder
     from ai_assistant.driver import inline
+    from ai_assistant.testing.rehearsal import RehearsalResponder
+    from ai_assistant.testing.server import LocalModelServer
 
     rehearsal = None
     if _configured_endpoint():
-        print(
-            "Model: the configured endpoint "
-            f"({os.environ.get('AI_ASSISTANT_MODEL') or 'default model'})."
+        endpoint = (
+            os.environ.get("AI_ASSISTANT_BASE_URL")
+            or os.environ.get("OPENAI_BASE_URL")
+            or "https://api.openai.com/v1"
         )
+        model = os.environ.get("AI_ASSISTANT_MODEL") or "gpt-4o-mini"
+        print(f"Model: {model} at {endpoint} (configured in the environment).")
     else:
         rehearsal = LocalModelServer(RehearsalResponder()).start()
-        os.environ["AI_ASSISTANT_BASE_URL"] = rehearsal.base_url
+        os.environ["AI_ASSISTANT_BASE_URL"] = endpoint = rehearsal.base_url
         os.environ["AI_ASSISTANT_API_KEY"] = "rehearsal"
         print(
             "No model endpoint configured: using the offline REHEARSAL model (deterministic "
-            "rules on 127.0.0.1, not intelligence)."
+            f"rules at {endpoint}, not intelligence)."
         )
         print(
             "Set AI_ASSISTANT_API_KEY (and AI_ASSISTANT_MODEL / AI_ASSISTANT_BASE_URL) to "
@@ -85,14 +96,18 @@ def main() -> int:
         print("Setting up an in-process Evennia on a throwaway database...")
         setup_evennia(os.path.join(folder, "demo.db3"))
         try:
-            run_scene(ManualClock, inline)
+            run_scene(ManualClock, inline, endpoint, rehearsal is not None)
+        except EndpointFailed as failed:
+            print(f"\nThe demo stopped: {failed}", file=sys.stderr)
+            print(f"\nThe demo stopped: {failed}")
+            return 1
         finally:
             if rehearsal:
                 rehearsal.stop()
     return 0
 
 
-def run_scene(clock_class, runner) -> None:
+def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     from evennia.utils import create
 
     from world.build import build_demo_world
@@ -105,13 +120,16 @@ def run_scene(clock_class, runner) -> None:
     tobin = create.create_object(
         "typeclasses.characters.Character", key="Tobin", location=room, home=room
     )
-    create.create_object(
-        "evennia.objects.objects.DefaultExit",
-        key="north",
-        aliases=["n"],
-        location=hall,
-        destination=room,
+    for key, here, there in (("north", hall, room), ("south", room, hall)):
+        create.create_object(
+            "evennia.objects.objects.DefaultExit", key=key, location=here, destination=there
+        )
+    # a builder, out of the way, to look into Aria's memory
+    office = create.create_object("typeclasses.rooms.Room", key="Office", nohome=True)
+    builder = create.create_object(
+        "typeclasses.characters.Character", key="Builder", location=office, home=office
     )
+    builder.permissions.add("Builder")
 
     start = datetime(2026, 11, 21, 9, 0, tzinfo=timezone.utc)
     clock = clock_class(start)
@@ -119,20 +137,34 @@ def run_scene(clock_class, runner) -> None:
     script = handler.script
     handler.clock = clock
     handler.runner = runner
-    # small numbers so the whole cycle fits in a short scene
+    # small numbers so a whole day and night fit in a short scene
     script.db.config_overrides = {
         "min_activity_before_sleep": 8,
         "scoring_batch_size": 2,
         "sleep_cooldown_minutes": 30,
+        "entity_min_observations": 2,
+        "reflection_threshold": 30,
+        "link_min_importance": 3,
     }
     show = Transcript(clock, start)
-    for character in (mira, tobin):
+    for character in (mira, tobin, builder):
         show.watch(character)
-    did = "  Aria  did | "
+    did = "   Aria  did | "
 
-    def on_turn(_script, outcome):
+    def on_turn(_handler, outcome):
         if outcome.stop_reason == "compaction_only":
             return  # reported below, with the compaction's own numbers
+        if outcome.error and outcome.model_calls == 0 and not rehearsal:
+            # raised from the scene, not from here: this runs inside the turn's callbacks
+            failed.append(
+                f"the model endpoint {endpoint} failed: {outcome.error}. Check "
+                "AI_ASSISTANT_BASE_URL, AI_ASSISTANT_API_KEY and AI_ASSISTANT_MODEL."
+            )
+            return
+        for memory_id in outcome.recalled:
+            item = handler.brain.index.doc(memory_id)
+            if item is not None:
+                show.line(f"{memory_id}: {crop(item.text, 58)}", "   Aria recalls | ")
         for call in outcome.tool_calls:
             mark = "ok" if call["ok"] else "REFUSED"
             show.line(
@@ -146,11 +178,24 @@ def run_scene(clock_class, runner) -> None:
         )
 
     phase_before = [""]
+    failed: list[str] = []
 
-    def on_sleep_tick(_script, report):
-        progress = script.db.consolidation_progress or {}
-        done = f"{progress.get('processed_entries', 0)}/{progress.get('total_entries', 0)}"
+    def on_sleep_tick(_handler, report):
+        if isinstance(report, list):  # dreaming: one report per step
+            for step in report:
+                name = step.get("step")
+                details = ", ".join(f"{k} {v}" for k, v in step.items() if k != "step")
+                show.line(f"dreaming, {name}: {details or 'done'}", did)
+            return
+        if isinstance(report, dict) and "triage" in report:
+            show.line(f"overheard {report['triage']} lines; woke: {report['woke']}", did)
+            return
         if report:
+            if report.get("error") and not rehearsal:
+                failed.append(f"the model endpoint {endpoint} failed: {report['error']}.")
+                return
+            progress = script.db.consolidation_progress or {}
+            done = f"{progress.get('processed_entries', 0)}/{progress.get('total_entries', 0)}"
             show.line(
                 f"sleep tick ({phase_before[0]}): scored {report['scored']}, consolidated "
                 f"{report['consolidated']} into {report['memories']} memories, skipped "
@@ -158,7 +203,7 @@ def run_scene(clock_class, runner) -> None:
                 did,
             )
         else:
-            show.line(f"sleep tick ({phase_before[0]}): nothing to do yet", did)
+            show.line(f"sleep tick ({phase_before[0]}): nothing left to do, sleeping on", did)
 
     handler.on_turn = on_turn
     handler.on_sleep_tick = on_sleep_tick
@@ -170,6 +215,8 @@ def run_scene(clock_class, runner) -> None:
             phase_before[0] = script.db.sleep_phase or mode
             usage_before = script.db.usage or {}
             script.at_assistant_tick()
+            if failed:
+                raise EndpointFailed(failed[0])
             if script.db.operating_mode != mode:
                 show.line(
                     f"*** {mode} -> {script.db.operating_mode}: "
@@ -183,104 +230,123 @@ def run_scene(clock_class, runner) -> None:
                     did,
                 )
 
+    def sleep_until_dreams_are_done(limit: int = 30) -> None:
+        for _ in range(limit):
+            tick()
+            if script.db.sleep_phase == "dreaming" and handler.last_sleep_report is None:
+                return
+
     def act(character, command: str) -> None:
         print()
-        show.line(f"{command}", f"{character.key:>6}  >> ")
+        show.line(f"{command}", f"{character.key:>7}  >> ")
         character.execute_cmd(command)
 
-    print("=" * WIDTH)
-    print(f"{room.key}: {room.db.desc}")
-    print("=" * WIDTH)
+    def title(text: str) -> None:
+        print()
+        print("=" * WIDTH)
+        print(text)
+        print("=" * WIDTH)
+
+    title(f"Day one. {room.key}: {room.db.desc}")
     act(tobin, "say Nice and quiet in here today.")
     tick()
     act(mira, "north")
     tick()
     act(mira, "say Hello Aria! My name is Mira.")
     tick()
-    act(tobin, "whisper Aria = Remember that the east door sticks when it rains.")
+    act(tobin, "say Aria, remember that the east door sticks when it rains.")
+    tick()
+    act(mira, "whisper Aria = Remember that my vault code is 7-3-1.")
     tick()
     act(mira, "page Aria = are you still keeping notes?")
     tick()
     act(tobin, "say Aria, give me a minute to find my notes.")
     tick()
     act(tobin, "say Still looking, sorry.")
-    tick(2)
-    act(mira, "say Aria, thank you for your help.")
-    tick()
+    tick(12)  # the minute passes: Aria is told her wait is over
     act(tobin, "say Aria, you have worked hard. Go get some rest.")
     tick()
     act(mira, "say Aria, remember that I will be back tomorrow at noon.")
     tick()
+    act(tobin, "say Aria, remember that Mira is my cousin.")
+    tick()
+    act(mira, "say Aria, call me Mira, please.")
+    tick()
     act(tobin, "say Aria, go to sleep now, we will be fine.")
     tick()
-    print()
-    show.line("(Aria sleeps: a sleep tick every 60 s, compacting first, then dreaming)")
-    tick(4)
+
+    title("Night: compacting (scoring, facts), then dreaming (links, people, reflection)")
+    sleep_until_dreams_are_done()
     act(mira, "whisper Aria = Sorry to wake you, where is the east door key?")
     tick(2)
     act(tobin, "say Aria, you can go to sleep again.")
     tick()
 
-    print()
-    print("=" * WIDTH)
-    print("Emergency compaction: a builder shrinks Aria's context budget")
-    print("=" * WIDTH)
-    assistant = handler.brain
-    messages_before, tokens_before = len(assistant.history), assistant.context_tokens()
-    journal_before = len(assistant.journal)
-    budget = max(int(tokens_before / 0.85), assistant.fixed_tokens() + 500)
+    title("What her sleep made of the day (a builder looks)")
+    act(builder, "@assistant/memory Aria")
+    act(builder, "@assistant/memory Aria/links")
+    act(builder, "@assistant/memory Aria/people=Mira")
+    act(builder, "@assistant/memory Aria/reflections")
+
+    clock.advance(86400)
+    title("Day two: what comes back, and what stays private")
+    act(tobin, "say Aria, do you remember anything about the east door?")
+    tick()
+    act(tobin, "say Aria, do you remember Mira's vault code?")
+    tick()
+    act(mira, "whisper Aria = Do you remember my vault code?")
+    tick()
+
+    title("Emergency compaction: a builder shrinks Aria's context budget")
+    brain = handler.brain
+    messages_before, tokens_before = len(brain.history), brain.context_tokens()
+    journal_before = len(brain.journal)
+    budget = max(int(tokens_before / 0.85), brain.fixed_tokens() + 500)
     script.db.config_overrides = {**script.db.config_overrides, "max_context_tokens": budget}
     show.line(
         f"history: {messages_before} messages, next request {tokens_before} tokens; budget now "
         f"{budget} ({100 * tokens_before / budget:.0f}% used, emergency at 80%)"
     )
+    act(tobin, "say Aria, still with us?")
     tick()
-    assistant = handler.brain
+    brain = handler.brain
     report = handler.last_outcome.compaction
-    for entry in assistant.journal.all()[journal_before:]:
+    for entry in brain.journal.all()[journal_before:]:
         first_line = entry["content"].splitlines()[0]
         show.line(f"journal {entry['id']} ({entry['source_type']}): {first_line}", did)
-        if entry["source_type"] == "compaction":
+        if entry["source_type"] == "summary":
             show.line(crop(entry["content"].split("\n", 1)[1], 150), "    summary | ")
-    show.line(
-        f"history: {messages_before} -> {len(assistant.history)} messages "
-        f"({report['compaction']['compacted']} summarised, extraction journaled "
-        f"{report['extraction']['facts_recorded']} facts in {report['extraction']['iterations']} "
-        f"iterations); tokens {tokens_before} -> {assistant.context_tokens()}",
-        did,
-    )
-    first = assistant.history.all()[0]
+    if report:
+        show.line(
+            f"history: {messages_before} -> {len(brain.history)} messages "
+            f"({report['compaction'].get('compacted', 0)} summarised, extraction journaled "
+            f"{report['extraction'].get('facts_recorded', 0)} facts); tokens {tokens_before} -> "
+            f"{brain.context_tokens()}",
+            did,
+        )
+    first = brain.history.all()[0]
     show.line(f"history now starts with: {crop(first['content'], 70)}", did)
 
-    print()
-    print("=" * WIDTH)
-    print("What Aria wrote down, and what it cost (the builder's view):")
-    print("=" * WIDTH)
-    assistant = handler.brain
-    for entry in assistant.journal.all():
+    title("What Aria wrote down, and what it cost (the builder's view)")
+    for entry in brain.journal.all():
         source = entry["source_type"]
         if entry["heard_from"]:
             source += f" from {entry['heard_from']}"
         state = "consolidated" if entry.get("consolidated") else "pending"
         if entry.get("skipped"):
             state = "skipped (low importance)"
+        private = " private" if entry.get("audience") is not None else ""
         print(
-            f"  journal {entry['id']} (importance {entry['importance']} by "
-            f"{entry['scoring_method']}, {source}, {state}): {entry['content']}"
+            f"  journal {entry['id']} ({entry['kind']}{private}, importance "
+            f"{entry['importance']} by {entry['scoring_method']}, {source}, {state}): "
+            f"{crop(entry['content'], 80)}"
         )
-    for memory in reversed(assistant.long_term.recent(50)):
-        print(f"  memory {memory['id']} (from {memory['source_entry_ids'][0]}): {memory['text']}")
-    for key, name in assistant.entities.index().items():
-        for note in assistant.entities.profile(key)["observations"]:
-            print(f"  about {name}: {note['text']}")
-    # a builder (created out of the way, after the scene) checks on her
-    office = create.create_object("typeclasses.rooms.Room", key="Office", nohome=True)
-    builder = create.create_object(
-        "typeclasses.characters.Character", key="Builder", location=office, home=office
-    )
-    builder.permissions.add("Builder")
-    show.watch(builder)
-    act(builder, "@assistant/memory Aria=east door")
+    for memory in brain.long_term.all():
+        private = " private" if memory.get("audience") is not None else ""
+        print(
+            f"  memory {memory['id']}{private} (from {memory['source_entry_ids'][0]}): "
+            f"{memory['text']}"
+        )
     act(builder, "@assistant/status Aria")
 
 

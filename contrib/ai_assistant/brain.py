@@ -288,8 +288,10 @@ class Brain:
 
         """
 
-        def recall(query: str, people: list[str], semantic) -> list[Recalled]:
-            return self.recall(query, now=now, served=served, people=people, semantic=semantic)
+        def recall(query: str, people: list[str], semantic, limit: int) -> list[Recalled]:
+            return self.recall(
+                query, now=now, served=served, people=people, semantic=semantic, limit=limit
+            )
 
         return ToolContext(
             served=served,

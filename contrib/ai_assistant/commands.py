@@ -17,7 +17,7 @@ from evennia.utils.evtable import EvTable
 from evennia.utils.utils import class_from_module, crop
 
 from .conf import config_keys
-from .handler import AssistantError, create_assistant, find_assistants
+from .handler import AssistantError, audience_label, create_assistant, find_assistants
 
 _DEFAULT_COMMAND_CLASS = class_from_module(settings.COMMAND_DEFAULT_CLASS)
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 '\-]{0,39}$")
@@ -36,6 +36,7 @@ ERROR_ADVICE = {
     "bad_request": "the provider refused the request: check AI_ASSISTANT_MODEL and the server log",
     "context_budget": "raise max_context_tokens or lower memory_block_tokens",
 }
+MEMORY_VIEWS = ("links", "people", "reflections")
 # switches whose refusals say that nothing was changed
 SWITCHES_THAT_EDIT = ("set", "core")
 SWITCHES_WITH_TARGET = (
@@ -98,6 +99,9 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/set <name>[/<key>=<value>]
       @assistant/journal <name>
       @assistant/memory <name>[=<query>]
+      @assistant/memory <name>/links
+      @assistant/memory <name>/people[=<person>]
+      @assistant/memory <name>/reflections
       @assistant/core <name>[/<key>[=<value>]]
       @assistant/sleep <name>[=<hours> [light|deep] [<reason>]]
       @assistant/wake <name>[=<reason>]
@@ -115,7 +119,11 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                  <key>=<value>, change one (validated). The value 'default'
                  drops this assistant's override. <key> 'persona' sets its persona.
       journal  - the assistant's journal entries, newest first.
-      memory   - its long-term memories, or those matching <query>.
+      memory   - its long-term memories; with =<query>, everything it would
+                 recall for <query>, ranked, with scores, sources and who may
+                 know each (you see all). /links: memories it has linked;
+                 /people: the people it knows (=<person> for one profile, its
+                 attributes and observations); /reflections: its insights.
       core     - its core memory: the notes in every prompt. <key>=<value> sets
                  a note, <key>= removes it (within the memory_block_tokens budget).
       sleep    - put it to sleep now (default 4 hours, light). Light sleep
@@ -138,6 +146,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/status Aria
       @assistant/sleep Aria=2 deep quiet hours
       @assistant/memory Aria=east door
+      @assistant/memory Aria/people=Bob
 
     Name an assistant by its name, an alias or its dbref (#12). Assistants act
     only through their tools (speak, emote, whisper, journal); what players
@@ -193,6 +202,14 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
     def handler(self):
         return self.target.assistant
 
+    def more(self, text: str) -> None:
+        """Long output, paged with EvMore for a player; at once for a caller without a
+        session (a script, a headless demo), whom EvMore would show nothing."""
+        if self.caller.sessions.get():
+            EvMore(self.caller, text)
+        else:
+            self.msg(text)
+
     # ---- switches -------------------------------------------------------------------------
 
     def do_list(self):
@@ -234,7 +251,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             if self.rhs is not None:
                 self.msg("Usage: @assistant/set <name>/<key>=<value>, or @assistant/set <name>.")
                 return
-            EvMore(self.caller, self.format_options(self.target, self.handler.options()))
+            self.more(self.format_options(self.target, self.handler.options()))
             return
         if self.rhs is None:
             row = next((r for r in self.handler.options() if r[0] == self.subkey), None)
@@ -256,9 +273,37 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         if not entries:
             self.msg(f"{self.target.key}'s journal is empty.")
             return
-        EvMore(self.caller, self.format_journal(self.target, entries))
+        self.more(self.format_journal(self.target, entries))
 
     def do_memory(self):
+        view = self.subkey.lower()
+        if view and view not in MEMORY_VIEWS:
+            self.msg(
+                f"'{self.subkey}' is not a memory view. Use one of: {', '.join(MEMORY_VIEWS)}. "
+                "Usage: @assistant/memory <name>[/<view>][=<query or person>]"
+            )
+            return
+        if view == "links":
+            rows = self.handler.memory_links()
+            if not rows:
+                self.msg(f"{self.target.key} has linked no memories yet (links form in sleep).")
+                return
+            self.more(self.format_links(self.target, rows))
+            return
+        if view == "people":
+            profiles = self.handler.people((self.rhs or "").strip() or None)
+            if not profiles:
+                self.msg(f"{self.target.key} has noted nothing about anyone yet.")
+                return
+            self.more(self.format_people(self.target, profiles, bool(self.rhs)))
+            return
+        if view == "reflections":
+            reflections = self.handler.reflections()
+            if not reflections:
+                self.msg(f"{self.target.key} has no reflections yet (they form in sleep).")
+                return
+            self.more(self.format_reflections(self.target, reflections))
+            return
         query = (self.rhs or "").strip()
         if not query:
             memories = self.handler.recent_memories(50)
@@ -267,15 +312,18 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 return
             count = self.handler.brain.long_term.count()
             title = f"{count} memories, newest first"
-            EvMore(self.caller, self.format_memories(self.target, memories, title))
+            self.more(self.format_memories(self.target, memories, title))
             return
         target = self.target
         how = "embeddings" if self.handler.brain.embedding_model else "lexical"
         self.handler.search_memory(query).addCallbacks(
-            lambda found: self.msg(
-                self.format_memories(target, found, f"matching '{query}' ({how})")
+            lambda found: (
+                EvMore(
+                    self.caller,
+                    self.format_recalled(target, found, f"matching '{query}' ({how})"),
+                )
                 if found
-                else f"No long-term memories of {target.key} matching '{query}'."
+                else self.msg(f"No memories of {target.key} matching '{query}'.")
             ),
             lambda failure: self.msg(f"Memory search failed: {failure.getErrorMessage()}"),
         )
@@ -514,6 +562,88 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         ]
         columns = [("id", 11), ("imp", 7), ("from", 16), ("memory", 44)]
         return f"|w{assistant.key}'s long-term memory: {title}|n\n" + render_table(columns, rows)
+
+    def format_recalled(self, assistant, items: list, title: str) -> str:
+        rows = []
+        for item in items:
+            source = item.provenance.get("heard_from") or item.provenance.get("source_type")
+            rows.append(
+                (
+                    item.id,
+                    f"{item.score:.2f}",
+                    f"{item.kind}\n{crop(str(source or 'self'), 12)}\n{audience_label(item.audience)}",
+                    item.text,
+                )
+            )
+        columns = [("id", 11), ("score", 8), ("kind, source", 20), ("memory", 39)]
+        return f"|w{assistant.key} remembers, {title}|n\n" + render_table(columns, rows)
+
+    def format_links(self, assistant, rows: list) -> str:
+        table = [
+            (f"{one}\n{other}", f"{strength:.2f}", f"{crop(text1, 60)}\n{crop(text2, 60)}")
+            for one, other, strength, text1, text2 in rows
+        ]
+        columns = [("memories", 12), ("strength", 11), ("texts", 55)]
+        return f"|w{assistant.key}'s memory links, strongest first|n\n" + render_table(
+            columns, table
+        )
+
+    def format_people(self, assistant, profiles: list, detailed: bool) -> str:
+        if not detailed:
+            rows = [
+                (
+                    crop(p["name"], 20),
+                    p["key"],
+                    len(p.get("observations", [])),
+                    len(p.get("attributes", [])),
+                )
+                for p in profiles
+            ]
+            columns = [("person", 24), ("key", 20), ("observations", 16), ("attributes", 16)]
+            return f"|w{assistant.key} knows {len(profiles)} people|n\n" + render_table(
+                columns, rows
+            )
+        blocks = []
+        for profile in profiles:
+            rows = [
+                (
+                    attribute["id"],
+                    attribute.get("type", ""),
+                    f"{attribute['value']} (from {', '.join(attribute.get('cites') or [])}; "
+                    f"{audience_label(attribute.get('audience'))})",
+                )
+                for attribute in profile.get("attributes", [])
+            ]
+            rows += [
+                (
+                    observation["id"],
+                    "observed" if not observation.get("heard_from") else "told",
+                    f"{observation['text']} ({observation.get('heard_from') or 'seen'}, "
+                    f"{_short_when(observation.get('at'))}; "
+                    f"{audience_label(observation.get('audience'))}"
+                    + ("; consolidated" if observation.get("consolidated") else "")
+                    + ")",
+                )
+                for observation in profile.get("observations", [])
+            ]
+            columns = [("id", 8), ("kind", 14), ("attribute or observation", 56)]
+            blocks.append(
+                f"|w{profile['name']} ({profile['key']})|n\n" + render_table(columns, rows)
+            )
+        return "\n".join(blocks)
+
+    def format_reflections(self, assistant, entries: list) -> str:
+        rows = [
+            (
+                entry["id"],
+                _short_when(entry.get("created_at")),
+                f"{entry['content']} (from {', '.join(entry.get('cites') or [])}; "
+                f"{audience_label(entry.get('audience'))})",
+            )
+            for entry in entries
+        ]
+        columns = [("id", 11), ("when", 15), ("insight", 52)]
+        return f"|w{assistant.key}'s reflections, newest first|n\n" + render_table(columns, rows)
 
     def format_core(self, assistant, items: dict, tokens: int, budget: int) -> str:
         rows = [

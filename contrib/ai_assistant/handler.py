@@ -39,6 +39,7 @@ from .driver import default_runner
 from .events import EventQueue, HeardLine
 from .lifecycle import AWAKE, DEFAULT_HOURS, DEPTHS, LIGHT, SLEEP, SleepRefused
 from .llm.client import EndpointSettings, client_for
+from .memory.audience import label as audience_label
 from .memory.core import CoreMemoryFull
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .prompt import SYSTEM_PROMPT
@@ -702,14 +703,15 @@ class AssistantHandler:
         return self.brain.long_term.recent(limit)
 
     def search_memory(self, query: str):
-        """Search long-term memory.
+        """Everything the assistant remembers for `query`, ranked as recall ranks it, from all
+        audiences (a builder sees everything).
 
         Args:
             query (str): What to look for.
 
         Returns:
-            Deferred: Fires with the matches, best first (an embeddings model is asked for the
-                query's vector off the reactor thread, when one is configured).
+            Deferred: Fires with `Recalled` items, best first (the query's embedding, when an
+                embeddings model is configured, is computed off the reactor thread).
 
         Raises:
             AssistantError: An empty or oversized query.
@@ -724,12 +726,48 @@ class AssistantHandler:
             )
         brain = self.brain
         limit = brain.config.memory_search_limit
-        if not brain.embedding_model:
-            return defer.succeed(brain.long_term.search(query, limit))
-        runner = self.runner or default_runner()
-        return runner(brain.embed([query])).addCallback(
-            lambda vectors: brain.long_term.search(query, limit, query_vector=vectors[0])
-        )
+        now = self.now()
+
+        def ranked(semantic=None) -> list:
+            return brain.recall(query, now=now, served=None, limit=limit, semantic=semantic)
+
+        work = brain.semantic_search(query)
+        if work is None:
+            return defer.succeed(ranked())
+        return (self.runner or default_runner())(work).addCallback(ranked)
+
+    def memory_links(self, limit: int = 50) -> list[tuple[str, str, float, str, str]]:
+        """The strongest links: (id, id, strength, text, text)."""
+        brain = self.brain
+        rows = []
+        for one, other, strength in brain.links.all()[:limit]:
+            first, second = brain.index.doc(one), brain.index.doc(other)
+            rows.append(
+                (one, other, strength, first.text if first else "?", second.text if second else "?")
+            )
+        return rows
+
+    def people(self, name: str | None = None) -> list[dict]:
+        """Profiles (observations and attributes), or those whose name matches `name`.
+
+        Raises:
+            AssistantError: Nobody of that name is known.
+
+        """
+        profiles = self.brain.entities.profiles()
+        if not name:
+            return profiles
+        wanted = name.strip().lower()
+        found = [p for p in profiles if p["name"].lower() == wanted or p["key"].lower() == wanted]
+        if not found:
+            known = ", ".join(sorted(p["name"] for p in profiles)) or "nobody yet"
+            raise AssistantError(f"{self.obj.key} knows no one called '{name}'. Known: {known}.")
+        return found
+
+    def reflections(self) -> list[dict]:
+        """The reflections in the journal, newest first."""
+        journal = self.brain.journal
+        return [e for e in reversed(journal.all()) if journal.is_reflection(e)]
 
     def core_memory(self) -> tuple[dict, int, int]:
         """The core memory: (items, tokens used, budget)."""

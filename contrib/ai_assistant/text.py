@@ -67,13 +67,18 @@ def for_prompt(text: str, keep_lines: bool = False) -> str:
             a summary, that sits in a message of its own).
 
     Returns:
-        str: Escaped (`<`, `>`, `&` and quotes), so no tag can be closed or forged.
+        str: Escaped (`<`, `>`, `&` and `"`), so no tag can be closed or forged.
 
     """
     if keep_lines:
         lines = [one_line(line) for line in str(text or "").splitlines()]
-        return "\n".join(escape(line, quote=True) for line in lines if line)
-    return escape(one_line(text), quote=True)
+        return "\n".join(_escaped(line) for line in lines if line)
+    return _escaped(one_line(text))
+
+
+def _escaped(text: str) -> str:
+    # attributes in prompts are double-quoted: `"` must go, `'` may stay (and reads better)
+    return escape(text, quote=False).replace('"', "&quot;")
 
 
 def for_players(text: str, allow_color: bool = False) -> str:

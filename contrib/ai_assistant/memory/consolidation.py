@@ -157,6 +157,36 @@ def is_self_reference(fact: str, names: list[str]) -> bool:
     )
 
 
+_SAYING = (
+    r"(says|said|tells|told|claims|claimed|asks|asked|mentions|mentioned|reports|whispers|"
+    r"whispered|believes|thinks|promised|promises)"
+)
+
+
+def attributed(fact: str, speaker: str | None, source: str | None) -> str:
+    """A fact drawn from what someone said, kept as their statement.
+
+    What a person said (a claim, a claim about themselves, something overheard) is stored as
+    theirs: "Bob says: the king is ill", whatever the model wrote. A fact that already names
+    the speaker saying it is kept as it is.
+
+    Args:
+        fact (str): The fact as extracted.
+        speaker (str, optional): Who said the entry's words.
+        source (str, optional): The entry's source (`memory.provenance`).
+
+    Returns:
+        str: The fact, attributed when it must be.
+
+    """
+    if not speaker or source not in ("claim", "self_claim", "overheard"):
+        return fact
+    pattern = rf"^\W*{re.escape(speaker)}\b(\W+\w+){{0,3}}?\W+{_SAYING}\b"
+    if re.match(pattern, fact, re.IGNORECASE):
+        return fact
+    return f"{speaker} says: {fact}"
+
+
 def clean_facts(facts: list[str], names: list[str], max_chars: int = 500) -> list[str]:
     """Facts without self-references, blanks or duplicates, each cut to `max_chars`."""
     kept: list[str] = []

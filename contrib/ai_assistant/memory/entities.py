@@ -188,7 +188,19 @@ class EntityMemory:
         if profile is None:
             return None
         number = profile.get("next_id", 1)
+        known = {
+            (a.get("type"), a["value"].lower(), str(a.get("audience")))
+            for a in profile["attributes"]
+        }
         for attribute in attributes:
+            key = (
+                attribute.get("type"),
+                attribute["value"].lower(),
+                str(attribute.get("audience")),
+            )
+            if key in known:
+                continue  # the same thing learned again adds nothing
+            known.add(key)
             profile["attributes"].append({"id": f"a{number}", "at": to_iso(now), **attribute})
             number += 1
         profile["next_id"] = number

@@ -90,25 +90,25 @@ class MemoryLinks:
             exists (callable): `exists(memory_id) -> bool`.
 
         Returns:
-            int: Links removed.
+            int: Links removed (each counted once, whichever end was gone).
 
         """
-        removed = 0
+        removed: set[frozenset] = set()
         touched: set[str] = set()
         for key in self.chunk_keys():
             chunk = self._chunk(key)
             for memory_id in list(chunk):
                 if not exists(memory_id):
-                    removed += len(chunk.pop(memory_id))
+                    removed |= {frozenset((memory_id, other)) for other in chunk.pop(memory_id)}
                     touched.add(key)
                     continue
                 links = chunk[memory_id]
                 for other in [other for other in links if not exists(other)]:
                     del links[other]
-                    removed += 1
+                    removed.add(frozenset((memory_id, other)))
                     touched.add(key)
         self._write(touched)
-        return removed
+        return len(removed)
 
     def remove(self, memory_ids: list[str]) -> int:
         """Remove these memories' links, both ways; returns how many links went."""

@@ -22,6 +22,7 @@ moment of the recall. Each result names the journal entries it rests on.
 """
 
 import heapq
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,6 +39,7 @@ from .links import MemoryLinks
 from .provenance import source_label
 from .semantic import EmbeddedMemoryStore, unpack_vector
 
+_NAME_WORD_RE = re.compile(r"[a-z][a-z'\-]+")
 RRF_K = 60
 LINK_FACTOR = 0.8
 PER_PERSON = 10
@@ -405,6 +407,7 @@ class MemoryIndex:
         for rank, (doc_id, _) in enumerate(allowed_semantic[:candidates]):
             fused[doc_id] = fused.get(doc_id, 0.0) + 1.0 / (RRF_K + rank + 1)
         people_keys = {person.lower() for person in people if person}
+        people_keys |= self._named_in(query)
         pool = set(fused)
         for person in people_keys:
             about = [
@@ -429,6 +432,11 @@ class MemoryIndex:
         if neighbours:
             top = self._with_neighbours(top, limit, neighbours, allowed)
         return _without_repeats(top, limit)
+
+    def _named_in(self, query: str) -> set[str]:
+        """People the query names: words that are the name of someone memories are about."""
+        words = {word.removesuffix("'s") for word in _NAME_WORD_RE.findall(query.lower())}
+        return {word for word in words if word in self._by_person and self._by_person[word]}
 
     def _score(self, doc, relevance, now, people, weights, time_factor) -> Recalled:
         hours = max((now - doc.time).total_seconds(), 0.0) / 3600 * time_factor

@@ -40,6 +40,27 @@ class MemoryStore(Protocol):
         audience: Audience = None,
     ) -> str: ...
 
+    def find_same(self, text: str, audience: Audience) -> dict | None:
+        """A memory with exactly this text and audience, if one exists (consolidation stores a
+        repeated fact once, and links the new entry to it)."""
+        wanted = " ".join(text.lower().split())
+        for memory_id, _ in self._lexical_index().search(text, 5):
+            memory = self.get(memory_id)
+            if (
+                memory is not None
+                and " ".join(memory["text"].lower().split()) == wanted
+                and memory.get("audience") == (None if audience is None else sorted(audience))
+            ):
+                return memory
+        return None
+
+    def _lexical_index(self) -> LexicalIndex:
+        if self._lexical is None:
+            self._lexical = LexicalIndex()
+            for memory in self.all():
+                self._lexical.add(memory["id"], memory["text"])
+        return self._lexical
+
     def get(self, memory_id: str) -> dict | None: ...
 
     def search(
@@ -116,6 +137,27 @@ class EmbeddedMemoryStore:
         self._changed(memory)
         return memory_id
 
+    def find_same(self, text: str, audience: Audience) -> dict | None:
+        """A memory with exactly this text and audience, if one exists (consolidation stores a
+        repeated fact once, and links the new entry to it)."""
+        wanted = " ".join(text.lower().split())
+        for memory_id, _ in self._lexical_index().search(text, 5):
+            memory = self.get(memory_id)
+            if (
+                memory is not None
+                and " ".join(memory["text"].lower().split()) == wanted
+                and memory.get("audience") == (None if audience is None else sorted(audience))
+            ):
+                return memory
+        return None
+
+    def _lexical_index(self) -> LexicalIndex:
+        if self._lexical is None:
+            self._lexical = LexicalIndex()
+            for memory in self.all():
+                self._lexical.add(memory["id"], memory["text"])
+        return self._lexical
+
     def get(self, memory_id: str) -> dict | None:
         try:
             position = int(memory_id.removeprefix("m"))
@@ -176,11 +218,7 @@ class EmbeddedMemoryStore:
             if scored:
                 scored.sort(key=lambda m: m["score"], reverse=True)
                 return scored[:limit]
-        if self._lexical is None:
-            self._lexical = LexicalIndex()
-            for memory in self.all():
-                self._lexical.add(memory["id"], memory["text"])
         return [
             {**self.get(memory_id), "score": score}
-            for memory_id, score in self._lexical.search(query, limit)
+            for memory_id, score in self._lexical_index().search(query, limit)
         ]

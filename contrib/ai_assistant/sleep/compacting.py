@@ -29,6 +29,7 @@ from ..memory.consolidation import (
     SCORING_PROMPT,
     FactExtraction,
     ImportanceScores,
+    attributed,
     clean_facts,
     entries_request,
 )
@@ -122,11 +123,17 @@ def _apply_scores(journal, entries: list[dict], result: ImportanceScores) -> int
 
 
 def _facts_by_entry(brain: Brain, batch: list[dict], extraction: FactExtraction) -> dict:
-    wanted = {entry["id"] for entry in batch}
-    facts: dict[str, list[str]] = {entry_id: [] for entry_id in wanted}
+    entries = {entry["id"]: entry for entry in batch}
+    facts: dict[str, list[str]] = {entry_id: [] for entry_id in entries}
     for item in extraction.entries:
-        if item.entry_id in wanted:
-            facts[item.entry_id] += clean_facts(item.facts, brain.names)
+        entry = entries.get(item.entry_id)
+        if entry is None:
+            continue
+        for fact in clean_facts(item.facts, brain.names):
+            # what someone said stays their statement, whatever the model wrote
+            fact = attributed(fact, entry.get("heard_from"), entry.get("source_type"))
+            if fact not in facts[item.entry_id]:
+                facts[item.entry_id].append(fact)
     return facts
 
 
@@ -134,27 +141,36 @@ def _store(brain: Brain, batch, facts, vectors, now) -> dict[str, list[str]]:
     """Store each entry's memories, then mark the entries whose memories are all stored."""
     stored: dict[str, list[str]] = {}
     marks = []
+    find_same = getattr(brain.long_term, "find_same", None)
     try:
         for entry in batch:
-            ids = [
-                brain.long_term.add(
-                    fact,
-                    importance=entry["importance"],
-                    now=now,
-                    source_entry_ids=[entry["id"]],
-                    provenance={
-                        "journal_entry": entry["id"],
-                        "source_type": entry["source_type"],
-                        "heard_from": entry.get("heard_from"),
-                        "about": entry.get("about") or [],
-                        "location": entry.get("location"),
-                        "written_at": entry.get("created_at"),
-                    },
-                    vector=vectors.get(fact),
-                    audience=entry.get("audience"),
+            ids = []
+            for fact in facts.get(entry["id"], []):
+                same = find_same(fact, entry.get("audience")) if find_same else None
+                if same is not None:
+                    # a fact already known: the entry rests on the memory that holds it
+                    sources = [*same["source_entry_ids"], entry["id"]]
+                    brain.long_term.update({**same, "source_entry_ids": sources})
+                    ids.append(same["id"])
+                    continue
+                ids.append(
+                    brain.long_term.add(
+                        fact,
+                        importance=entry["importance"],
+                        now=now,
+                        source_entry_ids=[entry["id"]],
+                        provenance={
+                            "journal_entry": entry["id"],
+                            "source_type": entry["source_type"],
+                            "heard_from": entry.get("heard_from"),
+                            "about": entry.get("about") or [],
+                            "location": entry.get("location"),
+                            "written_at": entry.get("created_at"),
+                        },
+                        vector=vectors.get(fact),
+                        audience=entry.get("audience"),
+                    )
                 )
-                for fact in facts.get(entry["id"], [])
-            ]
             stored[entry["id"]] = ids
             marks.append({**entry, "consolidated": True, "memory_ids": ids})
     finally:

@@ -14,13 +14,18 @@ Rules, applied to the newest event addressed to the assistant:
 - "go to sleep" / "get some rest": `go_to_sleep` for two hours, light; a refusal that comes back
   is said aloud;
 - a whisper or page: whispers back (a page cannot be answered aloud);
+- "do you remember ...": says the first memory recalled into the turn's message, or that
+  nothing comes back;
+- a notice from the game (a wait is over): says it is ready again;
 - anything else addressed to it: says a templated acknowledgement quoting what it heard.
 
 Context upkeep is answered by rule as well: the pre-compaction prompt gets one journal entry
 naming who was heard, and a summary request (no tools offered) gets a templated summary.
 
 Structured requests (sleep-time work) are answered by rule too: importance scores from the
-heuristic of `memory.importance` (plus two for what someone told it), and facts that are the entries' own text.
+heuristic of `memory.importance` (plus two for what someone told it), facts that are the
+entries' own text, one attribute per observation of a person (typed by a keyword), and one
+reflection naming who told it the most.
 
 """
 
@@ -207,6 +212,8 @@ class RehearsalResponder:
                 return tool_call("whisper", {"target": speaker, "text": words})
             return tool_call("say", {"text": words})
 
+        if event_type == "notice":  # the game tells it something, e.g. its wait is over
+            return [tool_call("say", {"text": "I am ready again. (rehearsal)"})]
         name = _NAME_RE.search(text)
         if name:
             given = name.group(1)

@@ -110,7 +110,7 @@ class ToolContext:
         audience (list or None): The audience of what is written in this conversation: the
             narrowest audience of the private words it has shown the model (None: public).
             Recalling a private memory narrows it.
-        recall (callable): `recall(query, person)` -> list of `Recalled`.
+        recall (callable): `recall(query, people, semantic, limit)` -> list of `Recalled`.
         semantic (callable): `semantic(query)` -> blocking work or None (embeddings off).
 
     """

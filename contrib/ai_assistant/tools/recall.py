@@ -41,12 +41,12 @@ class RecallTool(Tool):
         query = f"{args.query} {args.person or ''}".strip()
         work = ctx.semantic(query) if ctx.semantic else None
         if work is None:
-            return _answer(ctx, ctx.recall(query, people, None))
+            return _answer(ctx, ctx.recall(query, people, None, MAX_RESULTS))
 
         def resume(found) -> ToolResult:
             # embeddings failed: lexical recall still answers
             semantic = None if isinstance(found, LLMError) else found
-            return _answer(ctx, ctx.recall(query, people, semantic))
+            return _answer(ctx, ctx.recall(query, people, semantic, MAX_RESULTS))
 
         return ToolResult(ok=True, content="", pending=work, resume=resume)
 

@@ -14,7 +14,7 @@ from datetime import timedelta
 from pydantic import Field
 
 from ..text import for_players
-from .base import TURN, EXTRACTION, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from .base import EXTRACTION, TRIAGE, TURN, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 
 def _clip(text: str, limit: int) -> str:
@@ -105,8 +105,8 @@ class NoopTool(Tool):
     name = "noop"
     description = "Do nothing more this turn (nothing needs a response, or you are done)."
     Args = NoopArgs
-    # also how a pre-compaction extraction loop says it is done
-    scopes = frozenset({TURN, EXTRACTION})
+    # also how journaling before compaction says it is done, and a light sleeper stays asleep
+    scopes = frozenset({TURN, EXTRACTION, TRIAGE})
 
     def run(self, ctx: ToolContext, args: NoopArgs) -> ToolResult:
         ctx.control.stop_reason = "noop"

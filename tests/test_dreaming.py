@@ -1,0 +1,426 @@
+"""
+The dreaming phase, step by step, in the pure core: links, people, orphaned links, reflection,
+pruning, working memory; the budget of calls per tick, resuming, a failing step; a held wake
+that gives up; a light sleeper's decision to wake.
+
+"""
+
+import json
+from datetime import timedelta
+
+from ai_assistant import lifecycle as life
+from ai_assistant.brain import Brain
+from ai_assistant.driver import drive, inline
+from ai_assistant.llm.client import SERVER_ERROR, ChatReply, LLMError, TokenUsage
+from ai_assistant.memory.working import WorkingMemory
+from ai_assistant.sleep.dreaming import (
+    Budget,
+    consolidate_people,
+    link_memories,
+    prune_episodes,
+    prune_orphan_links,
+    reflect,
+)
+from ai_assistant.sleep.tick import sleep_tick
+from ai_assistant.state import DREAMING_PROGRESS
+from ai_assistant.testing.scripted import ScriptedModel
+
+from .core_fakes import T0, FakeWorld, hear, make_assistant, reply
+
+
+def structured(data: dict) -> ChatReply:
+    return ChatReply(
+        content=json.dumps(data), tool_calls=[], finish_reason="stop", usage=TokenUsage(50, 20)
+    )
+
+
+def run(work):
+    results = []
+    drive(work, inline).addBoth(results.append)
+    result = results[0]
+    if hasattr(result, "raiseException"):
+        result.raiseException()
+    return result
+
+
+def step(function, brain, now=T0, calls=10):
+    result = function(brain, now, Budget(calls))
+    return result if not hasattr(result, "send") else run(result)
+
+
+def memory(brain, text, importance=6, audience=None, now=T0, about=()):
+    return brain.long_term.add(
+        text,
+        importance=importance,
+        now=now,
+        source_entry_ids=[],
+        provenance={"about": list(about)},
+        audience=audience,
+    )
+
+
+def observe(brain, name, count, audience=None, heard_from=None):
+    for i in range(count):
+        brain.entities.observe(
+            f"name:{name.lower()}",
+            name,
+            f"{name} likes thing {i}",
+            now=T0,
+            author="Aria",
+            audience=audience,
+            heard_from=heard_from,
+        )
+
+
+# ---- 1. links --------------------------------------------------------------------------------
+
+
+def test_links_join_related_important_memories_both_ways():
+    brain = make_assistant(link_min_importance=5, link_max_per_memory=1)
+    a = memory(brain, "The lighthouse keeper fell ill with a fever.")
+    b = memory(brain, "The lighthouse keeper has a fever and cannot light the lamp.")
+    c = memory(brain, "Fish are sold at dawn in the market.")
+    memory(brain, "The lighthouse lamp is unimportant trivia.", importance=2)
+    result = step(link_memories, brain)
+    assert result.done and result.report["linked"] == 3
+    assert brain.links.neighbours(a) == {b: brain.links.neighbours(b)[a]}
+    assert c not in brain.links.neighbours(a)
+    # the cursor moves on: the next sleep links only what is new
+    assert step(link_memories, brain).report["linked"] == 0
+
+
+def test_links_are_capped_per_memory_keeping_the_strongest():
+    brain = make_assistant()
+    brain.links.link([("m000000", "m000001", 0.3), ("m000000", "m000002", 0.9)], 1)
+    assert brain.links.neighbours("m000000") == {"m000002": 0.9}
+    assert brain.links.neighbours("m000001") == {"m000000": 0.3}  # its own cap is not full
+
+
+# ---- 2. people -------------------------------------------------------------------------------
+
+
+def test_people_need_enough_observations_and_share_calls_in_batches():
+    answers = []
+    model = ScriptedModel()
+    brain = make_assistant(model, entity_min_observations=3, entity_batch_size=2)
+    for name in ("Ann", "Ben", "Cid"):
+        observe(brain, name, 3)
+    observe(brain, "Dee", 2)  # too few: not consolidated
+    for batch in ([("p0", ["o1", "o9"]), ("p1", [])], [("p0", ["o2"])]):
+        answers.append(
+            structured(
+                {
+                    "entities": [
+                        {
+                            "entity_id": pid,
+                            "attributes": [
+                                {
+                                    "type": "preference",
+                                    "value": f"likes things ({pid})",
+                                    "cites": cites,
+                                }
+                            ],
+                        }
+                        for pid, cites in batch
+                    ]
+                }
+            )
+        )
+    model.answers = answers
+    result = step(consolidate_people, brain)
+    assert result.done and result.report == {"calls": 2, "people": 3, "attributes": 2}
+    ann = brain.entities.profile("name:ann")
+    # an attribute keeps only the citations that exist; one with none is dropped
+    assert ann["attributes"][0]["cites"] == ["o1"] and ann["attributes"][0]["type"] == "preference"
+    assert all(o["consolidated"] for o in ann["observations"])
+    assert brain.entities.profile("name:ben")["attributes"] == []
+    assert not any(o["consolidated"] for o in brain.entities.profile("name:dee")["observations"])
+    # the observations went to the model escaped, with their ids
+    assert '<observation id="o1"' in model.requests[0].messages[-1]["content"]
+
+
+def test_private_observations_are_consolidated_apart_with_their_audience():
+    model = ScriptedModel(
+        structured(
+            {
+                "entities": [
+                    {
+                        "entity_id": "p0",
+                        "attributes": [{"type": "fact", "value": "public thing", "cites": ["o1"]}],
+                    }
+                ]
+            }
+        ),
+        structured(
+            {
+                "entities": [
+                    {
+                        "entity_id": "p0",
+                        "attributes": [{"type": "fact", "value": "secret thing", "cites": ["o3"]}],
+                    }
+                ]
+            }
+        ),
+    )
+    brain = make_assistant(model, entity_min_observations=2)
+    observe(brain, "Bob", 2)
+    observe(brain, "Bob", 2, audience=["name:bob"])
+    step(consolidate_people, brain)
+    attributes = brain.entities.profile("name:bob")["attributes"]
+    assert [(a["value"], a["audience"]) for a in attributes] == [
+        ("public thing", None),
+        ("secret thing", ["name:bob"]),
+    ]
+    assert "secret" not in model.requests[0].messages[-1]["content"]
+    assert "likes thing" in model.requests[1].messages[-1]["content"]
+
+
+def test_one_profile_per_person_whether_present_or_not():
+    brain = make_assistant()
+    brain.entities.observe("name:bob", "Bob", "was away", now=T0, author="Aria")
+    brain.entities.observe("#7", "Bob", "came back", now=T0, author="Aria")
+    brain.entities.observe("name:bob", "Bob", "left again", now=T0, author="Aria")
+    assert list(brain.entities.index()) == ["#7"]
+    texts = [o["text"] for o in brain.entities.profile("#7")["observations"]]
+    assert texts == ["was away", "came back", "left again"]
+
+
+# ---- 3. orphans ------------------------------------------------------------------------------
+
+
+def test_links_to_memories_that_are_gone_are_pruned():
+    brain = make_assistant()
+    a = memory(brain, "one")
+    b = memory(brain, "two")
+    brain.links.link([(a, b, 0.5), (a, "m000099", 0.5)], 5)
+    brain.long_term.forget(b, T0, "a builder said so")
+    assert step(prune_orphan_links, brain).report == {"removed": 2}
+    assert brain.links.neighbours(a) == {}
+
+
+# ---- 4. reflection ---------------------------------------------------------------------------
+
+
+def test_reflection_waits_for_enough_importance_then_cites_and_resets():
+    model = ScriptedModel(
+        structured(
+            {
+                "insights": [
+                    {
+                        "question": "Who?",
+                        "insight": "Bob keeps asking about the vault.",
+                        "cites": ["j000001", "j000002", "j000077"],
+                    },
+                    {"question": "Why?", "insight": "Unfounded.", "cites": ["j000999"]},
+                ]
+            }
+        )
+    )
+    brain = make_assistant(model, reflection_threshold=20)
+    for i in range(3):
+        brain.journal.add(f"Bob asked about the vault {i}", author="Aria", now=T0, importance=6)
+    assert step(reflect, brain).report == {"skipped": "below reflection_threshold"}
+    brain.journal.add("Bob asked again", author="Aria", now=T0, importance=6)
+    result = step(reflect, brain)
+    assert result.report == {"calls": 1, "insights": 1}
+    insight = brain.journal.all()[-1]
+    assert insight["kind"] == "reflection" and insight["cites"] == ["j000001", "j000002"]
+    assert insight["importance"] in (8, 9) and insight["source_type"] == "reflection"
+    assert brain.journal.importance_since_reflection == 0
+    assert insight not in brain.journal.unconsolidated()  # never consolidated as experience
+
+
+def test_a_reflection_drawn_from_private_entries_stays_private():
+    model = ScriptedModel(
+        structured(
+            {
+                "insights": [
+                    {
+                        "question": "?",
+                        "insight": "Bob hides something.",
+                        "cites": ["j000000", "j000001", "j000002"],
+                    }
+                ]
+            }
+        )
+    )
+    brain = make_assistant(model, reflection_threshold=10)
+    for i in range(3):
+        brain.journal.add(
+            f"Bob whispered secret {i}", author="Aria", now=T0, importance=6, audience=["#5"]
+        )
+    step(reflect, brain)
+    assert brain.journal.all()[-1]["audience"] == ["#5"]
+
+
+# ---- 5. pruning ------------------------------------------------------------------------------
+
+
+def test_pruning_empties_only_old_unimportant_consolidated_experience():
+    brain = make_assistant(prune_max_importance=3, prune_age_days=30)
+    old = T0
+    journal = brain.journal
+    keep_fresh = journal.add(
+        "fresh small talk", author="Aria", now=old + timedelta(days=40), importance=2
+    )
+    doomed = journal.add("old small talk", author="Aria", now=old, importance=2)
+    pending = journal.add("old but not consolidated", author="Aria", now=old, importance=2)
+    big = journal.add("old but important", author="Aria", now=old, importance=8)
+    thought = journal.add("old reflection", author="Aria", now=old, importance=2, kind="reflection")
+    journal.update([{**e, "consolidated": True} for e in (keep_fresh, doomed, big)])
+    brain.links.link([(doomed["id"], big["id"], 0.8)], 5)
+    result = step(prune_episodes, brain, now=old + timedelta(days=45))
+    assert result.report == {"pruned": 1, "links_removed": 1}
+    by_id = {e["id"]: e for e in journal.all()}
+    assert by_id[doomed["id"]]["content"] == "" and by_id[doomed["id"]]["pruned"]
+    for kept in (keep_fresh, pending, big, thought):
+        assert by_id[kept["id"]]["content"] and not by_id[kept["id"]].get("pruned")
+    assert brain.links.neighbours(big["id"]) == {}
+
+
+# ---- 6. working memory -----------------------------------------------------------------------
+
+
+def test_working_memory_shows_fresh_visible_partners_and_lets_stale_ones_go():
+    brain = make_assistant()
+    working = WorkingMemory(brain.state)
+    working.note([("#1", "Ann", "where is the map", None)], T0)
+    working.note([("#2", "Ben", "my secret", ["#2"])], T0 + timedelta(minutes=50))
+    lines = working.lines(frozenset({"#1"}), T0 + timedelta(minutes=55), 60)
+    assert len(lines) == 1 and "Ann" in lines[0] and "where is the map" in lines[0]
+    assert working.clear_stale(T0 + timedelta(minutes=70), 60) == 1
+    assert list(working.partners()) == ["#2"]
+
+
+# ---- the dreaming phase as a whole -----------------------------------------------------------
+
+
+def dreaming(brain: Brain) -> Brain:
+    brain.lifecycle.go_to_sleep(T0, reason="rest", initiated_by="builder", enforce_safeguards=False)
+    assert brain.lifecycle.phase == life.DREAMING
+    return brain
+
+
+def test_dreaming_spends_its_budget_and_resumes_after_a_reload():
+    answers = [structured({"entities": [{"entity_id": "p0", "attributes": []}]}) for _ in range(2)]
+    model = ScriptedModel(*answers)
+    brain = dreaming(
+        make_assistant(
+            model, entity_min_observations=2, entity_batch_size=1, dream_max_calls_per_tick=1
+        )
+    )
+    observe(brain, "Ann", 2)
+    observe(brain, "Ben", 2)
+    first = run(sleep_tick(brain, T0))
+    assert [r["step"] for r in first] == ["links", "people"] and len(model.requests) == 1
+    # a reload: a new brain over the same stores goes on where it stopped
+    again = Brain(
+        **{
+            f: getattr(brain, f)
+            for f in (
+                "name",
+                "persona",
+                "config",
+                "model",
+                "state",
+                "memory_store",
+                "world",
+                "registry",
+                "client_factory",
+            )
+        }
+    )
+    second = run(sleep_tick(again, T0 + timedelta(minutes=1)))
+    assert second[0]["step"] == "people" and len(model.requests) == 2
+    assert "people" in again.state.get(DREAMING_PROGRESS)["done"]
+    assert sleep_tick(again, T0 + timedelta(minutes=2)) is None  # all done: no work, no calls
+
+
+def test_a_failing_step_does_not_stop_the_others_and_is_tried_again():
+    model = ScriptedModel(
+        LLMError(SERVER_ERROR, "down"),
+        structured({"entities": [{"entity_id": "p0", "attributes": []}]}),
+    )
+    brain = dreaming(make_assistant(model, entity_min_observations=2))
+    observe(brain, "Ann", 2)
+    first = run(sleep_tick(brain, T0))
+    steps = {r["step"]: r for r in first}
+    assert steps["people"]["error"].startswith("server_error")
+    assert "reflection" in steps and "pruning" in steps  # the others went on
+    progress = brain.state.get(DREAMING_PROGRESS)
+    assert "people" not in progress["done"] and "people" in progress["errors"]
+    second = run(sleep_tick(brain, T0 + timedelta(minutes=1)))
+    assert [r["step"] for r in second] == ["people"] and "error" not in second[0]
+
+
+# ---- a held wake that gives up ---------------------------------------------------------------
+
+
+def test_compacting_gives_up_when_the_model_keeps_failing():
+    model = ScriptedModel(*[LLMError(SERVER_ERROR, "down")] * 3)
+    brain = make_assistant(model, compacting_give_up_minutes=30)
+    brain.journal.add("a fact worth keeping", author="Aria", now=T0)
+    brain.lifecycle.go_to_sleep(
+        T0, hours=1, reason="rest", initiated_by="builder", enforce_safeguards=False
+    )
+    wake_at = T0 + timedelta(hours=1)
+    for minutes in (0, 10, 31):
+        now = wake_at + timedelta(minutes=minutes)
+        report = run(sleep_tick(brain, now))
+        assert report["error"]
+        brain.lifecycle.apply_wake_conditions([], now)
+        if minutes < 30:
+            assert brain.lifecycle.mode == life.SLEEP  # held back while compacting
+    assert brain.lifecycle.mode == life.AWAKE
+    assert "gave up consolidating" in brain.state.get(life.TRANSITION_REASON)
+    assert len(brain.journal.unconsolidated()) == 1  # nothing lost
+
+
+# ---- a light sleeper's decision to wake ------------------------------------------------------
+
+
+def light_sleeper(model, **config) -> Brain:
+    brain = dreaming(make_assistant(model, world=FakeWorld(("Alice", "Carol")), **config))
+    brain.state.set(
+        DREAMING_PROGRESS,
+        {
+            "done": [
+                "links",
+                "people",
+                "orphans",
+                "reflection",
+                "pruning",
+                "working memory",
+                "context",
+            ]
+        },
+    )
+    return brain
+
+
+def test_overheard_talk_to_someone_present_gets_one_cheap_wake_decision():
+    model = ScriptedModel(reply(("wake_up", {"reason": "the library is on fire"})))
+    brain = light_sleeper(model)
+    brain.history.extend([{"role": "user", "content": "old talk"}])
+    hear(brain, "Carol, the library is on fire!", speaker="Alice")
+    report = run(sleep_tick(brain, T0))
+    assert report == {"triage": 1, "woke": True, "error": None}
+    request = model.requests[0]
+    assert {t["function"]["name"] for t in request.tools} == {"wake_up", "noop"}
+    assert all("old talk" not in str(m.get("content")) for m in request.messages)  # cheap
+    assert brain.lifecycle.mode == life.AWAKE
+
+
+def test_wake_decisions_are_rare_and_never_in_deep_sleep():
+    model = ScriptedModel(reply(("noop", {})))
+    brain = light_sleeper(model, triage_interval_minutes=10)
+    assert sleep_tick(brain, T0) is None  # nothing heard: no call
+    hear(brain, "Carol, look at this", speaker="Alice")
+    run(sleep_tick(brain, T0))
+    hear(brain, "Carol, look again", speaker="Alice")
+    assert sleep_tick(brain, T0 + timedelta(minutes=5)) is None  # rate-limited
+    assert len(model.requests) == 1
+    deep = light_sleeper(ScriptedModel())
+    deep.state.set(life.DEPTH, life.DEEP)
+    hear(deep, "Carol, the library is on fire!", speaker="Alice")
+    assert sleep_tick(deep, T0) is None

@@ -1,0 +1,255 @@
+"""
+Memory that comes back, in the pure core: the lexical index, recall's scoring and fusion,
+audiences from hearing to recall, the entry point `AssistantMemory`, attribution of claims.
+
+"""
+
+from datetime import timedelta
+
+import pytest
+
+from ai_assistant.conf import AssistantConfig
+from ai_assistant.memory.audience import NOBODY, narrowest, served_by, visible
+from ai_assistant.memory.consolidation import attributed
+from ai_assistant.memory.lexical import LexicalIndex, terms
+from ai_assistant.memory.recall import RecallWeights
+from ai_assistant.memory_api import AssistantMemory
+from ai_assistant.testing.scripted import ScriptedModel
+
+from .core_fakes import T0, hear, make_assistant, reply, run_tick
+
+# ---- the lexical index ---------------------------------------------------------------------
+
+
+def test_terms_stem_and_drop_stop_words():
+    assert terms("Bob's sisters are living in Riverton") == ["bob", "sister", "live", "riverton"]
+
+
+def test_lexical_index_is_incremental():
+    index = LexicalIndex()
+    index.add("a", "The east door sticks when it rains.")
+    index.add("b", "Mira likes green tea.")
+    assert [hit[0] for hit in index.search("door")] == ["a"]
+    index.add("a", "The west window is broken.")  # replaced, not added twice
+    assert index.search("door") == [] and len(index) == 2
+    index.remove("b")
+    assert index.search("tea") == [] and len(index) == 1
+    index.remove("nothing")  # no error
+
+
+def test_lexical_ranking_prefers_rarer_matching_terms():
+    index = LexicalIndex()
+    for i in range(20):
+        index.add(f"common{i}", f"The weather was fine on day {i}.")
+    index.add("rare", "The weather turned and the lighthouse keeper fell ill.")
+    hits = index.search("lighthouse weather")
+    assert hits[0][0] == "rare" and hits[0][1] > hits[1][1]
+
+
+# ---- audiences -----------------------------------------------------------------------------
+
+
+def test_visibility_rules():
+    bob, alice = "#2", "#3"
+    assert visible(None, served_by([alice]))
+    assert visible([bob], served_by([bob]))
+    assert not visible([bob], served_by([bob, alice]))  # Alice may not know it
+    assert not visible([bob], served_by([]))  # serving nobody shows only what is public
+    assert served_by([]) == frozenset({NOBODY})
+    assert visible([bob], None)  # a builder's view
+    assert narrowest([None, [bob, alice], [bob]]) == [bob]
+    assert narrowest([None, None]) is None
+    assert narrowest([[bob], [alice]]) == []
+
+
+# ---- recall --------------------------------------------------------------------------------
+
+
+def memory_with(*entries, **config) -> AssistantMemory:
+    memory = AssistantMemory("Aria", config=AssistantConfig(**config) if config else None)
+    for i, (text, kwargs) in enumerate(entries):
+        memory.add_entry(text, time=kwargs.pop("time", T0 + timedelta(minutes=i)), **kwargs)
+    return memory
+
+
+def test_recall_ranks_relevance_first_and_names_its_entries():
+    memory = memory_with(
+        ("Bob says his sister lives in Riverton.", {"speaker": "Bob"}),
+        ("The weather was fine.", {}),
+        ("Carol sells fish at the harbour.", {"speaker": "Carol"}),
+    )
+    best, *_ = memory.recall("Where does Bob's sister live?", k=3)
+    assert best.entry_ids == ["j000000"] and best.kind == "entry"
+    assert best.scores["relevance"] == 1.0 and best.scores["person"] == 1.0
+    assert best.provenance["heard_from"] == "Bob"
+
+
+def test_recency_and_importance_weigh_in():
+    old = T0
+    new = T0 + timedelta(days=30)
+    memory = memory_with(
+        ("The east door sticks.", {"time": old, "importance": 3}),
+        ("The east door sticks again.", {"time": new, "importance": 3}),
+    )
+    first = memory.recall("east door sticks", k=2, at=new)
+    assert first[0].id == "j000001"  # as relevant, and newer
+    heavy = memory_with(
+        ("The east door sticks.", {"time": new, "importance": 2}),
+        ("The east door sticks!", {"time": new, "importance": 10}),
+    )
+    assert heavy.recall("east door sticks", k=2, at=new)[0].id == "j000001"
+
+
+def test_recall_never_sees_the_future_and_weights_are_configurable():
+    memory = memory_with(
+        ("The bridge is out.", {"time": T0}),
+        ("The bridge was repaired.", {"time": T0 + timedelta(days=2)}),
+    )
+    found = memory.recall("bridge", k=5, at=T0 + timedelta(days=1))
+    assert [item.id for item in found] == ["j000000"]
+    weights = memory.brain.recall_weights()
+    assert weights == RecallWeights(1.0, 0.3, 0.3, 0.3, 0.995)
+
+
+def test_semantic_relevance_fuses_with_lexical():
+    # with embeddings, a paraphrase without shared words can still be found
+    model = ScriptedModel()
+    memory = AssistantMemory("Aria", model=model, embedding_model="embed-test")
+    brain = memory.brain
+    brain.long_term.add(
+        "The harbour master keeps the spare keys.",
+        importance=5,
+        now=T0,
+        source_entry_ids=["j000000"],
+        provenance={},
+        vector=[1.0, 0.0, 0.0],
+    )
+    brain.long_term.add(
+        "Fish are sold at dawn.",
+        importance=5,
+        now=T0,
+        source_entry_ids=["j000001"],
+        provenance={},
+        vector=[0.0, 1.0, 0.0],
+    )
+    found = brain.recall(
+        "who has the extra key", now=T0, served=None, semantic=[("m000000", 0.9)], limit=2
+    )
+    assert found[0].id == "m000000" and found[0].scores["relevance"] == 1.0
+
+
+def test_a_hit_pulls_in_its_strongest_linked_neighbour():
+    memory = memory_with(
+        ("The lighthouse keeper fell ill.", {}),
+        ("Nobody lit the lamp last night.", {}),
+        ("Fish are sold at dawn.", {}),
+    )
+    brain = memory.brain
+    brain.links.link([("j000000", "j000001", 0.9)], max_per_memory=5)
+    found = memory.recall("lighthouse keeper", k=2)
+    assert [item.id for item in found] == ["j000000", "j000001"]
+    assert found[1].via == "j000000" and found[1].scores == {"link": 0.9}
+
+
+def test_index_follows_the_stores_without_rebuilding():
+    memory = memory_with(("The east door sticks.", {}))
+    index = memory.brain.index
+    assert len(index) == 1
+    lexical = index._lexical
+    memory.add_entry("Mira likes green tea.", time=T0)
+    assert index._lexical is lexical and len(index) == 2  # added, not rebuilt
+    assert memory.recall("tea", k=1)[0].id == "j000001"
+
+
+# ---- audiences through hearing, turns and consolidation -------------------------------------
+
+
+def test_a_whisper_stays_with_the_whisperer():
+    model = ScriptedModel(
+        reply(
+            ("add_journal_entry", {"content": "Bob's vault code is 4-1-7.", "heard_from": "Bob"})
+        ),
+        reply(("noop", {})),
+        reply(("noop", {})),
+        reply(("noop", {})),
+    )
+    brain = make_assistant(model)
+    hear(brain, "the vault code is 4-1-7", event_type="whisper", speaker="Bob")
+    run_tick(brain)
+    entry = brain.journal.all()[0]
+    assert entry["audience"] == ["name:bob"] and entry["source_type"] == "claim"
+    # asked in the room (Alice and Bob present): not recalled, not even in the history
+    hear(brain, "Aria, what is the vault code?", speaker="Alice")
+    run_tick(brain)
+    public = model.requests[-1].messages
+    assert all("4-1-7" not in str(m.get("content")) for m in public)
+    assert any("private conversation with someone else" in str(m.get("content")) for m in public)
+    # asked by Bob in private: recalled
+    hear(brain, "and the code?", event_type="whisper", speaker="Bob")
+    run_tick(brain)
+    assert "4-1-7" in model.requests[-1].messages[-1]["content"]
+
+
+def test_turns_answer_one_thread_at_a_time():
+    model = ScriptedModel(reply(("noop", {})), reply(("noop", {})))
+    brain = make_assistant(model)
+    hear(brain, "psst, the password is swordfish", event_type="whisper", speaker="Bob")
+    hear(brain, "Aria, hello!", speaker="Alice")
+    first = run_tick(brain)
+    assert [e.speaker for e in first.events] == ["Bob"]
+    assert "swordfish" in model.requests[0].messages[-1]["content"]
+    assert "Aria, hello" not in model.requests[0].messages[-1]["content"]
+    second = run_tick(brain)
+    assert [e.speaker for e in second.events] == ["Alice"]
+    assert all("swordfish" not in str(m.get("content")) for m in model.requests[1].messages)
+
+
+def test_consolidation_keeps_the_audience_and_never_mixes_batches():
+    memory = memory_with(
+        ("Bob says the vault code is 4-1-7.", {"speaker": "Bob", "audience": ["Bob"]}),
+        ("Alice says the harbour floods in spring.", {"speaker": "Alice"}),
+    )
+    reports = memory.consolidate(now=T0 + timedelta(hours=1))
+    extraction_batches = [r for r in reports if isinstance(r, dict) and r.get("consolidated")]
+    assert len(extraction_batches) == 2  # one batch per audience
+    by_text = {m["text"]: m for m in memory.memories()}
+    vault = next(m for text, m in by_text.items() if "4-1-7" in text)
+    assert vault["audience"] == ["name:bob"]
+    assert memory.recall("vault code", k=5, audience=["Alice"]) == [] or all(
+        "4-1-7" not in item.text for item in memory.recall("vault code", k=5, audience=["Alice"])
+    )
+    assert any("4-1-7" in item.text for item in memory.recall("vault code", k=5, audience=["Bob"]))
+
+
+def test_entry_point_rejects_bad_input():
+    memory = AssistantMemory("Aria")
+    with pytest.raises(ValueError, match="source must be one of"):
+        memory.add_entry("x", time=T0, source="rumour")
+    with pytest.raises(ValueError, match="importance must be from 1 to 10"):
+        memory.add_entry("x", time=T0, importance=11)
+    assert memory.recall("anything", k=3) == []
+
+
+# ---- what people say stays theirs ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fact, source, expected",
+    [
+        ("Mira is my cousin.", "claim", "Tobin says: Mira is my cousin."),
+        ("Tobin said the east door sticks.", "claim", "Tobin said the east door sticks."),
+        ("The bridge is out.", "overheard", "Tobin says: The bridge is out."),
+        ("The bridge is out.", "instruction", "The bridge is out."),
+        ("The bridge is out.", "observed", "The bridge is out."),
+    ],
+)
+def test_claims_are_kept_as_claims(fact, source, expected):
+    assert attributed(fact, "Tobin", source) == expected
+
+
+def test_consolidated_claims_keep_their_source():
+    memory = memory_with(("Bob is the king's cousin.", {"speaker": "Bob", "about": ["Bob"]}))
+    memory.consolidate(now=T0 + timedelta(hours=1))
+    (stored,) = memory.memories()
+    assert stored["text"].startswith("Bob says")
+    assert stored["provenance"]["source_type"] == "self_claim"
