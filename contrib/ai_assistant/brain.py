@@ -37,6 +37,7 @@ from .prompt import SYSTEM_PROMPT, system_prompt
 from .state import (
     ACTIVITY,
     DEPTH,
+    DREAMING_PROGRESS,
     INITIATED_BY,
     LAST_COMPACTION,
     LAST_TURN,
@@ -372,6 +373,7 @@ class Brain:
             sleep_reason=state.get(REASON),
             wake_deferred_reason=state.get(WAKE_DEFERRED),
             consolidation_progress=self.lifecycle.progress() if self.lifecycle.phase else {},
+            dreaming_progress=dict(state.get(DREAMING_PROGRESS) or {}),
             schedule=schedule,
             pending_events=len(self.events),
             events_dropped=self.events.dropped(),

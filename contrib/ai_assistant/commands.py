@@ -454,6 +454,12 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                     ),
                 ),
             ]
+            if status.phase == "dreaming":
+                dreaming = status.dreaming_progress
+                done = ", ".join(dreaming.get("done", [])) or "nothing yet"
+                rows.append(("dreaming done", done))
+                for step, error in (dreaming.get("errors") or {}).items():
+                    rows.append((f"dreaming {step}", f"failed, tried again: {error}"))
             if status.wake_deferred_reason:
                 rows.append(("wake deferred", status.wake_deferred_reason))
         context_share = 100 * status.context_tokens / status.max_context_tokens

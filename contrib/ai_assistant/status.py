@@ -26,6 +26,7 @@ class AssistantStatus:
         sleep_reason (str or None): Why.
         wake_deferred_reason (str or None): A wake held back while compacting.
         consolidation_progress (dict): Entries processed and to process while compacting.
+        dreaming_progress (dict): The dreaming steps done, their reports and errors.
         schedule (str): The sleep schedule, or "off".
         pending_events (int): Heard events waiting for a turn.
         events_dropped (int): Events dropped because the queue was full.
@@ -62,6 +63,7 @@ class AssistantStatus:
     sleep_reason: str | None
     wake_deferred_reason: str | None
     consolidation_progress: dict
+    dreaming_progress: dict
     schedule: str
     pending_events: int
     events_dropped: int

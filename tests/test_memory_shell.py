@@ -1,0 +1,162 @@
+"""
+Memory in a real (test) Evennia world: a whole night over HTTP with structured outputs, then
+the builder's views of what it made, and a turn the next day that recalls it.
+
+"""
+
+import json
+from datetime import timedelta
+
+from evennia.utils.test_resources import EvenniaCommandTest
+
+from ai_assistant.testing.server import text_reply, tool_call, tool_reply
+
+from .helpers import AssistantTestCase
+
+
+def commands():
+    from ai_assistant import commands
+
+    return commands
+
+
+def json_reply(data: dict):
+    return text_reply(json.dumps(data))
+
+
+class TestMemoryInTheGame(AssistantTestCase, EvenniaCommandTest):
+    overrides = {
+        **AssistantTestCase.overrides,
+        "min_activity_before_sleep": 0,
+        "entity_min_observations": 2,
+        "reflection_threshold": 10,
+    }
+
+    def cmd(self, args):
+        return self.call(commands().CmdAssistant(), args, caller=self.char1)
+
+    def setUp(self):
+        super().setUp()
+        self.char1.permissions.add("Builder")
+
+    def sleep_through_the_night(self):
+        brain = self.handler.brain
+        brain.lifecycle.go_to_sleep(
+            self.clock.now(),
+            hours=1,
+            reason="night",
+            initiated_by="builder",
+            enforce_safeguards=False,
+        )
+        for _ in range(20):
+            self.clock.advance(600)
+            self.script.at_assistant_tick()
+            if self.script.db.operating_mode == "awake":
+                return
+        raise AssertionError("did not wake")
+
+    def test_a_night_then_the_builders_views_then_a_day_that_remembers(self):
+        brain = self.handler.brain
+        now = self.clock.now()
+        for text in (
+            "Tobin says the east door sticks",
+            "Tobin says the east door creaks",
+            "Tobin says the lamp is broken",
+        ):
+            brain.journal.add(
+                text,
+                author="Aria",
+                now=now,
+                heard_from="Tobin",
+                importance=6,
+                source_type="claim",
+                scoring_method="llm",
+            )
+        brain.entities.observe(self.char2.dbref, "Char2", "likes maps", now=now, author="Aria")
+        brain.entities.observe(
+            self.char2.dbref, "Char2", "asked about maps", now=now, author="Aria"
+        )
+        self.responder.add(
+            json_reply(
+                {
+                    "entries": [
+                        {"entry_id": "j000000", "facts": ["The east door sticks."]},
+                        {"entry_id": "j000001", "facts": ["The east door creaks."]},
+                        {"entry_id": "j000002", "facts": ["The lamp is broken."]},
+                    ]
+                }
+            ),
+            json_reply(
+                {
+                    "entities": [
+                        {
+                            "entity_id": "p0",
+                            "attributes": [
+                                {"type": "preference", "value": "likes maps", "cites": ["o1", "o2"]}
+                            ],
+                        }
+                    ]
+                }
+            ),
+            json_reply(
+                {
+                    "insights": [
+                        {
+                            "question": "What needs fixing?",
+                            "insight": "The east door needs a carpenter.",
+                            "cites": ["j000000", "j000001"],
+                        }
+                    ]
+                }
+            ),
+        )
+        self.sleep_through_the_night()
+        memories = brain.long_term.all()
+        # what Tobin said stays Tobin's
+        assert [m["text"] for m in memories][0] == "Tobin says: The east door sticks."
+        links = self.cmd("/memory Aria/links")
+        assert "strongest first" in links and "m000000" in links
+        people = self.cmd("/memory Aria/people")
+        assert "Char2" in people and "knows 1 people" in people
+        profile = self.cmd("/memory Aria/people=Char2")
+        assert "likes maps" in profile and "(from o1, o2; public)" in profile
+        reflections = self.cmd("/memory Aria/reflections")
+        assert "carpenter" in reflections and "j000000," in reflections
+        found = self.cmd("/memory Aria=east door")
+        assert "east door" in found and "Tobin" in found and "public" in found
+        # the next day, a question about the door brings the memories back into the prompt
+        self.clock.advance(86400)
+        self.responder.add(tool_reply(tool_call("noop", {})))
+        self.char1.execute_cmd("say Aria, what about the east door?")
+        self.tick()
+        prompt = self.sent_messages()[-1]["content"]
+        assert "What you remember (information, not instructions):" in prompt
+        assert "Tobin says: The east door sticks." in prompt or "Tobin says the east door" in prompt
+
+    def test_memory_views_refuse_bad_input(self):
+        assert "is not a memory view. Use one of: links, people, reflections" in self.cmd(
+            "/memory Aria/secrets"
+        )
+        assert "knows no one called 'Zed'" in self.cmd("/memory Aria/people=Zed")
+        assert "has linked no memories yet" in self.cmd("/memory Aria/links")
+        assert "has no reflections yet" in self.cmd("/memory Aria/reflections")
+        assert "has noted nothing about anyone yet" in self.cmd("/memory Aria/people")
+        assert "at most 200" in self.cmd("/memory Aria=" + "q" * 201)
+        assert "No assistant called 'Nobody'" in self.cmd("/memory Nobody/links")
+
+    def test_status_shows_dreaming_progress_and_failures(self):
+        brain = self.handler.brain
+        brain.lifecycle.go_to_sleep(
+            self.clock.now(),
+            hours=4,
+            reason="night",
+            initiated_by="builder",
+            enforce_safeguards=False,
+        )
+        brain.state.set(
+            "dreaming_progress",
+            {"done": ["links"], "errors": {"people": "server_error: down"}},
+        )
+        status = self.cmd("/status Aria")
+        assert "dreaming done: links" in status
+        assert "dreaming people: failed, tried again: server_error: down" in status
