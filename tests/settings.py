@@ -9,3 +9,6 @@ AI_ASSISTANT_DEFAULTS = {}
 
 # what Evennia's own test runner sets (pytest does not go through it)
 TEST_ENVIRONMENT = True
+# every Evennia test case creates two accounts with passwords: the default hasher's hundreds of
+# thousands of rounds cost about half a second per test, and these passwords protect nothing
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
