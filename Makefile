@@ -1,32 +1,79 @@
 # The project's commands. Each one works on a fresh machine: when no virtual environment is
-# active it creates .venv and installs the project (with its test extras) into it first.
+# active it creates one (with a Python that fits) and installs the project with its test extras.
+#
+# EVENNIA=6 (the default) works on Evennia 6.x in .venv, with Python 3.12 or newer; EVENNIA=5 on
+# Evennia 5.x in .venv-evennia5, with Python 3.11 (`make test EVENNIA=5`). An active virtual
+# environment is used as it is, with whatever Evennia it holds.
+# PYTHON=/path/to/python picks the interpreter for a new environment.
 
-PYTHON ?= python3
+EVENNIA ?= 6
+
+ifeq ($(EVENNIA),6)
+VENV_NAME := .venv
+EVENNIA_REQUIREMENT := evennia>=6.0,<7
+PYTHON_RANGE := (3, 12) <= sys.version_info[:2] < (3, 15)
+PYTHON_WANTED := Python 3.12, 3.13 or 3.14
+PYTHON_NAMES := python3 python3.13 python3.12 python3.14
+else ifeq ($(EVENNIA),5)
+VENV_NAME := .venv-evennia5
+EVENNIA_REQUIREMENT := evennia>=5.0,<6
+PYTHON_RANGE := (3, 11) <= sys.version_info[:2] < (3, 14)
+PYTHON_WANTED := Python 3.11 (or 3.12, 3.13)
+PYTHON_NAMES := python3.11 python3 python3.12 python3.13
+else
+$(error EVENNIA must be 6 or 5, not '$(EVENNIA)')
+endif
 
 ifdef VIRTUAL_ENV
 ENV_DIR := $(VIRTUAL_ENV)
+EVENNIA_REQUIREMENT :=
 else
-ENV_DIR := $(CURDIR)/.venv
+ENV_DIR := $(CURDIR)/$(VENV_NAME)
 endif
 PY := $(ENV_DIR)/bin/python
-EVENNIA := $(ENV_DIR)/bin/evennia
+EVENNIA_CLI := $(ENV_DIR)/bin/evennia
 STAMP := $(ENV_DIR)/.ai-assistant-installed
 # evennia starts twistd by name: the environment's bin must be on PATH
 export PATH := $(ENV_DIR)/bin:$(PATH)
 
+# where to look for a Python when none is given: by name on PATH, then pyenv's versions (newest
+# first; pyenv's own shims only run the version pyenv has selected)
+PYENV_ROOT_DIR = $(shell pyenv root 2>/dev/null)
+PYTHON_CANDIDATES = $(or $(PYTHON),$(PYTHON_NAMES) \
+	$(shell ls -d $(PYENV_ROOT_DIR)/versions/3.*/bin/python3 2>/dev/null | sort -rV))
+
 .PHONY: install test demo serve stop bench format clean
 
-$(PY):
-	$(PYTHON) -m venv $(ENV_DIR)
-
-$(STAMP): pyproject.toml | $(PY)
+# (re)made when missing or when its Python does not fit the Evennia series
+$(STAMP): pyproject.toml
+ifndef VIRTUAL_ENV
+	@if ! "$(PY)" -c "import sys; sys.exit(not ($(PYTHON_RANGE)))" 2>/dev/null; then \
+		python=; \
+		for candidate in $(PYTHON_CANDIDATES); do \
+			if "$$candidate" -c "import sys; sys.exit(not ($(PYTHON_RANGE)))" 2>/dev/null; then \
+				python=$$candidate; break; \
+			fi; \
+		done; \
+		if [ -z "$$python" ]; then \
+			echo "Evennia $(EVENNIA) needs $(PYTHON_WANTED); none was found (tried: $(PYTHON_CANDIDATES))."; \
+			echo "Install one (Debian/Ubuntu: apt-get install python3.12 python3.12-venv; or"; \
+			echo "pyenv install 3.12), or name it: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.12."; \
+			echo "Python 3.11 runs Evennia 5: make $(or $(MAKECMDGOALS),test) EVENNIA=5"; \
+			exit 2; \
+		fi; \
+		echo "Creating $(ENV_DIR) with $$python ($$("$$python" --version))"; \
+		rm -rf "$(ENV_DIR)"; \
+		"$$python" -m venv "$(ENV_DIR)"; \
+	fi
+endif
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test]" $(if $(EVENNIA_REQUIREMENT),"$(EVENNIA_REQUIREMENT)")
 	touch $(STAMP)
 
 install: $(STAMP)
 
 test: $(STAMP)
+	@$(PY) -c "import evennia, django, sys; print(f'Evennia {evennia.__version__}, Django {django.__version__}, Python {sys.version.split()[0]}')"
 	$(PY) -m pytest -q
 
 demo: $(STAMP)
@@ -39,14 +86,14 @@ serve: $(STAMP)
 		exit 2; \
 	fi
 	mkdir -p server/logs
-	$(EVENNIA) migrate
-	$(EVENNIA) start
+	$(EVENNIA_CLI) migrate
+	$(EVENNIA_CLI) start
 	@echo "Connect with a MUD client to localhost:4000 or a browser to http://localhost:4001"
 	@echo "The demo world (built on first start) has the assistant Aria in the Reading Room."
 	@echo "'make stop' stops the server."
 
 stop: $(STAMP)
-	$(EVENNIA) stop
+	$(EVENNIA_CLI) stop
 
 bench: $(STAMP)
 	$(PY) -m bench
