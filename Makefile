@@ -5,8 +5,13 @@
 # Evennia 5.x in .venv-evennia5, with Python 3.11 (`make test EVENNIA=5`). An active virtual
 # environment is used as it is, with whatever Evennia it holds.
 # PYTHON=/path/to/python picks the interpreter for a new environment.
+#
+# `make test` runs the whole suite on SQLite, then the storage, lifecycle and command tests on a
+# PostgreSQL server of its own (tests/postgres_server.py) when PostgreSQL's server programs are
+# installed. POSTGRES=required makes their absence an error (CI), POSTGRES=no skips that run.
 
 EVENNIA ?= 6
+POSTGRES ?= auto
 
 ifeq ($(EVENNIA),6)
 VENV_NAME := .venv
@@ -42,7 +47,12 @@ PYENV_ROOT_DIR = $(shell pyenv root 2>/dev/null)
 PYTHON_CANDIDATES = $(or $(PYTHON),$(PYTHON_NAMES) \
 	$(shell ls -d $(PYENV_ROOT_DIR)/versions/3.*/bin/python3 2>/dev/null | sort -rV))
 
-.PHONY: install test demo serve stop bench format clean
+# run again on PostgreSQL: the storage layer, the assistant lifecycle (ticks, turns, sleep) and
+# the builder commands, plus the PostgreSQL-specific checks
+POSTGRES_TESTS := tests/test_storage.py tests/test_postgres.py tests/test_assistant.py \
+	tests/test_sleep.py tests/test_context_shell.py tests/test_commands.py
+
+.PHONY: install test test-sqlite test-postgres demo serve stop bench format clean
 
 # (re)made when missing or when its Python does not fit the Evennia series
 $(STAMP): pyproject.toml
@@ -72,9 +82,21 @@ endif
 
 install: $(STAMP)
 
-test: $(STAMP)
-	@$(PY) -c "import evennia, django, sys; print(f'Evennia {evennia.__version__}, Django {django.__version__}, Python {sys.version.split()[0]}')"
+test: test-sqlite test-postgres
+
+test-sqlite: $(STAMP)
+	@$(PY) -c "import evennia, django, sys; print(f'Evennia {evennia.__version__}, Django {django.__version__}, Python {sys.version.split()[0]}: SQLite')"
 	$(PY) -m pytest -q
+
+test-postgres: $(STAMP)
+ifneq ($(POSTGRES),no)
+	@status=0; $(PY) -m tests.postgres_server check $(if $(filter required,$(POSTGRES)),--required) || status=$$?; \
+	if [ $$status -eq 0 ]; then \
+		$(PY) -m pytest -q --ds=tests.settings_postgres $(POSTGRES_TESTS); \
+	elif [ $$status -ne 3 ]; then \
+		exit $$status; \
+	fi
+endif
 
 demo: $(STAMP)
 	$(PY) -m world.demo_scene
