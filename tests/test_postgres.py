@@ -4,9 +4,9 @@ What a database other than SQLite changes for the contrib, checked on the databa
 `make test` runs this module on SQLite with the whole suite, then again on a real PostgreSQL
 server (`tests/settings_postgres.py`) with the storage, lifecycle and command tests. The direct
 UPDATE of a stored value (`ai_assistant.storage`) must write what Evennia's own save writes, join
-the caller's transaction, and keep the Attribute cache and the monitors right. The checks that
-need a second connection to the database run on PostgreSQL only (the SQLite test database lives
-in one connection's memory).
+and respect the caller's transaction, and keep the Attribute cache and the monitors right. The
+checks that need a second connection to the database run on PostgreSQL only (the SQLite test
+database lives in one connection's memory).
 
 """
 
@@ -14,7 +14,7 @@ import threading
 from datetime import datetime, timezone
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import DatabaseError, connection, connections, transaction
 from django.test import TransactionTestCase
 from evennia.typeclasses.attributes import Attribute
 from evennia.utils import create
@@ -90,6 +90,26 @@ class TestStoredValueUpdate(BaseEvenniaTest):
         assert _in_database(attr.id) == [1]
         # as after Evennia's own save: its caches do not follow a rollback
         assert attr.value == [1, 2]
+
+    def test_a_refused_update_marks_the_transaction_for_rollback(self):
+        store = AttributeStore(self.char1, MEMORY_CATEGORY)
+        store.set("queue", [1])
+
+        def refuse_updates(execute, sql, params, many, context):
+            if sql.startswith("UPDATE"):
+                sql = sql.replace(Attribute._meta.db_table, "no_such_table")
+            return execute(sql, params, many, context)
+
+        with transaction.atomic():
+            with connection.execute_wrapper(refuse_updates):
+                with pytest.raises(DatabaseError):
+                    store.set("queue", [1, 2])
+            # as after a failed save: no further query may run in this transaction (on
+            # PostgreSQL it would fail with "current transaction is aborted")
+            assert transaction.get_rollback()
+        attr = self.char1.attributes.get("queue", category=MEMORY_CATEGORY, return_obj=True)
+        assert _in_database(attr.id) == [1]
+
 
 @pytest.mark.skipif(not ON_POSTGRES, reason="needs a second connection (PostgreSQL)")
 class TestWhatOtherConnectionsSee(TransactionTestCase):
