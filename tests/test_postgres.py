@@ -4,9 +4,10 @@ What a database other than SQLite changes for the contrib, checked on the databa
 `make test` runs this module on SQLite with the whole suite, then again on a real PostgreSQL
 server (`tests/settings_postgres.py`) with the storage, lifecycle and command tests. The direct
 UPDATE of a stored value (`ai_assistant.storage`) must write what Evennia's own save writes, join
-and respect the caller's transaction, and keep the Attribute cache and the monitors right. The
-checks that need a second connection to the database run on PostgreSQL only (the SQLite test
-database lives in one connection's memory).
+and respect the caller's transaction, and keep the Attribute cache and the monitors right. A
+failed statement aborts a PostgreSQL transaction, so the tick and the turn must report a
+database error without another query in it. The checks that need a second connection to the
+database run on PostgreSQL only (the SQLite test database lives in one connection's memory).
 
 """
 
@@ -20,10 +21,14 @@ from evennia.typeclasses.attributes import Attribute
 from evennia.utils import create
 from evennia.utils.idmapper.models import flush_cache
 from evennia.utils.test_resources import BaseEvenniaTest
+from twisted.internet import defer
 
+from ai_assistant.llm.local_server import tool_call, tool_reply
 from ai_assistant.storage import MEMORY_CATEGORY, AttributeStore
+from ai_assistant.tools.memory import AddJournalEntryTool
 
 from . import postgres_server
+from .helpers import AssistantTestCase
 
 ON_POSTGRES = connection.vendor == "postgresql"
 
@@ -49,6 +54,12 @@ def _in_database(attr_id: int):
     """The stored value as the database holds it: read past Evennia's instance cache (which
     `Attribute.objects.get` returns from, even in another thread)."""
     return Attribute.objects.filter(id=attr_id).values_list("db_value", flat=True)[0]
+
+
+def _failing_statement(*args, **kwargs):
+    """A statement the database refuses, as a failed ORM write would meet one."""
+    with transaction.mark_for_rollback_on_error(), connection.cursor() as cursor:
+        cursor.execute("SELECT * FROM no_such_table")
 
 
 class TestStoredValueUpdate(BaseEvenniaTest):
@@ -155,6 +166,53 @@ class TestWhatOtherConnectionsSee(TransactionTestCase):
             self.store.set("queue", [1, 2])
             assert self.seen_elsewhere() == [1]
         assert self.seen_elsewhere() == [1, 2]
+
+
+class TestDatabaseErrorsInTheLifecycle(AssistantTestCase):
+    def test_a_database_error_in_a_tick_is_recorded_not_raised(self):
+        self.script.flush_heard = _failing_statement
+        self.tick()  # must not raise (on PostgreSQL the tick's transaction is aborted)
+        assert self.script.db.tick_errors == 1
+        assert "no_such_table" in self.script.db.last_error
+        del self.script.flush_heard
+        # the next tick works as ever
+        self.responder.add(
+            tool_reply(tool_call("say", {"text": "Still here."})), tool_reply(tool_call("noop"))
+        )
+        self.char1.execute_cmd("say Aria, are you there?")
+        self.tick()
+        assert 'Aria says, "Still here."' in self.received(self.char1)
+        assert self.script.db.tick_errors == 1
+
+    def test_a_database_error_in_a_turn_is_recorded_after_its_transaction(self):
+        original = AddJournalEntryTool.run
+
+        def run(tool, ctx, args):
+            _failing_statement()
+            return original(tool, ctx, args)
+
+        AddJournalEntryTool.run = run
+        self.addCleanup(setattr, AddJournalEntryTool, "run", original)
+        pending = []
+
+        def later(work):
+            # as on a live server: the model's answer arrives after the tick has returned
+            deferred = defer.Deferred()
+            pending.append((work, deferred))
+            return deferred
+
+        self.script.ndb.runner = later
+        self.responder.add(
+            tool_reply(tool_call("add_journal_entry", {"content": "Char asked for the map."})),
+            tool_reply(tool_call("noop")),
+        )
+        self.char1.execute_cmd("whisper Aria = where is the map?")
+        self.tick()
+        work, deferred = pending.pop()
+        deferred.callback(work())  # the stretch that runs the tool, then fails
+        assert not self.script.ndb.in_flight
+        assert self.script.db.tick_errors == 1
+        assert self.script.db.last_error.startswith("turn: ")
 
 
 def test_the_server_programs_are_found_where_postgres_bindir_points(tmp_path, monkeypatch):

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from functools import partial
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from evennia.scripts.scripts import DefaultScript
 from evennia.scripts.tickerhandler import TICKER_HANDLER
 from evennia.utils import gametime, logger
@@ -296,6 +296,7 @@ class AssistantScript(DefaultScript):
         commit is a wait on the database, and this runs on the reactor thread.
 
         """
+        error = None
         with transaction.atomic():
             # caught inside the transaction, so what was written before an error is kept
             try:
@@ -304,8 +305,14 @@ class AssistantScript(DefaultScript):
                     return
                 self._tick()
             except Exception as err:
-                self.ndb.in_flight = False
-                self._record_error("tick", err)
+                error = err
+                if isinstance(err, DatabaseError):
+                    # the database refused a statement: PostgreSQL has aborted the transaction
+                    # (Django marks it so on SQLite too), so nothing more can be written in it
+                    transaction.set_rollback(True)
+        if error is not None:
+            self.ndb.in_flight = False
+            self._record_error("tick", error)
 
     def _tick(self) -> None:
         if self.ndb.in_flight:

@@ -152,6 +152,7 @@ def drive(
     done = defer.Deferred()
 
     def resume(value: Any = None, error: BaseException | None = None) -> None:
+        failure = None
         with step():
             try:
                 work = turn.send(value) if error is None else turn.throw(error)
@@ -159,8 +160,11 @@ def drive(
                 done.callback(stop.value)
                 return
             except BaseException:
-                done.errback(Failure())
-                return
+                failure = Failure()
+        if failure is not None:
+            # after the step: a database error may have left its transaction unusable
+            done.errback(failure)
+            return
         pending = run(work)
         if schedule is None:
             pending.addCallbacks(resume, lambda failure: resume(error=failure.value))
