@@ -52,7 +52,7 @@ PYTHON_CANDIDATES = $(or $(PYTHON),$(PYTHON_NAMES) \
 POSTGRES_TESTS := tests/test_storage.py tests/test_postgres.py tests/test_assistant.py \
 	tests/test_sleep.py tests/test_context_shell.py tests/test_commands.py
 
-.PHONY: install test test-sqlite test-postgres demo serve stop bench format clean
+.PHONY: install test test-sqlite test-postgres demo serve stop bench bench-postgres format clean
 
 # (re)made when missing or when its Python does not fit the Evennia series
 $(STAMP): pyproject.toml
@@ -119,6 +119,11 @@ stop: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+# benchmarks 1-3 with the game on a fresh PostgreSQL server (PostgreSQL's default durability)
+bench-postgres: $(STAMP)
+	$(PY) -m tests.postgres_server check --required
+	$(PY) -m tests.postgres_server run -- $(PY) -m bench --only 1,2,3
 
 format: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[dev]"

@@ -13,8 +13,10 @@ pytest-postgresql cannot do that (dbfixtures/pytest-postgresql#341), hence this 
 From the command line:
 
     python -m tests.postgres_server check [--required]   # can one start here? says how if not
+    python -m tests.postgres_server run -- COMMAND ...   # COMMAND with a fresh database
 
-Nothing here is needed by the contrib itself.
+`run` exports `AI_ASSISTANT_DEMO_DATABASE_URL` to the command, which the demo game's settings
+(and so `make bench`) honour. Nothing here is needed by the contrib itself.
 
 """
 
@@ -30,6 +32,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+# the environment variable the demo game's settings read (server/conf/settings.py)
+DATABASE_URL_VARIABLE = "AI_ASSISTANT_DEMO_DATABASE_URL"
 SUPERUSER = "postgres"
 HOW_TO_ENABLE = (
     "To run them, install PostgreSQL's server programs (Debian/Ubuntu: apt-get install "
@@ -238,13 +242,31 @@ def _check(required: bool) -> int:
     return 0
 
 
+def _run_with_database(command: list[str]) -> int:
+    with TemporaryPostgres() as server:
+        server.create_database("evennia")
+        print(
+            f"PostgreSQL {server.version} on 127.0.0.1:{server.port} (fresh database 'evennia')",
+            file=sys.stderr,
+        )
+        env = {**os.environ, DATABASE_URL_VARIABLE: server.url("evennia")}
+        return subprocess.run(command, env=env).returncode
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.postgres_server")
     commands = parser.add_subparsers(dest="action", required=True)
     check = commands.add_parser("check", help="exit 0 if PostgreSQL can be run, else say how")
     check.add_argument("--required", action="store_true", help="missing is an error (exit 1)")
+    run = commands.add_parser("run", help="run a command with a fresh PostgreSQL database")
+    run.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
-    return _check(args.required)
+    if args.action == "check":
+        return _check(args.required)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("run: no command given")
+    return _run_with_database(command)
 
 
 if __name__ == "__main__":

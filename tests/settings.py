@@ -2,6 +2,9 @@
 
 from server.conf.settings import *  # noqa: F401,F403
 
+# Evennia's SQLite, even where AI_ASSISTANT_DEMO_DATABASE_URL points the demo game elsewhere
+from evennia.settings_default import DATABASES  # noqa: E402,F811
+
 AI_ASSISTANT_BASE_URL = None
 AI_ASSISTANT_API_KEY = None
 AI_ASSISTANT_MODEL = "test-model"

@@ -36,6 +36,16 @@ SERVER_SERVICES_PLUGIN_MODULES = [
     "ai_assistant.transport",
 ]
 
+# The database is SQLite (server/evennia.db3). AI_ASSISTANT_DEMO_DATABASE_URL points the demo at
+# another one, e.g. postgres://evennia:secret@127.0.0.1:5432/evennia (`make bench-postgres`
+# does, with a throwaway server; docs/operations.md). A real game sets DATABASES itself.
+if os.environ.get("AI_ASSISTANT_DEMO_DATABASE_URL"):  # noqa: F405
+    import dj_database_url
+
+    DATABASES = {
+        "default": dj_database_url.parse(os.environ["AI_ASSISTANT_DEMO_DATABASE_URL"])  # noqa: F405
+    }
+
 # the demo customises only characters and rooms (typeclasses/); the rest are Evennia's own
 BASE_ACCOUNT_TYPECLASS = "evennia.accounts.accounts.DefaultAccount"
 BASE_OBJECT_TYPECLASS = "evennia.objects.objects.DefaultObject"
