@@ -66,8 +66,8 @@ ifndef VIRTUAL_ENV
 		done; \
 		if [ -z "$$python" ]; then \
 			echo "Evennia $(EVENNIA) needs $(PYTHON_WANTED); none was found (tried: $(PYTHON_CANDIDATES))."; \
-			echo "Install one (Debian/Ubuntu: apt-get install python3.12 python3.12-venv; or"; \
-			echo "pyenv install 3.12), or name it: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.12."; \
+			echo "Install one (from your system's packages, python.org, or pyenv install 3.12), or name"; \
+			echo "it: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.12."; \
 			echo "Python 3.11 runs Evennia 5: make $(or $(MAKECMDGOALS),test) EVENNIA=5"; \
 			exit 2; \
 		fi; \
@@ -85,7 +85,7 @@ install: $(STAMP)
 test: test-sqlite test-postgres
 
 test-sqlite: $(STAMP)
-	@$(PY) -c "import evennia, django, sys; print(f'Evennia {evennia.__version__}, Django {django.__version__}, Python {sys.version.split()[0]}: SQLite')"
+	@$(PY) -c "import sys; from importlib.metadata import version as v; print(f'Evennia {v(\"evennia\")}, Django {v(\"django\")}, Python {sys.version.split()[0]}: SQLite')"
 	$(PY) -m pytest -q
 
 test-postgres: $(STAMP)

@@ -113,10 +113,12 @@ class TemporaryPostgres:
         # "pg_ctl (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)"
         return done.stdout.split("(PostgreSQL)", 1)[-1].split()[0]
 
-    def _run(self, *args: str | Path, timeout: float = 120) -> None:
+    def _command(self, *args: str | Path) -> list[str]:
         command = [str(arg) for arg in args]
-        if self.user:
-            command = ["runuser", "-u", self.user, "--", *command]
+        return ["runuser", "-u", self.user, "--", *command] if self.user else command
+
+    def _run(self, *args: str | Path, timeout: float = 120) -> None:
+        command = self._command(*args)
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:
             raise PostgresUnavailable(
@@ -132,51 +134,40 @@ class TemporaryPostgres:
 
     def start(self) -> "TemporaryPostgres":
         self.folder = Path(tempfile.mkdtemp(prefix="ai-assistant-postgres-"))
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        atexit.register(self.stop)
+        return self
+
+    def _start(self) -> None:
         if self.user:
             entry = pwd.getpwnam(self.user)
             os.chown(self.folder, entry.pw_uid, entry.pw_gid)
         data = self.folder / "data"
         self._run(
             self.bindir / "initdb",
-            "--pgdata",
-            data,
-            "--username",
-            SUPERUSER,
-            "--auth",
-            "trust",
-            "--encoding",
-            "UTF8",
-            "--no-locale",
-            "--no-sync",
+            *("--pgdata", data, "--username", SUPERUSER, "--auth", "trust"),
+            *("--encoding", "UTF8", "--no-locale", "--no-sync"),
         )
         options = ["-c listen_addresses=127.0.0.1", f"-k {self.folder}"]
         if self.fast_unsafe:
             options += FAST_UNSAFE
-        for _attempt in range(3):
+        for attempt in range(3):
             # the free port may be taken between choosing and binding it: choose again
             self.port = _free_port()
             try:
                 self._run(
                     self.bindir / "pg_ctl",
-                    "start",
-                    "--pgdata",
-                    data,
-                    "--log",
-                    self.folder / "server.log",
-                    "--wait",
-                    "--timeout",
-                    "60",
-                    "-o",
-                    " ".join([f"-p {self.port}", *options]),
+                    *("start", "--pgdata", data, "--log", self.folder / "server.log"),
+                    *("--wait", "--timeout", "60", "-o", " ".join([f"-p {self.port}", *options])),
                 )
+                return
             except PostgresUnavailable:
-                if _attempt == 2:
-                    self.stop()
+                if attempt == 2:
                     raise
-                continue
-            break
-        atexit.register(self.stop)
-        return self
 
     def stop(self) -> None:
         """Stop the server and delete its folder. Safe to call twice."""
@@ -185,11 +176,8 @@ class TemporaryPostgres:
         folder, self.folder = self.folder, None
         try:
             if (folder / "data" / "postmaster.pid").exists():
-                command = [str(self.bindir / "pg_ctl"), "stop", "--pgdata", str(folder / "data")]
-                command += ["--mode", "fast", "--wait"]
-                if self.user:
-                    command = ["runuser", "-u", self.user, "--", *command]
-                subprocess.run(command, capture_output=True, timeout=120)
+                stop = ("stop", "--pgdata", folder / "data", "--mode", "fast", "--wait")
+                subprocess.run(self._command(self.bindir / "pg_ctl", *stop), capture_output=True)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
