@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "bench-pass-123"
 # an assistant's spoken answer quotes the line it answers: "... number <tag>-<n>."
 _ANSWER = re.compile(r"^Helper\d+ says.*?number (\w+-\d+)", re.MULTILINE)
-_ANSI = re.compile(r"\x1b\[[0-9;]*m|\xff[\xfb-\xfe].|\xff.")
+# colour codes and telnet commands (IAC ...), stripped from the bytes before they are decoded
+_ANSI = re.compile(rb"\x1b\[[0-9;]*m|\xff[\xfb-\xfe].|\xff.", re.DOTALL)
 
 
 def free_port() -> int:
@@ -60,7 +61,7 @@ class Client:
                 raise TimeoutError(f"waited for {text!r}; got {self.buffer[-500:]!r}") from None
             if not data:
                 raise ConnectionError("server closed the connection")
-            self.buffer += _ANSI.sub("", data.decode(errors="replace"))
+            self.buffer += _ANSI.sub(b"", data).decode(errors="replace")
         before, _, after = self.buffer.partition(text)
         self.buffer = after
         return before
@@ -70,7 +71,7 @@ class Client:
         self.sock.settimeout(wait)
         try:
             while data := self.sock.recv(65536):
-                self.buffer += _ANSI.sub("", data.decode(errors="replace"))
+                self.buffer += _ANSI.sub(b"", data).decode(errors="replace")
         except (socket.timeout, BlockingIOError):
             pass
         text, self.buffer = self.buffer, ""

@@ -189,6 +189,7 @@ def drive(
 
     def resume(value: Any = None, error: BaseException | None = None) -> None:
         while True:
+            failure = None
             with step():
                 try:
                     work = turn.send(value) if error is None else turn.throw(error)
@@ -196,8 +197,12 @@ def drive(
                     done.callback(stop.value)
                     return
                 except BaseException:
-                    done.errback(Failure())
-                    return
+                    failure = Failure()
+            if failure is not None:
+                # reported after the step: a database error may have left its transaction
+                # unusable, and whoever is told may want to write (record the error)
+                done.errback(failure)
+                return
             if work is not NEXT_STEP:
                 break
             if schedule is not None:

@@ -20,7 +20,7 @@ counted in `db.tick_errors`, secrets redacted.
 
 from functools import partial
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from evennia.scripts.scripts import DefaultScript
 from evennia.scripts.tickerhandler import TICKER_HANDLER
 from evennia.utils import logger
@@ -149,16 +149,29 @@ class AssistantScript(DefaultScript):
     # ---- steps ----------------------------------------------------------------------------
 
     def run_tick(self) -> None:
-        """One tick's work, now, in one transaction. Never raises."""
+        """One tick's work, now, in one transaction. Never raises.
+
+        The tick's writes (the heard events, the start of a turn) commit together: each
+        commit is a wait on the database, and this runs on the reactor thread. An error is
+        recorded after the transaction: a database error leaves it unusable.
+
+        """
+        error = None
         with transaction.atomic():
             # caught inside the transaction, so what was written before an error is kept
             try:
                 self.obj.assistant.tick()
             except Exception as err:
-                handler = getattr(self.obj, "assistant", None)
-                if handler is not None:
-                    handler.in_flight = False
-                self.record_error("tick", err)
+                error = err
+                if isinstance(err, DatabaseError):
+                    # the database refused a statement: PostgreSQL has aborted the transaction
+                    # (Django marks it so on SQLite too), so nothing more can be written in it
+                    transaction.set_rollback(True)
+        if error is not None:
+            handler = getattr(self.obj, "assistant", None)
+            if handler is not None:
+                handler.in_flight = False
+            self.record_error("tick", error)
 
     def drive(self, work, on_done, on_failure, runner) -> None:
         """Run a turn or sleep step generator to its end.

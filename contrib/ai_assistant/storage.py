@@ -10,7 +10,7 @@ collides with the game's own Attributes on that character.
 
 import threading
 
-from django.db import connections, router
+from django.db import connections, router, transaction
 from evennia.scripts.monitorhandler import MONITOR_HANDLER
 from evennia.typeclasses.attributes import Attribute
 from evennia.utils.dbserialize import deserialize, to_pickle
@@ -23,20 +23,25 @@ def _update_value(attr) -> None:
 
     What `attr.save(update_fields=["db_value"])` does in the end, without the savepoint and the
     query building around it: measured at 13 to 37 microseconds against 118, and a turn writes
-    several values in each of its steps on the reactor thread. Evennia's monitors
-    (`MONITOR_HANDLER`) are told, as a save would tell them. The write joins the caller's
-    transaction, if any.
+    several values in each of its steps on the reactor thread. The value goes through the
+    field's own `pre_save` and `get_db_prep_save`, as in Django's save, so the row holds what a
+    save would write, on SQLite and PostgreSQL alike. Evennia's monitors (`MONITOR_HANDLER`)
+    are told, as a save would tell them. The write joins the caller's transaction, if any, and
+    a database error marks that transaction for rollback as Django's save does: on PostgreSQL a
+    failed statement has aborted it, and any later query in it would fail.
 
     """
-    connection = connections[attr._state.db or router.db_for_write(Attribute, instance=attr)]
+    alias = attr._state.db or router.db_for_write(Attribute, instance=attr)
+    connection = connections[alias]
     field = Attribute._meta.get_field("db_value")
     quote = connection.ops.quote_name
     sql = (
         f"UPDATE {quote(Attribute._meta.db_table)} SET {quote(field.column)} = %s "
         f"WHERE {quote(Attribute._meta.pk.column)} = %s"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [field.get_db_prep_save(attr.db_value, connection), attr.pk])
+    value = field.get_db_prep_save(field.pre_save(attr, False), connection)
+    with transaction.mark_for_rollback_on_error(alias), connection.cursor() as cursor:
+        cursor.execute(sql, [value, attr.pk])
         updated = cursor.rowcount
     if updated != 1:
         # the row is gone (deleted under us): let Django's save report or recreate it

@@ -18,8 +18,9 @@ Use it in `server/conf/settings.py`:
 AMP_SERVER_PROTOCOL_CLASS = "ai_assistant.transport.PromptAMPServerProtocol"  # the portal's end
 AMP_CLIENT_PROTOCOL_CLASS = "ai_assistant.transport.PromptAMPClientProtocol"  # the server's end
 TELNET_PROTOCOL_CLASS = "ai_assistant.transport.PromptTelnetProtocol"  # players' connections
-# Evennia 5.0.1 resolves AMP_CLIENT_PROTOCOL_CLASS but builds its own class regardless
-# (evennia#3980); this plugin makes the server build the class the setting names:
+# Evennia 5 and 6 (up to 6.1 at least) resolve AMP_CLIENT_PROTOCOL_CLASS but build their own
+# class regardless (evennia#3980); this plugin makes the server build the class the setting
+# names (on an Evennia that does so itself, it does nothing):
 SERVER_SERVICES_PLUGIN_MODULES = [*SERVER_SERVICES_PLUGIN_MODULES, "ai_assistant.transport"]
 ```
 
@@ -33,6 +34,8 @@ from evennia.server.amp_client import AMPClientFactory, AMPServerClientProtocol
 from evennia.server.portal.amp_server import AMPServerProtocol
 from evennia.server.portal.telnet import TelnetProtocol
 from evennia.utils import logger
+
+from .compat import amp_client_protocol_honoured, evennia_version
 
 
 class SendAtOnceMixin:
@@ -90,8 +93,9 @@ def use_client_protocol(server) -> bool:
     """Make the server's AMP connection use the `AMP_CLIENT_PROTOCOL_CLASS` setting.
 
     Evennia's `AMPClientFactory` resolves the setting into `factory.protocol` and then builds
-    `AMPServerClientProtocol` by name (evennia#3980). Called before the server connects to the
-    portal (a services plugin is), this builds the resolved class instead, on every connection.
+    `AMPServerClientProtocol` by name (evennia#3980, in 5.0.1 and 6.1.0 alike). Called before the
+    server connects to the portal (a services plugin is), this builds the resolved class
+    instead, on every connection. On an Evennia that builds it itself, nothing is changed.
 
     Args:
         server (EvenniaServerService): The server service, whose `amp_service` connects.
@@ -100,6 +104,8 @@ def use_client_protocol(server) -> bool:
         bool: True when the factory was found and changed.
 
     """
+    if amp_client_protocol_honoured():
+        return False
     client = getattr(server, "amp_service", None)
     factory = next(
         (arg for arg in getattr(client, "args", ()) if isinstance(arg, AMPClientFactory)), None
@@ -116,4 +122,9 @@ def use_client_protocol(server) -> bool:
         return protocol
 
     factory.buildProtocol = build_protocol
+    version = ".".join(map(str, evennia_version()))
+    logger.log_info(
+        f"ai_assistant.transport: Evennia {version} ignores AMP_CLIENT_PROTOCOL_CLASS "
+        f"(evennia#3980); the server's end of the portal link is {factory.protocol.__name__}"
+    )
     return True

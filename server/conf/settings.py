@@ -13,14 +13,38 @@ SERVERNAME = "AI Assistant Demo"
 # the demo has no web customisations of its own
 ROOT_URLCONF = "evennia.web.urls"
 
-# the demo ships only the server/conf modules it changes; the rest are Evennia's own
-LOCK_FUNC_MODULES = ("evennia.locks.lockfuncs",)
-INPUT_FUNC_MODULES = ["evennia.server.inputfuncs"]
-FUNCPARSER_OUTGOING_MESSAGES_MODULES = ["evennia.utils.funcparser"]
+# the demo ships only the server/conf modules it changes; the rest are Evennia's own. Derived
+# from Evennia's defaults rather than spelled out, because they differ between versions
+# (Evennia 6 adds evennia.server.is_typing to INPUT_FUNC_MODULES).
+
+
+def _evennias_own(modules):
+    """Evennia's default modules, without those a game folder would hold."""
+    return type(modules)(path for path in modules if not path.startswith(("server.", "world.")))
+
+
+LOCK_FUNC_MODULES = _evennias_own(LOCK_FUNC_MODULES)  # noqa: F405
+INPUT_FUNC_MODULES = _evennias_own(INPUT_FUNC_MODULES)  # noqa: F405
+FUNCPARSER_OUTGOING_MESSAGES_MODULES = _evennias_own(
+    FUNCPARSER_OUTGOING_MESSAGES_MODULES  # noqa: F405
+)
+FILE_HELP_ENTRY_MODULES = _evennias_own(FILE_HELP_ENTRY_MODULES)  # noqa: F405
+PORTAL_SERVICES_PLUGIN_MODULES = _evennias_own(PORTAL_SERVICES_PLUGIN_MODULES)  # noqa: F405
 # ai_assistant.transport: the server's end of the portal link uses AMP_CLIENT_PROTOCOL_CLASS
-SERVER_SERVICES_PLUGIN_MODULES = ["ai_assistant.transport"]
-FILE_HELP_ENTRY_MODULES = []
-PORTAL_SERVICES_PLUGIN_MODULES = []
+SERVER_SERVICES_PLUGIN_MODULES = [
+    *_evennias_own(SERVER_SERVICES_PLUGIN_MODULES),  # noqa: F405
+    "ai_assistant.transport",
+]
+
+# The database is SQLite (server/evennia.db3). AI_ASSISTANT_DEMO_DATABASE_URL points the demo at
+# another one, e.g. postgres://evennia:secret@127.0.0.1:5432/evennia (`make bench-postgres`
+# does, with a throwaway server; docs/operations.md). A real game sets DATABASES itself.
+if os.environ.get("AI_ASSISTANT_DEMO_DATABASE_URL"):  # noqa: F405
+    import dj_database_url
+
+    DATABASES = {
+        "default": dj_database_url.parse(os.environ["AI_ASSISTANT_DEMO_DATABASE_URL"])  # noqa: F405
+    }
 
 # the demo customises only characters and rooms (typeclasses/); the rest are Evennia's own
 BASE_ACCOUNT_TYPECLASS = "evennia.accounts.accounts.DefaultAccount"
@@ -41,7 +65,7 @@ AI_ASSISTANT_DEFAULTS = {}
 # The portal-server link and players' telnet connections send at once (no Nagle delay, and the
 # server's writes leave as they are made): player commands stay prompt while assistants keep
 # the server busy (ai_assistant/transport.py, docs/operations.md). The server's end needs the
-# ai_assistant.transport services plugin above (Evennia 5.0.1 ignores the client class setting).
+# ai_assistant.transport services plugin above (Evennia 5 and 6 ignore the client class setting).
 AMP_SERVER_PROTOCOL_CLASS = "ai_assistant.transport.PromptAMPServerProtocol"
 AMP_CLIENT_PROTOCOL_CLASS = "ai_assistant.transport.PromptAMPClientProtocol"
 TELNET_PROTOCOL_CLASS = "ai_assistant.transport.PromptTelnetProtocol"
