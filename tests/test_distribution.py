@@ -25,6 +25,7 @@ def built(tmp_path_factory):
     source = tmp_path_factory.mktemp("source")
     shutil.copy(ROOT / "pyproject.toml", source)
     shutil.copy(ROOT / "README.md", source)
+    shutil.copy(ROOT / "LICENSE", source)
     shutil.copytree(
         ROOT / "contrib",
         source / "contrib",
@@ -66,6 +67,10 @@ def test_the_wheel_metadata(built):
     requires = meta.get_all("Requires-Dist")
     assert any(r.replace(" ", "").startswith("evennia<7,>=5.0") for r in requires), requires
     assert "Programming Language :: Python :: 3.13" in meta.get_all("Classifier")
+    assert meta.get_all("License-File") == ["LICENSE"]
+    with zipfile.ZipFile(wheel) as archive:
+        licence = next(n for n in archive.namelist() if n.endswith("licenses/LICENSE"))
+        assert "BSD 3-Clause License" in archive.read(licence).decode()
 
 
 def test_the_sdist_installs_into_an_empty_folder_with_every_subpackage(built, tmp_path):
