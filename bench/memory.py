@@ -1,0 +1,321 @@
+"""
+Benchmark 8: the memory, through `AssistantMemory` (the pure core: no Evennia, no database,
+an in-memory `DictStore`).
+
+8. Recall quality on a seeded data set of many conversations (`bench.conversations`): recall@5
+   and recall@10 of the project's pipeline (before and after sleep), of plain BM25 over the same
+   entries and of recency alone, side by side; and whether a private entry ever comes back to
+   someone it was not told to.
+
+"""
+
+import math
+import re
+import statistics
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from ai_assistant.conf import AssistantConfig
+from ai_assistant.memory.audience import person_key
+from ai_assistant.memory_api import AssistantMemory
+
+from bench.cases import Result
+from bench.conversations import Conversations, Line, generate
+
+ASSISTANT = "Aria"
+
+
+# ---- 8. recall quality ------------------------------------------------------------------------
+
+
+_TOKEN_RE = re.compile(r"[a-z0-9]+")
+
+
+def plain_tokens(text: str) -> list[str]:
+    """Lower-cased runs of letters and digits: no stemming, no stop words."""
+    return _TOKEN_RE.findall(text.lower())
+
+
+class PlainBM25:
+    """Textbook BM25 (k1=1.2, b=0.75) over a fixed list of texts, the baseline of benchmark 8.
+
+    Args:
+        texts (list): The documents; a document's number is its position.
+
+    """
+
+    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75):
+        self.k1, self.b = k1, b
+        self.lengths = []
+        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for number, text in enumerate(texts):
+            counts = Counter(plain_tokens(text))
+            self.lengths.append(sum(counts.values()))
+            for term, count in counts.items():
+                self.postings[term].append((number, count))
+        self.average = sum(self.lengths) / max(len(self.lengths), 1) or 1.0
+
+    def scores(self, query: str) -> dict[int, float]:
+        """Every document sharing a term with `query`, with its score."""
+        total = len(self.lengths)
+        scores: dict[int, float] = defaultdict(float)
+        for term in set(plain_tokens(query)):
+            posting = self.postings.get(term, ())
+            if not posting:
+                continue
+            idf = math.log(1 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
+            for number, count in posting:
+                norm = self.k1 * (1 - self.b + self.b * self.lengths[number] / self.average)
+                scores[number] += idf * count * (self.k1 + 1) / (count + norm)
+        return scores
+
+
+@dataclass
+class System:
+    """One way of recalling, and what it returned for each question (line numbers per item)."""
+
+    name: str
+    answers: list[list[set[int]]] = field(default_factory=list)
+
+    def hits(self, questions, k: int) -> list[bool]:
+        return [
+            bool(set(question.gold) & set().union(*items[:k]))
+            for question, items in zip(questions, self.answers)
+        ]
+
+    def recall_at(self, questions, k: int) -> float:
+        hits = self.hits(questions, k)
+        return sum(hits) / len(hits) if hits else 0.0
+
+    def gold_found(self, questions, k: int) -> float:
+        """The mean share of each question's answering entries found in the top k."""
+        shares = [
+            len(set(question.gold) & set().union(*items[:k])) / len(question.gold)
+            for question, items in zip(questions, self.answers)
+        ]
+        return sum(shares) / len(shares) if shares else 0.0
+
+
+def _visible(line: Line, asker: str) -> bool:
+    return line.audience is None or asker in line.audience
+
+
+def baselines(data: Conversations, k: int) -> tuple[System, System]:
+    """Plain BM25 and recency alone, each seeing only what the pipeline may: entries written by
+    the question's moment, public or told to the one asking."""
+    bm25 = PlainBM25([line.text for line in data.lines])
+    lexical, recent = System("plain BM25"), System("recency alone")
+    for question in data.questions:
+        allowed = [
+            line.index
+            for line in data.lines
+            if line.time <= question.at and _visible(line, question.asker)
+        ]
+        scores = bm25.scores(question.text)
+        # ties (rare: the same words) go to the newer entry
+        ranked = sorted(
+            (n for n in allowed if scores.get(n, 0.0) > 0), key=lambda n: (-scores[n], -n)
+        )
+        lexical.answers.append([{n} for n in ranked[:k]])
+        recent.answers.append([{n} for n in sorted(allowed, reverse=True)[:k]])
+    return lexical, recent
+
+
+def write_conversations(
+    data: Conversations, config: AssistantConfig | None = None, nightly: bool = False
+) -> tuple[AssistantMemory, dict[str, int]]:
+    """The data set as an assistant's journal, optionally sleeping on it every night.
+
+    Returns:
+        tuple: The memory, and each journal entry id's line number.
+
+    """
+    memory = AssistantMemory(ASSISTANT, config=config)
+    ids: dict[str, int] = {}
+    nights = list(data.nights) if nightly else []
+    for line in data.lines:
+        while nights and nights[0] < line.time:
+            memory.consolidate(now=nights.pop(0))
+        entry_id = memory.add_entry(
+            line.text,
+            time=line.time,
+            speaker=line.speaker,
+            place=line.place,
+            audience=line.audience,
+            about=line.about,
+        )
+        ids[entry_id] = line.index
+    for night in nights:
+        memory.consolidate(now=night)
+    return memory, ids
+
+
+class PipelineRun:
+    """The project's recall over one written memory, question by question, as a turn asks it:
+    for the person asking (its audience), with the person asking present (the person boost)."""
+
+    def __init__(self, name: str, memory: AssistantMemory, ids: dict[str, int]):
+        self.system = System(name)
+        self.memory = memory
+        self.ids = ids
+        self.items: list[list] = []  # the raw `Recalled` items, for the leak check
+
+    def ask(self, text: str, at, asker: str, k: int) -> list:
+        return self.memory.recall(text, k=k, at=at, audience=[asker], people=[asker])
+
+    def run(self, data: Conversations, k: int) -> "PipelineRun":
+        for question in data.questions:
+            found = self.ask(question.text, question.at, question.asker, k)
+            self.items.append(found)
+            self.system.answers.append(
+                [{self.ids[e] for e in item.entry_ids if e in self.ids} for item in found]
+            )
+        return self
+
+    def owners_find(self, data: Conversations, k: int) -> int:
+        """How many probes, asked by the secret's owner instead, get it back: a check that the
+        probes' words do find the secret when it may be told."""
+        found = 0
+        for probe in data.probes:
+            owner = data.lines[probe.secret].speaker
+            items = self.ask(probe.text, probe.at, owner, k)
+            found += any(self.ids.get(e) == probe.secret for i in items for e in i.entry_ids)
+        return found
+
+    def leaks(self, data: Conversations, k: int) -> tuple[int, int]:
+        """Items recalled for someone who may not know them, over every question and every
+        privacy probe: (leaking items, questions and probes with one)."""
+        asked = [(q.text, q.at, q.asker, items) for q, items in zip(data.questions, self.items)]
+        for probe in data.probes:
+            asked.append(
+                (probe.text, probe.at, probe.asker, self.ask(probe.text, probe.at, probe.asker, k))
+            )
+        hidden_cache: dict[str, set[int]] = {}
+        leaking = questions = 0
+        for _, _, asker, items in asked:
+            if asker not in hidden_cache:
+                hidden_cache[asker] = data.hidden_from(asker)
+            hidden = hidden_cache[asker]
+            words = [data.tokens[n] for n in hidden if n in data.tokens]
+            key = person_key(None, asker)
+            bad = [
+                item
+                for item in items
+                if {self.ids.get(e) for e in item.entry_ids} & hidden
+                or (item.audience is not None and key not in item.audience)
+                or any(word in item.text.lower() for word in words)
+            ]
+            leaking += len(bad)
+            questions += bool(bad)
+        return leaking, questions
+
+
+def recall_quality(quick: bool = False) -> list[Result]:
+    """8. Recall@5/@10 of the pipeline vs plain BM25 vs recency; private entries never leak."""
+    people, days = (8, 6) if quick else (24, 35)
+    data = generate(people=people, days=days)
+    k = 10
+    started = time.perf_counter()
+    journal_only = PipelineRun("pipeline, journal only", *write_conversations(data)).run(data, k)
+    nightly = PipelineRun(
+        "pipeline, after a sleep each night", *write_conversations(data, nightly=True)
+    ).run(data, k)
+    memory, ids = write_conversations(data)
+    memory.consolidate(now=data.asked_at - timedelta(hours=1))
+    once = PipelineRun("pipeline, after one sleep at the end", memory, ids).run(data, k)
+    lexical, recent = baselines(data, k)
+    seconds = time.perf_counter() - started
+    runs = (journal_only, nightly, once)
+    systems = [run.system for run in runs] + [lexical, recent]
+    questions = data.questions
+
+    details = [
+        f"data set (seed 8): {len(data.people)} people, {data.days} days, {len(data.lines)} "
+        f"journal entries ({sum(1 for l in data.lines if l.audience)} private), "
+        f"{len(questions)} questions, {len(data.probes)} privacy probes",
+    ]
+    width = max(len(system.name) for system in systems)
+    details.append(f"{'':<{width}}  R@5    R@10   gold found@10")
+    for system in systems:
+        details.append(
+            f"{system.name:<{width}}  {system.recall_at(questions, 5):.3f}  "
+            f"{system.recall_at(questions, 10):.3f}  {system.gold_found(questions, 10):.3f}"
+        )
+    details += _by_category(questions, systems)
+    details += _fairness(data, journal_only.memory, journal_only.ids)
+    details += _kinds_returned(once)
+    details.append(f"({seconds:.1f} s to write, sleep on and ask all of it)")
+
+    bm25_at_10 = lexical.recall_at(questions, 10)
+    ours = [run.system.recall_at(questions, 10) for run in runs]
+    quality = Result(
+        f"recall quality, {len(questions)} questions over {len(data.lines)} entries",
+        f"R@10 {ours[0]:.2f} / {ours[1]:.2f} / {ours[2]:.2f} vs BM25 {bm25_at_10:.2f}",
+        "ahead of plain BM25 at @10",
+        min(ours) > bm25_at_10,
+        details,
+    )
+    leaking = affected = owners = 0
+    for run in runs:
+        items, asked = run.leaks(data, k)
+        leaking += items
+        affected += asked
+        owners += run.owners_find(data, k)
+    asked = len(runs) * (len(questions) + len(data.probes))
+    privacy = Result(
+        "private entries recalled for others",
+        f"{leaking} leaks in {asked} recalls",
+        "0",
+        leaking == 0,
+        [
+            f"every recall (top {k}) of the three pipeline runs checked: an item that rests on a "
+            f"private entry, has an audience without the asker, or holds a secret's words; "
+            f"{len(data.probes)} probes ask for someone else's secret by its words; "
+            f"{affected} recalls had a leak",
+            f"the same probes asked by each secret's owner get it back {owners} times out of "
+            f"{len(runs) * len(data.probes)}",
+        ],
+    )
+    return [quality, privacy]
+
+
+def _by_category(questions, systems) -> list[str]:
+    lines = ["R@10 by kind of question (" + " / ".join(s.name for s in systems) + "):"]
+    categories = sorted({q.category for q in questions})
+    for category in categories:
+        chosen = [i for i, q in enumerate(questions) if q.category == category]
+        figures = []
+        for system in systems:
+            hits = system.hits(questions, 10)
+            figures.append(f"{sum(hits[i] for i in chosen) / len(chosen):.2f}")
+        lines.append(f"  {category} ({len(chosen)}): {' / '.join(figures)}")
+    return lines
+
+
+def _fairness(data: Conversations, memory: AssistantMemory, ids: dict[str, int]) -> list[str]:
+    """How old and how important the answers are, next to every entry: the data set must not
+    favour what recency or importance weights would find anyway."""
+    line_id = {line: entry for entry, line in ids.items()}
+    importance = {n: memory.journal.get(line_id[n])["importance"] for n in range(len(data.lines))}
+    gold = [n for q in data.questions for n in q.gold]
+    ages = [
+        (q.at - data.lines[n].time).total_seconds() / 86400 for q in data.questions for n in q.gold
+    ]
+    every_age = [(data.asked_at - line.time).total_seconds() / 86400 for line in data.lines]
+    return [
+        f"answers: median age {statistics.median(ages):.1f} days when asked (all entries: "
+        f"{statistics.median(every_age):.1f} at the end); mean importance "
+        f"{statistics.mean(importance[n] for n in gold):.2f} (all entries: "
+        f"{statistics.mean(importance.values()):.2f})"
+    ]
+
+
+def _kinds_returned(run: PipelineRun) -> list[str]:
+    kinds = Counter(item.kind for items in run.items for item in items)
+    short = sum(1 for items in run.items if len(items) < 10)
+    return [
+        f"{run.system.name}: kinds recalled {dict(sorted(kinds.items()))}; "
+        f"{short} of {len(run.items)} recalls returned fewer than 10 items"
+    ]
