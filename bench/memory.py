@@ -1,14 +1,16 @@
 """
-Benchmark 8: the memory, through `AssistantMemory` (the pure core: no Evennia, no database,
+Benchmarks 8-9: the memory, through `AssistantMemory` (the pure core: no Evennia, no database,
 an in-memory `DictStore`).
 
 8. Recall quality on a seeded data set of many conversations (`bench.conversations`): recall@5
    and recall@10 of the project's pipeline (before and after sleep), of plain BM25 over the same
    entries and of recency alone, side by side; and whether a private entry ever comes back to
    someone it was not told to.
+9. Recall and write cost at 10,000 memories vs 100, alternating between the two in one process.
 
 """
 
+import gc
 import math
 import re
 import statistics
@@ -18,7 +20,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from ai_assistant.conf import AssistantConfig
-from ai_assistant.memory.audience import person_key
+from ai_assistant.memory.audience import person_key, served_by
+from ai_assistant.memory.store import DictStore
 from ai_assistant.memory_api import AssistantMemory
 
 from bench.cases import Result
@@ -319,3 +322,180 @@ def _kinds_returned(run: PipelineRun) -> list[str]:
         f"{run.system.name}: kinds recalled {dict(sorted(kinds.items()))}; "
         f"{short} of {len(run.items)} recalls returned fewer than 10 items"
     ]
+
+
+# ---- 9. recall and write cost at scale --------------------------------------------------------
+
+# what a turn recalls with: the words of what was just said to the assistant
+TURN_QUERIES = (
+    "{me}, do you remember where {other}'s sister lives? I want to send a letter before the "
+    "harvest festival.",
+    "Good evening {me}. Has anyone told you what {other} does for a living these days?",
+    "I'm back from {town}. The road was muddy and the bridge looked bad. Any news from there?",
+    "{me}, what was the name of {other}'s dog again? I keep forgetting it.",
+    "Do you know a good place to buy horseshoes? My horse threw one on the way from {town}.",
+    "Tell me what you know about {other}. We are meeting at the market tomorrow.",
+    "Is it true the mine above {town} closed? My cousin was hoping to find work there.",
+    "{me}, I brought some honey cakes for {other}. Who else loves them so much?",
+)
+
+
+TOWNS_ASKED = ("Riverton", "Ashford", "Dunmere", "Saltmarsh")
+
+
+def mixed_memory(total: int, data: Conversations) -> AssistantMemory:
+    """An assistant's memory of `total` items, in the proportions a long-lived one has: 60%
+    journal entries, 30% long-term memories drawn from them, 10% observations of people (about
+    25 each), all with the data set's words, time and audiences."""
+    journal = total * 6 // 10
+    memories = total * 3 // 10
+    observations = total - journal - memories
+    memory = AssistantMemory(ASSISTANT, store=DictStore())
+    lines = data.lines[:journal]
+    ids = []
+    for line in lines:
+        ids.append(
+            memory.add_entry(
+                line.text,
+                time=line.time,
+                speaker=line.speaker,
+                place=line.place,
+                audience=line.audience,
+                about=line.about,
+            )
+        )
+    for n in range(memories):
+        line = lines[n % len(lines)]
+        memory.brain.long_term.add(
+            line.text,
+            importance=5,
+            now=line.time,
+            source_entry_ids=[ids[n % len(lines)]],
+            provenance={
+                "source_type": "claim" if line.speaker else "observed",
+                "heard_from": line.speaker,
+                "about": [person_key(None, name) for name in line.about],
+                "location": line.place,
+            },
+            audience=(
+                None if line.audience is None else [person_key(None, a) for a in line.audience]
+            ),
+        )
+    people = data.people[: max(1, min(len(data.people), observations // 25))]
+    said = {person: [l for l in data.lines if l.speaker == person] for person in people}
+    for n in range(observations):
+        person = people[n % len(people)]
+        line = said[person][(n // len(people)) % len(said[person])]
+        memory.observe(person, line.text, time=line.time, speaker=person, place=line.place)
+    return memory
+
+
+def _timed(samples: list[float], work) -> None:
+    started = time.perf_counter()
+    work()
+    samples.append(time.perf_counter() - started)
+
+
+def recall_at_scale(quick: bool = False) -> list[Result]:
+    """9. Recall per turn, and writing a memory, at `large` memories vs 100, alternating."""
+    small, large = 100, 1000 if quick else 10000
+    rounds = 30 if quick else 300
+    # any 100 appends in a row fill a stored chunk (100 items) from every level once, so write
+    # costs compare alike whatever the sizes' own fill levels
+    write_rounds = 100 if quick else 300
+    # enough lines for the large journal: about 45 a day with 30 visitors
+    data = generate(people=30, days=max(6, large * 6 // 10 // 40 + 2), seed=9)
+    built, memories = {}, {}
+    for size in (small, large):
+        filled = mixed_memory(size, data)
+        # the index is built once, from the stores, when an assistant first recalls after a
+        # server start: a fresh memory over the same store times that
+        fresh = AssistantMemory(ASSISTANT, store=filled.brain.memory_store)
+        started = time.perf_counter()
+        fresh.brain.index.build()
+        built[size] = time.perf_counter() - started
+        memories[size] = fresh
+    count = {size: len(memory.brain.index) for size, memory in memories.items()}
+    now = data.lines[-1].time + timedelta(hours=1)
+    queries = []
+    for n in range(len(TURN_QUERIES)):
+        asker, other = data.people[n], data.people[-1 - n]
+        text = TURN_QUERIES[n].format(me=ASSISTANT, other=other, town=TOWNS_ASKED[n % 4])
+        queries.append((text, asker))
+    recall_samples = {size: [] for size in memories}
+    entry_samples = {size: [] for size in memories}
+    memory_samples = {size: [] for size in memories}
+    # the collector's pauses depend on everything the process holds (both cases at once), not
+    # on the code measured: it is held off while measuring, and each sample is one call
+    gc.collect()
+    gc.disable()
+    try:
+        for round_no in range(rounds + 5):
+            text, asker = queries[round_no % len(queries)]
+            key = person_key(None, asker)
+            for size, memory in memories.items():
+                brain = memory.brain
+                samples = recall_samples[size] if round_no >= 5 else []
+                _timed(
+                    samples,
+                    lambda: brain.recall(
+                        text, now=now, served=served_by([key]), people=[asker, key]
+                    ),
+                )
+        for round_no in range(write_rounds + 5):
+            text, asker = queries[round_no % len(queries)]
+            for size, memory in memories.items():
+                warm = round_no >= 5
+                _timed(
+                    entry_samples[size] if warm else [],
+                    lambda: memory.add_entry(text, time=now, speaker=asker, place="the tavern"),
+                )
+                _timed(
+                    memory_samples[size] if warm else [],
+                    lambda: memory.brain.long_term.add(
+                        f"{asker} asked: {text}",
+                        importance=5,
+                        now=now,
+                        source_entry_ids=[],
+                        provenance={"source_type": "claim", "heard_from": asker},
+                    ),
+                )
+    finally:
+        gc.enable()
+
+    def ms(samples) -> float:
+        return statistics.median(samples) * 1000
+
+    recall_ratio = ms(recall_samples[large]) / ms(recall_samples[small])
+    entry_ratio = ms(entry_samples[large]) / ms(entry_samples[small])
+    memory_ratio = ms(memory_samples[large]) / ms(memory_samples[small])
+    mix = f"{large * 6 // 10} entries, {large * 3 // 10} memories, {large // 10} observations"
+    recall = Result(
+        f"recall per turn at {large} vs {small} memories",
+        f"{recall_ratio:.2f}x",
+        "<= 2x",
+        recall_ratio <= 2.0,
+        [
+            f"median recall (a turn's words, top {memories[small].brain.config.recall_limit}): "
+            f"{ms(recall_samples[small]):.2f} ms at {small}, {ms(recall_samples[large]):.2f} ms "
+            f"at {large} ({rounds} recalls each, alternating, after the index was built)",
+            f"{large} memories: {mix}; {count[large]} searchable items",
+            f"one-time index build from the store: {built[large] * 1000:.0f} ms at {large} "
+            f"({built[small] * 1000:.1f} ms at {small})",
+        ],
+    )
+    write = Result(
+        f"memory write at {large} vs {small} memories",
+        f"{max(entry_ratio, memory_ratio):.2f}x (entry {entry_ratio:.2f}x, memory "
+        f"{memory_ratio:.2f}x)",
+        "<= 2x",
+        max(entry_ratio, memory_ratio) <= 2.0,
+        [
+            f"median journal entry (add_entry): {ms(entry_samples[small]):.3f} ms at {small}, "
+            f"{ms(entry_samples[large]):.3f} ms at {large}; long-term memory "
+            f"(long_term.add): {ms(memory_samples[small]):.3f} ms, "
+            f"{ms(memory_samples[large]):.3f} ms ({write_rounds} each, alternating, index kept "
+            "current)"
+        ],
+    )
+    return [recall, write]
