@@ -1,5 +1,5 @@
 """
-Benchmarks 8-9: the memory, through `AssistantMemory` (the pure core: no Evennia, no database,
+Benchmarks 8-10: the memory, through `AssistantMemory` (the pure core: no Evennia, no database,
 an in-memory `DictStore`).
 
 8. Recall quality on a seeded data set of many conversations (`bench.conversations`): recall@5
@@ -7,6 +7,8 @@ an in-memory `DictStore`).
    entries and of recency alone, side by side; and whether a private entry ever comes back to
    someone it was not told to.
 9. Recall and write cost at 10,000 memories vs 100, alternating between the two in one process.
+10. Dreaming cost: model calls and tokens of each sleep step for 200 new entries and 30 people,
+    with a model that answers at once in process.
 
 """
 
@@ -16,13 +18,17 @@ import re
 import statistics
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from ai_assistant.conf import AssistantConfig
+from ai_assistant.llm.client import TokenUsage
+from ai_assistant.llm.tokens import TokenCounter
 from ai_assistant.memory.audience import person_key, served_by
 from ai_assistant.memory.store import DictStore
 from ai_assistant.memory_api import AssistantMemory
+from ai_assistant.testing.rehearsal import RehearsalResponder
+from ai_assistant.testing.server import ResponderClient
 
 from bench.cases import Result
 from bench.conversations import Conversations, Line, generate
@@ -499,3 +505,157 @@ def recall_at_scale(quick: bool = False) -> list[Result]:
         ],
     )
     return [recall, write]
+
+
+# ---- 10. dreaming cost ------------------------------------------------------------------------
+
+# the structured output each sleep step asks for, and the step's name in the report
+STEPS = {
+    "ImportanceScores": "scoring",
+    "FactExtraction": "facts",
+    "EntitySynthesis": "people",
+    "Reflection": "reflection",
+}
+
+
+class CountingClient:
+    """The offline rehearsal model answering in process, counting each step's calls and tokens.
+
+    Which step a call belongs to is read from the structured output it asks for (a request
+    without one is context upkeep: journaling before compaction, or a summary). Prompt tokens
+    are the whole request; completion tokens are what the model wrote back.
+
+    """
+
+    def __init__(self):
+        self.inner = ResponderClient(RehearsalResponder())
+        self.counter = TokenCounter()
+        self.calls: Counter = Counter()
+        self.prompt: Counter = Counter()
+        self.completion: Counter = Counter()
+
+    def __call__(self) -> "CountingClient":
+        return self
+
+    def complete(self, request):
+        reply = self.inner.complete(request)
+        schema = (request.response_format or {}).get("json_schema") or {}
+        step = STEPS.get(schema.get("name"), "context")
+        prompt = self.counter.count_request(request.messages, request.tools)
+        written = (reply.content or "") + "".join(call.arguments for call in reply.tool_calls)
+        completion = self.counter.count_text(written)
+        self.calls[step] += 1
+        self.prompt[step] += prompt
+        self.completion[step] += completion
+        # the assistant's own usage accounting sees the same figures
+        return replace(reply, usage=TokenUsage(prompt=prompt, completion=completion))
+
+    def embed(self, model, texts):
+        return self.inner.embed(model, texts)
+
+
+def dreaming_cost(quick: bool = False) -> Result:
+    """10. Model calls and tokens per sleep step for new entries and people's observations."""
+    entries, people = (40, 6) if quick else (200, 30)
+    data = generate(people=30, days=12, seed=10)
+    config = AssistantConfig()
+    model = CountingClient()
+    memory = AssistantMemory(ASSISTANT, model=model, config=config)
+    lines = data.lines[:entries]
+    for line in lines:
+        memory.add_entry(
+            line.text,
+            time=line.time,
+            speaker=line.speaker,
+            place=line.place,
+            audience=line.audience,
+            about=line.about,
+        )
+    # each person gets a few more new observations than a profile needs; every fifth also has
+    # some told in private, which are consolidated apart (a group of their own)
+    minimum = config.entity_min_observations
+    moment = lines[-1].time
+    for n, person in enumerate(data.people[:people]):
+        said = [line.text for line in data.lines if line.speaker == person]
+        for i in range(minimum + n % 3):
+            memory.observe(person, said[i % len(said)], time=moment, speaker=person)
+        if n % 5 == 0:
+            for i in range(minimum):
+                text = f"{person} whispered something about their plans, part {i}."
+                memory.observe(person, text, time=moment, speaker=person, audience=[person])
+    groups = _people_groups(memory, minimum)
+
+    reports = memory.consolidate(now=moment + timedelta(hours=2))
+    journal = memory.journal.all()
+    dreaming = [step for report in reports if isinstance(report, list) for step in report]
+    reported = Counter()
+    for step in dreaming:
+        reported[step["step"]] += step.get("calls", 0)
+    compacting = [report for report in reports if isinstance(report, dict)]
+
+    # the most calls each step may make: one per batch, batches never mixing audiences
+    batch = config.scoring_batch_size
+    consolidated = Counter(
+        _audience_key(e)
+        for e in journal
+        if e.get("memory_ids") or e.get("consolidated")
+        if not memory.journal.is_reflection(e)
+    )
+    reflected = Counter(_audience_key(e) for e in journal[:entries])
+    bounds = {
+        "scoring": math.ceil(entries / batch),
+        "facts": sum(math.ceil(count / batch) for count in consolidated.values()),
+        "people": sum(math.ceil(count / config.entity_batch_size) for count in groups.values()),
+        "reflection": sum(1 for count in reflected.values() if count >= 3),
+    }
+    over = [step for step, bound in bounds.items() if model.calls[step] > bound]
+    mismatch = [step for step in ("people", "reflection") if reported[step] != model.calls[step]]
+    details = [
+        f"{entries} new journal entries ({sum(1 for l in lines if l.audience)} private), "
+        f"{people} people with {minimum}+ new observations each "
+        f"({sum(groups.values())} groups by audience); {len(compacting)} compacting and "
+        f"{len(reports) - len(compacting)} dreaming sleep ticks "
+        f"(dream_max_calls_per_tick {config.dream_max_calls_per_tick})",
+        f"{'step':<10}  calls  most allowed  prompt tokens  completion tokens",
+    ]
+    for step in ("scoring", "facts", "links", "people", "reflection", "context"):
+        bound = bounds.get(step, 0)
+        details.append(
+            f"{step:<10}  {model.calls[step]:>5}  {bound:>12}  {model.prompt[step]:>13}  "
+            f"{model.completion[step]:>17}"
+        )
+    details.append(
+        f"in all: {sum(model.calls.values())} calls, {sum(model.prompt.values())} prompt + "
+        f"{sum(model.completion.values())} completion tokens; "
+        f"{len(memory.memories())} memories, {len(memory.reflections())} reflections, "
+        f"{sum(len(p.get('attributes', [])) for p in memory.people())} attributes"
+    )
+    if mismatch:
+        details.append(f"the sleep's own reports count other calls for: {', '.join(mismatch)}")
+    return Result(
+        f"dreaming cost for {entries} entries and {people} people",
+        f"{sum(model.calls.values())} calls for {sum(bounds.values())} batches"
+        + "".join(f"; {step} {model.calls[step]}/{bounds[step]}" for step in over),
+        "<= 1 call per batch",
+        not over and not mismatch,
+        details,
+    )
+
+
+def _audience_key(record: dict) -> tuple | None:
+    audience = record.get("audience")
+    return None if audience is None else tuple(audience)
+
+
+def _people_groups(memory: AssistantMemory, minimum: int) -> Counter:
+    """How many people have enough new observations for a profile, per audience (each a group
+    the people step consolidates; groups of one audience share calls)."""
+    groups: Counter = Counter()
+    for profile in memory.people():
+        fresh = Counter(
+            _audience_key(o) for o in profile["observations"] if not o.get("consolidated")
+        )
+        for audience, count in fresh.items():
+            if count >= minimum:
+                groups[audience] += 1
+    return groups

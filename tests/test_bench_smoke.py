@@ -38,6 +38,7 @@ def test_bench_quick_runs_every_benchmark():
         "private entries recalled for others",
         "recall per turn",
         "memory write",
+        "dreaming cost",
     ]
     for name in names:
         assert any(line.startswith(name) for line in lines), f"missing {name}: {out[-2000:]}"
@@ -48,6 +49,7 @@ def test_bench_quick_runs_every_benchmark():
         "prompt prefix stability",
         "compaction on the reference",
         "private entries recalled for others",
+        "dreaming cost",
     ):
         line = next(line for line in lines if line.startswith(name))
         assert line.endswith("PASS"), line
