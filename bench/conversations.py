@@ -17,17 +17,18 @@ lines and questions. What is in it, and why:
 - Overlapping words. Everyone has relatives, homes and pets, many share a town, and small talk
   reuses the same words (towns, animals, jobs, relatives, food), so the words of a question
   match many entries besides its answer.
-- Small talk. About two entries in three are chatter, many naming the speaker or someone else.
+- Small talk. About four entries in five are chatter, many naming the speaker or someone
+  else.
 - Private entries. Whispers (`audience` = the speaker): secrets with words found nowhere else,
   and some private chatter. The owner may ask about a secret; `probes` ask about the same
   secret on behalf of someone else, who must never get it back.
 
-The questions: for each person a few of their facts, some worded like the entry and some
-paraphrased (other words for the same thing: "trade" for job, "sibling" for sister), some in
-the first person by the person themselves ("what is my dog called?"); questions between and
-after a change; "what do you know about X?"; who shares a town or an animal; world facts; the
-owners' secrets. Most are asked the morning after the last day; the ones about a fact that
-later changed are asked before the change.
+The questions: for each person a few of their facts, some worded plainly (the usual words for
+the thing, which one of its wordings uses) and some paraphrased (words no entry uses: "trade"
+for job, "sibling" for sister), some in the first person by the person themselves ("what is my
+dog called?"); a fact that changed, asked after the change and, when a day lies between, before
+it; "what do you know about X?"; who shares a town or an animal; world facts; the owners'
+secrets. All are asked the morning after the last day, except those before a change.
 
 Nothing here knows how recall ranks. Answers are spread over the whole timeline, and the
 importance of an entry is left to the assistant's own heuristic, which reads its words (so a
