@@ -34,6 +34,11 @@ def test_bench_quick_runs_every_benchmark():
         "sleep cost",
         "prompt prefix stability",
         "compaction on the reference",
+        "recall quality",
+        "private entries recalled for others",
+        "recall per turn",
+        "memory write",
+        "dreaming cost",
     ]
     for name in names:
         assert any(line.startswith(name) for line in lines), f"missing {name}: {out[-2000:]}"
@@ -43,9 +48,15 @@ def test_bench_quick_runs_every_benchmark():
         "sleep cost",
         "prompt prefix stability",
         "compaction on the reference",
+        "private entries recalled for others",
+        "dreaming cost",
     ):
         line = next(line for line in lines if line.startswith(name))
         assert line.endswith("PASS"), line
     # timed figures are measured side by side: a ratio is printed
     assert re.search(r"tick overhead .*: \d+\.\d+x", out)
     assert re.search(r"reactor: command round trip .*: \d+\.\d+x, worst \d+ ms", out)
+    assert re.search(r"recall per turn at .*: \d+\.\d+x", out)
+    assert re.search(r"memory write at .*: \d+\.\d+x", out)
+    # recall quality is deterministic, but the smallest data set is too small to judge it by
+    assert re.search(r"recall quality, .*: R@10 \d\.\d\d / \d\.\d\d / \d\.\d\d vs BM25", out)

@@ -1,0 +1,661 @@
+"""
+Benchmarks 8-10: the memory, through `AssistantMemory` (the pure core: no Evennia, no database,
+an in-memory `DictStore`).
+
+8. Recall quality on a seeded data set of many conversations (`bench.conversations`): recall@5
+   and recall@10 of the project's pipeline (before and after sleep), of plain BM25 over the same
+   entries and of recency alone, side by side; and whether a private entry ever comes back to
+   someone it was not told to.
+9. Recall and write cost at 10,000 memories vs 100, alternating between the two in one process.
+10. Dreaming cost: model calls and tokens of each sleep step for 200 new entries and 30 people,
+    with a model that answers at once in process.
+
+"""
+
+import gc
+import math
+import re
+import statistics
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+
+from ai_assistant.conf import AssistantConfig
+from ai_assistant.llm.client import TokenUsage
+from ai_assistant.llm.tokens import TokenCounter
+from ai_assistant.memory.audience import person_key, served_by
+from ai_assistant.memory.store import DictStore
+from ai_assistant.memory_api import AssistantMemory
+from ai_assistant.testing.rehearsal import RehearsalResponder
+from ai_assistant.testing.server import ResponderClient
+
+from bench.cases import Result
+from bench.conversations import Conversations, Line, generate
+
+ASSISTANT = "Aria"
+
+
+# ---- 8. recall quality ------------------------------------------------------------------------
+
+
+_TOKEN_RE = re.compile(r"[a-z0-9]+")
+
+
+def plain_tokens(text: str) -> list[str]:
+    """Lower-cased runs of letters and digits: no stemming, no stop words."""
+    return _TOKEN_RE.findall(text.lower())
+
+
+class PlainBM25:
+    """Textbook BM25 (k1=1.2, b=0.75) over a fixed list of texts, the baseline of benchmark 8.
+
+    Args:
+        texts (list): The documents; a document's number is its position.
+
+    """
+
+    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75):
+        self.k1, self.b = k1, b
+        self.lengths = []
+        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for number, text in enumerate(texts):
+            counts = Counter(plain_tokens(text))
+            self.lengths.append(sum(counts.values()))
+            for term, count in counts.items():
+                self.postings[term].append((number, count))
+        self.average = sum(self.lengths) / max(len(self.lengths), 1) or 1.0
+
+    def scores(self, query: str) -> dict[int, float]:
+        """Every document sharing a term with `query`, with its score."""
+        total = len(self.lengths)
+        scores: dict[int, float] = defaultdict(float)
+        for term in set(plain_tokens(query)):
+            posting = self.postings.get(term, ())
+            if not posting:
+                continue
+            idf = math.log(1 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
+            for number, count in posting:
+                norm = self.k1 * (1 - self.b + self.b * self.lengths[number] / self.average)
+                scores[number] += idf * count * (self.k1 + 1) / (count + norm)
+        return scores
+
+
+@dataclass
+class System:
+    """One way of recalling, and what it returned for each question (line numbers per item)."""
+
+    name: str
+    answers: list[list[set[int]]] = field(default_factory=list)
+
+    def hits(self, questions, k: int) -> list[bool]:
+        return [
+            bool(set(question.gold) & set().union(*items[:k]))
+            for question, items in zip(questions, self.answers)
+        ]
+
+    def recall_at(self, questions, k: int) -> float:
+        hits = self.hits(questions, k)
+        return sum(hits) / len(hits) if hits else 0.0
+
+    def gold_found(self, questions, k: int) -> float:
+        """The mean share of each question's answering entries found in the top k."""
+        shares = [
+            len(set(question.gold) & set().union(*items[:k])) / len(question.gold)
+            for question, items in zip(questions, self.answers)
+        ]
+        return sum(shares) / len(shares) if shares else 0.0
+
+
+def _visible(line: Line, asker: str) -> bool:
+    return line.audience is None or asker in line.audience
+
+
+def baselines(data: Conversations, k: int) -> tuple[System, System]:
+    """Plain BM25 and recency alone, each seeing only what the pipeline may: entries written by
+    the question's moment, public or told to the one asking."""
+    bm25 = PlainBM25([line.text for line in data.lines])
+    lexical, recent = System("plain BM25"), System("recency alone")
+    for question in data.questions:
+        allowed = [
+            line.index
+            for line in data.lines
+            if line.time <= question.at and _visible(line, question.asker)
+        ]
+        scores = bm25.scores(question.text)
+        # ties (rare: the same words) go to the newer entry
+        ranked = sorted(
+            (n for n in allowed if scores.get(n, 0.0) > 0), key=lambda n: (-scores[n], -n)
+        )
+        lexical.answers.append([{n} for n in ranked[:k]])
+        recent.answers.append([{n} for n in sorted(allowed, reverse=True)[:k]])
+    return lexical, recent
+
+
+def write_conversations(
+    data: Conversations, config: AssistantConfig | None = None, nightly: bool = False
+) -> tuple[AssistantMemory, dict[str, int]]:
+    """The data set as an assistant's journal, optionally sleeping on it every night.
+
+    Returns:
+        tuple: The memory, and each journal entry id's line number.
+
+    """
+    memory = AssistantMemory(ASSISTANT, config=config)
+    ids: dict[str, int] = {}
+    nights = list(data.nights) if nightly else []
+    for line in data.lines:
+        while nights and nights[0] < line.time:
+            memory.consolidate(now=nights.pop(0))
+        entry_id = memory.add_entry(
+            line.text,
+            time=line.time,
+            speaker=line.speaker,
+            place=line.place,
+            audience=line.audience,
+            about=line.about,
+        )
+        ids[entry_id] = line.index
+    for night in nights:
+        memory.consolidate(now=night)
+    return memory, ids
+
+
+class PipelineRun:
+    """The project's recall over one written memory, question by question, as a turn asks it:
+    for the person asking (its audience), with the person asking present (the person boost)."""
+
+    def __init__(self, name: str, memory: AssistantMemory, ids: dict[str, int]):
+        self.system = System(name)
+        self.memory = memory
+        self.ids = ids
+        self.items: list[list] = []  # the raw `Recalled` items, for the leak check
+
+    def ask(self, text: str, at, asker: str, k: int) -> list:
+        return self.memory.recall(text, k=k, at=at, audience=[asker], people=[asker])
+
+    def run(self, data: Conversations, k: int) -> "PipelineRun":
+        for question in data.questions:
+            found = self.ask(question.text, question.at, question.asker, k)
+            self.items.append(found)
+            self.system.answers.append(
+                [{self.ids[e] for e in item.entry_ids if e in self.ids} for item in found]
+            )
+        return self
+
+    def owners_find(self, data: Conversations, k: int) -> int:
+        """How many probes, asked by the secret's owner instead, get it back: a check that the
+        probes' words do find the secret when it may be told."""
+        found = 0
+        for probe in data.probes:
+            owner = data.lines[probe.secret].speaker
+            items = self.ask(probe.text, probe.at, owner, k)
+            found += any(self.ids.get(e) == probe.secret for i in items for e in i.entry_ids)
+        return found
+
+    def leaks(self, data: Conversations, k: int) -> tuple[int, int]:
+        """Items recalled for someone who may not know them, over every question and every
+        privacy probe: (leaking items, questions and probes with one)."""
+        asked = [(q.text, q.at, q.asker, items) for q, items in zip(data.questions, self.items)]
+        for probe in data.probes:
+            asked.append(
+                (probe.text, probe.at, probe.asker, self.ask(probe.text, probe.at, probe.asker, k))
+            )
+        hidden_cache: dict[str, set[int]] = {}
+        leaking = questions = 0
+        for _, _, asker, items in asked:
+            if asker not in hidden_cache:
+                hidden_cache[asker] = data.hidden_from(asker)
+            hidden = hidden_cache[asker]
+            words = [data.tokens[n] for n in hidden if n in data.tokens]
+            key = person_key(None, asker)
+            bad = [
+                item
+                for item in items
+                if {self.ids.get(e) for e in item.entry_ids} & hidden
+                or (item.audience is not None and key not in item.audience)
+                or any(word in item.text.lower() for word in words)
+            ]
+            leaking += len(bad)
+            questions += bool(bad)
+        return leaking, questions
+
+
+def recall_quality(quick: bool = False) -> list[Result]:
+    """8. Recall@5/@10 of the pipeline vs plain BM25 vs recency; private entries never leak."""
+    people, days = (8, 6) if quick else (24, 35)
+    data = generate(people=people, days=days)
+    k = 10
+    started = time.perf_counter()
+    journal_only = PipelineRun("pipeline, journal only", *write_conversations(data)).run(data, k)
+    nightly = PipelineRun(
+        "pipeline, after a sleep each night", *write_conversations(data, nightly=True)
+    ).run(data, k)
+    memory, ids = write_conversations(data)
+    memory.consolidate(now=data.asked_at - timedelta(hours=1))
+    once = PipelineRun("pipeline, after one sleep at the end", memory, ids).run(data, k)
+    lexical, recent = baselines(data, k)
+    seconds = time.perf_counter() - started
+    runs = (journal_only, nightly, once)
+    systems = [run.system for run in runs] + [lexical, recent]
+    questions = data.questions
+
+    details = [
+        f"data set (seed 8): {len(data.people)} people, {data.days} days, {len(data.lines)} "
+        f"journal entries ({sum(1 for l in data.lines if l.audience)} private), "
+        f"{len(questions)} questions, {len(data.probes)} privacy probes",
+    ]
+    width = max(len(system.name) for system in systems)
+    details.append(f"{'':<{width}}  R@5    R@10   gold found@10")
+    for system in systems:
+        details.append(
+            f"{system.name:<{width}}  {system.recall_at(questions, 5):.3f}  "
+            f"{system.recall_at(questions, 10):.3f}  {system.gold_found(questions, 10):.3f}"
+        )
+    details += _by_category(questions, systems)
+    details += _fairness(data, journal_only.memory, journal_only.ids)
+    details += _kinds_returned(once)
+    details.append(f"({seconds:.1f} s to write, sleep on and ask all of it)")
+
+    bm25_at_10 = lexical.recall_at(questions, 10)
+    ours = [run.system.recall_at(questions, 10) for run in runs]
+    quality = Result(
+        f"recall quality, {len(questions)} questions over {len(data.lines)} entries",
+        f"R@10 {ours[0]:.2f} / {ours[1]:.2f} / {ours[2]:.2f} vs BM25 {bm25_at_10:.2f}",
+        "ahead of plain BM25 at @10",
+        min(ours) > bm25_at_10,
+        details,
+    )
+    leaking = affected = owners = 0
+    for run in runs:
+        items, asked = run.leaks(data, k)
+        leaking += items
+        affected += asked
+        owners += run.owners_find(data, k)
+    asked = len(runs) * (len(questions) + len(data.probes))
+    privacy = Result(
+        "private entries recalled for others",
+        f"{leaking} leaks in {asked} recalls",
+        "0",
+        leaking == 0,
+        [
+            f"every recall (top {k}) of the three pipeline runs checked: an item that rests on a "
+            f"private entry, has an audience without the asker, or holds a secret's words; "
+            f"{len(data.probes)} probes ask for someone else's secret by its words; "
+            f"{affected} recalls had a leak",
+            f"the same probes asked by each secret's owner get it back {owners} times out of "
+            f"{len(runs) * len(data.probes)}",
+        ],
+    )
+    return [quality, privacy]
+
+
+def _by_category(questions, systems) -> list[str]:
+    lines = ["R@10 by kind of question (" + " / ".join(s.name for s in systems) + "):"]
+    categories = sorted({q.category for q in questions})
+    for category in categories:
+        chosen = [i for i, q in enumerate(questions) if q.category == category]
+        figures = []
+        for system in systems:
+            hits = system.hits(questions, 10)
+            figures.append(f"{sum(hits[i] for i in chosen) / len(chosen):.2f}")
+        lines.append(f"  {category} ({len(chosen)}): {' / '.join(figures)}")
+    return lines
+
+
+def _fairness(data: Conversations, memory: AssistantMemory, ids: dict[str, int]) -> list[str]:
+    """How old and how important the answers are, next to every entry: the data set must not
+    favour what recency or importance weights would find anyway."""
+    line_id = {line: entry for entry, line in ids.items()}
+    importance = {n: memory.journal.get(line_id[n])["importance"] for n in range(len(data.lines))}
+    gold = [n for q in data.questions for n in q.gold]
+    ages = [
+        (q.at - data.lines[n].time).total_seconds() / 86400 for q in data.questions for n in q.gold
+    ]
+    every_age = [(data.asked_at - line.time).total_seconds() / 86400 for line in data.lines]
+    return [
+        f"answers: median age {statistics.median(ages):.1f} days when asked (all entries: "
+        f"{statistics.median(every_age):.1f} at the end); mean importance "
+        f"{statistics.mean(importance[n] for n in gold):.2f} (all entries: "
+        f"{statistics.mean(importance.values()):.2f})"
+    ]
+
+
+def _kinds_returned(run: PipelineRun) -> list[str]:
+    kinds = Counter(item.kind for items in run.items for item in items)
+    short = sum(1 for items in run.items if len(items) < 10)
+    return [
+        f"{run.system.name}: kinds recalled {dict(sorted(kinds.items()))}; "
+        f"{short} of {len(run.items)} recalls returned fewer than 10 items"
+    ]
+
+
+# ---- 9. recall and write cost at scale --------------------------------------------------------
+
+# what a turn recalls with: the words of what was just said to the assistant
+TURN_QUERIES = (
+    "{me}, do you remember where {other}'s sister lives? I want to send a letter before the "
+    "harvest festival.",
+    "Good evening {me}. Has anyone told you what {other} does for a living these days?",
+    "I'm back from {town}. The road was muddy and the bridge looked bad. Any news from there?",
+    "{me}, what was the name of {other}'s dog again? I keep forgetting it.",
+    "Do you know a good place to buy horseshoes? My horse threw one on the way from {town}.",
+    "Tell me what you know about {other}. We are meeting at the market tomorrow.",
+    "Is it true the mine above {town} closed? My cousin was hoping to find work there.",
+    "{me}, I brought some honey cakes for {other}. Who else loves them so much?",
+)
+
+
+TOWNS_ASKED = ("Riverton", "Ashford", "Dunmere", "Saltmarsh")
+
+
+def mixed_memory(total: int, data: Conversations) -> AssistantMemory:
+    """An assistant's memory of `total` items, in the proportions a long-lived one has: 60%
+    journal entries, 30% long-term memories drawn from them, 10% observations of people (about
+    25 each), all with the data set's words, time and audiences."""
+    journal = total * 6 // 10
+    memories = total * 3 // 10
+    observations = total - journal - memories
+    memory = AssistantMemory(ASSISTANT, store=DictStore())
+    lines = data.lines[:journal]
+    ids = []
+    for line in lines:
+        ids.append(
+            memory.add_entry(
+                line.text,
+                time=line.time,
+                speaker=line.speaker,
+                place=line.place,
+                audience=line.audience,
+                about=line.about,
+            )
+        )
+    for n in range(memories):
+        line = lines[n % len(lines)]
+        memory.brain.long_term.add(
+            line.text,
+            importance=5,
+            now=line.time,
+            source_entry_ids=[ids[n % len(lines)]],
+            provenance={
+                "source_type": "claim" if line.speaker else "observed",
+                "heard_from": line.speaker,
+                "about": [person_key(None, name) for name in line.about],
+                "location": line.place,
+            },
+            audience=(
+                None if line.audience is None else [person_key(None, a) for a in line.audience]
+            ),
+        )
+    people = data.people[: max(1, min(len(data.people), observations // 25))]
+    said = {person: [l for l in data.lines if l.speaker == person] for person in people}
+    for n in range(observations):
+        person = people[n % len(people)]
+        line = said[person][(n // len(people)) % len(said[person])]
+        memory.observe(person, line.text, time=line.time, speaker=person, place=line.place)
+    return memory
+
+
+def _timed(samples: list[float], work) -> None:
+    started = time.perf_counter()
+    work()
+    samples.append(time.perf_counter() - started)
+
+
+def recall_at_scale(quick: bool = False) -> list[Result]:
+    """9. Recall per turn, and writing a memory, at `large` memories vs 100, alternating."""
+    small, large = 100, 1000 if quick else 10000
+    rounds = 30 if quick else 300
+    # any 100 appends in a row fill a stored chunk (100 items) from every level once, so write
+    # costs compare alike whatever the sizes' own fill levels
+    write_rounds = 100 if quick else 300
+    # enough lines for the large journal: about 45 a day with 30 visitors
+    data = generate(people=30, days=max(6, large * 6 // 10 // 40 + 2), seed=9)
+    built, memories = {}, {}
+    for size in (small, large):
+        filled = mixed_memory(size, data)
+        # the index is built once, from the stores, when an assistant first recalls after a
+        # server start: a fresh memory over the same store times that
+        fresh = AssistantMemory(ASSISTANT, store=filled.brain.memory_store)
+        started = time.perf_counter()
+        fresh.brain.index.build()
+        built[size] = time.perf_counter() - started
+        memories[size] = fresh
+    count = {size: len(memory.brain.index) for size, memory in memories.items()}
+    now = data.lines[-1].time + timedelta(hours=1)
+    queries = []
+    for n in range(len(TURN_QUERIES)):
+        asker, other = data.people[n], data.people[-1 - n]
+        text = TURN_QUERIES[n].format(me=ASSISTANT, other=other, town=TOWNS_ASKED[n % 4])
+        queries.append((text, asker))
+    recall_samples = {size: [] for size in memories}
+    entry_samples = {size: [] for size in memories}
+    memory_samples = {size: [] for size in memories}
+    # the collector's pauses depend on everything the process holds (both cases at once), not
+    # on the code measured: it is held off while measuring, and each sample is one call
+    gc.collect()
+    gc.disable()
+    try:
+        for round_no in range(rounds + 5):
+            text, asker = queries[round_no % len(queries)]
+            key = person_key(None, asker)
+            for size, memory in memories.items():
+                brain = memory.brain
+                samples = recall_samples[size] if round_no >= 5 else []
+                _timed(
+                    samples,
+                    lambda: brain.recall(
+                        text, now=now, served=served_by([key]), people=[asker, key]
+                    ),
+                )
+        for round_no in range(write_rounds + 5):
+            text, asker = queries[round_no % len(queries)]
+            for size, memory in memories.items():
+                warm = round_no >= 5
+                _timed(
+                    entry_samples[size] if warm else [],
+                    lambda: memory.add_entry(text, time=now, speaker=asker, place="the tavern"),
+                )
+                _timed(
+                    memory_samples[size] if warm else [],
+                    lambda: memory.brain.long_term.add(
+                        f"{asker} asked: {text}",
+                        importance=5,
+                        now=now,
+                        source_entry_ids=[],
+                        provenance={"source_type": "claim", "heard_from": asker},
+                    ),
+                )
+    finally:
+        gc.enable()
+
+    def ms(samples) -> float:
+        return statistics.median(samples) * 1000
+
+    recall_ratio = ms(recall_samples[large]) / ms(recall_samples[small])
+    entry_ratio = ms(entry_samples[large]) / ms(entry_samples[small])
+    memory_ratio = ms(memory_samples[large]) / ms(memory_samples[small])
+    mix = f"{large * 6 // 10} entries, {large * 3 // 10} memories, {large // 10} observations"
+    recall = Result(
+        f"recall per turn at {large} vs {small} memories",
+        f"{recall_ratio:.2f}x",
+        "<= 2x",
+        recall_ratio <= 2.0,
+        [
+            f"median recall (a turn's words, top {memories[small].brain.config.recall_limit}): "
+            f"{ms(recall_samples[small]):.2f} ms at {small}, {ms(recall_samples[large]):.2f} ms "
+            f"at {large} ({rounds} recalls each, alternating, after the index was built)",
+            f"{large} memories: {mix}; {count[large]} searchable items",
+            f"one-time index build from the store: {built[large] * 1000:.0f} ms at {large} "
+            f"({built[small] * 1000:.1f} ms at {small})",
+        ],
+    )
+    write = Result(
+        f"memory write at {large} vs {small} memories",
+        f"{max(entry_ratio, memory_ratio):.2f}x (entry {entry_ratio:.2f}x, memory "
+        f"{memory_ratio:.2f}x)",
+        "<= 2x",
+        max(entry_ratio, memory_ratio) <= 2.0,
+        [
+            f"median journal entry (add_entry): {ms(entry_samples[small]):.3f} ms at {small}, "
+            f"{ms(entry_samples[large]):.3f} ms at {large}; long-term memory "
+            f"(long_term.add): {ms(memory_samples[small]):.3f} ms, "
+            f"{ms(memory_samples[large]):.3f} ms ({write_rounds} each, alternating, index kept "
+            "current)"
+        ],
+    )
+    return [recall, write]
+
+
+# ---- 10. dreaming cost ------------------------------------------------------------------------
+
+# the structured output each sleep step asks for, and the step's name in the report
+STEPS = {
+    "ImportanceScores": "scoring",
+    "FactExtraction": "facts",
+    "EntitySynthesis": "people",
+    "Reflection": "reflection",
+}
+
+
+class CountingClient:
+    """The offline rehearsal model answering in process, counting each step's calls and tokens.
+
+    Which step a call belongs to is read from the structured output it asks for (a request
+    without one is context upkeep: journaling before compaction, or a summary). Prompt tokens
+    are the whole request; completion tokens are what the model wrote back.
+
+    """
+
+    def __init__(self):
+        self.inner = ResponderClient(RehearsalResponder())
+        self.counter = TokenCounter()
+        self.calls: Counter = Counter()
+        self.prompt: Counter = Counter()
+        self.completion: Counter = Counter()
+
+    def __call__(self) -> "CountingClient":
+        return self
+
+    def complete(self, request):
+        reply = self.inner.complete(request)
+        schema = (request.response_format or {}).get("json_schema") or {}
+        step = STEPS.get(schema.get("name"), "context")
+        prompt = self.counter.count_request(request.messages, request.tools)
+        written = (reply.content or "") + "".join(call.arguments for call in reply.tool_calls)
+        completion = self.counter.count_text(written)
+        self.calls[step] += 1
+        self.prompt[step] += prompt
+        self.completion[step] += completion
+        # the assistant's own usage accounting sees the same figures
+        return replace(reply, usage=TokenUsage(prompt=prompt, completion=completion))
+
+    def embed(self, model, texts):
+        return self.inner.embed(model, texts)
+
+
+def dreaming_cost(quick: bool = False) -> Result:
+    """10. Model calls and tokens per sleep step for new entries and people's observations."""
+    entries, people = (40, 6) if quick else (200, 30)
+    data = generate(people=30, days=12, seed=10)
+    config = AssistantConfig()
+    model = CountingClient()
+    memory = AssistantMemory(ASSISTANT, model=model, config=config)
+    lines = data.lines[:entries]
+    for line in lines:
+        memory.add_entry(
+            line.text,
+            time=line.time,
+            speaker=line.speaker,
+            place=line.place,
+            audience=line.audience,
+            about=line.about,
+        )
+    # each person gets a few more new observations than a profile needs; every fifth also has
+    # some told in private, which are consolidated apart (a group of their own)
+    minimum = config.entity_min_observations
+    moment = lines[-1].time
+    for n, person in enumerate(data.people[:people]):
+        said = [line.text for line in data.lines if line.speaker == person]
+        for i in range(minimum + n % 3):
+            memory.observe(person, said[i % len(said)], time=moment, speaker=person)
+        if n % 5 == 0:
+            for i in range(minimum):
+                text = f"{person} whispered something about their plans, part {i}."
+                memory.observe(person, text, time=moment, speaker=person, audience=[person])
+    groups = _people_groups(memory, minimum)
+
+    reports = memory.consolidate(now=moment + timedelta(hours=2))
+    journal = memory.journal.all()
+    dreaming = [step for report in reports if isinstance(report, list) for step in report]
+    reported = Counter()
+    for step in dreaming:
+        reported[step["step"]] += step.get("calls", 0)
+    compacting = [report for report in reports if isinstance(report, dict)]
+
+    # the most calls each step may make: one per batch, batches never mixing audiences
+    batch = config.scoring_batch_size
+    consolidated = Counter(
+        _audience_key(e)
+        for e in journal
+        if e.get("memory_ids") or e.get("consolidated")
+        if not memory.journal.is_reflection(e)
+    )
+    reflected = Counter(_audience_key(e) for e in journal[:entries])
+    bounds = {
+        "scoring": math.ceil(entries / batch),
+        "facts": sum(math.ceil(count / batch) for count in consolidated.values()),
+        "people": sum(math.ceil(count / config.entity_batch_size) for count in groups.values()),
+        "reflection": sum(1 for count in reflected.values() if count >= 3),
+    }
+    over = [step for step, bound in bounds.items() if model.calls[step] > bound]
+    mismatch = [step for step in ("people", "reflection") if reported[step] != model.calls[step]]
+    details = [
+        f"{entries} new journal entries ({sum(1 for l in lines if l.audience)} private), "
+        f"{people} people with {minimum}+ new observations each "
+        f"({sum(groups.values())} groups by audience); {len(compacting)} compacting and "
+        f"{len(reports) - len(compacting)} dreaming sleep ticks "
+        f"(dream_max_calls_per_tick {config.dream_max_calls_per_tick})",
+        f"{'step':<10}  calls  most allowed  prompt tokens  completion tokens",
+    ]
+    for step in ("scoring", "facts", "links", "people", "reflection", "context"):
+        bound = bounds.get(step, 0)
+        details.append(
+            f"{step:<10}  {model.calls[step]:>5}  {bound:>12}  {model.prompt[step]:>13}  "
+            f"{model.completion[step]:>17}"
+        )
+    details.append(
+        f"in all: {sum(model.calls.values())} calls, {sum(model.prompt.values())} prompt + "
+        f"{sum(model.completion.values())} completion tokens; "
+        f"{len(memory.memories())} memories, {len(memory.reflections())} reflections, "
+        f"{sum(len(p.get('attributes', [])) for p in memory.people())} attributes"
+    )
+    if mismatch:
+        details.append(f"the sleep's own reports count other calls for: {', '.join(mismatch)}")
+    return Result(
+        f"dreaming cost for {entries} entries and {people} people",
+        f"{sum(model.calls.values())} calls for {sum(bounds.values())} batches"
+        + "".join(f"; {step} {model.calls[step]}/{bounds[step]}" for step in over),
+        "<= 1 call per batch",
+        not over and not mismatch,
+        details,
+    )
+
+
+def _audience_key(record: dict) -> tuple | None:
+    audience = record.get("audience")
+    return None if audience is None else tuple(audience)
+
+
+def _people_groups(memory: AssistantMemory, minimum: int) -> Counter:
+    """How many people have enough new observations for a profile, per audience (each a group
+    the people step consolidates; groups of one audience share calls)."""
+    groups: Counter = Counter()
+    for profile in memory.people():
+        fresh = Counter(
+            _audience_key(o) for o in profile["observations"] if not o.get("consolidated")
+        )
+        for audience, count in fresh.items():
+            if count >= minimum:
+                groups[audience] += 1
+    return groups
