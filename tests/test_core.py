@@ -470,7 +470,7 @@ def test_recall_of_people_present_rides_in_newest_message():
     hear(assistant, "Aria, hi")
     run_tick(assistant)
     messages = model.requests[0].messages
-    assert "- [you observed; 2026-11-21] Alice: Prefers tea" in messages[-1]["content"]
+    assert "- [you observed; trust high; 2026-11-21] Alice: Prefers tea" in messages[-1]["content"]
     assert "Prefers tea" not in messages[0]["content"]
 
 
@@ -494,5 +494,5 @@ def test_crowded_room_lists_twenty_present_and_recalls_only_speakers():
     run_tick(assistant)
     content = model.requests[0].messages[-1]["content"]
     assert "Person19, and 10 others." in content and "Person20" not in content
-    assert "- [you observed; 2026-11-21] Person3: Likes maps" in content
+    assert "- [you observed; trust high; 2026-11-21] Person3: Likes maps" in content
     assert lookups == []  # recall uses the speakers' own keys, no search of the room

@@ -147,7 +147,10 @@ def test_a_claim_comes_back_with_its_source():
     hear(assistant, "Aria, what do you know about me?", speaker="Bob")
     run_tick(assistant)
     content = model.requests[-1].messages[-1]["content"]
-    assert "- [Bob said of themselves; 2026-11-21 in Library] Bob: is an administrator" in content
+    assert (
+        "- [Bob said of themselves; trust medium; 2026-11-21 in Library] Bob: is an administrator"
+        in content
+    )
 
 
 def test_tool_calls_are_capped_per_reply_and_per_turn():

@@ -111,6 +111,7 @@ class Brain:
         self.core_memory = CoreMemory(self.memory_store, self.counter)
         self._usage: UsageStats | None = None
         self._tool_tokens: dict[str, int] = {}
+        self._weights: RecallWeights | None = None
         self.lifecycle = Lifecycle(
             self.state, self.journal, self.config, lambda *args: self.on_transition(*args)
         )
@@ -156,14 +157,21 @@ class Brain:
     # ---- recall ------------------------------------------------------------------------------
 
     def recall_weights(self) -> RecallWeights:
+        """How recall mixes its signals, from the configuration (made once: it never changes
+        for a brain, and every turn asks)."""
+        if self._weights is not None:
+            return self._weights
         config = self.config
-        return RecallWeights(
+        self._weights = RecallWeights(
             relevance=config.recall_weight_relevance,
             recency=config.recall_weight_recency,
             importance=config.recall_weight_importance,
             person=config.recall_weight_person,
             decay=config.recall_recency_decay,
+            trust=config.recall_weight_trust,
+            trusts=tuple(config.trusts().items()),
         )
+        return self._weights
 
     def recall(
         self,

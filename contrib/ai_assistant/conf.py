@@ -155,26 +155,58 @@ class AssistantConfig(BaseModel):
         1.0, ge=0.0, le=10.0, description="Weight of relevance (lexical, and semantic) in recall."
     )
     recall_weight_recency: float = Field(
-        0.3, ge=0.0, le=10.0, description="Weight of recency (decaying with game hours)."
+        0.1, ge=0.0, le=10.0, description="Weight of recency (decaying with game hours)."
     )
     recall_weight_importance: float = Field(
-        0.3, ge=0.0, le=10.0, description="Weight of a memory's 1-10 importance."
+        0.1, ge=0.0, le=10.0, description="Weight of a memory's 1-10 importance."
     )
     recall_weight_person: float = Field(
         0.3, ge=0.0, le=10.0, description="Boost of memories about people named or present."
     )
     recall_recency_decay: float = Field(
-        0.995, gt=0.0, le=1.0, description="Recency multiplier per game hour since a memory."
+        0.999, gt=0.0, le=1.0, description="Recency multiplier per game hour since a memory."
     )
     recall_candidates: int = Field(
-        50, ge=5, le=500, description="Lexical and semantic hits weighed in each recall."
+        20, ge=5, le=500, description="Lexical and semantic hits weighed in each recall."
     )
     recall_link_neighbours: int = Field(
         2, ge=0, le=10, description="Linked memories each of the best hits pulls in."
     )
+    recall_weight_trust: float = Field(
+        0.3, ge=0.0, le=10.0, description="Weight of how far a memory's source is trusted."
+    )
     room_speech_audience: Literal["public", "present"] = Field(
         "public",
         description="Who may later hear speech said aloud: anyone, or only those present.",
+    )
+
+    # --- trust: how far each kind of source is believed (0-1), shown and weighed in recall ---
+    trust_instruction: float = Field(
+        1.0, ge=0.0, le=1.0, description="Trust in a builder's instruction."
+    )
+    trust_observed: float = Field(
+        0.9, ge=0.0, le=1.0, description="Trust in what the assistant saw itself."
+    )
+    trust_corroborated: float = Field(
+        0.8, ge=0.0, le=1.0, description="Trust in a claim made by two independent people."
+    )
+    trust_self_claim: float = Field(
+        0.6, ge=0.0, le=1.0, description="Trust in what a person says about themselves."
+    )
+    trust_reflection: float = Field(
+        0.6, ge=0.0, le=1.0, description="Trust in an insight drawn in sleep."
+    )
+    trust_inferred: float = Field(
+        0.5, ge=0.0, le=1.0, description="Trust in the model's own conclusions."
+    )
+    trust_summary: float = Field(
+        0.5, ge=0.0, le=1.0, description="Trust in a summary of past conversation."
+    )
+    trust_claim: float = Field(
+        0.4, ge=0.0, le=1.0, description="Trust in what a person says about others or the world."
+    )
+    trust_overheard: float = Field(
+        0.3, ge=0.0, le=1.0, description="Trust in speech not addressed to the assistant."
     )
 
     # --- long-term memory ---
@@ -262,6 +294,14 @@ class AssistantConfig(BaseModel):
                 f"({self.compact_sleep_threshold})"
             )
         return self
+
+    def trusts(self) -> dict[str, float]:
+        """The configured trust of each source (`memory.provenance`), plus `corroborated`."""
+        return {
+            key.removeprefix("trust_"): getattr(self, key)
+            for key in type(self).model_fields
+            if key.startswith("trust_") and key != "trust_turn_importance"
+        }
 
     def effective_model(self, game_model: str | None) -> str:
         """The chat model to use: this config's, else the game's setting, else a default."""

@@ -187,6 +187,12 @@ def attributed(fact: str, speaker: str | None, source: str | None) -> str:
     return f"{speaker} says: {fact}"
 
 
+def claim_content(text: str) -> str:
+    """What a stored claim says, without who said it, normalised for comparison."""
+    stripped = re.sub(r"^\W*[\w' -]{1,40}? says: ", "", text.strip(), count=1)
+    return " ".join(re.findall(r"[a-z0-9]+", stripped.lower()))
+
+
 def clean_facts(facts: list[str], names: list[str], max_chars: int = 500) -> list[str]:
     """Facts without self-references, blanks or duplicates, each cut to `max_chars`."""
     kept: list[str] = []

@@ -2,18 +2,21 @@
 Lexical relevance: an incremental BM25 index over short texts, kept in memory.
 
 Adding or removing a document touches only its own terms, so the index never needs a rebuild
-as memories come and go; a search reads only the postings of the query's terms, so its cost
-follows how common those terms are, not how many memories there are. Words are lower-cased,
-stop words dropped and the rest stemmed with the Porter stemmer of `lunr` (which Evennia
-ships), so "sisters" finds "sister" and "lives" finds "living".
+as memories come and go. Each term's postings (which documents have it, how often) are arrays
+that grow in place; a search scores the postings of the query's terms with a few vectorised
+operations, exactly as BM25 defines it, so its cost grows only slowly with the number of
+memories. Words are lower-cased, stop words dropped and the rest stemmed with the Porter
+stemmer of `lunr` (which Evennia ships), so "sisters" finds "sister" and "lives" finds
+"living".
 
 """
 
-import heapq
 import math
 import re
 from collections import Counter
 from functools import lru_cache
+
+import numpy
 
 from lunr.stemmer import PorterStemmer
 
@@ -50,6 +53,30 @@ def terms(text: str) -> list[str]:
     return [_stem(word) for word in words if word and word not in STOP_WORDS]
 
 
+class _Postings:
+    """The documents (by number) that have one term, and how often: arrays grown in place."""
+
+    __slots__ = ("docs", "counts", "size", "alive", "gains", "epoch")
+
+    def __init__(self):
+        self.docs = numpy.empty(8, dtype=numpy.int32)
+        self.counts = numpy.empty(8, dtype=numpy.float32)
+        self.size = 0
+        self.alive = 0  # documents still indexed (removed ones stay until a compaction)
+        self.gains = None  # each document's BM25 score for the term, for `epoch`
+        self.epoch = -1
+
+    def append(self, doc: int, count: int) -> None:
+        if self.size == len(self.docs):
+            self.docs = numpy.resize(self.docs, self.size * 2)
+            self.counts = numpy.resize(self.counts, self.size * 2)
+        self.docs[self.size] = doc
+        self.counts[self.size] = count
+        self.size += 1
+        self.alive += 1
+        self.gains = None
+
+
 class LexicalIndex:
     """BM25 over documents added and removed one at a time.
 
@@ -62,56 +89,120 @@ class LexicalIndex:
     def __init__(self, k1: float = 1.2, b: float = 0.75):
         self.k1 = k1
         self.b = b
-        self._postings: dict[str, dict[str, int]] = {}
-        self._lengths: dict[str, int] = {}
+        self._postings: dict[str, _Postings] = {}
+        self._numbers: dict[str, int] = {}  # doc id -> its number (a row of the arrays)
+        self._ids: list[str | None] = []  # number -> doc id (None once removed)
+        self._lengths = numpy.zeros(64, dtype=numpy.float32)  # 0 for a removed document
         self._doc_terms: dict[str, Counter] = {}
         self._total_length = 0
+        self._removed = 0
+        # the document count and average length scores are computed for: renewed when either
+        # has moved by a twentieth, so a term's scores are reused until its postings change
+        self._epoch = 0
+        self._basis = (0, 1.0)
 
     def __len__(self) -> int:
-        return len(self._lengths)
+        return len(self._numbers)
 
     def __contains__(self, doc_id: str) -> bool:
-        return doc_id in self._lengths
+        return doc_id in self._numbers
 
     def add(self, doc_id: str, text: str) -> None:
         """Index `text` under `doc_id`, replacing what was indexed under it before."""
-        if doc_id in self._lengths:
+        if doc_id in self._numbers:
             self.remove(doc_id)
         counts = Counter(terms(text))
-        self._doc_terms[doc_id] = counts
+        number = len(self._ids)
+        if number == len(self._lengths):
+            self._lengths = numpy.concatenate([self._lengths, numpy.zeros_like(self._lengths)])
         length = sum(counts.values())
-        self._lengths[doc_id] = length
+        self._ids.append(doc_id)
+        self._numbers[doc_id] = number
+        self._lengths[number] = max(length, 1)
+        self._doc_terms[doc_id] = counts
         self._total_length += length
         for term, count in counts.items():
-            self._postings.setdefault(term, {})[doc_id] = count
+            posting = self._postings.get(term)
+            if posting is None:
+                posting = self._postings[term] = _Postings()
+            posting.append(number, count)
 
     def remove(self, doc_id: str) -> None:
         """Forget `doc_id` (nothing happens if it is not indexed)."""
-        counts = self._doc_terms.pop(doc_id, None)
-        if counts is None:
+        number = self._numbers.pop(doc_id, None)
+        if number is None:
             return
-        self._total_length -= self._lengths.pop(doc_id)
+        counts = self._doc_terms.pop(doc_id)
+        self._total_length -= sum(counts.values())
+        self._lengths[number] = 0.0  # its postings stay, and score nothing
+        self._ids[number] = None
+        self._removed += 1
         for term in counts:
-            posting = self._postings.get(term)
-            if posting is not None:
-                posting.pop(doc_id, None)
-                if not posting:
-                    del self._postings[term]
+            posting = self._postings[term]
+            posting.alive -= 1
+            posting.gains = None
+        if self._removed > 1000 and self._removed > len(self._numbers):
+            self._compact()
+
+    def _compact(self) -> None:
+        """Rebuild without removed documents (when they outnumber the living)."""
+        living = [(doc_id, self._doc_terms[doc_id]) for doc_id in self._ids if doc_id]
+        self.__init__(self.k1, self.b)
+        for doc_id, counts in living:
+            self.add(doc_id, " ".join(term for term, n in counts.items() for _ in range(n)))
+
+    def _scoring_basis(self) -> tuple[int, float]:
+        count = len(self._numbers)
+        average = self._total_length / count if count else 1.0
+        known_count, known_average = self._basis
+        if (
+            abs(count - known_count) > known_count / 20
+            or abs(average - known_average) > known_average / 20
+        ):
+            self._basis = (count, average or 1.0)
+            self._epoch += 1
+        return self._basis
+
+    def _gains(self, posting: _Postings) -> numpy.ndarray:
+        """Each of the term's documents' BM25 score for it (a removed document's is 0)."""
+        count, average = self._scoring_basis()
+        if posting.gains is None or posting.epoch != self._epoch:
+            docs = posting.docs[: posting.size]
+            frequency = posting.counts[: posting.size]
+            lengths = self._lengths[docs]
+            idf = math.log(1 + (count - posting.alive + 0.5) / (posting.alive + 0.5))
+            norm = self.k1 * (1 - self.b + self.b * lengths / average)
+            gains = idf * frequency * (self.k1 + 1) / (frequency + norm)
+            posting.gains = numpy.where(lengths > 0, gains, 0.0).astype(numpy.float32)
+            posting.epoch = self._epoch
+        return posting.gains
 
     def search(self, query: str, limit: int = 50) -> list[tuple[str, float]]:
-        """The best `limit` documents for `query`, best first, as (doc id, BM25 score)."""
-        count = len(self._lengths)
+        """The best `limit` documents for `query`, best first, as (doc id, BM25 score).
+
+        Terms found in more than a quarter of the documents (a name everyone mentions) carry
+        little weight: they add to the candidates the other terms found instead of bringing
+        in thousands of their own, unless the query has nothing else.
+
+        """
+        count = len(self._numbers)
         if not count:
             return []
-        average = self._total_length / count or 1.0
-        scores: dict[str, float] = {}
-        for term in set(terms(query)):
-            posting = self._postings.get(term)
-            if not posting:
-                continue
-            idf = math.log(1 + (count - len(posting) + 0.5) / (len(posting) + 0.5))
-            for doc_id, frequency in posting.items():
-                norm = self.k1 * (1 - self.b + self.b * self._lengths[doc_id] / average)
-                gain = idf * frequency * (self.k1 + 1) / (frequency + norm)
-                scores[doc_id] = scores.get(doc_id, 0.0) + gain
-        return heapq.nlargest(limit, scores.items(), key=lambda item: item[1])
+        postings = [self._postings.get(term) for term in set(terms(query))]
+        postings = [p for p in postings if p is not None and p.alive]
+        if not postings:
+            return []
+        common = max(64, count // 4)
+        leading = [p for p in postings if p.alive <= common] or postings
+        scores = numpy.zeros(len(self._ids), dtype=numpy.float32)
+        for posting in leading:
+            scores[posting.docs[: posting.size]] += self._gains(posting)
+        # (a comparison first: numpy finds the true values of a bool array far faster)
+        hits = numpy.flatnonzero(scores > 0)
+        for posting in postings:
+            if posting not in leading:
+                scores[posting.docs[: posting.size]] += self._gains(posting)
+        if len(hits) > limit:
+            hits = hits[numpy.argpartition(-scores[hits], limit - 1)[:limit]]
+        ranked = hits[numpy.argsort(-scores[hits], kind="stable")]
+        return [(self._ids[number], float(scores[number])) for number in ranked]

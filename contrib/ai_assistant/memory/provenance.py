@@ -51,6 +51,9 @@ def source_label(record: dict) -> str:
     """How a memory's source is said in a prompt, in a few words ("Bob told you")."""
     source = record.get("source_type") or OBSERVED
     who = record.get("heard_from")
+    sources = record.get("sources") or []
+    if len(sources) > 1:
+        return " and ".join([", ".join(sources[:-1]), sources[-1]]) + " each told you"
     if source == INSTRUCTION:
         return f"builder {who} instructed" if who else "a builder instructed"
     if source == SELF_CLAIM:

@@ -23,6 +23,7 @@ moment of the recall. Each result names the journal entries it rests on.
 
 import heapq
 import re
+from itertools import islice
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,18 +43,49 @@ from .semantic import EmbeddedMemoryStore, unpack_vector
 _NAME_WORD_RE = re.compile(r"[a-z][a-z'\-]+")
 RRF_K = 60
 LINK_FACTOR = 0.8
-PER_PERSON = 10
+PER_PERSON = 6
+
+
+DEFAULT_TRUSTS = {
+    "instruction": 1.0,
+    "observed": 0.9,
+    "corroborated": 0.8,
+    "self_claim": 0.6,
+    "reflection": 0.6,
+    "inferred": 0.5,
+    "summary": 0.5,
+    "claim": 0.4,
+    "overheard": 0.3,
+}
 
 
 @dataclass(frozen=True)
 class RecallWeights:
-    """How the four signals are mixed (see the module doc)."""
+    """How the signals are mixed (see the module doc), and how far each source is trusted."""
 
     relevance: float = 1.0
-    recency: float = 0.3
-    importance: float = 0.3
+    recency: float = 0.1
+    importance: float = 0.1
     person: float = 0.3
-    decay: float = 0.995
+    decay: float = 0.999
+    trust: float = 0.3
+    trusts: tuple[tuple[str, float], ...] = tuple(DEFAULT_TRUSTS.items())
+
+    def trust_of(self, doc: "Doc") -> float:
+        """A memory's trust: a builder's setting, else its source's (a claim two people made
+        independently counts as corroborated)."""
+        if doc.trust is not None:
+            return doc.trust
+        trusts = self._trust_table()
+        source = "corroborated" if doc.corroborated else doc.provenance.get("source_type")
+        return trusts.get(source or "observed", trusts.get("inferred", 0.5))
+
+    def _trust_table(self) -> dict[str, float]:
+        table = self.__dict__.get("_table")
+        if table is None:
+            table = dict(self.trusts)
+            object.__setattr__(self, "_table", table)  # frozen, so cached by hand
+        return table
 
 
 @dataclass
@@ -69,6 +101,9 @@ class Doc:
     people: frozenset[str]
     entry_ids: tuple[str, ...]
     provenance: dict
+    trust: float | None = None  # set by a builder; else the source's
+    corroborated: bool = False
+    standing: tuple | None = None  # (weights, importance and trust part of the score)
 
 
 @dataclass
@@ -88,6 +123,7 @@ class Recalled:
         audience (list or None): Who may know it.
         provenance (dict): source_type, heard_from, location, ...
         via (str or None): The hit whose link pulled it in.
+        trust (float): How far its source is trusted, 0-1.
 
     """
 
@@ -102,12 +138,17 @@ class Recalled:
     audience: Audience
     provenance: dict
     via: str | None = None
+    trust: float = 0.5
 
     def line(self) -> str:
-        """One line for a prompt: source, when and where, then the text (escaped)."""
+        """One line for a prompt: source and trust, when and where, then the text (escaped)."""
         where = self.provenance.get("location")
         when = self.time.strftime("%Y-%m-%d")
-        tags = [source_label(self.provenance), when + (f" in {where}" if where else "")]
+        tags = [
+            source_label(self.provenance),
+            f"trust {trust_word(self.trust)}",
+            when + (f" in {where}" if where else ""),
+        ]
         if self.kind in ("reflection", "attribute", "memory"):
             tags.append(self.kind)
         return f"- [{for_prompt('; '.join(tags))}] {for_prompt(self.text)}"
@@ -260,6 +301,7 @@ class MemoryIndex:
                     "heard_from": entry.get("heard_from"),
                     "location": entry.get("location"),
                 },
+                trust=(entry.get("trust_set") or {}).get("trust"),
             )
         )
 
@@ -284,6 +326,8 @@ class MemoryIndex:
                 people=frozenset(people),
                 entry_ids=tuple(memory.get("source_entry_ids") or []),
                 provenance=provenance,
+                trust=(memory.get("trust_set") or {}).get("trust"),
+                corroborated=bool(memory.get("corroborated")),
             )
         )
         vector = unpack_vector(memory.get("vector"))
@@ -316,6 +360,7 @@ class MemoryIndex:
                     "heard_from": observation.get("heard_from"),
                     "location": observation.get("where"),
                 },
+                trust=(observation.get("trust_set") or {}).get("trust"),
             )
             self._put(doc)
             ids.append(doc.id)
@@ -330,6 +375,7 @@ class MemoryIndex:
                 people=people,
                 entry_ids=tuple(attribute.get("entry_ids") or []),
                 provenance={"source_type": "inferred", "type": attribute.get("type")},
+                trust=(attribute.get("trust_set") or {}).get("trust"),
             )
             self._put(doc)
             ids.append(doc.id)
@@ -398,7 +444,7 @@ class MemoryIndex:
         fused: dict[str, float] = {}
         lexical = [
             hit
-            for hit in self._lexical.search(query, candidates * 4)
+            for hit in self._lexical.search(query, candidates + 5)
             if allowed(self._docs.get(hit[0]))
         ]
         for rank, (doc_id, _) in enumerate(lexical[:candidates]):
@@ -408,54 +454,83 @@ class MemoryIndex:
             fused[doc_id] = fused.get(doc_id, 0.0) + 1.0 / (RRF_K + rank + 1)
         people_keys = {person.lower() for person in people if person}
         people_keys |= self._named_in(query)
+        # someone known by name is found under their name: "name:bob" adds nothing to "bob"
+        people_keys -= {f"name:{key}" for key in people_keys}
         pool = set(fused)
         for person in people_keys:
-            about = [
-                doc_id for doc_id in self._by_person.get(person, ()) if allowed(self._docs[doc_id])
-            ]
-            pool.update(about[-PER_PERSON:])
+            pool.update(self._latest_about(person, allowed))
         if not pool:
             return []
+        self._weights = weights
         best = max(fused.values(), default=0.0) or 1.0
-        scored = [
-            self._score(
-                self._docs[doc_id],
-                fused.get(doc_id, 0.0) / best,
-                now,
-                people_keys,
-                weights,
-                time_factor,
+        hours_per_second = time_factor / 3600
+        w_relevance, w_recency, w_person = weights.relevance, weights.recency, weights.person
+        decay = weights.decay
+        scored = []
+        for doc_id in pool:
+            doc = self._docs[doc_id]
+            relevance = fused.get(doc_id, 0.0) / best
+            hours = max((now - doc.time).total_seconds(), 0.0) * hours_per_second
+            person = 1.0 if people_keys & doc.people else 0.0
+            score = (
+                w_relevance * relevance
+                + w_recency * decay**hours
+                + w_person * person
+                + self._standing(doc, weights)
             )
-            for doc_id in pool
-        ]
-        top = heapq.nlargest(limit, scored, key=lambda item: item.score)
+            scored.append((score, doc_id, relevance, hours, person))
+        # best first, a memory and the entry it came from counted once; results are built
+        # only for what is kept
+        kept = []
+        covered: set[str] = set()
+        for item in sorted(scored, reverse=True):
+            doc = self._docs[item[1]]
+            if _restates(doc.kind, doc.entry_ids, covered):
+                continue
+            kept.append(self._recalled(weights, *item))
+            if len(kept) == limit:
+                break
         if neighbours:
-            top = self._with_neighbours(top, limit, neighbours, allowed)
-        return _without_repeats(top, limit)
+            kept = self._with_neighbours(kept, limit, neighbours, allowed)
+        return _without_repeats(kept, limit)
+
+    def _latest_about(self, person: str, allowed) -> list[str]:
+        """The newest memories about `person` this recall may use (a bounded look back)."""
+        ids = self._by_person.get(person, ())
+        found = []
+        for doc_id in islice(reversed(ids), PER_PERSON * 2):
+            if allowed(self._docs.get(doc_id)):
+                found.append(doc_id)
+                if len(found) == PER_PERSON:
+                    break
+        return found
 
     def _named_in(self, query: str) -> set[str]:
         """People the query names: words that are the name of someone memories are about."""
         words = {word.removesuffix("'s") for word in _NAME_WORD_RE.findall(query.lower())}
         return {word for word in words if word in self._by_person and self._by_person[word]}
 
-    def _score(self, doc, relevance, now, people, weights, time_factor) -> Recalled:
-        hours = max((now - doc.time).total_seconds(), 0.0) / 3600 * time_factor
-        recency = weights.decay**hours
-        importance = doc.importance / 10
-        person = 1.0 if people & doc.people else 0.0
+    @staticmethod
+    def _standing(doc: Doc, weights: RecallWeights) -> float:
+        """The part of a memory's score that does not depend on the query or the moment:
+        importance and trust, remembered on the memory for these weights."""
+        cached = doc.standing
+        if cached is None or cached[0] is not weights:
+            value = weights.importance * doc.importance / 10 + weights.trust * weights.trust_of(doc)
+            cached = doc.standing = (weights, value)
+        return cached[1]
+
+    def _recalled(self, weights, score, doc_id, relevance, hours, person) -> Recalled:
+        doc = self._docs[doc_id]
+        trust = weights.trust_of(doc)
         parts = {
             "relevance": round(relevance, 4),
-            "recency": round(recency, 4),
-            "importance": round(importance, 4),
+            "recency": round(weights.decay**hours, 4),
+            "importance": round(doc.importance / 10, 4),
             "person": person,
+            "trust": round(trust, 4),
         }
-        score = (
-            weights.relevance * relevance
-            + weights.recency * recency
-            + weights.importance * importance
-            + weights.person * person
-        )
-        return _recalled(doc, score, parts)
+        return _recalled(doc, score, parts, trust=trust)
 
     def _with_neighbours(self, top, limit, neighbours, allowed) -> list[Recalled]:
         have = {item.id for item in top}
@@ -467,11 +542,26 @@ class MemoryIndex:
                     continue
                 have.add(other)
                 score = item.score * strength * LINK_FACTOR
-                pulled.append(_recalled(doc, score, {"link": round(strength, 3)}, via=item.id))
+                pulled.append(
+                    _recalled(
+                        doc,
+                        score,
+                        {"link": round(strength, 3)},
+                        via=item.id,
+                        trust=self._weights.trust_of(doc),
+                    )
+                )
         return sorted(top + pulled, key=lambda item: -item.score)
 
 
-def _recalled(doc: Doc, score: float, parts: dict, via: str | None = None) -> Recalled:
+def trust_word(trust: float) -> str:
+    """How a trust is said: high, medium or low."""
+    return "high" if trust >= 0.75 else "medium" if trust >= 0.5 else "low"
+
+
+def _recalled(
+    doc: Doc, score: float, parts: dict, via: str | None = None, trust: float = 0.5
+) -> Recalled:
     return Recalled(
         id=doc.id,
         kind=doc.kind,
@@ -484,19 +574,34 @@ def _recalled(doc: Doc, score: float, parts: dict, via: str | None = None) -> Re
         audience=doc.audience,
         provenance=doc.provenance,
         via=via,
+        trust=trust,
     )
 
 
+# what restates a journal entry: the entry itself, and a fact drawn from it
+RESTATING = frozenset({"entry", "memory"})
+
+
+def _restates(kind: str, entry_ids, covered: set[str]) -> bool:
+    """Whether a memory only says again what recalled ones said (a fact and the entry it was
+    drawn from); remembers what it covers when it does not. A reflection or a profile
+    attribute draws something new from its entries: never a repeat."""
+    if kind not in RESTATING or not entry_ids:
+        return False
+    if covered.issuperset(entry_ids):
+        return True
+    covered.update(entry_ids)
+    return False
+
+
 def _without_repeats(items: list[Recalled], limit: int) -> list[Recalled]:
-    """Best first, skipping what rests only on entries already recalled (a memory and the
-    entry it was drawn from say the same thing)."""
+    """Best first, without memories that only restate others (see `_restates`)."""
     kept: list[Recalled] = []
     covered: set[str] = set()
     for item in items:
-        if item.entry_ids and set(item.entry_ids) <= covered:
+        if _restates(item.kind, item.entry_ids, covered):
             continue
         kept.append(item)
-        covered.update(item.entry_ids)
         if len(kept) == limit:
             break
     return kept

@@ -54,6 +54,32 @@ class MemoryStore(Protocol):
                 return memory
         return None
 
+    def find_corroborated(
+        self, fact: str, speaker: str | None, audience: Audience, content: Callable[[str], str]
+    ) -> dict | None:
+        """A memory of the same claim from someone else (same audience), if one exists.
+
+        Args:
+            fact (str): The new fact ("Bob says: the bridge is out").
+            speaker (str, optional): Who made the new claim.
+            audience (list or None): Its audience.
+            content (callable): What a claim says, without who said it.
+
+        """
+        wanted = content(fact)
+        if not wanted or not speaker:
+            return None
+        audience = None if audience is None else sorted(audience)
+        for memory_id, _ in self._lexical_index().search(wanted, 5):
+            memory = self.get(memory_id)
+            if memory is None or memory.get("audience") != audience:
+                continue
+            provenance = memory.get("provenance") or {}
+            others = set(provenance.get("sources") or [provenance.get("heard_from")]) - {None}
+            if content(memory["text"]) == wanted and others and speaker not in others:
+                return memory
+        return None
+
     def _lexical_index(self) -> LexicalIndex:
         if self._lexical is None:
             self._lexical = LexicalIndex()
@@ -148,6 +174,32 @@ class EmbeddedMemoryStore:
                 and " ".join(memory["text"].lower().split()) == wanted
                 and memory.get("audience") == (None if audience is None else sorted(audience))
             ):
+                return memory
+        return None
+
+    def find_corroborated(
+        self, fact: str, speaker: str | None, audience: Audience, content: Callable[[str], str]
+    ) -> dict | None:
+        """A memory of the same claim from someone else (same audience), if one exists.
+
+        Args:
+            fact (str): The new fact ("Bob says: the bridge is out").
+            speaker (str, optional): Who made the new claim.
+            audience (list or None): Its audience.
+            content (callable): What a claim says, without who said it.
+
+        """
+        wanted = content(fact)
+        if not wanted or not speaker:
+            return None
+        audience = None if audience is None else sorted(audience)
+        for memory_id, _ in self._lexical_index().search(wanted, 5):
+            memory = self.get(memory_id)
+            if memory is None or memory.get("audience") != audience:
+                continue
+            provenance = memory.get("provenance") or {}
+            others = set(provenance.get("sources") or [provenance.get("heard_from")]) - {None}
+            if content(memory["text"]) == wanted and others and speaker not in others:
                 return memory
         return None
 

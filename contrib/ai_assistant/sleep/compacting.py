@@ -18,10 +18,12 @@ only from results that arrived.
 
 """
 
+import re
 from collections.abc import Generator
 from datetime import datetime
 
 from ..brain import Brain
+from ..clock import from_iso, to_iso
 from ..lifecycle import COMPACTING
 from ..llm.client import LLMError
 from ..memory.consolidation import (
@@ -30,6 +32,7 @@ from ..memory.consolidation import (
     FactExtraction,
     ImportanceScores,
     attributed,
+    claim_content,
     clean_facts,
     entries_request,
 )
@@ -66,6 +69,9 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
             report["skipped"] = len(low)
         important = [e for e in scored if e["importance"] >= minimum]
         batch = _one_audience(important)[: config.scoring_batch_size]
+        still_to_score = any(needs_scoring(e, config.trust_turn_importance) for e in pending)
+        if len(batch) < config.scoring_batch_size and still_to_score:
+            batch = []  # a full batch next tick: one call per batch, not a partial one now
         if batch:
             extraction = yield from _ask(brain, EXTRACTION_PROMPT, batch, FactExtraction)
             facts = _facts_by_entry(brain, batch, extraction)
@@ -142,6 +148,7 @@ def _store(brain: Brain, batch, facts, vectors, now) -> dict[str, list[str]]:
     stored: dict[str, list[str]] = {}
     marks = []
     find_same = getattr(brain.long_term, "find_same", None)
+    find_corroborated = getattr(brain.long_term, "find_corroborated", None)
     try:
         for entry in batch:
             ids = []
@@ -153,11 +160,21 @@ def _store(brain: Brain, batch, facts, vectors, now) -> dict[str, list[str]]:
                     brain.long_term.update({**same, "source_entry_ids": sources})
                     ids.append(same["id"])
                     continue
+                speaker = entry.get("heard_from")
+                other = (
+                    find_corroborated(fact, speaker, entry.get("audience"), claim_content)
+                    if find_corroborated and entry.get("source_type") in CLAIMS
+                    else None
+                )
+                if other is not None:
+                    ids.append(_corroborate(brain, other, entry, speaker))
+                    continue
                 ids.append(
                     brain.long_term.add(
                         fact,
                         importance=entry["importance"],
-                        now=now,
+                        # when it was learned, not when it was slept on: recency counts from it
+                        now=from_iso(entry["created_at"]) or now,
                         source_entry_ids=[entry["id"]],
                         provenance={
                             "journal_entry": entry["id"],
@@ -166,6 +183,7 @@ def _store(brain: Brain, batch, facts, vectors, now) -> dict[str, list[str]]:
                             "about": entry.get("about") or [],
                             "location": entry.get("location"),
                             "written_at": entry.get("created_at"),
+                            "consolidated_at": to_iso(now),
                         },
                         vector=vectors.get(fact),
                         audience=entry.get("audience"),
@@ -177,6 +195,28 @@ def _store(brain: Brain, batch, facts, vectors, now) -> dict[str, list[str]]:
         # only entries whose memories were all stored are marked, even if a later one failed
         brain.journal.update(marks)
     return stored
+
+
+CLAIMS = ("claim", "self_claim", "overheard")
+
+
+def _corroborate(brain: Brain, memory: dict, entry: dict, speaker: str) -> str:
+    """Two people, independently, said the same: the claim is corroborated. The memory now
+    says it without attribution, names everyone who said it, and is trusted as corroborated."""
+    provenance = dict(memory.get("provenance") or {})
+    sources = sorted(set(provenance.get("sources") or [provenance.get("heard_from")]) | {speaker})
+    provenance["sources"] = [source for source in sources if source]
+    content = re.sub(r"^\W*[\w' -]{1,40}? says: ", "", memory["text"], count=1)
+    brain.long_term.update(
+        {
+            **memory,
+            "text": content[:1].upper() + content[1:],
+            "corroborated": True,
+            "provenance": provenance,
+            "source_entry_ids": [*memory["source_entry_ids"], entry["id"]],
+        }
+    )
+    return memory["id"]
 
 
 def _update_progress(brain: Brain) -> None:

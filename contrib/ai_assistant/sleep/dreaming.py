@@ -128,6 +128,8 @@ def _links_of(brain: Brain, item: dict, now: datetime) -> list[tuple[str, str, f
         served=None,
         people=list(doc.people),
         limit=8,
+        weights=brain.recall_weights(),
+        time_factor=brain.time_factor,
         candidates=20,
         neighbours=0,
         kinds={"memory", "reflection"},

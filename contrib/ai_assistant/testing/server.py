@@ -304,8 +304,15 @@ class ResponderClient:
             )
         completion = dict(reply.body)
         prompt = self.counter.count_request(request.messages, request.tools)
+        message = completion["choices"][0]["message"] if completion.get("choices") else {}
+        written = self.counter.count_message(message) if message else 0
         completion.setdefault(
-            "usage", {"prompt_tokens": prompt, "completion_tokens": 0, "total_tokens": prompt}
+            "usage",
+            {
+                "prompt_tokens": prompt,
+                "completion_tokens": written,
+                "total_tokens": prompt + written,
+            },
         )
         return _to_reply(ChatCompletion.model_validate(completion), 0.0)
 
