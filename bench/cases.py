@@ -68,8 +68,12 @@ class World:
     """A room with a speaker, and helpers to make assistants in it."""
 
     def __init__(self, room):
+        from django.conf import settings
         from evennia.utils import create
 
+        # one visitor asks every assistant many questions a minute: the per-player limit on
+        # turns would hold them back, and it is not what these benchmarks measure
+        settings.AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE = 0
         self.room = room
         self.speaker = create.create_object(
             "typeclasses.characters.Character", key="Visitor", location=room, home=room
@@ -325,7 +329,7 @@ def prompt_stability(world: World, turns=15) -> Result:
 
 
 def reference_fifty_message_shape() -> tuple[list[dict], list[dict]]:
-    """Seed 001's example: 50 messages of about 70,000 tokens whose last 20 hold about 15,000
+    """The reference example: 50 messages of about 70,000 tokens whose last 20 hold about 15,000
     (30 older messages of ~1,800 tokens, 20 recent of ~680)."""
 
     def messages(prefix: str, count: int, words: int) -> list[dict]:

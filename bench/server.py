@@ -111,6 +111,8 @@ AI_ASSISTANT_BASE_URL = {model_url!r}
 AI_ASSISTANT_API_KEY = "bench"
 AI_ASSISTANT_MODEL_THREADS = {int(os.environ.get("BENCH_MODEL_THREADS", 4))}
 AI_ASSISTANT_DEFAULTS = {{"respond_to_ambient": True, "max_retries": 0, "request_timeout": 15}}
+# the talker is one player addressing every assistant: the per-player limit would hold it back
+AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE = 0
 """)
     return game
 

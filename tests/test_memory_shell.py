@@ -160,3 +160,63 @@ class TestMemoryInTheGame(AssistantTestCase, EvenniaCommandTest):
         status = self.cmd("/status Aria")
         assert "dreaming done: links" in status
         assert "dreaming people: failed, tried again: server_error: down" in status
+
+
+class TestCorrectionsAndLimits(AssistantTestCase, EvenniaCommandTest):
+    def cmd(self, args):
+        return self.call(commands().CmdAssistant(), args, caller=self.char1)
+
+    def setUp(self):
+        super().setUp()
+        self.char1.permissions.add("Builder")
+
+    def test_a_builder_forgets_and_sets_trust_with_the_change_recorded(self):
+        brain = self.handler.brain
+        entry = brain.journal.add("Bob's code is 4-1-7", author="Aria", now=self.clock.now())
+        assert "Not changed. There is no journal entry j000009" in self.cmd(
+            "/memory Aria/forget=j000009"
+        )
+        assert "Usage: @assistant/memory <name>/trust=" in self.cmd("/memory Aria/trust=j000000")
+        assert "Not changed. A trust level is low, medium, high" in self.cmd(
+            "/memory Aria/trust=j000000 absolute"
+        )
+        text = self.cmd("/memory Aria/trust=j000000 low")
+        assert "now trusts j000000 at 0.30 (was its source's; recorded)" in text
+        assert "forgot j000000 (recorded)" in self.cmd("/memory Aria/forget=j000000")
+        assert brain.journal.get(entry["id"])["content"] == ""
+        reviews = self.cmd("/memory Aria/reviews")
+        assert "forgot j000000" in reviews and "trust 0.30" in reviews and "Char" in reviews
+
+    def test_a_player_who_floods_is_heard_but_held_back_across_assistants(self):
+        from django.test import override_settings
+        from evennia.utils import create
+
+        other = create.create_object(
+            "ai_assistant.characters.AssistantCharacter", key="Bea", location=self.room1
+        )
+        with override_settings(AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE=2):
+            self.char1.execute_cmd("whisper Aria = one")
+            self.char1.execute_cmd("whisper Bea = two")
+            self.handler.flush_heard()
+            other.assistant.flush_heard()
+            self.char1.execute_cmd("whisper Aria = three")
+            self.handler.flush_heard()
+        events = self.handler.brain.events.peek()
+        assert [(e.text, e.urgent) for e in events] == [("one", True), ("three", False)]
+        assert events[1].metadata["held_back"] == "too many turns a minute"
+        told = [t for t in self.received(self.char1) if "faster than the game's assistants" in t]
+        assert len(told) == 1
+
+    def test_status_shows_spend_against_budget(self):
+        self.handler.set_option("token_budget_per_day", "50")
+        now = self.clock.now()
+        self.handler.brain.budget().add(80, now, self.handler.brain.game_now(now))
+        status = self.cmd("/status Aria")
+        assert "80 this game day of 50" in status and "no model calls: the day's budget" in status
+
+    def test_core_memory_shows_who_may_see_each_note(self):
+        brain = self.handler.brain
+        brain.core_memory.set("door", "sticks", self.clock.now(), 2000)
+        brain.core_memory.set("code", "4-1-7", self.clock.now(), 2000, [self.char2.dbref])
+        listing = self.cmd("/core Aria")
+        assert "public" in listing and "private to" in listing

@@ -19,6 +19,7 @@ from functools import partial
 
 from .conf import AssistantConfig, ConfigError
 from .driver import BlockingWork
+from .budget import TokenBudget
 from .events import EventQueue
 from .lifecycle import SLEEP, Lifecycle
 from .llm.client import ChatClient, ChatRequest
@@ -31,6 +32,7 @@ from .memory.history import ConversationHistory, wire_format
 from .memory.journal import Journal
 from .memory.links import MemoryLinks
 from .memory.recall import MemoryIndex, Recalled, RecallWeights, nearest
+from .memory.review import MemoryReview
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .memory.store import KeyValueStore
 from .prompt import SYSTEM_PROMPT, system_prompt
@@ -82,6 +84,8 @@ class Brain:
         prompt_template (str, optional): The system prompt, with `{name}` and `{persona}`.
         time_factor (float, optional): Game seconds per real second (recall's recency decays
             on game time).
+        game_now (callable, optional): `game_now(now)` -> the game clock's time (the token
+            budget counts game days); by default real time.
 
     """
 
@@ -101,6 +105,7 @@ class Brain:
     long_term: MemoryStore | None = None
     prompt_template: str = SYSTEM_PROMPT
     time_factor: float = 1.0
+    game_now: Callable[[datetime], datetime] = lambda now: now
 
     def __post_init__(self):
         self.counter = TokenCounter(self.model)
@@ -119,6 +124,9 @@ class Brain:
             self.long_term = EmbeddedMemoryStore(self.memory_store)
         self.links = MemoryLinks(self.memory_store)
         self.index = MemoryIndex(self.journal, self.long_term, self.entities, self.links)
+        self.review = MemoryReview(
+            self.memory_store, self.journal, self.long_term, self.entities, self.links
+        )
 
     @property
     def names(self) -> list[str]:
@@ -214,7 +222,20 @@ class Brain:
             kinds=kinds,
         )
 
-    # ---- usage ------------------------------------------------------------------------------
+    # ---- usage and budget ---------------------------------------------------------------------
+
+    def budget(self) -> TokenBudget:
+        config = self.config
+        return TokenBudget(self.state, config.token_budget_per_day, config.token_budget_per_hour)
+
+    def record_reply(self, reply, now: datetime) -> None:
+        """Count a reply: in the usage stats, and against the token budget."""
+        self.usage().record_reply(reply)
+        self.budget().add(reply.usage.prompt + reply.usage.completion, now, self.game_now(now))
+
+    def budget_spent(self, now: datetime) -> str | None:
+        """Why the model may not be called now (a budget is spent), or None."""
+        return self.budget().exhausted(now, self.game_now(now))
 
     def usage(self) -> UsageStats:
         """The usage stats, one object shared by everything this assistant runs."""
@@ -228,10 +249,11 @@ class Brain:
 
     # ---- requests ---------------------------------------------------------------------------
 
-    def prefix_messages(self) -> list[dict]:
-        """What leads every request: the system prompt, then the core memory block."""
+    def prefix_messages(self, served: frozenset[str] | None = None) -> list[dict]:
+        """What leads every request: the system prompt, then the core memory block (only the
+        notes the people served may know; None: all of them, as for counting the budget)."""
         messages = [system_prompt(self.name, self.persona, self.prompt_template)]
-        core = self.core_memory.message()
+        core = self.core_memory.message(served)
         if core:
             messages.append(core)
         return messages
@@ -261,7 +283,7 @@ class Brain:
             ChatRequest: What to send.
 
         """
-        messages = self.prefix_messages()
+        messages = self.prefix_messages(served)
         if history:
             messages += visible_history(self.history.all(), served)
         messages += [wire_format(message) for message in pending]
@@ -393,6 +415,12 @@ class Brain:
             journal_size=len(self.journal),
             long_term_memories=self.long_term.count(),
             usage=self.usage().model_copy(),
+            spend=self.budget().spent(now, self.game_now(now)),
+            budget={
+                "day": config.token_budget_per_day,
+                "hour": config.token_budget_per_hour,
+                "spent": self.budget_spent(now),
+            },
             last_turn=state.get(LAST_TURN),
             last_compaction=state.get(LAST_COMPACTION),
             wait_until=state.get(WAIT_UNTIL),

@@ -36,7 +36,7 @@ ERROR_ADVICE = {
     "bad_request": "the provider refused the request: check AI_ASSISTANT_MODEL and the server log",
     "context_budget": "raise max_context_tokens or lower memory_block_tokens",
 }
-MEMORY_VIEWS = ("links", "people", "reflections")
+MEMORY_VIEWS = ("links", "people", "reflections", "reviews", "forget", "trust")
 # switches whose refusals say that nothing was changed
 SWITCHES_THAT_EDIT = ("set", "core")
 SWITCHES_WITH_TARGET = (
@@ -102,6 +102,9 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/memory <name>/links
       @assistant/memory <name>/people[=<person>]
       @assistant/memory <name>/reflections
+      @assistant/memory <name>/forget=<memory id>
+      @assistant/memory <name>/trust=<memory id> <level>
+      @assistant/memory <name>/reviews
       @assistant/core <name>[/<key>[=<value>]]
       @assistant/sleep <name>[=<hours> [light|deep] [<reason>]]
       @assistant/wake <name>[=<reason>]
@@ -123,7 +126,10 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                  recall for <query>, ranked, with scores, sources and who may
                  know each (you see all). /links: memories it has linked;
                  /people: the people it knows (=<person> for one profile, its
-                 attributes and observations); /reflections: its insights.
+                 attributes and observations); /reflections: its insights;
+                 /forget=<id>: make it forget one memory (j000012, m000003,
+                 #12/o3); /trust=<id> <low|medium|high|0-1>: set how far it
+                 trusts one; /reviews: the corrections made, and by whom.
       core     - its core memory: the notes in every prompt. <key>=<value> sets
                  a note, <key>= removes it (within the memory_block_tokens budget).
       sleep    - put it to sleep now (default 4 hours, light). Light sleep
@@ -147,6 +153,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/sleep Aria=2 deep quiet hours
       @assistant/memory Aria=east door
       @assistant/memory Aria/people=Bob
+      @assistant/memory Aria/forget=m000012
+      @assistant/memory Aria/trust=j000031 low
 
     Name an assistant by its name, an alias or its dbref (#12). Assistants act
     only through their tools (speak, emote, whisper, journal); what players
@@ -297,6 +305,40 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 return
             self.more(self.format_people(self.target, profiles, bool(self.rhs)))
             return
+        if view == "forget":
+            memory_id = (self.rhs or "").strip()
+            if not memory_id:
+                self.msg("Usage: @assistant/memory <name>/forget=<memory id>")
+                return
+            try:
+                gone = self.handler.forget(memory_id, by=self.caller.key)
+            except AssistantError as err:
+                self.msg(f"Not changed. {err}")
+                return
+            self.msg(f"{self.target.key} forgot {', '.join(gone)} (recorded).")
+            return
+        if view == "trust":
+            memory_id, _, level = (self.rhs or "").strip().partition(" ")
+            if not memory_id or not level.strip():
+                self.msg("Usage: @assistant/memory <name>/trust=<memory id> <low|medium|high|0-1>")
+                return
+            try:
+                trust, before = self.handler.set_trust(memory_id, level, by=self.caller.key)
+            except AssistantError as err:
+                self.msg(f"Not changed. {err}")
+                return
+            was = "its source's" if before is None else f"{before:.2f}"
+            self.msg(
+                f"{self.target.key} now trusts {memory_id} at {trust:.2f} (was {was}; recorded)."
+            )
+            return
+        if view == "reviews":
+            reviews = self.handler.reviews()
+            if not reviews:
+                self.msg(f"No one has corrected {self.target.key}'s memory yet.")
+                return
+            self.more(self.format_reviews(self.target, reviews))
+            return
         if view == "reflections":
             reflections = self.handler.reflections()
             if not reflections:
@@ -420,6 +462,18 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
 
     # ---- formatting -----------------------------------------------------------------------
 
+    @staticmethod
+    def format_spend(status) -> str:
+        budget, spend = status.budget, status.spend
+        parts = []
+        for period, word in (("day", "game day"), ("hour", "hour")):
+            limit = budget.get(period)
+            parts.append(
+                f"{spend.get(period, 0)} this {word}" + (f" of {limit}" if limit else " (no limit)")
+            )
+        text = ", ".join(parts)
+        return text + (f"; |rno model calls: {budget['spent']}|n" if budget.get("spent") else "")
+
     def format_list(self, assistants: list) -> str:
         rows = []
         for obj in assistants:
@@ -482,6 +536,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             ),
             ("sleep schedule", status.schedule),
             ("model usage", usage.summary()),
+            ("token spend", self.format_spend(status)),
             ("model problems", usage.problems()),
         ]
         if status.wait_until:
@@ -651,12 +706,32 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         columns = [("id", 11), ("when", 15), ("insight", 52)]
         return f"|w{assistant.key}'s reflections, newest first|n\n" + render_table(columns, rows)
 
+    def format_reviews(self, assistant, reviews: list) -> str:
+        rows = []
+        for review in reviews:
+            if review["action"] == "forget":
+                what = f"forgot {', '.join(review.get('forgotten') or [])}"
+                if review.get("reason"):
+                    what += f": {review['reason']}"
+            else:
+                was = review.get("was")
+                what = f"trust {review['trust']:.2f} (was {'source' if was is None else was})"
+            rows.append((_short_when(review["at"]), crop(review["by"], 14), review["id"], what))
+        columns = [("when", 15), ("by", 16), ("memory", 14), ("change", 33)]
+        return f"|wCorrections of {assistant.key}'s memory, newest first|n\n" + render_table(
+            columns, rows
+        )
+
     def format_core(self, assistant, items: dict, tokens: int, budget: int) -> str:
         rows = [
-            (name, item["value"], _short_when(item.get("recorded")))
+            (
+                name,
+                item["value"],
+                f"{_short_when(item.get('recorded'))}\n{audience_label(item.get('audience'))}",
+            )
             for name, item in sorted(items.items())
         ]
-        table = render_table([("key", 20), ("value", 43), ("recorded", 15)], rows)
+        table = render_table([("key", 20), ("value", 38), ("recorded, for", 20)], rows)
         return f"|w{assistant.key}'s core memory ({tokens}/{budget} tokens)|n\n{table}"
 
 

@@ -49,6 +49,17 @@ class AssistantConfig(BaseModel):
     max_retries: int = Field(
         1, ge=0, le=5, description="SDK retries of a failed request (429, 5xx, timeouts)."
     )
+    token_budget_per_day: int = Field(
+        0, ge=0, le=10**9, description="Tokens it may use per game day (0: no limit)."
+    )
+    token_budget_per_hour: int = Field(
+        0, ge=0, le=10**9, description="Tokens it may use per real hour (0: no limit)."
+    )
+    budget_spent_message: str | None = Field(
+        "{name} rubs their eyes: they cannot think any more for now.",
+        max_length=300,
+        description="Said once in the room when a budget is spent ({name}); None: silent.",
+    )
     error_backoff_max: int = Field(
         300, ge=1, le=86400, description="Most seconds to wait before retrying after errors."
     )
@@ -263,6 +274,9 @@ class AssistantConfig(BaseModel):
     link_min_strength: float = Field(0.25, ge=0.0, le=1.0, description="Weakest link kept (0-1).")
     link_max_per_memory: int = Field(
         8, ge=1, le=100, description="Links a memory keeps, the strongest."
+    )
+    max_observations_per_person: int = Field(
+        200, ge=5, le=10000, description="Observations kept per person (the oldest go first)."
     )
     entity_batch_size: int = Field(
         5, ge=1, le=50, description="People whose observations one model call consolidates."

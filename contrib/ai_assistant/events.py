@@ -283,6 +283,8 @@ def triggers_model(event: Event, respond_to_ambient: bool, respond_to_assistants
     """Whether this event alone justifies a model call."""
     if event.from_assistant and not respond_to_assistants:
         return False
+    if event.metadata.get("held_back"):
+        return False  # its speaker starts too many turns a minute
     return event.urgent or (respond_to_ambient and event.type in ("say", "emote"))
 
 

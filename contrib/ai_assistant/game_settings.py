@@ -12,6 +12,7 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_EMBEDDING_MODEL` | None (lexical search only) | embeddings model |
 | `AI_ASSISTANT_DEFAULTS` | {} | per-assistant configuration defaults, game-wide |
 | `AI_ASSISTANT_MODEL_THREADS` | 4 | worker threads for model calls |
+| `AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE` | 10 | turns one player's lines may start per minute, all assistants together (0: no limit) |
 | `AI_ASSISTANT_TYPECLASS` | "ai_assistant.characters.AssistantCharacter" | what `/create` makes |
 | `AI_ASSISTANT_SCRIPT_TYPECLASS` | "ai_assistant.scripts.AssistantScript" | the assistant's script |
 
@@ -46,6 +47,10 @@ def game_defaults() -> dict | None:
 
 def model_threads() -> int:
     return getattr(settings, "AI_ASSISTANT_MODEL_THREADS", DEFAULT_MODEL_THREADS)
+
+
+def player_turns_per_minute() -> int:
+    return int(getattr(settings, "AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE", 10))
 
 
 def assistant_typeclass() -> str:

@@ -26,6 +26,7 @@ from evennia.utils import create, logger, search
 from . import game_settings
 from .awake.turn import TurnOutcome, awake_tick
 from .brain import Brain
+from .budget import TurnRateLimiter
 from .clock import SystemClock, to_iso
 from .conf import (
     AssistantConfig,
@@ -41,6 +42,7 @@ from .lifecycle import AWAKE, DEFAULT_HOURS, DEPTHS, LIGHT, SLEEP, SleepRefused
 from .llm.client import EndpointSettings, client_for
 from .memory.audience import label as audience_label
 from .memory.core import CoreMemoryFull
+from .memory.review import ReviewError, parse_trust
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .prompt import SYSTEM_PROMPT
 from .sleep.tick import sleep_tick
@@ -62,6 +64,8 @@ from .tools.base import ToolRegistry, World
 from .world import CharacterWorld, plain, speech_of
 
 ASSISTANT_TAG = ("ai_assistant", "ai_assistant")
+# one for the server: a player's turns are counted across every assistant
+PLAYER_TURNS = TurnRateLimiter()
 SCRIPT_KEY = "ai_assistant"
 DEFAULT_PERSONA = "A helpful assistant who lives in this game world."
 MAX_PERSONA_CHARS = 2000
@@ -69,6 +73,8 @@ MAX_INSTRUCTION_CHARS = 2000
 MAX_QUERY_CHARS = 200
 MAX_CORE_KEY_CHARS = 60
 MAX_CORE_VALUE_CHARS = 1000
+# lines heard between two ticks, at most (the queue keeps max_pending_events of them)
+HEARD_BUFFER = 2000
 _MOVE_TYPES = {"move", "teleport", "traverse"}
 
 
@@ -293,11 +299,15 @@ class AssistantHandler:
                 on_transition=self._on_transition,
                 long_term=self.make_long_term_store(memory_store),
                 time_factor=game_settings.time_factor(),
+                game_now=self._game_now,
             )
             self._brain_key = key
         location = self.obj.location
         self._brain.location = location.key if location else None
         return self._brain
+
+    def _game_now(self, now: datetime) -> datetime:
+        return (self.game_clock or EvenniaGameClock()).now()
 
     def _hears_assistants(self) -> bool:
         brain = self._brain
@@ -380,6 +390,9 @@ class AssistantHandler:
 
     def _note(self, event_type, speaker, text, from_assistant, metadata=None) -> None:
         # only noted here; classified, scored and written to the queue at the next tick
+        if len(self._heard) >= HEARD_BUFFER:
+            # a flood between two ticks: the queue could not keep it all anyway
+            del self._heard[: len(self._heard) - HEARD_BUFFER + 1]
         is_object = hasattr(speaker, "key")
         location = self.obj.location
         self._heard.append(
@@ -411,8 +424,28 @@ class AssistantHandler:
         for line in heard:
             last_id = max(time.time_ns(), last_id + 1)
             events.append(line.to_event(last_id, names, config.max_event_chars, witnesses, room))
+        self._limit_players(events)
         queue.push_many(events, config.max_pending_events)
         return len(events)
+
+    def _limit_players(self, events: list) -> None:
+        """Hold back the lines of a player who starts more turns a minute than the game allows
+        (across all assistants): they are heard, as context, but start no turn."""
+        per_minute = game_settings.player_turns_per_minute()
+        now = self.now()
+        for event in events:
+            if not event.urgent or event.type == "instruction" or not event.speaker_key:
+                continue
+            if PLAYER_TURNS.allow(event.speaker_key, now, per_minute):
+                continue
+            event.urgent = False
+            event.metadata["held_back"] = "too many turns a minute"
+            if PLAYER_TURNS.tell_once(event.speaker_key, now):
+                for speaker in search.search_object(event.speaker_key):
+                    speaker.msg(
+                        "(You are speaking faster than the game's assistants can follow: they "
+                        "hear you, and take it in with what you say next.)"
+                    )
 
     def presence(self) -> set:
         """Ids of the others in the room, as the assistant last knew them."""
@@ -764,6 +797,40 @@ class AssistantHandler:
             raise AssistantError(f"{self.obj.key} knows no one called '{name}'. Known: {known}.")
         return found
 
+    def forget(self, memory_id: str, by: str, reason: str = "") -> list[str]:
+        """Forget a memory (a builder's correction, recorded); returns what was forgotten.
+
+        Raises:
+            AssistantError: No memory has that id.
+
+        """
+        try:
+            return self.brain.review.forget(memory_id, self.now(), by, reason)
+        except ReviewError as err:
+            raise AssistantError(str(err)) from None
+
+    def set_trust(self, memory_id: str, level: str, by: str) -> tuple[float, float | None]:
+        """Set how far a memory is trusted (recorded): (the new trust, the one it had set).
+
+        Args:
+            memory_id (str): j000012, m000003, #12/o3 ...
+            level (str): low, medium, high or a number from 0 to 1.
+            by (str): Who decided.
+
+        Raises:
+            AssistantError: A bad id or level.
+
+        """
+        try:
+            trust = parse_trust(level)
+            return trust, self.brain.review.set_trust(memory_id, trust, self.now(), by)
+        except ReviewError as err:
+            raise AssistantError(str(err)) from None
+
+    def reviews(self, limit: int = 50) -> list[dict]:
+        """The latest recorded corrections (forgotten memories, trust settings), newest first."""
+        return self.brain.review.history(limit)
+
     def reflections(self) -> list[dict]:
         """The reflections in the journal, newest first."""
         journal = self.brain.journal
@@ -803,7 +870,8 @@ class AssistantHandler:
             raise AssistantError(str(full)) from None
 
     def remove_core_memory(self, key: str) -> None:
-        """Remove one core memory note. Raises AssistantError when there is none."""
+        """Remove one core memory note (named as `core_memory()` lists it). Raises
+        AssistantError when there is none."""
         if not self.brain.core_memory.remove((key or "").strip()):
             raise AssistantError(f"No core memory '{key}' to remove.")
 

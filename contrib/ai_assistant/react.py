@@ -126,6 +126,12 @@ def react(
                 result.error = "context_budget: the request cannot fit max_context_tokens"
                 result.stop_reason = "over_budget"
                 break
+            spent = brain.budget_spent(ctx.now)
+            if spent:
+                result.error_kind = "budget"
+                result.error = f"budget: {spent}"
+                result.stop_reason = "budget_spent"
+                break
             request = brain.build_request(
                 pending, tools, served=ctx.served, history=policy.use_history
             )
@@ -138,7 +144,7 @@ def react(
                 result.error = f"{err.kind}: {err}"
                 result.stop_reason = "model_error" if iteration == 0 else "model_error_mid_turn"
                 break
-            usage.record_reply(reply)
+            brain.record_reply(reply, ctx.now)
             result.model_calls += 1
             result.prompt_tokens += reply.usage.prompt
             result.completion_tokens += reply.usage.completion

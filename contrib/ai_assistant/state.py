@@ -42,6 +42,7 @@ WORKING_MEMORY = "working_memory"
 
 # the model and the context
 USAGE = "usage"
+TOKEN_SPEND = "token_spend"
 CONTEXT_TOKENS = "context_tokens"
 LAST_COMPACTION = "last_compaction"
 CONTEXT_SIGNALS = "context_signals"

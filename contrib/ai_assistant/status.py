@@ -38,6 +38,9 @@ class AssistantStatus:
         journal_size (int): Journal entries.
         long_term_memories (int): Long-term memories.
         usage (UsageStats): Model calls, tokens, latency, errors.
+        spend (dict): Tokens spent this game day ("day") and this real hour ("hour").
+        budget (dict): The budgets ("day", "hour"; 0: none) and why no call is made now
+            ("spent", or None).
         last_turn (dict or None): A summary of the last awake turn.
         last_compaction (dict or None): A summary of the last context compaction.
         wait_until (str or None): The end of a `wait` the model asked for.
@@ -75,6 +78,8 @@ class AssistantStatus:
     journal_size: int
     long_term_memories: int
     usage: UsageStats
+    spend: dict
+    budget: dict
     last_turn: dict | None
     last_compaction: dict | None
     wait_until: str | None

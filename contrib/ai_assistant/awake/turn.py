@@ -44,7 +44,7 @@ from ..state import (
     WAIT_SET_AT,
     WAIT_UNTIL,
 )
-from ..text import redact
+from ..text import for_players, redact
 from ..tools.base import TURN
 
 
@@ -122,10 +122,26 @@ def awake_tick(brain: Brain, now: datetime) -> Generator | None:
     retry_after = from_iso(brain.state.get(RETRY_AFTER))
     if retry_after and now < retry_after:
         return None
+    if brain.budget_spent(now):
+        _say_budget_spent(brain, now)
+        return None  # it keeps hearing: the events wait for the next day or hour
     turn = _plan_turn(brain, now)
     if not needs_emergency_compaction(brain):
         return turn
     return _emergency_then(brain, now, turn)
+
+
+def _say_budget_spent(brain: Brain, now: datetime) -> None:
+    """Say once, in character, that it cannot think any more for now (if configured), when
+    someone is waiting for an answer."""
+    config = brain.config
+    waiting = any(
+        triggers_model(event, config.respond_to_ambient, config.respond_to_assistants)
+        for event in brain.events.peek()
+    )
+    line = config.budget_spent_message
+    if waiting and line and brain.budget().first_telling(now, brain.game_now(now)):
+        brain.world.say(for_players(line.format(name=brain.name), config.allow_color_markup))
 
 
 def _emergency_then(brain: Brain, now: datetime, turn: Generator | None) -> Generator:

@@ -131,7 +131,7 @@ def compact_history(
         usage.record_error(err.kind)
         brain.save_usage(usage)
         return {"error": f"{err.kind}: {err}", "tokens": before}
-    usage.record_reply(reply)
+    brain.record_reply(reply, now)
     brain.save_usage(usage)
     summary = (reply.content or "").strip()
     if not summary or reply.refusal:

@@ -1,10 +1,14 @@
 """
 The core memory block: a small keyed memory (key, value, recorded) the assistant curates itself
-with the `memory_edit` tool, and that rides in every model call right after the system prompt
-(a memory block).
+with the `memory_edit` tool, and that rides in every model call right after the system prompt.
 
 It has a hard token budget (`memory_block_tokens`). A change that would exceed it is refused
 with the numbers, so the assistant decides what to drop; nothing is evicted silently.
+
+A note has an audience like every memory (`memory.audience`): written while answering a
+whisper, it is private to the whisperer, and it rides only in requests for conversations that
+may know it. A conversation sees, lists and changes only the notes it may see; builders see all
+(`@assistant/core`).
 
 """
 
@@ -12,6 +16,7 @@ from datetime import datetime
 
 from ..clock import to_iso
 from ..text import for_prompt
+from .audience import Audience, visible
 from .store import KeyValueStore
 
 KEY = "core_memory"
@@ -25,13 +30,34 @@ class CoreMemoryFull(ValueError):
     """A change that would exceed the block's token budget."""
 
 
+def _slot(key: str, audience: Audience) -> str:
+    # a public note and a private one may share a name without one overwriting the other
+    return key if audience is None else f"{key} [{','.join(audience)}]"
+
+
 class CoreMemory:
+    """The notes of one assistant.
+
+    Args:
+        store (KeyValueStore): The character's store.
+        counter (TokenCounter): Counts the block's tokens.
+
+    """
+
     def __init__(self, store: KeyValueStore, counter):
         self.store = store
         self.counter = counter
 
-    def items(self) -> dict[str, dict]:
+    def _stored(self) -> dict[str, dict]:
         return dict(self.store.get(KEY) or {})
+
+    def items(self, served: frozenset[str] | None = None) -> dict[str, dict]:
+        """The notes a conversation serving `served` may see, by name (None: all of them)."""
+        items = {}
+        for slot, item in self._stored().items():
+            if visible(item.get("audience"), served):
+                items[item.get("key", slot) if served is not None else slot] = item
+        return items
 
     @staticmethod
     def render_items(items: dict[str, dict]) -> str:
@@ -42,9 +68,15 @@ class CoreMemory:
         ]
         return "\n".join(lines)
 
-    def message(self) -> dict | None:
-        """The system message injected after the system prompt, or None when empty."""
-        items = self.items()
+    def message(self, served: frozenset[str] | None = None) -> dict | None:
+        """The system message injected after the system prompt, or None when it is empty.
+
+        Args:
+            served (frozenset, optional): Who the conversation serves: only the notes they
+                may know ride in it. None: every note (as a builder sees them).
+
+        """
+        items = self.items(served)
         if not items:
             return None
         return {"role": "system", "content": self.render_items(items)}
@@ -55,25 +87,52 @@ class CoreMemory:
         return self.counter.count_message({"role": "system", "content": self.render_items(items)})
 
     def tokens(self) -> int:
-        return self.tokens_of(self.items())
+        """Tokens of the whole block (every note), which the budget bounds."""
+        return self.tokens_of(self._stored())
 
-    def set(self, key: str, value: str, now: datetime, budget: int) -> int:
-        """Set `key`; returns the block's tokens. Raises CoreMemoryFull with the numbers."""
-        items = self.items()
-        items[key] = {"value": value, "recorded": to_iso(now)}
-        tokens = self.tokens_of(items)
+    def set(
+        self, key: str, value: str, now: datetime, budget: int, audience: Audience = None
+    ) -> int:
+        """Set `key` for `audience`; returns the block's tokens.
+
+        Raises:
+            CoreMemoryFull: With the numbers, when the block would exceed `budget`.
+
+        """
+        stored = self._stored()
+        stored[_slot(key, audience)] = {
+            "key": key,
+            "value": value,
+            "recorded": to_iso(now),
+            "audience": audience,
+        }
+        tokens = self.tokens_of(stored)
         if tokens > budget:
             raise CoreMemoryFull(
                 f"core memory would use {tokens} tokens, over its budget of {budget} "
                 f"(now {self.tokens()}); remove or shorten an entry first."
             )
-        self.store.set(KEY, items)
+        self.store.set(KEY, stored)
         return tokens
 
-    def remove(self, key: str) -> bool:
-        items = self.items()
-        if key not in items:
-            return False
-        del items[key]
-        self.store.set(KEY, items)
-        return True
+    def remove(
+        self, key: str, audience: Audience = None, served: frozenset[str] | None = None
+    ) -> bool:
+        """Remove a note the conversation may see; returns whether one went.
+
+        Args:
+            key (str): Its name (for a builder, as `items()` lists it).
+            audience (list, optional): The conversation's audience: its own note of that name
+                goes first, else the public one.
+            served (frozenset, optional): Who the conversation serves; None for a builder.
+
+        """
+        stored = self._stored()
+        slots = [key] if served is None else [_slot(key, audience), key]
+        for slot in slots:
+            item = stored.get(slot)
+            if item is not None and visible(item.get("audience"), served):
+                del stored[slot]
+                self.store.set(KEY, stored)
+                return True
+        return False

@@ -86,6 +86,7 @@ class EntityMemory:
         heard_from: str | None = None,
         audience: Audience = None,
         importance: int = 5,
+        keep: int = 200,
     ) -> dict:
         """Record one observation about an entity and return the profile.
 
@@ -100,6 +101,8 @@ class EntityMemory:
             heard_from (str, optional): Who told it.
             audience (list, optional): Who may know it; None for public.
             importance (int): 1-10.
+            keep (int): Observations kept per person: past it, the oldest consolidated one
+                goes (or the oldest of all, when none is consolidated).
 
         Returns:
             dict: The updated profile.
@@ -126,6 +129,10 @@ class EntityMemory:
         )
         profile["next_id"] = number + 1
         profile["updated_at"] = to_iso(now)
+        observations = profile["observations"]
+        while len(observations) > keep:
+            done = next((o for o in observations if o.get("consolidated")), observations[0])
+            observations.remove(done)
         self.save(profile)
         index = self.index()
         if index.get(entity_key) != name or merged:
@@ -214,6 +221,32 @@ class EntityMemory:
         profile["consolidated_at"] = to_iso(now)
         self.save(profile)
         return profile
+
+    def item(self, entity_key: str, item_id: str) -> dict | None:
+        """One observation (`o3`) or attribute (`a5`) of a profile."""
+        profile = self.profile(entity_key) or {}
+        for item in profile.get("observations", []) + profile.get("attributes", []):
+            if item["id"] == item_id:
+                return item
+        return None
+
+    def change(self, entity_key: str, item_id: str, change) -> dict | None:
+        """Apply `change(item)` to one observation or attribute (returning None drops it);
+        returns the item as it was, or None when there is none."""
+        profile = self.profile(entity_key)
+        if profile is None:
+            return None
+        for field in ("observations", "attributes"):
+            for position, item in enumerate(profile.get(field, [])):
+                if item["id"] == item_id:
+                    changed = change(dict(item))
+                    if changed is None:
+                        del profile[field][position]
+                    else:
+                        profile[field][position] = changed
+                    self.save(profile)
+                    return item
+        return None
 
 
 def _new_profile(entity_key: str, name: str) -> dict:

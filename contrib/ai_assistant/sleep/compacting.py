@@ -57,7 +57,7 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
         to_score = [e for e in pending if needs_scoring(e, config.trust_turn_importance)]
         to_score = to_score[: config.scoring_batch_size]
         if to_score:
-            result = yield from _ask(brain, SCORING_PROMPT, to_score, ImportanceScores)
+            result = yield from _ask(brain, SCORING_PROMPT, to_score, ImportanceScores, now)
             report["scored"] = _apply_scores(journal, to_score, result)
             pending = journal.unconsolidated()
 
@@ -73,7 +73,7 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
         if len(batch) < config.scoring_batch_size and still_to_score:
             batch = []  # a full batch next tick: one call per batch, not a partial one now
         if batch:
-            extraction = yield from _ask(brain, EXTRACTION_PROMPT, batch, FactExtraction)
+            extraction = yield from _ask(brain, EXTRACTION_PROMPT, batch, FactExtraction, now)
             facts = _facts_by_entry(brain, batch, extraction)
             vectors: dict[str, list[float]] = {}
             texts = [fact for entry_facts in facts.values() for fact in entry_facts]
@@ -103,15 +103,14 @@ def _one_audience(entries: list[dict]) -> list[dict]:
     return [entry for entry in entries if entry.get("audience") == audience]
 
 
-def _ask(brain: Brain, prompt: str, entries: list[dict], output_model) -> Generator:
+def _ask(brain: Brain, prompt: str, entries: list[dict], output_model, now) -> Generator:
     """One structured call over journal entries; its usage is recorded."""
     request = entries_request(
         prompt, brain.model, brain.name, entries, brain.config.max_reply_tokens
     )
     result, replies = yield brain.structured(request, output_model)
-    usage = brain.usage()
     for reply in replies:
-        usage.record_reply(reply)
+        brain.record_reply(reply, now)
     return result
 
 

@@ -171,7 +171,7 @@ def consolidate_people(brain: Brain, now: datetime, budget: Budget) -> Generator
             config.max_reply_tokens,
         )
         result, replies = yield brain.structured(request, EntitySynthesis)
-        _record(brain, replies)
+        _record(brain, replies, now)
         calls += 1
         by_id = {item.entity_id: item for item in result.entities}
         for (batch_id, _, observations), (profile, _, group_audience) in zip(labelled, batch):
@@ -274,7 +274,7 @@ def reflect(brain: Brain, now: datetime, budget: Budget) -> Generator:
             config.max_reply_tokens,
         )
         result, replies = yield brain.structured(request, Reflection)
-        _record(brain, replies)
+        _record(brain, replies, now)
         calls += 1
         by_id = {entry["id"]: entry for entry in entries}
         for item in result.insights[: config.reflection_questions]:
@@ -414,8 +414,7 @@ def _save_progress(brain: Brain, progress: dict) -> None:
     brain.state.set(DREAMING_PROGRESS, progress)
 
 
-def _record(brain: Brain, replies) -> None:
-    usage = brain.usage()
+def _record(brain: Brain, replies, now: datetime) -> None:
     for reply in replies:
-        usage.record_reply(reply)
-    brain.save_usage(usage)
+        brain.record_reply(reply, now)
+    brain.save_usage()

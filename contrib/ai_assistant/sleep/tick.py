@@ -9,6 +9,8 @@ The sleep tick: the work of the sleep phase the assistant is in.
 - In light sleep, while dreaming, something said nearby may get one cheap decision whether to
   wake (`sleep.triage`).
 
+While a token budget is spent (`ai_assistant.budget`), a sleep tick makes no model call.
+
 Like the awake turn, a tick is a generator yielding blocking work; nothing is lost when a call
 fails.
 
@@ -37,6 +39,8 @@ def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
         Generator or None: Work yielding blocking model calls, returning a report.
 
     """
+    if brain.budget_spent(now):
+        return None  # no model calls until the next day or hour; nothing is lost
     phase = brain.lifecycle.phase
     if phase == COMPACTING:
         return compacting_step(brain, now)

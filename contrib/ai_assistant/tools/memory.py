@@ -132,6 +132,7 @@ class UpdateEntityObservationTool(Tool):
             heard_from=speaker.name if speaker else None,
             audience=ctx.audience,
             importance=speaker.importance if speaker else 5,
+            keep=ctx.config.max_observations_per_person,
         )
         ctx.control.observations_written += 1
         count = len(profile["observations"])
@@ -152,8 +153,8 @@ class MemoryEditTool(Tool):
     name = "memory_edit"
     description = (
         "Edit your core memory: a few short notes that stay in view in every conversation "
-        "(who you serve, standing requests, key facts). It has a fixed size; remove notes to "
-        "make room."
+        "(who you serve, standing requests, key facts); a note made in a private exchange stays "
+        "in view only there. It has a fixed size; remove notes to make room."
     )
     Args = MemoryEditArgs
     scopes = frozenset({TURN})
@@ -162,7 +163,7 @@ class MemoryEditTool(Tool):
         core = ctx.core_memory
         budget = ctx.config.memory_block_tokens
         if args.operation == "list":
-            items = core.items()
+            items = core.items(ctx.served)
             if not items:
                 return ToolResult(
                     ok=True, content=f"Core memory is empty (budget {budget} tokens)."
@@ -175,17 +176,17 @@ class MemoryEditTool(Tool):
         if not args.key:
             raise ToolError(f"'{args.operation}' needs a key.")
         if args.operation == "remove":
-            if not core.remove(args.key):
-                raise ToolError(
-                    f"there is no core memory '{args.key}'. Keys: {', '.join(core.items()) or 'none'}."
-                )
+            if not core.remove(args.key, ctx.audience, ctx.served):
+                known = ", ".join(core.items(ctx.served)) or "none"
+                raise ToolError(f"there is no core memory '{args.key}'. Keys: {known}.")
             return ToolResult(
                 ok=True, content=f"Removed '{args.key}' ({core.tokens()}/{budget} tokens)."
             )
         if not args.value:
             raise ToolError("'set' needs a value.")
         try:
-            tokens = core.set(args.key, args.value, ctx.now, budget)
+            # written in a private exchange, the note is private to it too
+            tokens = core.set(args.key, args.value, ctx.now, budget, ctx.audience)
         except CoreMemoryFull as full:
             raise ToolError(str(full)) from None
         return ToolResult(ok=True, content=f"Saved '{args.key}' ({tokens}/{budget} tokens).")
