@@ -18,7 +18,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="smallest sizes (smoke test)")
     parser.add_argument("--only", default="", help="comma-separated benchmark numbers, e.g. 1,3")
     args = parser.parse_args(argv)
-    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 11))
+    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 12))
     results = []
     with tempfile.TemporaryDirectory(prefix="ai-assistant-bench-") as folder:
         if 1 in wanted:
@@ -27,7 +27,7 @@ def main(argv=None) -> int:
             results.append(reactor_responsiveness(folder, quick=args.quick))
         if wanted & set(range(2, 8)):
             results += run_in_process(folder, wanted, args.quick)
-        if wanted & {8, 9, 10}:
+        if wanted & {9, 10, 11}:
             results += run_memory(wanted, args.quick)
     width = max(len(r.name) for r in results)
     print()
@@ -74,15 +74,15 @@ def run_in_process(folder: str, wanted: set[int], quick: bool) -> list:
 
 
 def run_memory(wanted: set[int], quick: bool) -> list:
-    """Benchmarks 8-10: the memory through its pure core (no Evennia, no database)."""
+    """Benchmarks 9-11: the memory through its pure core (no Evennia, no database)."""
     from bench import memory
 
     results = []
-    if 8 in wanted:
-        results += memory.recall_quality(quick=quick)
     if 9 in wanted:
-        results += memory.recall_at_scale(quick=quick)
+        results += memory.recall_quality(quick=quick)
     if 10 in wanted:
+        results += memory.recall_at_scale(quick=quick)
+    if 11 in wanted:
         results.append(memory.dreaming_cost(quick=quick))
     return results
 

@@ -1,13 +1,13 @@
 """
-Benchmarks 8-10: the memory, through `AssistantMemory` (the pure core: no Evennia, no database,
+Benchmarks 9-11: the memory, through `AssistantMemory` (the pure core: no Evennia, no database,
 an in-memory `DictStore`).
 
-8. Recall quality on a seeded data set of many conversations (`bench.conversations`): recall@5
+9. Recall quality on a seeded data set of many conversations (`bench.conversations`): recall@5
    and recall@10 of the project's pipeline (before and after sleep), of plain BM25 over the same
    entries and of recency alone, side by side; and whether a private entry ever comes back to
    someone it was not told to.
-9. Recall and write cost at 10,000 memories vs 100, alternating between the two in one process.
-10. Dreaming cost: model calls and tokens of each sleep step for 200 new entries and 30 people,
+10. Recall and write cost at 10,000 memories vs 100, alternating between the two in one process.
+11. Dreaming cost: model calls and tokens of each sleep step for 200 new entries and 30 people,
     with a model that answers at once in process.
 
 """
@@ -48,7 +48,7 @@ def plain_tokens(text: str) -> list[str]:
 
 
 class PlainBM25:
-    """Textbook BM25 (k1=1.2, b=0.75) over a fixed list of texts, the baseline of benchmark 8.
+    """Textbook BM25 (k1=1.2, b=0.75) over a fixed list of texts, the baseline of benchmark 9.
 
     Args:
         texts (list): The documents; a document's number is its position.
@@ -222,7 +222,7 @@ class PipelineRun:
 
 
 def recall_quality(quick: bool = False) -> list[Result]:
-    """8. Recall@5/@10 of the pipeline vs plain BM25 vs recency; private entries never leak."""
+    """9. Recall@5/@10 of the pipeline vs plain BM25 vs recency; private entries never leak."""
     people, days = (8, 6) if quick else (24, 35)
     data = generate(people=people, days=days)
     k = 10
@@ -330,7 +330,7 @@ def _kinds_returned(run: PipelineRun) -> list[str]:
     ]
 
 
-# ---- 9. recall and write cost at scale --------------------------------------------------------
+# ---- 10. recall and write cost at scale --------------------------------------------------------
 
 # what a turn recalls with: the words of what was just said to the assistant
 TURN_QUERIES = (
@@ -403,7 +403,7 @@ def _timed(samples: list[float], work) -> None:
 
 
 def recall_at_scale(quick: bool = False) -> list[Result]:
-    """9. Recall per turn, and writing a memory, at `large` memories vs 100, alternating."""
+    """10. Recall per turn, and writing a memory, at `large` memories vs 100, alternating."""
     small, large = 100, 1000 if quick else 10000
     rounds = 30 if quick else 300
     # any 100 appends in a row fill a stored chunk (100 items) from every level once, so write
@@ -507,7 +507,7 @@ def recall_at_scale(quick: bool = False) -> list[Result]:
     return [recall, write]
 
 
-# ---- 10. dreaming cost ------------------------------------------------------------------------
+# ---- 11. dreaming cost ------------------------------------------------------------------------
 
 # the structured output each sleep step asks for, and the step's name in the report
 STEPS = {
@@ -555,7 +555,7 @@ class CountingClient:
 
 
 def dreaming_cost(quick: bool = False) -> Result:
-    """10. Model calls and tokens per sleep step for new entries and people's observations."""
+    """11. Model calls and tokens per sleep step for new entries and people's observations."""
     entries, people = (40, 6) if quick else (200, 30)
     data = generate(people=30, days=12, seed=10)
     config = AssistantConfig()

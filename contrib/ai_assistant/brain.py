@@ -47,6 +47,7 @@ from .state import (
     RETRY_AFTER,
     SCHEDULE_SUSPENDED,
     USAGE,
+    USAGE_BY_HOUR,
     WAIT_UNTIL,
     WAKE_DEFERRED,
     WAKE_TIME,
@@ -55,6 +56,8 @@ from .status import AssistantStatus
 from .memory.audience import visible
 from .tools.base import TURN, Speaker, ToolContext, ToolRegistry, World
 
+# hours of usage kept for the charts (a week)
+HOURS_KEPT = 168
 # the least room a context budget must leave for the conversation itself
 MIN_CONVERSATION_TOKENS = 500
 
@@ -229,9 +232,25 @@ class Brain:
         return TokenBudget(self.state, config.token_budget_per_day, config.token_budget_per_hour)
 
     def record_reply(self, reply, now: datetime) -> None:
-        """Count a reply: in the usage stats, and against the token budget."""
+        """Count a reply: in the usage stats, per hour (the last week), and against the token
+        budget."""
         self.usage().record_reply(reply)
         self.budget().add(reply.usage.prompt + reply.usage.completion, now, self.game_now(now))
+        hours = dict(self.state.get(USAGE_BY_HOUR) or {})
+        hour = now.strftime("%Y-%m-%dT%H")
+        bucket = hours.get(hour) or {"calls": 0, "prompt": 0, "completion": 0, "cached": 0}
+        bucket["calls"] += 1
+        bucket["prompt"] += reply.usage.prompt
+        bucket["completion"] += reply.usage.completion
+        bucket["cached"] += reply.usage.cached
+        hours[hour] = bucket
+        for old in sorted(hours)[:-HOURS_KEPT]:
+            del hours[old]
+        self.state.set(USAGE_BY_HOUR, hours)
+
+    def usage_by_hour(self) -> dict[str, dict]:
+        """Model calls and tokens per real hour ("YYYY-MM-DDTHH"), the last week."""
+        return dict(self.state.get(USAGE_BY_HOUR) or {})
 
     def budget_spent(self, now: datetime) -> str | None:
         """Why the model may not be called now (a budget is spent), or None."""

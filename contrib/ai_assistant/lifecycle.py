@@ -18,7 +18,7 @@ from .events import Event
 from .clock import from_iso, to_iso
 from .conf import AssistantConfig
 from .memory.journal import Journal
-from .memory.store import KeyValueStore
+from .memory.store import ChunkedList, KeyValueStore
 from .state import (
     ACTIVITY,
     COMPACTING_FAILURES,
@@ -30,6 +30,7 @@ from .state import (
     INITIATED_BY,
     LAST_TRANSITION,
     MODE,
+    MODE_LOG,
     PHASE,
     PROGRESS,
     REASON,
@@ -343,4 +344,10 @@ class Lifecycle:
         self.state.set(MODE, mode)
         self.state.set(TRANSITION_REASON, reason)
         self.state.set(LAST_TRANSITION, to_iso(now))
+        self.log().append({"mode": mode, "at": to_iso(now), "reason": reason[:300]})
         self.on_transition(mode, reason)
+
+    def log(self) -> ChunkedList:
+        """Every transition, oldest first: {"mode", "at", "reason"} (a timeline of awake and
+        asleep)."""
+        return ChunkedList(self.state, MODE_LOG, 100)

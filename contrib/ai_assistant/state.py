@@ -42,6 +42,8 @@ WORKING_MEMORY = "working_memory"
 
 # the model and the context
 USAGE = "usage"
+USAGE_BY_HOUR = "usage_by_hour"
+MODE_LOG = "mode_log"  # chunked: mode_log:meta, mode_log:000000, ...
 TOKEN_SPEND = "token_spend"
 CONTEXT_TOKENS = "context_tokens"
 LAST_COMPACTION = "last_compaction"
