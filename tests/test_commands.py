@@ -45,6 +45,18 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         assert bob.dbref in text
         assert bob.assistant.script is not None
 
+    def test_two_assistants_of_one_name(self):
+        self.cmd("/create Bob=A grumpy guard.")
+        text = self.cmd("/create Bob=Another guard.")
+        assert "already exists" in text and "Use dbrefs" in text
+        bobs = [obj for obj in self.room1.contents if obj.key == "Bob"]
+        assert len(bobs) == 2
+        text = self.cmd("/status Bob")
+        assert "Several assistants are called 'Bob'" in text
+        assert all(bob.dbref in text for bob in bobs)
+        assert "Aria" not in text and self.aria.dbref not in text
+        assert f"Assistant Bob ({bobs[1].dbref})" in self.cmd(f"/status {bobs[1].dbref}")
+
     def test_create_bad_input(self):
         assert "name of 1-40 characters" in self.cmd("/create")
         assert "name of 1-40 characters" in self.cmd("/create 9lives")
