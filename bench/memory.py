@@ -107,6 +107,19 @@ class System:
         return sum(shares) / len(shares) if shares else 0.0
 
 
+def write_line(memory: AssistantMemory, line: Line) -> str:
+    """Write one line of the data set as a journal entry, with its speaker, time, place and
+    audience; returns the entry's id."""
+    return memory.add_entry(
+        line.text,
+        time=line.time,
+        speaker=line.speaker,
+        place=line.place,
+        audience=line.audience,
+        about=line.about,
+    )
+
+
 def _visible(line: Line, asker: str) -> bool:
     return line.audience is None or asker in line.audience
 
@@ -147,14 +160,7 @@ def write_conversations(
     for line in data.lines:
         while nights and nights[0] < line.time:
             memory.consolidate(now=nights.pop(0))
-        entry_id = memory.add_entry(
-            line.text,
-            time=line.time,
-            speaker=line.speaker,
-            place=line.place,
-            audience=line.audience,
-            about=line.about,
-        )
+        entry_id = write_line(memory, line)
         ids[entry_id] = line.index
     for night in nights:
         memory.consolidate(now=night)
@@ -360,16 +366,7 @@ def mixed_memory(total: int, data: Conversations) -> AssistantMemory:
     lines = data.lines[:journal]
     ids = []
     for line in lines:
-        ids.append(
-            memory.add_entry(
-                line.text,
-                time=line.time,
-                speaker=line.speaker,
-                place=line.place,
-                audience=line.audience,
-                about=line.about,
-            )
-        )
+        ids.append(write_line(memory, line))
     for n in range(memories):
         line = lines[n % len(lines)]
         memory.brain.long_term.add(
@@ -563,14 +560,7 @@ def dreaming_cost(quick: bool = False) -> Result:
     memory = AssistantMemory(ASSISTANT, model=model, config=config)
     lines = data.lines[:entries]
     for line in lines:
-        memory.add_entry(
-            line.text,
-            time=line.time,
-            speaker=line.speaker,
-            place=line.place,
-            audience=line.audience,
-            about=line.about,
-        )
+        write_line(memory, line)
     # each person gets a few more new observations than a profile needs; every fifth also has
     # some told in private, which are consolidated apart (a group of their own)
     minimum = config.entity_min_observations
