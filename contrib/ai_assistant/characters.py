@@ -36,6 +36,7 @@ class AssistantCharacterMixin:
         return AssistantHandler(self)
 
     def at_object_creation(self):
+        """Tag the character as an assistant, give it a persona and create its script."""
         super().at_object_creation()
         self.tags.add(ASSISTANT_TAG[0], category=ASSISTANT_TAG[1])
         if not self.db.persona:
@@ -43,15 +44,34 @@ class AssistantCharacterMixin:
         self.assistant.script  # created with its ticker
 
     def at_init(self):
+        """Learn who is in the room when the character is loaded."""
         super().at_init()
         self.assistant.refresh_presence()
 
     def at_post_move(self, source_location, move_type="move", **kwargs):
+        """Learn who is in the new room after moving.
+
+        Args:
+            source_location (Object): Where the character came from.
+            move_type (str, optional): How it moved.
+            **kwargs: Passed on to the parent hook.
+
+        """
         super().at_post_move(source_location, move_type=move_type, **kwargs)
         self.assistant.refresh_presence()
 
     def at_msg_receive(self, text=None, from_obj=None, **kwargs):
-        """Hear what this character is sent. Always lets the message through."""
+        """Hear what this character is sent. Always lets the message through.
+
+        Args:
+            text (str or tuple, optional): The message, or (message, options).
+            from_obj (Object or list, optional): Who sent it.
+            **kwargs: The message's other keywords, which may give its type.
+
+        Returns:
+            bool: Always True.
+
+        """
         try:
             self.assistant.receive(text, from_obj, kwargs)
         except Exception:

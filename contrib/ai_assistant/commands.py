@@ -56,7 +56,17 @@ SWITCHES_WITH_TARGET = (
 
 
 def progress_bar(done: int, total: int, width: int = PROGRESS_WIDTH) -> str:
-    """A text bar such as `[#####-----] 5/10`; "nothing to do" when there is nothing."""
+    """Draw a text progress bar such as `[#####-----] 5/10`.
+
+    Args:
+        done (int): How much is done.
+        total (int): How much there is in all.
+        width (int, optional): The bar's width in characters, brackets excluded.
+
+    Returns:
+        str: The bar, or "nothing to consolidate" when `total` is 0.
+
+    """
     if not total:
         return "nothing to consolidate"
     filled = int(width * done / total)
@@ -78,6 +88,13 @@ def render_table(columns: list[tuple[str, int]], rows: list) -> str:
 
     The widths (borders and padding included) add up to at most `WIDTH`, so the table fits an
     80-column client; longer cells wrap inside their column.
+
+    Args:
+        columns (list): (header, width) for each column.
+        rows (list): The rows, each a sequence of cells.
+
+    Returns:
+        str: The rendered table.
 
     """
     table = EvTable(*(f"|w{title}|n" for title, _ in columns))
@@ -176,6 +193,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         self.target = None
 
     def func(self):
+        """Run the switch given (default /list) on the assistant named, if any."""
         switch = self.switches[0] if self.switches else "list"
         if switch in SWITCHES_WITH_TARGET:
             self.target = self.find_target()
@@ -190,7 +208,12 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 self.msg(f"{self.target.key if self.target else 'Assistant'}: {err}")
 
     def find_target(self):
-        """The one assistant the arguments name, or None after saying why."""
+        """Find the one assistant the arguments name; say why when there is none.
+
+        Returns:
+            Object or None: The assistant, or None when none or several match.
+
+        """
         name = self.target_name
         if not name:
             self.msg(f"Name an assistant. Usage: {self.key}/{self.switches[0]} <name>")
@@ -208,11 +231,22 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
 
     @property
     def handler(self):
+        """The handler of the target assistant.
+
+        Returns:
+            AssistantHandler: `self.target.assistant`.
+
+        """
         return self.target.assistant
 
     def more(self, text: str) -> None:
         """Long output, paged with EvMore for a player; at once for a caller without a
-        session (a script, a headless demo), whom EvMore would show nothing."""
+        session (a script, a headless demo), whom EvMore would show nothing.
+
+        Args:
+            text (str): What to show.
+
+        """
         if self.caller.sessions.get():
             EvMore(self.caller, text)
         else:
@@ -221,6 +255,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
     # ---- switches -------------------------------------------------------------------------
 
     def do_list(self):
+        """Show every assistant in a table, and the usage when no switch was given."""
         assistants = find_assistants()
         if not assistants:
             self.msg("There are no assistants yet. Create one with @assistant/create <name>.")
@@ -233,6 +268,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             )
 
     def do_create(self):
+        """Create an assistant in the caller's room, with the persona after `=`."""
         name = self.target_name
         if not _NAME_RE.match(name):
             self.msg(
@@ -252,9 +288,11 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             self.msg(f"Note: an assistant of that name already exists: {listed}. Use dbrefs.")
 
     def do_status(self):
+        """Show the target assistant's status."""
         self.msg(self.format_status(self.target, self.handler.status()))
 
     def do_set(self):
+        """Show every setting of the assistant, one setting, or change one."""
         if not self.subkey:
             if self.rhs is not None:
                 self.msg("Usage: @assistant/set <name>/<key>=<value>, or @assistant/set <name>.")
@@ -277,6 +315,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             self.msg(f"{self.target.key}: {self.subkey} set to {value!r}.")
 
     def do_journal(self):
+        """Show the assistant's journal, newest first."""
         entries = self.handler.journal()
         if not entries:
             self.msg(f"{self.target.key}'s journal is empty.")
@@ -284,6 +323,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         self.more(self.format_journal(self.target, entries))
 
     def do_memory(self):
+        """Show the assistant's memories, or one of the memory views (/links, /people ...)."""
         view = self.subkey.lower()
         if view and view not in MEMORY_VIEWS:
             self.msg(
@@ -371,6 +411,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         )
 
     def do_core(self):
+        """Show the core memory, show one note, set a note or remove it."""
         if not self.subkey:
             items, tokens, budget = self.handler.core_memory()
             if not items:
@@ -394,6 +435,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         self.msg(f"{self.target.key}: core memory '{self.subkey}' set ({tokens}/{budget} tokens).")
 
     def do_sleep(self):
+        """Put the assistant to sleep for the hours and depth given (4 hours, light by default)."""
         words = (self.rhs or "").split()
         hours, depth = 4, "light"
         usage = "Usage: @assistant/sleep <name>[=<hours> [light|deep] [<reason>]], hours 1-24."
@@ -413,10 +455,12 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         self.msg(f"{self.target.key} is asleep ({depth}, {hours} h), starting with {phase}.")
 
     def do_wake(self):
+        """Wake the assistant now."""
         self.handler.wake((self.rhs or "").strip() or f"woken by {self.caller.key}")
         self.msg(f"{self.target.key} is awake.")
 
     def do_instruct(self):
+        """Give the assistant a builder instruction, handled on its next tick."""
         if self.rhs is None:
             self.msg("Usage: @assistant/instruct <name>=<instruction>")
             return
@@ -424,6 +468,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         self.msg(f"{self.target.key} received your instruction; it is handled on its next tick.")
 
     def do_tick(self):
+        """Run one tick now and say what it did."""
         report = self.handler.tick_now()
         name = self.target.key
         outcome = report.outcome
@@ -449,14 +494,17 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             )
 
     def do_pause(self):
+        """Pause the assistant: it keeps hearing but does not act."""
         self.handler.pause()
         self.msg(f"{self.target.key} is paused; it keeps hearing, and acts after resume.")
 
     def do_resume(self):
+        """Resume a paused assistant."""
         self.handler.resume()
         self.msg(f"{self.target.key} resumed.")
 
     def do_clear(self):
+        """Reset the assistant's error counts and last error."""
         self.handler.clear_errors()
         self.msg(f"{self.target.key}: error counts cleared.")
 
@@ -464,6 +512,15 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
 
     @staticmethod
     def format_spend(status) -> str:
+        """Describe the tokens spent this game day and this hour against their limits.
+
+        Args:
+            status (AssistantStatus): The assistant's status.
+
+        Returns:
+            str: The spend text, with a warning when a budget is used up.
+
+        """
         budget, spend = status.budget, status.spend
         parts = []
         for period, word in (("day", "game day"), ("hour", "hour")):
@@ -475,6 +532,15 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         return text + (f"; |rno model calls: {budget['spent']}|n" if budget.get("spent") else "")
 
     def format_list(self, assistants: list) -> str:
+        """Render a table with one row for each assistant.
+
+        Args:
+            assistants (list): The assistant characters.
+
+        Returns:
+            str: The table.
+
+        """
         rows = []
         for obj in assistants:
             status = obj.assistant.status()
@@ -491,6 +557,16 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         return render_table(columns, rows)
 
     def format_status(self, assistant, status) -> str:
+        """Render an assistant's status for `/status`.
+
+        Args:
+            assistant (Object): The assistant character.
+            status (AssistantStatus): Its status snapshot.
+
+        Returns:
+            str: The status text, one fact a line.
+
+        """
         usage = status.usage
         mode = status.mode + (" (paused)" if status.paused else "")
         if status.phase:
@@ -582,6 +658,16 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         return f"|wAssistant {assistant.key} ({assistant.dbref})|n\n" + "\n".join(lines)
 
     def format_options(self, assistant, rows: list) -> str:
+        """Render a table of an assistant's settings.
+
+        Args:
+            assistant (Object): The assistant character.
+            rows (list): (key, value, what is allowed) tuples, as `options()` returns them.
+
+        Returns:
+            str: A title and the table.
+
+        """
         table = render_table(
             [("key", 32), ("value", 22), ("allowed", 24)],
             [(key, crop(repr(value), 18), crop(allowed, 20)) for key, value, allowed in rows],
@@ -592,6 +678,16 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         )
 
     def format_journal(self, assistant, entries: list) -> str:
+        """Render a table of journal entries, newest first.
+
+        Args:
+            assistant (Object): The assistant character.
+            entries (list): The journal entries, oldest first.
+
+        Returns:
+            str: A title and the table.
+
+        """
         rows = []
         for entry in reversed(entries):
             source = entry["source_type"]
@@ -612,6 +708,17 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         )
 
     def format_memories(self, assistant, memories: list, title: str) -> str:
+        """Render a table of long-term memories.
+
+        Args:
+            assistant (Object): The assistant character.
+            memories (list): The memories, as dicts.
+            title (str): What the list is, shown in the title.
+
+        Returns:
+            str: A title and the table.
+
+        """
         rows = [
             (
                 memory["id"],
@@ -625,6 +732,17 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         return f"|w{assistant.key}'s long-term memory: {title}|n\n" + render_table(columns, rows)
 
     def format_recalled(self, assistant, items: list, title: str) -> str:
+        """Render a table of recalled memories with their scores and sources.
+
+        Args:
+            assistant (Object): The assistant character.
+            items (list): The `Recalled` items, best first.
+            title (str): What was searched for, shown in the title.
+
+        Returns:
+            str: A title and the table.
+
+        """
         rows = []
         for item in items:
             source = item.provenance.get("heard_from") or item.provenance.get("source_type")
@@ -640,6 +758,16 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         return f"|w{assistant.key} remembers, {title}|n\n" + render_table(columns, rows)
 
     def format_links(self, assistant, rows: list) -> str:
+        """Render a table of memory links, strongest first.
+
+        Args:
+            assistant (Object): The assistant character.
+            rows (list): (id, id, strength, text, text) tuples.
+
+        Returns:
+            str: A title and the table.
+
+        """
         table = [
             (f"{one}\n{other}", f"{strength:.2f}", f"{crop(text1, 60)}\n{crop(text2, 60)}")
             for one, other, strength, text1, text2 in rows
@@ -650,6 +778,18 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         )
 
     def format_people(self, assistant, profiles: list, detailed: bool) -> str:
+        """Render the people an assistant knows.
+
+        Args:
+            assistant (Object): The assistant character.
+            profiles (list): The profiles, as dicts.
+            detailed (bool): Show each profile's attributes and observations, not one
+                line a person.
+
+        Returns:
+            str: The text to show.
+
+        """
         if not detailed:
             rows = [
                 (
@@ -694,6 +834,16 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         return "\n".join(blocks)
 
     def format_reflections(self, assistant, entries: list) -> str:
+        """Render a table of reflections.
+
+        Args:
+            assistant (Object): The assistant character.
+            entries (list): The reflection entries, newest first.
+
+        Returns:
+            str: A title and the table.
+
+        """
         rows = [
             (
                 entry["id"],
@@ -707,6 +857,16 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         return f"|w{assistant.key}'s reflections, newest first|n\n" + render_table(columns, rows)
 
     def format_reviews(self, assistant, reviews: list) -> str:
+        """Render a table of the corrections made to an assistant's memory.
+
+        Args:
+            assistant (Object): The assistant character.
+            reviews (list): The corrections, newest first.
+
+        Returns:
+            str: A title and the table.
+
+        """
         rows = []
         for review in reviews:
             if review["action"] == "forget":
@@ -723,6 +883,18 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         )
 
     def format_core(self, assistant, items: dict, tokens: int, budget: int) -> str:
+        """Render a table of the core memory notes.
+
+        Args:
+            assistant (Object): The assistant character.
+            items (dict): The notes, by key.
+            tokens (int): The tokens the notes use.
+            budget (int): The token budget.
+
+        Returns:
+            str: A title and the table.
+
+        """
         rows = [
             (
                 name,
@@ -750,6 +922,7 @@ class CmdPageAssistant(CmdPage):
     MAX_CHARS = 2000
 
     def func(self):
+        """Page the assistants named, or fall back to the ordinary page for anyone else."""
         if "=" in self.args:
             targets, _, message = self.args.partition("=")
         else:
@@ -787,5 +960,6 @@ class AssistantCmdSet(CmdSet):
     key = "ai_assistant"
 
     def at_cmdset_creation(self):
+        """Add `@assistant` and the assistant-aware `page`."""
         self.add(CmdAssistant())
         self.add(CmdPageAssistant())

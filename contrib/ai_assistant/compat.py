@@ -28,7 +28,12 @@ import evennia
 
 
 def evennia_version() -> tuple[int, ...]:
-    """The running Evennia's version as numbers, e.g. `(6, 1, 0)`."""
+    """The running Evennia's version as numbers, e.g. `(6, 1, 0)`.
+
+    Returns:
+        tuple: The numeric parts of the version.
+
+    """
     release = evennia.__version__.split()[0]  # a development checkout appends its revision
     return tuple(int(part) for part in release.split(".") if part.isdigit())
 

@@ -310,7 +310,12 @@ class AssistantConfig(BaseModel):
         return self
 
     def trusts(self) -> dict[str, float]:
-        """The configured trust of each source (`memory.provenance`), plus `corroborated`."""
+        """The configured trust of each source (`memory.provenance`), plus `corroborated`.
+
+        Returns:
+            dict: Trust from 0 to 1, keyed by source (the `trust_` keys without the prefix).
+
+        """
         return {
             key.removeprefix("trust_"): getattr(self, key)
             for key in type(self).model_fields
@@ -318,12 +323,25 @@ class AssistantConfig(BaseModel):
         }
 
     def effective_model(self, game_model: str | None) -> str:
-        """The chat model to use: this config's, else the game's setting, else a default."""
+        """The chat model to use: this config's, else the game's setting, else a default.
+
+        Args:
+            game_model (str or None): The game's chat model setting.
+
+        Returns:
+            str: The model name ("gpt-4o-mini" when neither is set).
+
+        """
         return self.model or game_model or "gpt-4o-mini"
 
 
 def config_keys() -> list[str]:
-    """All valid configuration keys, sorted."""
+    """All valid configuration keys, sorted.
+
+    Returns:
+        list: The key names.
+
+    """
     return sorted(AssistantConfig.model_fields)
 
 
@@ -441,7 +459,12 @@ def parse_override(key: str, raw: str, current: dict | None = None) -> Any:
 
 
 def markdown_table() -> str:
-    """Every key as a Markdown table (docs/configuration.md is checked against this)."""
+    """Every key as a Markdown table (docs/configuration.md is checked against this).
+
+    Returns:
+        str: The table: key, default, what is allowed and meaning.
+
+    """
     rows = ["| key | default | allowed | meaning |", "| --- | --- | --- | --- |"]
     for key in config_keys():
         field = AssistantConfig.model_fields[key]

@@ -57,6 +57,13 @@ def model_pool(size: int = DEFAULT_MODEL_THREADS):
     while the portal starts a new one). An abandoned call's events stay queued, because events
     leave the queue only when a reply has arrived.
 
+    Args:
+        size (int, optional): The most threads the pool may have; a later call with another
+            size resizes it.
+
+    Returns:
+        ThreadPool: The pool.
+
     """
     global _pool
     if _pool is None:
@@ -86,17 +93,41 @@ class _AbandonedAtShutdown(ThreadPool):
 
 
 def in_thread(work: BlockingWork, threads_count: int = DEFAULT_MODEL_THREADS) -> defer.Deferred:
+    """Run blocking work in the model calls' thread pool.
+
+    Args:
+        work (callable): The blocking work, called with no arguments.
+        threads_count (int, optional): The pool's size.
+
+    Returns:
+        Deferred: Fires with the work's result, on the reactor thread.
+
+    """
     from twisted.internet import reactor
 
     return threads.deferToThreadPool(reactor, model_pool(threads_count), work)
 
 
 def inline(work: BlockingWork) -> defer.Deferred:
+    """Run blocking work now, in this thread (tests and headless runs).
+
+    Args:
+        work (callable): The work, called with no arguments.
+
+    Returns:
+        Deferred: Already fired with the work's result or its failure.
+
+    """
     return defer.maybeDeferred(work)
 
 
 def default_runner() -> Runner:
-    """Worker threads when the reactor runs (a live server), else inline."""
+    """Choose how blocking work runs: worker threads when the reactor runs, else inline.
+
+    Returns:
+        callable: `in_thread` on a live server, else `inline`.
+
+    """
     from twisted.internet import reactor
 
     return in_thread if reactor.running else inline
@@ -124,6 +155,13 @@ class StepQueue:
         return len(self._ready)
 
     def submit(self, func: Callable, *args: Any) -> None:
+        """Queue a call to run on a later reactor iteration, after those queued before it.
+
+        Args:
+            func (callable): What to call.
+            *args: Its arguments.
+
+        """
         self._ready.append((func, args))
         if not self._scheduled:
             self._scheduled = True

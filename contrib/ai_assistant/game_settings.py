@@ -26,47 +26,114 @@ from .driver import DEFAULT_MODEL_THREADS
 
 
 def base_url() -> str | None:
+    """The model endpoint's base URL (`AI_ASSISTANT_BASE_URL`).
+
+    Returns:
+        str or None: The URL, or None to use the SDK's `OPENAI_BASE_URL`.
+
+    """
     return getattr(settings, "AI_ASSISTANT_BASE_URL", None)
 
 
 def api_key() -> str | None:
+    """The model endpoint's API key (`AI_ASSISTANT_API_KEY`).
+
+    Returns:
+        str or None: The key, or None to use the SDK's `OPENAI_API_KEY`.
+
+    """
     return getattr(settings, "AI_ASSISTANT_API_KEY", None)
 
 
 def chat_model() -> str | None:
+    """The game's chat model (`AI_ASSISTANT_MODEL`).
+
+    Returns:
+        str or None: The model name, or None for the built-in default.
+
+    """
     return getattr(settings, "AI_ASSISTANT_MODEL", None)
 
 
 def embedding_model() -> str | None:
+    """The embeddings model (`AI_ASSISTANT_EMBEDDING_MODEL`).
+
+    Returns:
+        str or None: The model name, or None for lexical search only.
+
+    """
     return getattr(settings, "AI_ASSISTANT_EMBEDDING_MODEL", None)
 
 
 def game_defaults() -> dict | None:
+    """The game-wide configuration defaults for every assistant (`AI_ASSISTANT_DEFAULTS`).
+
+    Returns:
+        dict or None: Configuration values by key, or None when not set.
+
+    """
     return getattr(settings, "AI_ASSISTANT_DEFAULTS", None)
 
 
 def model_threads() -> int:
+    """How many worker threads make model calls (`AI_ASSISTANT_MODEL_THREADS`).
+
+    Returns:
+        int: The thread count.
+
+    """
     return getattr(settings, "AI_ASSISTANT_MODEL_THREADS", DEFAULT_MODEL_THREADS)
 
 
 def player_turns_per_minute() -> int:
+    """How many turns one player's lines may start a minute, across all assistants.
+
+    Read from `AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE`.
+
+    Returns:
+        int: The limit; 0 means no limit.
+
+    """
     return int(getattr(settings, "AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE", 10))
 
 
 def assistant_typeclass() -> str:
+    """The typeclass `@assistant/create` makes (`AI_ASSISTANT_TYPECLASS`).
+
+    Returns:
+        str: The typeclass path.
+
+    """
     return getattr(settings, "AI_ASSISTANT_TYPECLASS", "ai_assistant.characters.AssistantCharacter")
 
 
 def script_typeclass() -> str:
+    """The typeclass of each assistant's script (`AI_ASSISTANT_SCRIPT_TYPECLASS`).
+
+    Returns:
+        str: The typeclass path.
+
+    """
     return getattr(
         settings, "AI_ASSISTANT_SCRIPT_TYPECLASS", "ai_assistant.scripts.AssistantScript"
     )
 
 
 def time_factor() -> float:
+    """How many game seconds pass per real second (Evennia's `TIME_FACTOR`).
+
+    Returns:
+        float: The time factor (1.0 when not set).
+
+    """
     return float(getattr(settings, "TIME_FACTOR", 1.0))
 
 
 def secrets() -> list[str]:
-    """Values that must never be logged, stored or shown: the API keys in use."""
+    """Values that must never be logged, stored or shown: the API keys in use.
+
+    Returns:
+        list: The keys that are set (`AI_ASSISTANT_API_KEY` and `OPENAI_API_KEY`).
+
+    """
     return [key for key in (api_key(), os.environ.get("OPENAI_API_KEY")) if key]

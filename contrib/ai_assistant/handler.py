@@ -98,9 +98,21 @@ class EvenniaGameClock:
 
     @property
     def time_factor(self) -> float:
+        """How many game seconds pass per real second.
+
+        Returns:
+            float: The game's time factor from its settings.
+
+        """
         return game_settings.time_factor()
 
     def now(self) -> datetime:
+        """The current game time.
+
+        Returns:
+            datetime: The game's absolute time, in UTC.
+
+        """
         # imported here: the module reads the database when it is imported
         from evennia.utils import gametime
 
@@ -108,7 +120,15 @@ class EvenniaGameClock:
 
 
 def redacted(text) -> str:
-    """`text` without the API keys in use or anything shaped like a key."""
+    """Hide secrets in a text before it is shown or logged.
+
+    Args:
+        text (object): What to clean; it is turned into a string first.
+
+    Returns:
+        str: `text` without the API keys in use or anything shaped like a key.
+
+    """
     return redact(str(text), game_settings.secrets())
 
 
@@ -204,19 +224,44 @@ class AssistantHandler:
     # ---- what games override ---------------------------------------------------------------
 
     def make_world(self) -> World:
-        """What the tools act on. Override to give your assistants other means."""
+        """Build the world the tools act on. Override to give your assistants other means.
+
+        Returns:
+            World: A `CharacterWorld` for this character.
+
+        """
         return CharacterWorld(self.obj)
 
     def make_registry(self) -> ToolRegistry:
-        """The tools offered. Override to add or remove tools."""
+        """Build the set of tools offered to the model. Override to add or remove tools.
+
+        Returns:
+            ToolRegistry: The default tool registry.
+
+        """
         return default_registry()
 
     def make_long_term_store(self, memory_store) -> MemoryStore:
-        """Where long-term memories live. Override to plug in another `MemoryStore`."""
+        """Build the store where long-term memories live.
+
+        Override to plug in another `MemoryStore`.
+
+        Args:
+            memory_store (AttributeStore): The character's memory Attributes.
+
+        Returns:
+            MemoryStore: An `EmbeddedMemoryStore` kept in those Attributes.
+
+        """
         return EmbeddedMemoryStore(memory_store)
 
     def system_prompt_template(self) -> str:
-        """The rules the model is given, with `{name}` and `{persona}` to fill in."""
+        """The rules the model is given, with `{name}` and `{persona}` to fill in.
+
+        Returns:
+            str: The system prompt template.
+
+        """
         return SYSTEM_PROMPT
 
     # ---- parts -----------------------------------------------------------------------------
@@ -237,24 +282,55 @@ class AssistantHandler:
         return script
 
     def now(self) -> datetime:
+        """The current real time, from the handler's clock (the system clock by default).
+
+        Returns:
+            datetime: The current time.
+
+        """
         return (self.clock or SystemClock()).now()
 
     @property
     def persona(self) -> str:
+        """The character's persona text, or the default persona when none is set.
+
+        Returns:
+            str: The persona.
+
+        """
         return self.obj.db.persona or DEFAULT_PERSONA
 
     # ---- configuration ---------------------------------------------------------------------
 
     def overrides(self) -> dict:
-        """This assistant's own configuration overrides."""
+        """This assistant's own configuration overrides.
+
+        Returns:
+            dict: A copy of the overrides, keyed by configuration key.
+
+        """
         return dict(self.script.attributes.get(CONFIG_OVERRIDES) or {})
 
     def config(self) -> AssistantConfig:
-        """The resolved configuration. Raises ConfigError naming a bad key."""
+        """The resolved configuration: the game's defaults with this assistant's overrides.
+
+        Returns:
+            AssistantConfig: The configuration in force.
+
+        Raises:
+            ConfigError: Naming a bad key or value.
+
+        """
         return resolve_config(game_settings.game_defaults(), self.overrides())
 
     def checked_config(self) -> tuple[AssistantConfig, str | None]:
-        """The configuration, or the defaults and the reason when it is invalid."""
+        """The configuration, or the defaults and the reason when it is invalid.
+
+        Returns:
+            tuple: (AssistantConfig, error), where error is None or the reason (str) the
+                configuration was rejected and the defaults used instead.
+
+        """
         try:
             return self.config(), None
         except ConfigError as err:
@@ -333,6 +409,11 @@ class AssistantHandler:
         known to be present), pages "page" (from the contrib's `page`). An untyped notice from
         a character is logging in or out.
 
+        Args:
+            text (str or tuple): The message, or (message, options) with a "type" option.
+            from_obj (Object or list): Who sent it.
+            kwargs (dict): The other keywords of the message, which may hold "type".
+
         """
         speaker = from_obj[0] if isinstance(from_obj, (list, tuple)) and from_obj else from_obj
         if speaker is None or speaker is self.obj or not text:
@@ -409,7 +490,12 @@ class AssistantHandler:
         )
 
     def flush_heard(self) -> int:
-        """Write what was heard since the last tick to the event queue, in one write."""
+        """Write what was heard since the last tick to the event queue, in one write.
+
+        Returns:
+            int: How many events were queued.
+
+        """
         heard = self._heard
         if not heard:
             return 0
@@ -448,7 +534,12 @@ class AssistantHandler:
                     )
 
     def presence(self) -> set:
-        """Ids of the others in the room, as the assistant last knew them."""
+        """Ids of the others in the room, as the assistant last knew them.
+
+        Returns:
+            set: Object ids; the set itself, so callers may update it.
+
+        """
         if self._present is None:
             self.refresh_presence()
         return self._present
@@ -469,7 +560,12 @@ class AssistantHandler:
     # ---- ticking ---------------------------------------------------------------------------
 
     def tick_rate(self) -> int:
-        """Seconds between ticks in the current mode."""
+        """Seconds between ticks in the current mode.
+
+        Returns:
+            int: `tick_rate` when awake, `tick_rate_sleep` when asleep.
+
+        """
         config = self._brain.config if self._brain is not None else self.checked_config()[0]
         mode = self.script.attributes.get(MODE) or AWAKE
         return config.tick_rate if mode == AWAKE else config.tick_rate_sleep
@@ -561,7 +657,12 @@ class AssistantHandler:
     # ---- status ----------------------------------------------------------------------------
 
     def status(self) -> AssistantStatus:
-        """Everything `@assistant/status` shows, as one snapshot."""
+        """Everything `@assistant/status` shows, as one snapshot.
+
+        Returns:
+            AssistantStatus: The state, usage, errors and overrides of this assistant.
+
+        """
         config_error = self.checked_config()[1]
         self.flush_heard()
         script = self.script
@@ -583,7 +684,12 @@ class AssistantHandler:
     # ---- builder operations ----------------------------------------------------------------
 
     def options(self) -> list[tuple[str, object, str]]:
-        """Every setting with its current value: (key, value, what is allowed)."""
+        """Every setting with its current value.
+
+        Returns:
+            list: (key, value, what is allowed) tuples, starting with the persona.
+
+        """
         config = self.checked_config()[0]
         rows = [("persona", self.persona, f"text of 1-{MAX_PERSONA_CHARS} characters")]
         for key in config_keys():
@@ -637,6 +743,12 @@ class AssistantHandler:
     ) -> str:
         """Put the assistant to sleep now; a builder's order skips the assistant's safeguards.
 
+        Args:
+            hours (int, optional): How long to sleep, in hours.
+            depth (str, optional): "light" or "deep".
+            reason (str, optional): Why; the default names who ordered it.
+            by (str, optional): Who ordered it.
+
         Returns:
             str: The phase it starts in ("compacting" or "dreaming").
 
@@ -659,7 +771,15 @@ class AssistantHandler:
             raise AssistantError(str(refusal)) from None
 
     def wake(self, reason: str = "") -> None:
-        """Wake the assistant now. Raises AssistantError when it is not asleep."""
+        """Wake the assistant now.
+
+        Args:
+            reason (str, optional): Why it wakes (cut to 300 characters).
+
+        Raises:
+            AssistantError: It is not asleep.
+
+        """
         try:
             self.brain.lifecycle.wake_up(self.now(), (reason or "woken by a builder")[:300])
         except SleepRefused:
@@ -670,15 +790,26 @@ class AssistantHandler:
         self.script.attributes.add(PAUSED, True)
 
     def resume(self) -> None:
+        """Start acting again after a pause, and make sure the ticker runs."""
         self.script.attributes.add(PAUSED, False)
         self.script.ensure_ticker(self.tick_rate())
 
     @property
     def paused(self) -> bool:
+        """Whether the assistant is paused.
+
+        Returns:
+            bool: True when paused.
+
+        """
         return bool(self.script.attributes.get(PAUSED))
 
     def instruct(self, builder, text: str) -> None:
         """A builder's instruction, heard as a direct message with builder authority.
+
+        Args:
+            builder (Object): The builder giving it.
+            text (str): The instruction.
 
         Raises:
             AssistantError: Empty or over `MAX_INSTRUCTION_CHARS`.
@@ -695,6 +826,10 @@ class AssistantHandler:
 
     def tick_now(self) -> TickReport:
         """Run one tick now and report what it did.
+
+        Returns:
+            TickReport: The turn's outcome (if one finished), whether work is still running,
+                whether it is asleep, how many events wait, and any retry time.
 
         Raises:
             AssistantError: When the assistant is paused.
@@ -728,11 +863,24 @@ class AssistantHandler:
         brain.state.delete(LAST_TURN)
 
     def journal(self) -> list[dict]:
-        """Every journal entry, oldest first."""
+        """Every journal entry, oldest first.
+
+        Returns:
+            list: The entries, as dicts.
+
+        """
         return self.brain.journal.all()
 
     def recent_memories(self, limit: int = 50) -> list[dict]:
-        """The newest long-term memories, newest first."""
+        """The newest long-term memories, newest first.
+
+        Args:
+            limit (int, optional): How many at most.
+
+        Returns:
+            list: The memories, as dicts.
+
+        """
         return self.brain.long_term.recent(limit)
 
     def search_memory(self, query: str):
@@ -770,7 +918,15 @@ class AssistantHandler:
         return (self.runner or default_runner())(work).addCallback(ranked)
 
     def memory_links(self, limit: int = 50) -> list[tuple[str, str, float, str, str]]:
-        """The strongest links: (id, id, strength, text, text)."""
+        """The strongest links between memories.
+
+        Args:
+            limit (int, optional): How many at most.
+
+        Returns:
+            list: (id, id, strength, text, text) tuples; a missing memory's text is "?".
+
+        """
         brain = self.brain
         rows = []
         for one, other, strength in brain.links.all()[:limit]:
@@ -782,6 +938,12 @@ class AssistantHandler:
 
     def people(self, name: str | None = None) -> list[dict]:
         """Profiles (observations and attributes), or those whose name matches `name`.
+
+        Args:
+            name (str, optional): A name or key to match, case-insensitively; all when empty.
+
+        Returns:
+            list: The profiles, as dicts.
 
         Raises:
             AssistantError: Nobody of that name is known.
@@ -798,7 +960,15 @@ class AssistantHandler:
         return found
 
     def forget(self, memory_id: str, by: str, reason: str = "") -> list[str]:
-        """Forget a memory (a builder's correction, recorded); returns what was forgotten.
+        """Forget a memory (a builder's correction, recorded).
+
+        Args:
+            memory_id (str): The memory's id, e.g. j000012 or m000003.
+            by (str): Who decided.
+            reason (str, optional): Why.
+
+        Returns:
+            list: The ids of what was forgotten.
 
         Raises:
             AssistantError: No memory has that id.
@@ -817,6 +987,9 @@ class AssistantHandler:
             level (str): low, medium, high or a number from 0 to 1.
             by (str): Who decided.
 
+        Returns:
+            tuple: (the new trust, the trust that was set before or None).
+
         Raises:
             AssistantError: A bad id or level.
 
@@ -828,16 +1001,34 @@ class AssistantHandler:
             raise AssistantError(str(err)) from None
 
     def reviews(self, limit: int = 50) -> list[dict]:
-        """The latest recorded corrections (forgotten memories, trust settings), newest first."""
+        """The latest recorded corrections (forgotten memories, trust settings), newest first.
+
+        Args:
+            limit (int, optional): How many at most.
+
+        Returns:
+            list: The corrections, as dicts.
+
+        """
         return self.brain.review.history(limit)
 
     def reflections(self) -> list[dict]:
-        """The reflections in the journal, newest first."""
+        """The reflections in the journal, newest first.
+
+        Returns:
+            list: The reflection entries, as dicts.
+
+        """
         journal = self.brain.journal
         return [e for e in reversed(journal.all()) if journal.is_reflection(e)]
 
     def core_memory(self) -> tuple[dict, int, int]:
-        """The core memory: (items, tokens used, budget)."""
+        """The core memory and its size.
+
+        Returns:
+            tuple: (items, tokens used, token budget); items is a dict of notes by key.
+
+        """
         brain = self.brain
         return (
             brain.core_memory.items(),
@@ -846,7 +1037,14 @@ class AssistantHandler:
         )
 
     def set_core_memory(self, key: str, value: str) -> int:
-        """Set one core memory note; returns the block's tokens.
+        """Set one core memory note.
+
+        Args:
+            key (str): The note's name.
+            value (str): The note's text.
+
+        Returns:
+            int: The tokens the core memory block now uses.
 
         Raises:
             AssistantError: A bad key or value, or the block would exceed its budget.
@@ -870,8 +1068,15 @@ class AssistantHandler:
             raise AssistantError(str(full)) from None
 
     def remove_core_memory(self, key: str) -> None:
-        """Remove one core memory note (named as `core_memory()` lists it). Raises
-        AssistantError when there is none."""
+        """Remove one core memory note.
+
+        Args:
+            key (str): The note's name, as `core_memory()` lists it.
+
+        Raises:
+            AssistantError: There is no such note.
+
+        """
         if not self.brain.core_memory.remove((key or "").strip()):
             raise AssistantError(f"No core memory '{key}' to remove.")
 

@@ -48,6 +48,7 @@ class AssistantScript(DefaultScript):
     """Ticks one assistant character. Created by the character's handler."""
 
     def at_script_creation(self):
+        """Set the script's key and starting Attributes, and subscribe to the ticker."""
         self.key = "ai_assistant"
         self.desc = "AI assistant brain (ticks via TICKER_HANDLER)"
         self.persistent = True
@@ -65,21 +66,36 @@ class AssistantScript(DefaultScript):
 
     @property
     def ticker_idstring(self) -> str:
+        """The id that tells this script's ticker subscription apart.
+
+        Returns:
+            str: "ai_assistant_<script id>".
+
+        """
         return f"ai_assistant_{self.id}"
 
     def at_server_start(self):
+        """Re-subscribe to the ticker after a start or reload, at the current rate."""
         # after a start or reload: the ticker store restored our subscription; re-adding it
         # with the same arguments replaces it, and a changed rate is corrected here
         self.ensure_ticker()
 
     def at_script_delete(self):
+        """Remove the ticker subscription before the script is deleted.
+
+        Returns:
+            bool: Always True, so the deletion goes ahead.
+
+        """
         self.remove_ticker()
         return True
 
     def at_server_reload(self):
+        """Queue what the assistant heard before the server reloads."""
         self._flush_heard()
 
     def at_server_shutdown(self):
+        """Queue what the assistant heard before the server shuts down."""
         self._flush_heard()
 
     def _flush_heard(self) -> None:
@@ -88,7 +104,13 @@ class AssistantScript(DefaultScript):
             handler.flush_heard()
 
     def ensure_ticker(self, rate: int | None = None) -> None:
-        """Subscribe at `rate` (default: the assistant's current mode's), replacing any other."""
+        """Subscribe to the ticker at `rate`, replacing any other subscription.
+
+        Args:
+            rate (int, optional): Seconds between ticks; by default the rate of the
+                assistant's current mode.
+
+        """
         if rate is None:
             handler = getattr(self.obj, "assistant", None)
             rate = handler.tick_rate() if handler is not None else 5
@@ -101,6 +123,7 @@ class AssistantScript(DefaultScript):
         self._tick_offset = None
 
     def remove_ticker(self) -> None:
+        """Drop this script's ticker subscription, if it has one."""
         current = self.attributes.get(TICKER_SUBSCRIPTION)
         if not current:
             return
@@ -119,6 +142,13 @@ class AssistantScript(DefaultScript):
         work at its own offset within the interval, so a hundred assistants do not all take the
         reactor in the same instant.
 
+        Args:
+            *args: Passed by the ticker; unused.
+            **kwargs: Passed by the ticker; unused.
+
+        Returns:
+            None: Always.
+
         """
         offset = self.tick_offset()
         if offset:
@@ -133,6 +163,10 @@ class AssistantScript(DefaultScript):
         Remembered on the script instance, not read from Attributes or `ndb` (each such read
         goes through a handler, and an Attribute unpickles its value): the ticker calls every
         assistant on a rate in one reactor step. `ensure_ticker` and `remove_ticker` reset it.
+
+        Returns:
+            float: The delay in seconds; 0.0 when the reactor is not running or a test
+                drives the ticks.
 
         """
         if not reactor.running:
@@ -200,7 +234,13 @@ class AssistantScript(DefaultScript):
         done.addErrback(lambda failure: self.record_error("after a turn", failure.value))
 
     def record_error(self, where: str, err: BaseException) -> None:
-        """Count and log an error, secrets redacted."""
+        """Count and log an error, secrets redacted, and keep it as the last error.
+
+        Args:
+            where (str): What failed, e.g. "tick" or "turn".
+            err (BaseException): The error.
+
+        """
         message = redact(f"{type(err).__name__}: {err}", game_settings.secrets())
         self.attributes.add(TICK_ERRORS, (self.attributes.get(TICK_ERRORS) or 0) + 1)
         self.attributes.add(LAST_ERROR, f"{where}: {message[:300]}")

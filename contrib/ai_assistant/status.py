@@ -96,4 +96,10 @@ class AssistantStatus:
 
     @property
     def asleep(self) -> bool:
+        """Whether the assistant is asleep.
+
+        Returns:
+            bool: True when its mode is "sleep".
+
+        """
         return self.mode == "sleep"

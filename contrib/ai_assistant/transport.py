@@ -42,6 +42,12 @@ class SendAtOnceMixin:
     """Turns off Nagle's algorithm on the protocol's TCP connection as it is made."""
 
     def makeConnection(self, transport):
+        """Turn on TCP_NODELAY when the transport has it, then connect as usual.
+
+        Args:
+            transport (ITransport): The connection's transport.
+
+        """
         set_no_delay = getattr(transport, "setTcpNoDelay", None)
         if set_no_delay is not None:  # a TCP transport (not a pipe or a test's fake)
             set_no_delay(True)
@@ -59,6 +65,10 @@ def write_now(transport) -> None:
     runs its due timed calls before that poll. On a server whose timed calls include assistants'
     turn steps, a command's answer would wait out one such step before leaving.
 
+    Args:
+        transport (ITransport): The connection's transport; nothing is done unless it is
+            connected and can write.
+
     """
     do_write = getattr(transport, "doWrite", None)
     if do_write is None or not getattr(transport, "connected", False):
@@ -74,6 +84,17 @@ class PromptAMPClientProtocol(SendAtOnceMixin, AMPServerClientProtocol):
     sends to the portal (players' output) leaves as it is written."""
 
     def data_to_portal(self, command, sessid, **kwargs):
+        """Send data to the portal, then write it to the socket at once.
+
+        Args:
+            command (Command): The AMP command to send.
+            sessid (int): The session it is for.
+            **kwargs: The data to send.
+
+        Returns:
+            Deferred: What the parent's `data_to_portal` returns.
+
+        """
         sent = super().data_to_portal(command, sessid, **kwargs)
         write_now(self.transport)
         return sent
@@ -85,7 +106,12 @@ class PromptTelnetProtocol(SendAtOnceMixin, TelnetProtocol):
 
 
 def start_plugin_services(server):
-    """Evennia's server-plugin hook (`SERVER_SERVICES_PLUGIN_MODULES`): see `use_client_protocol`."""
+    """Evennia's server-plugin hook (`SERVER_SERVICES_PLUGIN_MODULES`): see `use_client_protocol`.
+
+    Args:
+        server (EvenniaServerService): The server service.
+
+    """
     use_client_protocol(server)
 
 

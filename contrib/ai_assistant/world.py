@@ -22,6 +22,15 @@ _SPEECH_RE = re.compile(r'"(?P<speech>.*)"\s*$', re.DOTALL)
 
 
 def plain(text) -> str:
+    """The text of a message, without colour codes or surrounding space.
+
+    Args:
+        text (str or tuple): The message, or (message, options).
+
+    Returns:
+        str: The plain text.
+
+    """
     if isinstance(text, (tuple, list)):
         text = text[0] if text else ""
     return plain_string(str(text or ""))
@@ -30,12 +39,29 @@ def plain(text) -> str:
 # a line said in a room reaches every assistant there as the same string: strip it once
 @lru_cache(maxsize=512)
 def plain_string(text: str) -> str:
+    """A string without colour codes or surrounding space (cached).
+
+    Args:
+        text (str): The string.
+
+    Returns:
+        str: The plain string.
+
+    """
     return strip_ansi(text).strip()
 
 
 @lru_cache(maxsize=512)
 def speech_of(plain: str) -> str:
-    """The quoted words of a say or whisper line, else the whole line."""
+    """The quoted words of a say or whisper line, else the whole line.
+
+    Args:
+        plain (str): The line, without colour codes.
+
+    Returns:
+        str: The speech.
+
+    """
     match = _SPEECH_RE.search(plain)
     return match.group("speech") if match else plain
 
@@ -74,9 +100,21 @@ class CharacterWorld:
         raise ToolError(f"no one called '{name}' is here. Present: {present}.")
 
     def say(self, text: str) -> None:
+        """Say something in the room, as the `say` command would.
+
+        Args:
+            text (str): What to say.
+
+        """
         self.character.at_say(text)
 
     def emote(self, action: str) -> None:
+        """Show an action to the room, starting with the character's name.
+
+        Args:
+            action (str): What the character does, e.g. "waves.".
+
+        """
         location = self.character.location
         if location:
             # the action rides in the mapping: text in the template itself would be parsed
@@ -88,11 +126,36 @@ class CharacterWorld:
             )
 
     def whisper(self, target: str, text: str) -> str:
+        """Whisper to one person in the room.
+
+        Args:
+            target (str): The person's name (a unique start of it is enough).
+            text (str): What to whisper.
+
+        Returns:
+            str: The key of the person whispered to.
+
+        Raises:
+            ToolError: No one, or several people, match `target`.
+
+        """
         receiver = self._find_present(target)
         self.character.at_say(text, whisper=True, receivers=[receiver])
         return receiver.key
 
     def look(self, target: str | None) -> str:
+        """Look at the room, or at something in it.
+
+        Args:
+            target (str or None): What to look at; None for the room.
+
+        Returns:
+            str: What the character sees, without colour codes.
+
+        Raises:
+            ToolError: Nothing here matches `target`.
+
+        """
         location = self.character.location
         if not location:
             return "You are nowhere."
@@ -105,16 +168,35 @@ class CharacterWorld:
         return plain(self.character.at_look(obj))
 
     def present(self) -> list[str]:
+        """The names of the other characters in the room.
+
+        Returns:
+            list: Their keys.
+
+        """
         return [obj.key for obj in self._others()]
 
     def present_people(self) -> list[tuple[str, str]]:
-        """(key, name) of everyone here: their dbref and their name."""
+        """The other characters in the room.
+
+        Returns:
+            list: (key, name) tuples: each one's dbref and name.
+
+        """
         return [(f"#{obj.id}", obj.key) for obj in self._others()]
 
     def entity_key(self, name: str) -> tuple[str, str]:
         """The key and name of a person: whoever is here by that name, else the one character
         in the game of that exact name, so an observation made while they are away lands in
-        the same profile; else their name alone."""
+        the same profile; else their name alone.
+
+        Args:
+            name (str): The person's name, as the model gave it.
+
+        Returns:
+            tuple: (key, name); the key is "#<id>" for a character, else "name:<name>".
+
+        """
         try:
             obj = self._find_present(name)
         except ToolError:
