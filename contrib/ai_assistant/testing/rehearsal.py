@@ -74,7 +74,8 @@ class RehearsalResponder:
 
         Structured requests, requests after tool results, summaries (no tools) and memory
         upkeep each get their own answer. Otherwise it answers the last event addressed to
-        it (say, whisper or remember what it was told), or calls `noop` when none is.
+        it with tool calls chosen by keyword (recall, a name, "remember", sleep, wait, ...),
+        or calls `noop` when no event is addressed to it.
 
         Args:
             request (dict): The request's JSON body.
