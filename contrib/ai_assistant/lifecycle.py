@@ -2,8 +2,8 @@
 The awake/sleep lifecycle: going to sleep (with its three safeguards), the wake conditions,
 waking, and scheduled sleep.
 
-State lives in the script's store under the names in `ai_assistant.state` (`operating_mode`, `sleep_phase`,
-`sleep_depth`, `scheduled_wake_time`, `sleep_cooldown_until`, `activity_since_wake`,
+State lives in the script's store under the names in `ai_assistant.state` (`operating_mode`,
+`sleep_phase`, `sleep_depth`, `scheduled_wake_time`, `sleep_cooldown_until`, `activity_since_wake`,
 `consolidation_progress`, ...). What a transition does outside the state (swapping the ticker,
 telling the character and the room) is the shell's `on_transition` callback.
 
