@@ -139,21 +139,55 @@ class Brain:
     # ---- blocking work: each runs in a worker thread and does HTTP only ---------------------
 
     def call_model(self, request: ChatRequest) -> BlockingWork:
-        """A chat completion, as blocking work returning a `ChatReply`."""
+        """A chat completion, as blocking work returning a `ChatReply`.
+
+        Args:
+            request (ChatRequest): What to send to the model.
+
+        Returns:
+            BlockingWork: A call to run in a worker thread; it returns a `ChatReply`.
+
+        """
         return partial(_complete, self.client_factory, request)
 
     def structured(self, request: ChatRequest, output_model) -> BlockingWork:
-        """A structured completion, as blocking work returning `(object, replies)`."""
+        """A structured completion, as blocking work returning `(object, replies)`.
+
+        Args:
+            request (ChatRequest): What to send to the model.
+            output_model: The pydantic model the answer must fit.
+
+        Returns:
+            BlockingWork: A call to run in a worker thread; it returns `(object, replies)`.
+
+        """
         return partial(_structured, self.client_factory, request, output_model)
 
     def embed(self, texts: list[str]) -> BlockingWork:
-        """Embeddings of `texts`, as blocking work returning a list of vectors."""
+        """Embeddings of `texts`, as blocking work returning a list of vectors.
+
+        Args:
+            texts (list): The texts to embed.
+
+        Returns:
+            BlockingWork: A call to run in a worker thread; it returns one vector per text.
+
+        """
         return partial(_embed, self.client_factory, self.embedding_model, texts)
 
     def semantic_search(self, query: str) -> BlockingWork | None:
         """The memories nearest `query` by embeddings, as blocking work returning
         (id, similarity) pairs; None when no embeddings model is configured. The query's
-        embedding and the similarity search both run in the worker thread."""
+        embedding and the similarity search both run in the worker thread.
+
+        Args:
+            query (str): What to search for.
+
+        Returns:
+            BlockingWork or None: A call returning `(id, similarity)` pairs; None without an
+                embeddings model or with an empty query.
+
+        """
         if not self.embedding_model or not query.strip():
             return None
         return partial(
@@ -169,7 +203,12 @@ class Brain:
 
     def recall_weights(self) -> RecallWeights:
         """How recall mixes its signals, from the configuration (made once: it never changes
-        for a brain, and every turn asks)."""
+        for a brain, and every turn asks).
+
+        Returns:
+            RecallWeights: The weights, cached after the first call.
+
+        """
         if self._weights is not None:
             return self._weights
         config = self.config
@@ -228,12 +267,24 @@ class Brain:
     # ---- usage and budget ---------------------------------------------------------------------
 
     def budget(self) -> TokenBudget:
+        """The token budget of this assistant, per game day and per real hour.
+
+        Returns:
+            TokenBudget: A view over this assistant's state with the configured limits.
+
+        """
         config = self.config
         return TokenBudget(self.state, config.token_budget_per_day, config.token_budget_per_hour)
 
     def record_reply(self, reply, now: datetime) -> None:
         """Count a reply: in the usage stats, per hour (the last week), and against the token
-        budget."""
+        budget.
+
+        Args:
+            reply (ChatReply): The model's reply, with its token usage.
+            now (datetime): The real time of the reply.
+
+        """
         self.usage().record_reply(reply)
         self.budget().add(reply.usage.prompt + reply.usage.completion, now, self.game_now(now))
         hours = dict(self.state.get(USAGE_BY_HOUR) or {})
@@ -249,20 +300,44 @@ class Brain:
         self.state.set(USAGE_BY_HOUR, hours)
 
     def usage_by_hour(self) -> dict[str, dict]:
-        """Model calls and tokens per real hour ("YYYY-MM-DDTHH"), the last week."""
+        """Model calls and tokens per real hour ("YYYY-MM-DDTHH"), the last week.
+
+        Returns:
+            dict: Hour -> {"calls", "prompt", "completion", "cached"} counts (a copy).
+
+        """
         return dict(self.state.get(USAGE_BY_HOUR) or {})
 
     def budget_spent(self, now: datetime) -> str | None:
-        """Why the model may not be called now (a budget is spent), or None."""
+        """Why the model may not be called now (a budget is spent), or None.
+
+        Args:
+            now (datetime): The real time; the game time is derived from it.
+
+        Returns:
+            str or None: The reason when a budget is spent, else None.
+
+        """
         return self.budget().exhausted(now, self.game_now(now))
 
     def usage(self) -> UsageStats:
-        """The usage stats, one object shared by everything this assistant runs."""
+        """The usage stats, one object shared by everything this assistant runs.
+
+        Returns:
+            UsageStats: Loaded from the state on first use, then reused.
+
+        """
         if self._usage is None:
             self._usage = UsageStats.load(self.state.get(USAGE))
         return self._usage
 
     def save_usage(self, usage: UsageStats | None = None) -> None:
+        """Store the usage stats in the assistant's state.
+
+        Args:
+            usage (UsageStats, optional): Stats to keep and save; by default the current ones.
+
+        """
         self._usage = usage or self.usage()
         self.state.set(USAGE, self._usage.model_dump())
 
@@ -270,7 +345,15 @@ class Brain:
 
     def prefix_messages(self, served: frozenset[str] | None = None) -> list[dict]:
         """What leads every request: the system prompt, then the core memory block (only the
-        notes the people served may know; None: all of them, as for counting the budget)."""
+        notes the people served may know; None: all of them, as for counting the budget).
+
+        Args:
+            served (frozenset, optional): Who the conversation serves; None: everyone.
+
+        Returns:
+            list: The system message, then the core memory message if there is one.
+
+        """
         messages = [system_prompt(self.name, self.persona, self.prompt_template)]
         core = self.core_memory.message(served)
         if core:
@@ -315,6 +398,15 @@ class Brain:
         )
 
     def request_tokens(self, request: ChatRequest) -> int:
+        """Count the tokens of a whole request: its messages and tool schemas.
+
+        Args:
+            request (ChatRequest): The request to count.
+
+        Returns:
+            int: The number of tokens.
+
+        """
         return self.counter.count_request(request.messages, request.tools)
 
     def tool_context(
@@ -364,26 +456,63 @@ class Brain:
 
     def fixed_tokens(self, scope: str = TURN) -> int:
         """Tokens every request in `scope` carries before any history: prompt, core memory and
-        the scope's tools."""
+        the scope's tools.
+
+        Args:
+            scope (str): Which set of tools the request carries (default: an awake turn's).
+
+        Returns:
+            int: The number of tokens.
+
+        """
         if scope not in self._tool_tokens:  # the schemas never change; checked every awake tick
             self._tool_tokens[scope] = self.counter.count_tools(self.registry.schemas(scope))
         return self.counter.count_messages(self.prefix_messages()) + self._tool_tokens[scope]
 
     def context_tokens(self, scope: str = TURN) -> int:
-        """Tokens of the next request without new messages (history read from its total)."""
+        """Tokens of the next request without new messages (history read from its total).
+
+        Args:
+            scope (str): Which set of tools the request carries (default: an awake turn's).
+
+        Returns:
+            int: The number of tokens.
+
+        """
         return self.fixed_tokens(scope) + self.history.tokens()
 
     def pending_tokens(self, pending: list[dict], scope: str = TURN) -> int:
         """Tokens of `build_request(pending, <scope's tools>)`, without re-counting the history:
-        equal to `request_tokens(...)` of that request, at a cost that does not grow with it."""
+        equal to `request_tokens(...)` of that request, at a cost that does not grow with it.
+
+        Args:
+            pending (list): Messages not yet in the history.
+            scope (str): Which set of tools the request carries (default: an awake turn's).
+
+        Returns:
+            int: The number of tokens.
+
+        """
         return self.context_tokens(scope) + sum(self.counter.count_message(m) for m in pending)
 
     def usage_ratio(self) -> float:
-        """How full the context is: `context_tokens() / max_context_tokens`."""
+        """How full the context is: `context_tokens() / max_context_tokens`.
+
+        Returns:
+            float: The ratio; 1.0 means the context is full.
+
+        """
         return self.context_tokens() / self.config.max_context_tokens
 
     def check_override(self, key: str, value) -> None:
         """Rules a configuration value must follow for this assistant, beyond its bounds.
+
+        Only `max_context_tokens` is checked: it must hold the fixed tokens plus room for a
+        conversation.
+
+        Args:
+            key (str): The configuration key.
+            value: The proposed value.
 
         Raises:
             ConfigError: Naming the key, the value and what is needed.
@@ -401,7 +530,15 @@ class Brain:
     # ---- status -----------------------------------------------------------------------------
 
     def status(self, now: datetime) -> AssistantStatus:
-        """What the core knows of this assistant now."""
+        """What the core knows of this assistant now.
+
+        Args:
+            now (datetime): The real time.
+
+        Returns:
+            AssistantStatus: Mode, phase, schedule, queue, context, memory and usage figures.
+
+        """
         state = self.state
         config = self.config
         cooldown = self.lifecycle.cooldown_remaining(now).total_seconds()
@@ -448,6 +585,12 @@ class Brain:
 
     @property
     def asleep(self) -> bool:
+        """Whether the assistant is asleep.
+
+        Returns:
+            bool: True when the lifecycle mode is sleep.
+
+        """
         return self.lifecycle.mode == SLEEP
 
 
@@ -463,6 +606,13 @@ def visible_history(history: list[dict], served: frozenset[str] | None) -> list[
     Messages of private conversations with others are left out; one note stands for each run
     of them, so the model knows only that one took place. A turn's messages share one audience,
     so a tool call and its result are always shown or left out together.
+
+    Args:
+        history (list): The stored history messages, oldest first.
+        served (frozenset or None): Who the conversation serves; None: everyone.
+
+    Returns:
+        list: The visible messages in wire format, with notes for hidden runs.
 
     """
     shown: list[dict] = []

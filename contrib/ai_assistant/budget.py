@@ -41,7 +41,16 @@ class TokenBudget:
 
     def spent(self, now: datetime, game_now: datetime) -> dict:
         """{"day": tokens this game day, "hour": tokens this real hour} (0 once a new one
-        began)."""
+        began).
+
+        Args:
+            now (datetime): The real time (picks the hour).
+            game_now (datetime): The game time (picks the day).
+
+        Returns:
+            dict: {"day": int, "hour": int}.
+
+        """
         spend = self.state.get(TOKEN_SPEND) or {}
         day, hour = self._periods(now, game_now)
         return {
@@ -50,7 +59,14 @@ class TokenBudget:
         }
 
     def add(self, tokens: int, now: datetime, game_now: datetime) -> None:
-        """Count tokens just spent."""
+        """Count tokens just spent, against the current game day and real hour.
+
+        Args:
+            tokens (int): How many tokens; 0 changes nothing.
+            now (datetime): The real time.
+            game_now (datetime): The game time.
+
+        """
         if not tokens:
             return
         spend = dict(self.state.get(TOKEN_SPEND) or {})
@@ -62,7 +78,16 @@ class TokenBudget:
         self.state.set(TOKEN_SPEND, spend)
 
     def exhausted(self, now: datetime, game_now: datetime) -> str | None:
-        """Why no more model calls may be made now, or None."""
+        """Why no more model calls may be made now, or None.
+
+        Args:
+            now (datetime): The real time.
+            game_now (datetime): The game time.
+
+        Returns:
+            str or None: Which budget is spent, or None when calls may go on.
+
+        """
         spent = self.spent(now, game_now)
         if self.per_day and spent["day"] >= self.per_day:
             return f"the day's budget of {self.per_day} tokens is spent"
@@ -71,7 +96,18 @@ class TokenBudget:
         return None
 
     def first_telling(self, now: datetime, game_now: datetime) -> bool:
-        """True the first time this is asked while spent, once per day or hour spent."""
+        """True the first time this is asked while spent, once per day or hour spent.
+
+        Used to say "the budget is spent" only once. Records that it was told.
+
+        Args:
+            now (datetime): The real time.
+            game_now (datetime): The game time.
+
+        Returns:
+            bool: True when a budget is spent and this period was not yet told.
+
+        """
         reason = self.exhausted(now, game_now)
         if reason is None:
             return False
@@ -106,6 +142,9 @@ class TurnRateLimiter:
             now (datetime): The time.
             per_minute (int): The limit; 0 for none.
 
+        Returns:
+            bool: True when the turn is allowed (and counted).
+
         """
         if per_minute <= 0:
             return True
@@ -118,7 +157,16 @@ class TurnRateLimiter:
         return True
 
     def tell_once(self, player: str, now: datetime) -> bool:
-        """True once a minute per player: whether to tell them they are being held back."""
+        """True once a minute per player: whether to tell them they are being held back.
+
+        Args:
+            player (str): The player's key.
+            now (datetime): The time.
+
+        Returns:
+            bool: True when they were not told in the last minute (now recorded as told).
+
+        """
         told = self._told.get(player)
         if told is not None and now - told < self.WINDOW:
             return False

@@ -8,7 +8,12 @@ from datetime import datetime, timedelta, timezone
 
 
 def utcnow() -> datetime:
-    """The current time, timezone-aware UTC."""
+    """The current time, timezone-aware UTC.
+
+    Returns:
+        datetime: Now, in UTC.
+
+    """
     return datetime.now(timezone.utc)
 
 
@@ -18,6 +23,12 @@ class SystemClock:
     time_factor = 1.0
 
     def now(self) -> datetime:
+        """The current real time.
+
+        Returns:
+            datetime: Now, timezone-aware UTC.
+
+        """
         return utcnow()
 
 
@@ -34,19 +45,49 @@ class ManualClock:
         self.time_factor = time_factor
 
     def now(self) -> datetime:
+        """The clock's time, which changes only through `advance`.
+
+        Returns:
+            datetime: The current time of this clock.
+
+        """
         return self._now
 
     def advance(self, seconds: float) -> datetime:
-        """Move the clock forward and return the new time."""
+        """Move the clock forward and return the new time.
+
+        Args:
+            seconds (float): How far to move it.
+
+        Returns:
+            datetime: The new time.
+
+        """
         self._now += timedelta(seconds=seconds)
         return self._now
 
 
 def to_iso(moment: datetime | None) -> str | None:
-    """Serialize a time for an Attribute (ISO 8601), keeping None."""
+    """Serialize a time for an Attribute (ISO 8601), keeping None.
+
+    Args:
+        moment (datetime or None): The time.
+
+    Returns:
+        str or None: The ISO 8601 string, or None when there is no time.
+
+    """
     return moment.isoformat() if moment else None
 
 
 def from_iso(text: str | None) -> datetime | None:
-    """Parse a time written by `to_iso`, keeping None."""
+    """Parse a time written by `to_iso`, keeping None.
+
+    Args:
+        text (str or None): An ISO 8601 string.
+
+    Returns:
+        datetime or None: The time, or None when the text is empty or None.
+
+    """
     return datetime.fromisoformat(text) if text else None

@@ -45,6 +45,27 @@ URGENT_PRIORITY = 8
 
 
 class Event(BaseModel):
+    """Something the assistant heard or was told, classified and scored, waiting in its queue.
+
+    Attributes:
+        id (int): Increasing within the queue.
+        type (str): say, whisper, page, emote, arrive, depart, instruction or notice.
+        speaker (str): Who (one line, at most 80 characters).
+        speaker_key (str, optional): The speaker's dbref.
+        text (str): What was said, on one line, possibly cut.
+        time (str): When, as an ISO string.
+        location (str, optional): Where.
+        classification (str): "direct_message", "direct_addressing" or "ambient".
+        urgent (bool): Whether it can wake a light sleeper and start a turn at once.
+        importance (int): A heuristic score from 1 to 10.
+        truncated_chars (int): How many characters were cut from the text.
+        from_assistant (bool): The speaker is another assistant.
+        metadata (dict): Extra flags, e.g. {"urgent": True}, {"priority": 9}.
+        audience (list, optional): Who may know what it says; None: public.
+        witnesses (list): Keys of those present.
+
+    """
+
     id: int
     type: EventType
     speaker: str
@@ -98,7 +119,16 @@ def event_audience(
 
 
 def mentions(text: str, names: list[str]) -> bool:
-    """True when `text` names any of `names` as a word (case-insensitive, '@name' too)."""
+    """True when `text` names any of `names` as a word (case-insensitive, '@name' too).
+
+    Args:
+        text (str): The text to search.
+        names (list): Names to look for; blank names are ignored.
+
+    Returns:
+        bool: True when one of the names appears as a whole word.
+
+    """
     for name in names:
         name = name.strip()
         if name and re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text, re.IGNORECASE):
@@ -107,6 +137,18 @@ def mentions(text: str, names: list[str]) -> bool:
 
 
 def classify(event_type: str, text: str, names: list[str]) -> str:
+    """Say how directly an event concerns the assistant.
+
+    Args:
+        event_type (str): The event's type.
+        text (str): What was said.
+        names (list): The assistant's names.
+
+    Returns:
+        str: "direct_message" for a whisper, page, instruction or notice;
+            "direct_addressing" for a say or emote naming the assistant; else "ambient".
+
+    """
     if event_type in DIRECT_TYPES:
         return DIRECT_MESSAGE
     if event_type in ("say", "emote") and mentions(text, names):
@@ -115,6 +157,16 @@ def classify(event_type: str, text: str, names: list[str]) -> str:
 
 
 def is_urgent(classification: str, metadata: dict) -> bool:
+    """Decide whether an event is urgent.
+
+    Args:
+        classification (str): The event's classification (see `classify`).
+        metadata (dict): The event's metadata.
+
+    Returns:
+        bool: True when it is direct, flagged "urgent", or has a "priority" of 8 or more.
+
+    """
     if classification in (DIRECT_MESSAGE, DIRECT_ADDRESSING):
         return True
     if metadata.get("urgent"):
@@ -124,7 +176,16 @@ def is_urgent(classification: str, metadata: dict) -> bool:
 
 
 def truncate(text: str, limit: int) -> tuple[str, int]:
-    """Cut `text` to `limit` characters with a note; returns (text, characters cut)."""
+    """Cut `text` to `limit` characters with a note.
+
+    Args:
+        text (str): The text.
+        limit (int): The most characters kept.
+
+    Returns:
+        tuple: `(text, cut)`: the text (with a note when cut) and how many characters were cut.
+
+    """
     if len(text) <= limit:
         return text, 0
     cut = len(text) - limit
@@ -220,6 +281,19 @@ class HeardLine(NamedTuple):
         witnesses: list[str] | None = None,
         room_speech_audience: str = "public",
     ) -> Event:
+        """Classify and score this line as an `Event` (see `make_event`).
+
+        Args:
+            event_id (int): The event's id.
+            assistant_names (list): The assistant's names.
+            max_chars (int): The most characters kept.
+            witnesses (list, optional): Keys of those present.
+            room_speech_audience (str): "public" or "present".
+
+        Returns:
+            Event: The event.
+
+        """
         return make_event(
             witnesses=witnesses,
             room_speech_audience=room_speech_audience,
@@ -258,12 +332,29 @@ class Speaker:
     importance: int = 3
 
     def as_dict(self) -> dict:
+        """The speaker as a plain dict.
+
+        Returns:
+            dict: Its fields by name.
+
+        """
         return asdict(self)
 
 
 def speakers_of(events: list[Event]) -> dict[str, Speaker]:
     """Who said something in `events` (lower-case name -> `Speaker`): arrivals, departures
-    and emotes are not speech, so they make no one a source of what the assistant writes."""
+    and emotes are not speech, so they make no one a source of what the assistant writes.
+
+    Events from assistants are skipped. A speaker heard more than once keeps the highest
+    importance, and is an instructor or addressed if any of their events was.
+
+    Args:
+        events (list): The events of one conversation.
+
+    Returns:
+        dict: Lower-case name -> `Speaker`.
+
+    """
     speakers: dict[str, Speaker] = {}
     for event in events:
         if event.type not in SPEECH_TYPES or event.from_assistant:
@@ -280,7 +371,18 @@ def speakers_of(events: list[Event]) -> dict[str, Speaker]:
 
 
 def triggers_model(event: Event, respond_to_ambient: bool, respond_to_assistants: bool) -> bool:
-    """Whether this event alone justifies a model call."""
+    """Whether this event alone justifies a model call.
+
+    Args:
+        event (Event): The event.
+        respond_to_ambient (bool): Whether ambient says and emotes start a turn.
+        respond_to_assistants (bool): Whether events from other assistants may start a turn.
+
+    Returns:
+        bool: True for an urgent event (or an ambient say/emote when allowed), unless it
+            comes from an assistant that is not answered or was held back by a rate limit.
+
+    """
     if event.from_assistant and not respond_to_assistants:
         return False
     if event.metadata.get("held_back"):
@@ -316,21 +418,48 @@ class EventQueue:
         self.store.set(self.KEY, json.dumps(queue, separators=(",", ":")))
 
     def peek(self) -> list[Event]:
+        """Read the pending events without removing them.
+
+        Returns:
+            list: The events, oldest first.
+
+        """
         return [Event.model_validate(data) for data in self._load()]
 
     def __len__(self) -> int:
         return len(self._load())
 
     def next_id(self, after: int = 0) -> int:
-        """A new id, increasing within the queue (and past `after`), costing no write."""
+        """A new id, increasing within the queue (and past `after`), costing no write.
+
+        Args:
+            after (int): The id must be greater than this.
+
+        Returns:
+            int: The largest of the current time in nanoseconds, the top id + 1, after + 1.
+
+        """
         top = max((item["id"] for item in self._load()), default=0)
         return max(time.time_ns(), top + 1, after + 1)
 
     def push(self, event: Event, max_pending: int) -> None:
+        """Append one event, then drop overflow (see `push_many`).
+
+        Args:
+            event (Event): The event.
+            max_pending (int): The most events the queue keeps.
+
+        """
         self.push_many([event], max_pending)
 
     def push_many(self, events: list[Event], max_pending: int) -> None:
-        """Append events in one write, then drop overflow (oldest ambient first)."""
+        """Append events in one write, then drop overflow (oldest ambient first).
+
+        Args:
+            events (list): The events to append.
+            max_pending (int): The most events the queue keeps; drops are counted.
+
+        """
         if not events:
             return
         queue = self._load()
@@ -345,7 +474,19 @@ class EventQueue:
             self.store.set(self.DROPPED, (self.store.get(self.DROPPED) or 0) + dropped)
 
     def remove(self, event_ids: set[int]) -> None:
+        """Remove events from the queue.
+
+        Args:
+            event_ids (set): Ids of the events to remove.
+
+        """
         self._save([item for item in self._load() if item["id"] not in event_ids])
 
     def dropped(self) -> int:
+        """How many events were dropped on overflow, in all.
+
+        Returns:
+            int: The count.
+
+        """
         return self.store.get(self.DROPPED) or 0

@@ -2,8 +2,8 @@
 The awake/sleep lifecycle: going to sleep (with its three safeguards), the wake conditions,
 waking, and scheduled sleep.
 
-State lives in the script's store under the names in `ai_assistant.state` (`operating_mode`, `sleep_phase`,
-`sleep_depth`, `scheduled_wake_time`, `sleep_cooldown_until`, `activity_since_wake`,
+State lives in the script's store under the names in `ai_assistant.state` (`operating_mode`,
+`sleep_phase`, `sleep_depth`, `scheduled_wake_time`, `sleep_cooldown_until`, `activity_since_wake`,
 `consolidation_progress`, ...). What a transition does outside the state (swapping the ticker,
 telling the character and the room) is the shell's `on_transition` callback.
 
@@ -57,12 +57,28 @@ class SleepRefused(Exception):
 
 @dataclass(frozen=True)
 class WakeCheck:
+    """The outcome of checking whether a sleeping assistant should wake.
+
+    Args:
+        should_wake (bool): True when a wake condition holds.
+        reason (str, optional): Which condition holds.
+        deferred (bool): True when the wake must wait because it is still compacting.
+
+    """
+
     should_wake: bool
     reason: str | None = None
     deferred: bool = False
 
 
 def empty_progress() -> dict:
+    """Consolidation progress before any sleep has started.
+
+    Returns:
+        dict: {"started_at": None, "total_entries": 0, "processed_entries": 0,
+            "completed": False}.
+
+    """
     return {"started_at": None, "total_entries": 0, "processed_entries": 0, "completed": False}
 
 
@@ -94,24 +110,59 @@ class Lifecycle:
 
     @property
     def mode(self) -> str:
+        """The current mode.
+
+        Returns:
+            str: "awake" or "sleep" (awake when never set).
+
+        """
         return self.state.get(MODE) or AWAKE
 
     @property
     def phase(self) -> str | None:
+        """The sleep phase.
+
+        Returns:
+            str or None: "compacting" or "dreaming" while asleep; None when awake.
+
+        """
         return self.state.get(PHASE)
 
     def cooldown_remaining(self, now: datetime) -> timedelta:
+        """How long until sleep is allowed again after the last wake.
+
+        Args:
+            now (datetime): The real time.
+
+        Returns:
+            timedelta: The time left; zero when there is no cooldown.
+
+        """
         until = from_iso(self.state.get(COOLDOWN_UNTIL))
         return max(until - now, timedelta(0)) if until else timedelta(0)
 
     def progress(self) -> dict:
+        """The consolidation progress of the current or last sleep.
+
+        Returns:
+            dict: A copy with "started_at", "total_entries", "processed_entries", "completed".
+
+        """
         return dict(self.state.get(PROGRESS) or empty_progress())
 
     # ---- going to sleep ---------------------------------------------------------------------
 
     def check_safeguards(self, now: datetime) -> None:
         """The three safeguards, in order: not already asleep, not too soon after waking, enough
-        activity since waking. Raises SleepRefused naming the one that failed."""
+        activity since waking.
+
+        Args:
+            now (datetime): The real time.
+
+        Raises:
+            SleepRefused: Naming the safeguard that failed.
+
+        """
         if self.mode == SLEEP:
             raise SleepRefused("Already in sleep mode.")
         remaining = self.cooldown_remaining(now)
@@ -130,7 +181,19 @@ class Lifecycle:
 
     @staticmethod
     def validate_request(hours, depth) -> tuple[int, str]:
-        """Check hours (1-24) and depth (light|deep). Raises SleepRefused naming the problem."""
+        """Check hours (1-24) and depth (light|deep).
+
+        Args:
+            hours (int): How long to sleep; a whole number from 1 to 24.
+            depth (str): "light" or "deep".
+
+        Returns:
+            tuple: `(hours, depth)` with hours as an int.
+
+        Raises:
+            SleepRefused: Naming the problem.
+
+        """
         if isinstance(hours, bool) or not isinstance(hours, (int, float)) or hours != int(hours):
             raise SleepRefused(f"Hours must be a whole number from {MIN_HOURS} to {MAX_HOURS}.")
         if not MIN_HOURS <= hours <= MAX_HOURS:
@@ -162,6 +225,12 @@ class Lifecycle:
             initiated_by (str): "tool", "builder" or "schedule".
             enforce_safeguards (bool): False for builders: only "already asleep" applies.
             wake_time (datetime, optional): Overrides now + hours (scheduled sleep).
+
+        Returns:
+            str: "compacting" when journal entries wait to be consolidated, else "dreaming".
+
+        Raises:
+            SleepRefused: When the request is invalid, has no reason, or a safeguard fails.
 
         """
         hours, depth = self.validate_request(hours, depth)
@@ -201,7 +270,16 @@ class Lifecycle:
 
     def check_wake_conditions(self, events: list[Event], now: datetime) -> WakeCheck:
         """The wake conditions, in order: the scheduled wake time, then an urgent event (light
-        sleep only). A wake while compacting is marked deferred."""
+        sleep only). A wake while compacting is marked deferred. Nothing is changed.
+
+        Args:
+            events (list): Pending events; urgent ones not from an assistant can wake it.
+            now (datetime): The real time.
+
+        Returns:
+            WakeCheck: Whether to wake, why, and whether the wake is deferred.
+
+        """
         deferred = self.phase == COMPACTING
         wake_time = from_iso(self.state.get(WAKE_TIME))
         if wake_time and now >= wake_time:
@@ -221,6 +299,13 @@ class Lifecycle:
         model keeps failing, compacting gives up after `compacting_give_up_minutes` of a held
         wake: the assistant wakes, and the entries not yet consolidated wait, untouched, for
         the next sleep.
+
+        Args:
+            events (list): Pending events.
+            now (datetime): The real time.
+
+        Returns:
+            WakeCheck: The check; `should_wake` and not `deferred` means it woke up.
 
         """
         if self.mode != SLEEP:
@@ -250,7 +335,16 @@ class Lifecycle:
         return check
 
     def wake_up(self, now: datetime, reason: str) -> None:
-        """Wake: cooldown, activity reset, sleep state cleared, schedule restored, awake mode."""
+        """Wake: cooldown, activity reset, sleep state cleared, schedule restored, awake mode.
+
+        Args:
+            now (datetime): The real time.
+            reason (str): Why it wakes (logged and passed to `on_transition`).
+
+        Raises:
+            SleepRefused: When it is not asleep.
+
+        """
         if self.mode != SLEEP:
             raise SleepRefused("Not asleep.")
         state = self.state
@@ -276,6 +370,7 @@ class Lifecycle:
         self._transition(AWAKE, reason, now)
 
     def finish_compacting(self) -> None:
+        """Mark consolidation complete and move the sleep on to the dreaming phase."""
         progress = self.progress()
         progress["completed"] = True
         self.state.set(PROGRESS, progress)
@@ -288,6 +383,12 @@ class Lifecycle:
 
         Checked from the awake tick: the schedule is enabled and not suspended, enough awake
         ticks have passed, and the game clock's hour is inside the sleep window.
+
+        Args:
+            game_now (datetime): The game clock's time.
+
+        Returns:
+            tuple: `(due, window_end)`; window_end (game time) is None when not due.
 
         """
         config = self.config
@@ -336,6 +437,7 @@ class Lifecycle:
         return True
 
     def count_awake_tick(self) -> None:
+        """Add one to the count of awake ticks since waking."""
         self.state.set(AWAKE_TICKS, (self.state.get(AWAKE_TICKS) or 0) + 1)
 
     # ---- transitions ------------------------------------------------------------------------
@@ -349,5 +451,10 @@ class Lifecycle:
 
     def log(self) -> ChunkedList:
         """Every transition, oldest first: {"mode", "at", "reason"} (a timeline of awake and
-        asleep)."""
+        asleep).
+
+        Returns:
+            ChunkedList: The transition log, kept in the state.
+
+        """
         return ChunkedList(self.state, MODE_LOG, 100)

@@ -125,6 +125,12 @@ class AssistantMemory:
 
     @property
     def journal(self) -> Journal:
+        """The assistant's journal, where entries are written before consolidation.
+
+        Returns:
+            Journal: The brain's journal.
+
+        """
         return self.brain.journal
 
     def add_entry(
@@ -198,7 +204,20 @@ class AssistantMemory:
         place: str | None = None,
         audience: Iterable[str] | None = None,
     ) -> str:
-        """Note something about a person; returns the observation's id (`o3`)."""
+        """Note something about a person; returns the observation's id (`o3`).
+
+        Args:
+            person (str): Who the observation is about (a name).
+            text (str): What was observed.
+            time (datetime): When (timezone-aware).
+            speaker (str, optional): Who said it; without one it counts as observed.
+            place (str, optional): Where.
+            audience (list, optional): Who may know it (names or keys); None for public.
+
+        Returns:
+            str: The observation's id.
+
+        """
         source = OBSERVED
         if speaker:
             source = spoken_source(
@@ -291,19 +310,39 @@ class AssistantMemory:
         )
 
     def memories(self) -> list[dict]:
-        """Every long-term memory, oldest first."""
+        """Every long-term memory, oldest first.
+
+        Returns:
+            list: The memories as dicts.
+
+        """
         return self.brain.long_term.all()
 
     def links(self) -> list[tuple[str, str, float]]:
-        """Every memory link once, strongest first."""
+        """Every memory link once, strongest first.
+
+        Returns:
+            list: `(id, id, strength)` tuples.
+
+        """
         return self.brain.links.all()
 
     def people(self) -> list[dict]:
-        """Every profile: observations and attributes."""
+        """Every profile: observations and attributes.
+
+        Returns:
+            list: The profiles as dicts.
+
+        """
         return self.brain.entities.profiles()
 
     def reflections(self) -> list[dict]:
-        """The reflections in the journal, oldest first."""
+        """The reflections in the journal, oldest first.
+
+        Returns:
+            list: The reflection entries as dicts.
+
+        """
         return [entry for entry in self.brain.journal.all() if Journal.is_reflection(entry)]
 
 

@@ -57,6 +57,18 @@ def system_prompt(name: str, persona: str, template: str = SYSTEM_PROMPT) -> dic
 
 
 def render_event(event: Event) -> str:
+    """Render one event as an `<event>` tag for the prompt.
+
+    The tag carries its type, speaker and time, and `to_you` when it is not ambient. The
+    speaker and text are made safe for the prompt.
+
+    Args:
+        event (Event): The event.
+
+    Returns:
+        str: The rendered tag.
+
+    """
     attrs = f'type="{event.type}" from="{for_prompt(event.speaker)}" time="{event.time[:19]}"'
     if event.classification != "ambient":
         attrs += f' to_you="{event.classification}"'

@@ -77,6 +77,12 @@ class LoopResult:
 
     @property
     def failed_before_any_reply(self) -> bool:
+        """Whether the conversation failed before the model answered even once.
+
+        Returns:
+            bool: True when there is an error and no model call succeeded.
+
+        """
         return self.error is not None and self.model_calls == 0
 
 

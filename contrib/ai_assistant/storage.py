@@ -63,6 +63,16 @@ class AttributeStore:
         self.category = category
 
     def get(self, key, default=None):
+        """Read the value stored under `key`, as plain Python data.
+
+        Args:
+            key (str): The Attribute key.
+            default: What to return when nothing (or None) is stored.
+
+        Returns:
+            The stored value, or `default`.
+
+        """
         value = self.obj.attributes.get(key, category=self.category)
         return default if value is None else deserialize(value)
 
@@ -73,6 +83,10 @@ class AttributeStore:
         each in its own savepoint, and a turn writes about ten values on the reactor thread).
         The Attribute cache keeps the same object, so readers see the new value at once.
         New values, string Attributes and writes from other threads go through Evennia.
+
+        Args:
+            key (str): The Attribute key.
+            value: The value to store.
 
         """
         attr = self.obj.attributes.get(key, category=self.category, return_obj=True)
@@ -87,4 +101,10 @@ class AttributeStore:
         _update_value(attr)
 
     def delete(self, key):
+        """Remove the value stored under `key`.
+
+        Args:
+            key (str): The Attribute key.
+
+        """
         self.obj.attributes.remove(key, category=self.category)

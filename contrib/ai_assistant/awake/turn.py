@@ -65,6 +65,16 @@ class TurnOutcome:
 
     @classmethod
     def of(cls, events: list[Event], loop: LoopResult) -> "TurnOutcome":
+        """Build an outcome from the turn's events and its conversation loop's result.
+
+        Args:
+            events (list): The events the turn answered.
+            loop (LoopResult): What the conversation loop did.
+
+        Returns:
+            TurnOutcome: With the loop's calls, stop reason, error and token counts.
+
+        """
         return cls(
             events=events,
             model_calls=loop.model_calls,
@@ -77,6 +87,13 @@ class TurnOutcome:
         )
 
     def summary(self) -> dict:
+        """A short record of the turn, for the status and the log.
+
+        Returns:
+            dict: Counts of events and model calls, tool names, stop reason, the error
+                (redacted) and what was recalled.
+
+        """
         return {
             "events": len(self.events),
             "model_calls": self.model_calls,
@@ -88,7 +105,15 @@ class TurnOutcome:
 
 
 def turn_policy(brain: Brain) -> StopPolicy:
-    """How an awake turn runs: the turn's tools, the configured limits."""
+    """How an awake turn runs: the turn's tools, the configured limits.
+
+    Args:
+        brain (Brain): The assistant.
+
+    Returns:
+        StopPolicy: The awake turn's tool scope and its iteration and tool-call limits.
+
+    """
     config = brain.config
     return StopPolicy(
         scope=TURN,
@@ -99,6 +124,16 @@ def turn_policy(brain: Brain) -> StopPolicy:
 
 
 def needs_emergency_compaction(brain: Brain) -> bool:
+    """Whether the history must be compacted before the next turn.
+
+    Args:
+        brain (Brain): The assistant.
+
+    Returns:
+        bool: True when compaction is enabled, there is history, and the context is at or
+            above the emergency threshold.
+
+    """
     config = brain.config
     return (
         config.compact_enabled

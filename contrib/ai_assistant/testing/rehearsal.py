@@ -70,6 +70,20 @@ class RehearsalResponder:
         self.requests = 0
 
     def respond(self, request: dict) -> Reply:
+        """Answer a chat request by rule, with no model.
+
+        Structured requests, requests after tool results, summaries (no tools) and memory
+        upkeep each get their own answer. Otherwise it answers the last event addressed to
+        it with tool calls chosen by keyword (recall, a name, "remember", sleep, wait, ...),
+        or calls `noop` when no event is addressed to it.
+
+        Args:
+            request (dict): The request's JSON body.
+
+        Returns:
+            Reply: The reply.
+
+        """
         self.requests += 1
         messages = request.get("messages", [])
         if request.get("response_format"):

@@ -40,6 +40,19 @@ class ScriptedModel:
         return self
 
     def complete(self, request):
+        """Record the request and give the next scripted answer.
+
+        Args:
+            request (ChatRequest): The request.
+
+        Returns:
+            ChatReply: The next scripted reply.
+
+        Raises:
+            LLMError: When the next scripted answer is an error (it is raised as it is).
+            ScriptError: When no answer is left.
+
+        """
         self.requests.append(request)
         if not self.answers:
             last = (request.messages or [{}])[-1].get("content")
@@ -52,6 +65,16 @@ class ScriptedModel:
         return answer
 
     def embed(self, model, texts):
+        """Record the texts and embed them with `bag_of_words_embedding`.
+
+        Args:
+            model (str): Ignored.
+            texts (list): The texts.
+
+        Returns:
+            list: One vector per text.
+
+        """
         self.embedded.append(list(texts))
         return [bag_of_words_embedding(text) for text in texts]
 

@@ -38,10 +38,33 @@ class Reply:
 
 
 class Responder(Protocol):
-    def respond(self, request: dict) -> Reply: ...
+    """Anything that decides the local model server's answer to a chat request."""
+
+    def respond(self, request: dict) -> Reply:
+        """Decide the answer to one chat request.
+
+        Args:
+            request (dict): The request's JSON body.
+
+        Returns:
+            Reply: The answer to send.
+
+        """
+        ...
 
 
 def completion(message: dict, finish_reason: str, model: str = "local") -> dict:
+    """Wrap an assistant message in a chat completion body with one choice.
+
+    Args:
+        message (dict): The assistant message.
+        finish_reason (str): e.g. "stop" or "tool_calls".
+        model (str): The model name to report.
+
+    Returns:
+        dict: The completion body (without usage).
+
+    """
     return {
         "id": "chatcmpl-local",
         "object": "chat.completion",
@@ -52,13 +75,34 @@ def completion(message: dict, finish_reason: str, model: str = "local") -> dict:
 
 
 def tool_call(name: str, arguments: Any = None, call_id: str | None = None) -> dict:
-    """A tool call for `tool_reply`; `arguments` may be a dict or raw (possibly bad) JSON text."""
+    """A tool call for `tool_reply`; `arguments` may be a dict or raw (possibly bad) JSON text.
+
+    Args:
+        name (str): The tool's name.
+        arguments (dict or str, optional): Its arguments; a string is sent as it is.
+        call_id (str, optional): The call's id; `tool_reply` makes one when None.
+
+    Returns:
+        dict: The tool call.
+
+    """
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments or {})
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 def tool_reply(*calls: dict, content: str | None = None, finish_reason: str = "tool_calls"):
+    """A reply in which the model calls tools.
+
+    Args:
+        *calls (dict): Tool calls made with `tool_call`; missing ids are filled in.
+        content (str, optional): Text sent along with the calls.
+        finish_reason (str): The finish reason to report.
+
+    Returns:
+        Reply: The scripted reply.
+
+    """
     numbered = [
         {**call, "id": call["id"] or f"call_{index}_{time.monotonic_ns()}"}
         for index, call in enumerate(calls)
@@ -68,19 +112,58 @@ def tool_reply(*calls: dict, content: str | None = None, finish_reason: str = "t
 
 
 def text_reply(text: str, finish_reason: str = "stop") -> Reply:
+    """A reply in which the model answers with text.
+
+    Args:
+        text (str): The answer.
+        finish_reason (str): The finish reason to report.
+
+    Returns:
+        Reply: The scripted reply.
+
+    """
     return Reply(body=completion({"role": "assistant", "content": text}, finish_reason))
 
 
 def refusal_reply(text: str) -> Reply:
+    """A reply in which the model refuses (no content, a `refusal` field).
+
+    Args:
+        text (str): The refusal.
+
+    Returns:
+        Reply: The scripted reply.
+
+    """
     message = {"role": "assistant", "content": None, "refusal": text}
     return Reply(body=completion(message, "stop"))
 
 
 def error_reply(status: int, message: str = "scripted error") -> Reply:
+    """A reply that is an HTTP error.
+
+    Args:
+        status (int): The HTTP status code.
+        message (str): The error message.
+
+    Returns:
+        Reply: The scripted reply.
+
+    """
     return Reply(status=status, error_message=message)
 
 
 def slow(reply: Reply, seconds: float) -> Reply:
+    """Make a reply wait before it is sent.
+
+    Args:
+        reply (Reply): The reply; it is changed in place.
+        seconds (float): The delay.
+
+    Returns:
+        Reply: The same reply.
+
+    """
     reply.delay = seconds
     return reply
 
@@ -106,10 +189,29 @@ class ScriptedResponder:
     unexpected: list = field(default_factory=list)
 
     def add(self, *replies: Reply) -> "ScriptedResponder":
+        """Queue replies, to be sent in order.
+
+        Args:
+            *replies (Reply): The replies.
+
+        Returns:
+            ScriptedResponder: Itself, so calls can be chained.
+
+        """
         self.replies.extend(replies)
         return self
 
     def respond(self, request: dict) -> Reply:
+        """Record the request and answer with the next queued reply.
+
+        Args:
+            request (dict): The request's JSON body.
+
+        Returns:
+            Reply: The next reply, or an HTTP 500 error when none is left (then the request
+                is also remembered as unexpected).
+
+        """
         self.requests.append(request)
         if not self.replies:
             self.unexpected.append(request)
@@ -136,7 +238,15 @@ EMBEDDING_DIMENSIONS = 64
 
 def bag_of_words_embedding(text: str) -> list[float]:
     """A deterministic stand-in embedding: words hashed into 64 buckets, normalised, so texts
-    sharing words are similar."""
+    sharing words are similar. Words of one or two characters are ignored.
+
+    Args:
+        text (str): The text.
+
+    Returns:
+        list: 64 floats of unit length (all zeros when no word counts).
+
+    """
     vector = [0.0] * EMBEDDING_DIMENSIONS
     for word in re.findall(r"[a-z0-9]+", text.lower()):
         if len(word) > 2:
@@ -168,10 +278,25 @@ class LocalModelServer:
 
     @property
     def base_url(self) -> str:
+        """The address to give the `openai` SDK; only valid after `start()`.
+
+        Returns:
+            str: `http://127.0.0.1:<port>/v1`.
+
+        """
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
 
     def start(self) -> "LocalModelServer":
+        """Start serving on a free port in a daemon thread.
+
+        It answers `POST .../chat/completions` with the responder and `POST .../embeddings`
+        with bag-of-words embeddings; anything else gets 404.
+
+        Returns:
+            LocalModelServer: Itself.
+
+        """
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -217,6 +342,7 @@ class LocalModelServer:
         return self
 
     def stop(self) -> None:
+        """Shut the server down and close its socket; does nothing when it is not running."""
         if self._httpd:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -287,6 +413,19 @@ class ResponderClient:
         return self  # serves as a brain's `client_factory` too
 
     def complete(self, request):
+        """Answer a chat request in process, as the local server would.
+
+        Args:
+            request (ChatRequest): The request.
+
+        Returns:
+            ChatReply: The parsed reply, with usage counted by the offline tokenizer when the
+                responder gave none.
+
+        Raises:
+            LLMError: A server error, when the responder's reply is an HTTP error.
+
+        """
         from openai.types.chat import ChatCompletion
 
         from ..llm.client import SERVER_ERROR, LLMError, _to_reply
@@ -317,4 +456,14 @@ class ResponderClient:
         return _to_reply(ChatCompletion.model_validate(completion), 0.0)
 
     def embed(self, model, texts):
+        """Embed texts with `bag_of_words_embedding`.
+
+        Args:
+            model (str): Ignored.
+            texts (list): The texts.
+
+        Returns:
+            list: One vector per text.
+
+        """
         return [bag_of_words_embedding(str(text)) for text in texts]
