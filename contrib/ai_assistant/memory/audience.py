@@ -30,17 +30,42 @@ NOBODY = "<nobody>"
 
 
 def person_key(speaker_key: str | None, name: str) -> str:
-    """The key a person is known by: their dbref, else their lower-case name."""
+    """The key a person is known by: their dbref, else their lower-case name.
+
+    Args:
+        speaker_key (str, optional): Their dbref (`#12`), if known.
+        name (str): Their name.
+
+    Returns:
+        str: The dbref, or `name:` followed by the name in lower case.
+
+    """
     return speaker_key or f"name:{name.strip().lower()}"
 
 
 def private_to(*keys: str) -> list[str]:
-    """An audience of exactly these people."""
+    """An audience of exactly these people.
+
+    Args:
+        *keys (str): The people's keys.
+
+    Returns:
+        list: The keys, sorted, without duplicates.
+
+    """
     return sorted(set(keys))
 
 
 def served_by(keys: Iterable[str]) -> frozenset[str]:
-    """The people a conversation serves, as `visible` expects them."""
+    """The people a conversation serves, as `visible` expects them.
+
+    Args:
+        keys (iterable): The people's keys; empty ones are skipped.
+
+    Returns:
+        frozenset: The keys, or `{NOBODY}` when there are none (only public memories show).
+
+    """
     served = frozenset(key for key in keys if key)
     return served or frozenset({NOBODY})
 
@@ -81,7 +106,17 @@ def narrowest(audiences: Iterable[Audience]) -> Audience:
 
 
 def label(audience: Audience, names: dict[str, str] | None = None) -> str:
-    """A few words for builders: "public", "private to Bob", "builders only"."""
+    """A few words for builders: "public", "private to Bob", "builders only".
+
+    Args:
+        audience (list or None): The audience.
+        names (dict, optional): Display names keyed by person key; a key without one is
+            shown without its `name:` prefix.
+
+    Returns:
+        str: The label.
+
+    """
     if audience is None:
         return "public"
     if not audience:

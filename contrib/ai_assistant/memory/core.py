@@ -52,7 +52,16 @@ class CoreMemory:
         return dict(self.store.get(KEY) or {})
 
     def items(self, served: frozenset[str] | None = None) -> dict[str, dict]:
-        """The notes a conversation serving `served` may see, by name (None: all of them)."""
+        """The notes a conversation serving `served` may see, by name (None: all of them).
+
+        Args:
+            served (frozenset, optional): Who the conversation serves. None lists every note,
+                keyed by its stored slot (a private note's name carries its audience).
+
+        Returns:
+            dict: The notes (`key`, `value`, `recorded`, `audience`), keyed by name.
+
+        """
         items = {}
         for slot, item in self._stored().items():
             if visible(item.get("audience"), served):
@@ -61,6 +70,15 @@ class CoreMemory:
 
     @staticmethod
     def render_items(items: dict[str, dict]) -> str:
+        """The block's text: a header, then one escaped `- name: value` line per note.
+
+        Args:
+            items (dict): Notes keyed by name, as `items()` returns them.
+
+        Returns:
+            str: The text, notes sorted by name.
+
+        """
         # escaped like every other text in a prompt: a note is data even in a system message
         lines = [HEADER] + [
             f"- {for_prompt(key)}: {for_prompt(item['value'])}"
@@ -75,6 +93,9 @@ class CoreMemory:
             served (frozenset, optional): Who the conversation serves: only the notes they
                 may know ride in it. None: every note (as a builder sees them).
 
+        Returns:
+            dict or None: A system message, or None when no note is visible.
+
         """
         items = self.items(served)
         if not items:
@@ -82,18 +103,44 @@ class CoreMemory:
         return {"role": "system", "content": self.render_items(items)}
 
     def tokens_of(self, items: dict[str, dict]) -> int:
+        """Count the tokens of a block made of these notes.
+
+        Args:
+            items (dict): Notes keyed by name.
+
+        Returns:
+            int: The tokens of the rendered message (0 when there are no notes).
+
+        """
         if not items:
             return 0
         return self.counter.count_message({"role": "system", "content": self.render_items(items)})
 
     def tokens(self) -> int:
-        """Tokens of the whole block (every note), which the budget bounds."""
+        """Tokens of the whole block (every note), which the budget bounds.
+
+        Returns:
+            int: The token count.
+
+        """
         return self.tokens_of(self._stored())
 
     def set(
         self, key: str, value: str, now: datetime, budget: int, audience: Audience = None
     ) -> int:
         """Set `key` for `audience`; returns the block's tokens.
+
+        Nothing is stored when the change is refused.
+
+        Args:
+            key (str): The note's name.
+            value (str): The note's text.
+            now (datetime): When it is recorded.
+            budget (int): The most tokens the whole block may use.
+            audience (list, optional): Who may know the note; None for public.
+
+        Returns:
+            int: The block's tokens after the change.
 
         Raises:
             CoreMemoryFull: With the numbers, when the block would exceed `budget`.
@@ -125,6 +172,9 @@ class CoreMemory:
             audience (list, optional): The conversation's audience: its own note of that name
                 goes first, else the public one.
             served (frozenset, optional): Who the conversation serves; None for a builder.
+
+        Returns:
+            bool: True if a note was removed.
 
         """
         stored = self._stored()

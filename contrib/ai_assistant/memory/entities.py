@@ -30,7 +30,15 @@ ATTRIBUTE_TYPES = ("preference", "trait", "relationship", "fact")
 
 
 def name_key(name: str) -> str:
-    """The key of someone known only by name."""
+    """The key of someone known only by name.
+
+    Args:
+        name (str): Their name; surrounding spaces and a leading "@" are dropped.
+
+    Returns:
+        str: `name:` followed by the name in lower case.
+
+    """
     return f"name:{name.strip().lstrip('@').lower()}"
 
 
@@ -53,19 +61,50 @@ class EntityMemory:
         return f"entity:{entity_key}"
 
     def index(self) -> dict[str, str]:
-        """Every profile's key and display name."""
+        """Every profile's key and display name.
+
+        Returns:
+            dict: Display names keyed by profile key.
+
+        """
         return dict(self.store.get(INDEX_KEY) or {})
 
     def profile(self, entity_key: str) -> dict | None:
+        """Read one profile.
+
+        Args:
+            entity_key (str): The person's key (`#12` or `name:bob`).
+
+        Returns:
+            dict or None: The profile, or None if there is none.
+
+        """
         return self.store.get(self._key(entity_key))
 
     def profiles(self) -> list[dict]:
-        """Every profile (one read each)."""
+        """Every profile (one read each).
+
+        Returns:
+            list: The profiles listed in the index that exist.
+
+        """
         return [p for key in self.index() if (p := self.profile(key)) is not None]
 
     def resolve(self, entity_key: str, name: str) -> str:
         """The key to file an observation about `name` under: a name key becomes the key of
-        the one known person of that name."""
+        the one known person of that name.
+
+        A dbref key is returned as it is. A name key is kept when no known person, or more
+        than one, has that name.
+
+        Args:
+            entity_key (str): The key given (`#12` or `name:bob`).
+            name (str): The person's name.
+
+        Returns:
+            str: The key to use.
+
+        """
         if not entity_key.startswith("name:"):
             return entity_key
         wanted = name.strip().lstrip("@").lower()
@@ -164,7 +203,12 @@ class EntityMemory:
         return other_key
 
     def save(self, profile: dict) -> None:
-        """Write a changed profile back (one value) and tell the watchers."""
+        """Write a changed profile back (one value) and tell the watchers.
+
+        Args:
+            profile (dict): The profile, with its `key`.
+
+        """
         self.store.set(self._key(profile["key"]), profile)
         for watcher in self.watchers:
             watcher(profile)
@@ -223,7 +267,16 @@ class EntityMemory:
         return profile
 
     def item(self, entity_key: str, item_id: str) -> dict | None:
-        """One observation (`o3`) or attribute (`a5`) of a profile."""
+        """One observation (`o3`) or attribute (`a5`) of a profile.
+
+        Args:
+            entity_key (str): The person's key.
+            item_id (str): The observation's or attribute's id.
+
+        Returns:
+            dict or None: The item, or None if the profile or the item does not exist.
+
+        """
         profile = self.profile(entity_key) or {}
         for item in profile.get("observations", []) + profile.get("attributes", []):
             if item["id"] == item_id:
@@ -232,7 +285,20 @@ class EntityMemory:
 
     def change(self, entity_key: str, item_id: str, change) -> dict | None:
         """Apply `change(item)` to one observation or attribute (returning None drops it);
-        returns the item as it was, or None when there is none."""
+        returns the item as it was, or None when there is none.
+
+        The profile is saved after the change.
+
+        Args:
+            entity_key (str): The person's key.
+            item_id (str): The observation's or attribute's id.
+            change (callable): Takes a copy of the item and returns the new item, or None
+                to remove it.
+
+        Returns:
+            dict or None: The item before the change, or None if it was not found.
+
+        """
         profile = self.profile(entity_key)
         if profile is None:
             return None

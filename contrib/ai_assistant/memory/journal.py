@@ -133,7 +133,15 @@ class Journal:
         return entry
 
     def get(self, entry_id: str) -> dict | None:
-        """The entry with this id, or None."""
+        """The entry with this id, or None.
+
+        Args:
+            entry_id (str): The entry's id, such as `j000042`.
+
+        Returns:
+            dict or None: The entry, or None if the id is unknown or malformed.
+
+        """
         try:
             seq = int(entry_id.removeprefix("j"))
             entry = self.entries.get(seq)
@@ -142,7 +150,14 @@ class Journal:
         return entry if entry.get("id") == entry_id else None
 
     def update(self, entries: list[dict]) -> None:
-        """Write back changed entries (each found by its `seq`), each touched chunk once."""
+        """Write back changed entries (each found by its `seq`), each touched chunk once.
+
+        Watchers are told of each entry.
+
+        Args:
+            entries (list): The changed entries; an empty list does nothing.
+
+        """
         if not entries:
             return
         self.entries.update({entry["seq"]: entry for entry in entries})
@@ -154,28 +169,73 @@ class Journal:
             watcher(entry)
 
     def recent(self, count: int) -> list[dict]:
+        """The newest entries, pruned ones included.
+
+        Args:
+            count (int): How many entries to return from the end.
+
+        Returns:
+            list: Up to `count` entries, oldest first.
+
+        """
         return self.entries.tail(count)
 
     def all(self) -> list[dict]:
+        """Every entry, pruned ones included, oldest first.
+
+        Returns:
+            list: The entries.
+
+        """
         return self.entries.all()
 
     def live(self) -> list[dict]:
-        """Every entry not emptied by pruning."""
+        """Every entry not emptied by pruning.
+
+        Returns:
+            list: The entries, oldest first.
+
+        """
         return [entry for entry in self.entries.all() if not entry.get("pruned")]
 
     @staticmethod
     def is_synthesis(entry: dict) -> bool:
+        """Whether an entry is a summary: of kind SYNTHESIS, or with a synthesis prefix.
+
+        Args:
+            entry (dict): The entry to check.
+
+        Returns:
+            bool: True for a summary.
+
+        """
         return entry.get("kind") == SYNTHESIS or entry.get("content", "").startswith(
             SYNTHESIS_PREFIXES
         )
 
     @staticmethod
     def is_reflection(entry: dict) -> bool:
+        """Whether an entry is a reflection, by its kind or its source type.
+
+        Args:
+            entry (dict): The entry to check.
+
+        Returns:
+            bool: True for a reflection.
+
+        """
         return entry.get("kind") == REFLECTION_KIND or entry.get("source_type") == REFLECTION
 
     def unconsolidated(self) -> list[dict]:
         """Raw experience not yet consolidated (nor skipped): reflections and summaries are
-        never consolidated as raw experience."""
+        never consolidated as raw experience.
+
+        Pruned entries and entries whose source is a summary are left out too.
+
+        Returns:
+            list: The entries, oldest first.
+
+        """
         return [
             entry
             for entry in self.entries.all()
@@ -189,8 +249,15 @@ class Journal:
 
     @property
     def importance_since_reflection(self) -> int:
+        """The sum of the importance of experience entries added since the last reflection.
+
+        Returns:
+            int: The running sum (0 after a reset).
+
+        """
         return self.entries.extra.get(REFLECTION_COUNTER, 0)
 
     def reset_reflection_counter(self) -> None:
+        """Set the importance sum since the last reflection back to 0, and save it."""
         self.entries.extra[REFLECTION_COUNTER] = 0
         self.entries.save_meta()

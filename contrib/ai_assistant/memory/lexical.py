@@ -108,7 +108,13 @@ class LexicalIndex:
         return doc_id in self._numbers
 
     def add(self, doc_id: str, text: str) -> None:
-        """Index `text` under `doc_id`, replacing what was indexed under it before."""
+        """Index `text` under `doc_id`, replacing what was indexed under it before.
+
+        Args:
+            doc_id (str): The document's id.
+            text (str): The document's text.
+
+        """
         if doc_id in self._numbers:
             self.remove(doc_id)
         counts = Counter(terms(text))
@@ -128,7 +134,12 @@ class LexicalIndex:
             posting.append(number, count)
 
     def remove(self, doc_id: str) -> None:
-        """Forget `doc_id` (nothing happens if it is not indexed)."""
+        """Forget `doc_id` (nothing happens if it is not indexed).
+
+        Args:
+            doc_id (str): The document's id.
+
+        """
         number = self._numbers.pop(doc_id, None)
         if number is None:
             return
@@ -183,6 +194,13 @@ class LexicalIndex:
         Terms found in more than a quarter of the documents (a name everyone mentions) carry
         little weight: they add to the candidates the other terms found instead of bringing
         in thousands of their own, unless the query has nothing else.
+
+        Args:
+            query (str): The text to search for.
+            limit (int): The most documents to return.
+
+        Returns:
+            list: (doc id, BM25 score) pairs, best first; empty when nothing matches.
 
         """
         count = len(self._numbers)

@@ -43,13 +43,30 @@ class MemoryLinks:
         return self._chunks[key]
 
     def neighbours(self, memory_id: str) -> dict[str, float]:
-        """Linked memory id -> strength, for one memory."""
+        """Linked memory id -> strength, for one memory.
+
+        Args:
+            memory_id (str): A long-term memory (`m...`) or journal entry (`j...`) id.
+
+        Returns:
+            dict: Strengths keyed by linked memory id (empty for an id that cannot be linked).
+
+        """
         if not _linkable(memory_id):
             return {}
         return dict(self._chunk(_chunk_key(memory_id)).get(memory_id, {}))
 
     def strongest(self, memory_id: str, limit: int) -> list[tuple[str, float]]:
-        """The `limit` strongest links of a memory, strongest first."""
+        """The `limit` strongest links of a memory, strongest first.
+
+        Args:
+            memory_id (str): The memory's id.
+            limit (int): The most links to return.
+
+        Returns:
+            list: (linked memory id, strength) pairs.
+
+        """
         ranked = sorted(self.neighbours(memory_id).items(), key=lambda item: -item[1])
         return ranked[:limit]
 
@@ -111,7 +128,16 @@ class MemoryLinks:
         return len(removed)
 
     def remove(self, memory_ids: list[str]) -> int:
-        """Remove these memories' links, both ways; returns how many links went."""
+        """Remove these memories' links, both ways; returns how many links went.
+
+        Args:
+            memory_ids (list): The memories whose links go; ids that cannot be linked are
+                skipped.
+
+        Returns:
+            int: The number of links removed.
+
+        """
         removed = 0
         touched: set[str] = set()
         for memory_id in memory_ids:
@@ -131,15 +157,31 @@ class MemoryLinks:
         return removed
 
     def chunk_keys(self) -> list[str]:
+        """The keys of every stored chunk of links.
+
+        Returns:
+            list: Keys such as `links:m0000`.
+
+        """
         return list(self.store.get(self.INDEX) or [])
 
     def count(self) -> int:
-        """How many links there are (each counted once)."""
+        """How many links there are (each counted once).
+
+        Returns:
+            int: The number of links.
+
+        """
         total = sum(len(links) for key in self.chunk_keys() for links in self._chunk(key).values())
         return total // 2
 
     def all(self) -> list[tuple[str, str, float]]:
-        """Every link once, as (memory id, memory id, strength), strongest first."""
+        """Every link once, as (memory id, memory id, strength), strongest first.
+
+        Returns:
+            list: The links; in each, the first id sorts before the second.
+
+        """
         seen = []
         for key in self.chunk_keys():
             for one, links in self._chunk(key).items():

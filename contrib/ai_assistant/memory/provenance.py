@@ -39,6 +39,9 @@ def spoken_source(*, instruction: bool, addressed: bool, about_speaker: bool) ->
         addressed (bool): It was said to the assistant (else overheard).
         about_speaker (bool): It is about the speaker themselves.
 
+    Returns:
+        str: INSTRUCTION, OVERHEARD, SELF_CLAIM or CLAIM.
+
     """
     if instruction:
         return INSTRUCTION
@@ -48,7 +51,16 @@ def spoken_source(*, instruction: bool, addressed: bool, about_speaker: bool) ->
 
 
 def source_label(record: dict) -> str:
-    """How a memory's source is said in a prompt, in a few words ("Bob told you")."""
+    """How a memory's source is said in a prompt, in a few words ("Bob told you").
+
+    Args:
+        record (dict): A memory's provenance: `source_type`, and optionally `heard_from`
+            and `sources` (several people who each said it).
+
+    Returns:
+        str: The words, such as "you overheard Bob" or "Ann and Bob each told you".
+
+    """
     source = record.get("source_type") or OBSERVED
     who = record.get("heard_from")
     sources = record.get("sources") or []

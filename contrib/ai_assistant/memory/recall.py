@@ -73,7 +73,17 @@ class RecallWeights:
 
     def trust_of(self, doc: "Doc") -> float:
         """A memory's trust: a builder's setting, else its source's (a claim two people made
-        independently counts as corroborated)."""
+        independently counts as corroborated).
+
+        An unknown source gets the trust of "inferred" (0.5 if that is not set either).
+
+        Args:
+            doc (Doc): The memory.
+
+        Returns:
+            float: Its trust, 0-1.
+
+        """
         if doc.trust is not None:
             return doc.trust
         trusts = self._trust_table()
@@ -141,7 +151,12 @@ class Recalled:
     trust: float = 0.5
 
     def line(self) -> str:
-        """One line for a prompt: source and trust, when and where, then the text (escaped)."""
+        """One line for a prompt: source and trust, when and where, then the text (escaped).
+
+        Returns:
+            str: The line, starting with "- ".
+
+        """
         where = self.provenance.get("location")
         when = self.time.strftime("%Y-%m-%d")
         tags = [
@@ -193,7 +208,18 @@ class _Vectors:
 
 
 def nearest(snapshot, query_vector, limit: int) -> list[tuple[str, float]]:
-    """The `limit` rows of `snapshot` most similar to `query_vector` (a worker thread's job)."""
+    """The `limit` rows of `snapshot` most similar to `query_vector` (a worker thread's job).
+
+    Args:
+        snapshot (tuple): A matrix of unit-length rows and their ids, from `vector_snapshot`.
+        query_vector (list or numpy.ndarray): The query's embedding.
+        limit (int): The most rows to return.
+
+    Returns:
+        list: (id, cosine similarity) pairs, most similar first, only those above 0; empty
+            when there are no vectors, no query vector, or the sizes differ.
+
+    """
     matrix, ids = snapshot
     if matrix is None or not len(ids) or query_vector is None:
         return []
@@ -384,11 +410,25 @@ class MemoryIndex:
     # ---- searching -------------------------------------------------------------------------
 
     def doc(self, doc_id: str) -> Doc | None:
+        """One indexed memory by id, building the index first if needed.
+
+        Args:
+            doc_id (str): The memory's id (`j000012`, `m000003`, `#12/o3`, ...).
+
+        Returns:
+            Doc or None: The memory, or None if it is not indexed.
+
+        """
         self.build()
         return self._docs.get(doc_id)
 
     def vector_snapshot(self):
-        """The embeddings as a worker thread may read them (see `nearest`)."""
+        """The embeddings as a worker thread may read them (see `nearest`).
+
+        Returns:
+            tuple: The matrix of vectors (or None) and the list of their ids.
+
+        """
         self.build()
         return self._vectors.snapshot()
 
@@ -555,7 +595,15 @@ class MemoryIndex:
 
 
 def trust_word(trust: float) -> str:
-    """How a trust is said: high, medium or low."""
+    """How a trust is said: high, medium or low.
+
+    Args:
+        trust (float): The trust, 0-1.
+
+    Returns:
+        str: "high" from 0.75, "medium" from 0.5, else "low".
+
+    """
     return "high" if trust >= 0.75 else "medium" if trust >= 0.5 else "low"
 
 
@@ -610,7 +658,19 @@ def _without_repeats(items: list[Recalled], limit: int) -> list[Recalled]:
 def render(
     items: list[Recalled], budget_tokens: int, count_tokens: Callable[[str], int]
 ) -> list[str]:
-    """The prompt lines for recalled memories, best first, within `budget_tokens`."""
+    """The prompt lines for recalled memories, best first, within `budget_tokens`.
+
+    Lines are added in order until the next one would exceed the budget.
+
+    Args:
+        items (list): The recalled memories, best first.
+        budget_tokens (int): The most tokens the lines may use together.
+        count_tokens (callable): Counts the tokens of a line.
+
+    Returns:
+        list: The lines that fit.
+
+    """
     lines: list[str] = []
     used = 0
     for item in items:

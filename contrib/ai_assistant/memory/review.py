@@ -30,6 +30,12 @@ class ReviewError(ValueError):
 def parse_trust(level: str) -> float:
     """A trust level from a word (low, medium, high) or a number from 0 to 1.
 
+    Args:
+        level (str): The word or number as typed; case and surrounding spaces are ignored.
+
+    Returns:
+        float: The trust: low 0.3, medium 0.6, high 0.9, or the number given.
+
     Raises:
         ReviewError: Anything else.
 
@@ -70,8 +76,22 @@ class MemoryReview:
     def forget(self, memory_id: str, now: datetime, by: str, reason: str = "") -> list[str]:
         """Forget a memory; returns the ids of everything forgotten.
 
+        A journal entry or long-term memory is emptied in place; a person's observation or
+        attribute is removed. Forgetting a journal entry also forgets the long-term memories
+        drawn from it alone. Links to what was forgotten are removed and the change is
+        recorded in the audit trail.
+
+        Args:
+            memory_id (str): The memory (`j000012`, `m000003`, `#12/o3` or `#12/a5`).
+            now (datetime): When it is forgotten.
+            by (str): Who forgets it (the builder).
+            reason (str, optional): Why; kept up to 200 characters.
+
+        Returns:
+            list: The ids of every memory forgotten.
+
         Raises:
-            ReviewError: No memory has that id.
+            ReviewError: No memory has that id, or the id is not a memory id.
 
         """
         memory_id = memory_id.strip()
@@ -119,8 +139,19 @@ class MemoryReview:
         """Set how far a memory is trusted; returns what it was set to before (None: its
         source's trust).
 
+        The setting is stored on the memory and recorded in the audit trail.
+
+        Args:
+            memory_id (str): The memory (`j000012`, `m000003`, `#12/o3` or `#12/a5`).
+            trust (float): The new trust, 0-1 (see `parse_trust`).
+            now (datetime): When it is set.
+            by (str): Who sets it (the builder).
+
+        Returns:
+            float or None: The trust a builder set before, or None if none was set.
+
         Raises:
-            ReviewError: No memory has that id.
+            ReviewError: No memory has that id, or the id is not a memory id.
 
         """
         memory_id = memory_id.strip()
@@ -156,5 +187,13 @@ class MemoryReview:
         )
 
     def history(self, limit: int = 50) -> list[dict]:
-        """The latest reviews, newest first."""
+        """The latest reviews, newest first.
+
+        Args:
+            limit (int): The most records to return.
+
+        Returns:
+            list: Audit records (`at`, `by`, `action`, `id` and the details).
+
+        """
         return list(reversed(self.audit.tail(limit)))

@@ -28,6 +28,12 @@ from .store import ChunkedList, KeyValueStore
 
 
 class MemoryStore(Protocol):
+    """The interface for long-term memory that the rest of the contrib uses.
+
+    It is small on purpose, so an adapter to an external memory service can implement it.
+
+    """
+
     def add(
         self,
         text: str,
@@ -38,11 +44,38 @@ class MemoryStore(Protocol):
         provenance: dict,
         vector: list[float] | None = None,
         audience: Audience = None,
-    ) -> str: ...
+    ) -> str:
+        """Store a new memory.
+
+        Args:
+            text (str): What is remembered.
+            importance (int): How important the memory is.
+            now (datetime): When it is stored.
+            source_entry_ids (list): Ids of the journal entries it was drawn from.
+            provenance (dict): Who said it and how it was learned.
+            vector (list, optional): The text's embedding, if one was computed.
+            audience (list or None): Who may know it; None means anyone.
+
+        Returns:
+            str: The new memory's id.
+
+        """
+        ...
 
     def find_same(self, text: str, audience: Audience) -> dict | None:
         """A memory with exactly this text and audience, if one exists (consolidation stores a
-        repeated fact once, and links the new entry to it)."""
+        repeated fact once, and links the new entry to it).
+
+        Case and runs of whitespace are ignored when comparing texts.
+
+        Args:
+            text (str): The text to look for.
+            audience (list or None): The audience the memory must have.
+
+        Returns:
+            dict or None: The matching memory, or None if there is none.
+
+        """
         wanted = " ".join(text.lower().split())
         for memory_id, _ in self._lexical_index().search(text, 5):
             memory = self.get(memory_id)
@@ -64,6 +97,10 @@ class MemoryStore(Protocol):
             speaker (str, optional): Who made the new claim.
             audience (list or None): Its audience.
             content (callable): What a claim says, without who said it.
+
+        Returns:
+            dict or None: A memory with the same content and audience whose sources do not
+                include `speaker`, or None (also when `speaker` or the content is empty).
 
         """
         wanted = content(fact)
@@ -87,24 +124,79 @@ class MemoryStore(Protocol):
                 self._lexical.add(memory["id"], memory["text"])
         return self._lexical
 
-    def get(self, memory_id: str) -> dict | None: ...
+    def get(self, memory_id: str) -> dict | None:
+        """Look up one memory by id.
+
+        Args:
+            memory_id (str): The memory's id.
+
+        Returns:
+            dict or None: The memory, or None if there is no such memory.
+
+        """
+        ...
 
     def search(
         self, query: str, limit: int = 5, query_vector: list[float] | None = None
-    ) -> list[dict]: ...
+    ) -> list[dict]:
+        """Find the memories that best match a query.
 
-    def count(self) -> int: ...
+        Args:
+            query (str): The text to search for.
+            limit (int): The most memories to return.
+            query_vector (list, optional): The query's embedding, for a similarity search.
 
-    def recent(self, limit: int) -> list[dict]: ...
+        Returns:
+            list: Matching memories, best first, each with a `score`.
+
+        """
+        ...
+
+    def count(self) -> int:
+        """Count the stored memories.
+
+        Returns:
+            int: How many memories there are.
+
+        """
+        ...
+
+    def recent(self, limit: int) -> list[dict]:
+        """The most recently stored memories.
+
+        Args:
+            limit (int): The most memories to return.
+
+        Returns:
+            list: The memories, newest first.
+
+        """
+        ...
 
 
 def pack_vector(vector) -> str:
-    """A vector as base64 of float16 values (a quarter of its JSON size)."""
+    """A vector as base64 of float16 values (a quarter of its JSON size).
+
+    Args:
+        vector (list or numpy.ndarray): The numbers to pack.
+
+    Returns:
+        str: The packed text.
+
+    """
     return base64.b64encode(numpy.asarray(vector, dtype=numpy.float16).tobytes()).decode()
 
 
 def unpack_vector(packed) -> numpy.ndarray | None:
-    """The float32 vector of `pack_vector`'s text (a plain list is accepted too)."""
+    """The float32 vector of `pack_vector`'s text (a plain list is accepted too).
+
+    Args:
+        packed (str, list or None): Text from `pack_vector`, or a plain list of numbers.
+
+    Returns:
+        numpy.ndarray or None: The vector as float32, or None if `packed` is None.
+
+    """
     if packed is None:
         return None
     if isinstance(packed, str):
@@ -113,6 +205,16 @@ def unpack_vector(packed) -> numpy.ndarray | None:
 
 
 def cosine(a, b) -> float:
+    """The cosine similarity of two vectors.
+
+    Args:
+        a (list or numpy.ndarray): The first vector.
+        b (list or numpy.ndarray): The second vector.
+
+    Returns:
+        float: The similarity, from -1 to 1; 0.0 if either vector has zero length.
+
+    """
     a = numpy.asarray(a, dtype=numpy.float32)
     b = numpy.asarray(b, dtype=numpy.float32)
     norm = float(numpy.linalg.norm(a) * numpy.linalg.norm(b))
@@ -147,7 +249,23 @@ class EmbeddedMemoryStore:
         vector=None,
         audience=None,
     ) -> str:
-        """Store a memory; returns its id (`m000042`)."""
+        """Store a memory; returns its id (`m000042`).
+
+        Watchers and the lexical index are told of the new memory.
+
+        Args:
+            text (str): What is remembered.
+            importance (int): How important the memory is.
+            now (datetime): When it is stored.
+            source_entry_ids (list): Ids of the journal entries it was drawn from.
+            provenance (dict): Who said it and how it was learned.
+            vector (list, optional): The text's embedding; stored packed if given.
+            audience (list or None): Who may know it; None means anyone.
+
+        Returns:
+            str: The new memory's id.
+
+        """
         memory_id = f"m{len(self.memories):06d}"
         memory = {
             "id": memory_id,
@@ -165,7 +283,18 @@ class EmbeddedMemoryStore:
 
     def find_same(self, text: str, audience: Audience) -> dict | None:
         """A memory with exactly this text and audience, if one exists (consolidation stores a
-        repeated fact once, and links the new entry to it)."""
+        repeated fact once, and links the new entry to it).
+
+        Case and runs of whitespace are ignored when comparing texts.
+
+        Args:
+            text (str): The text to look for.
+            audience (list or None): The audience the memory must have.
+
+        Returns:
+            dict or None: The matching memory, or None if there is none.
+
+        """
         wanted = " ".join(text.lower().split())
         for memory_id, _ in self._lexical_index().search(text, 5):
             memory = self.get(memory_id)
@@ -187,6 +316,10 @@ class EmbeddedMemoryStore:
             speaker (str, optional): Who made the new claim.
             audience (list or None): Its audience.
             content (callable): What a claim says, without who said it.
+
+        Returns:
+            dict or None: A memory with the same content and audience whose sources do not
+                include `speaker`, or None (also when `speaker` or the content is empty).
 
         """
         wanted = content(fact)
@@ -211,6 +344,16 @@ class EmbeddedMemoryStore:
         return self._lexical
 
     def get(self, memory_id: str) -> dict | None:
+        """Look up one memory by id.
+
+        Args:
+            memory_id (str): The memory's id, such as `m000042`.
+
+        Returns:
+            dict or None: The memory, or None if the id is unknown or malformed or the
+                memory was forgotten.
+
+        """
         try:
             position = int(memory_id.removeprefix("m"))
             memory = self.memories.get(position)
@@ -221,12 +364,31 @@ class EmbeddedMemoryStore:
         return memory
 
     def update(self, memory: dict) -> None:
-        """Write back one changed memory."""
+        """Write back one changed memory.
+
+        Watchers and the lexical index are told of the change.
+
+        Args:
+            memory (dict): The memory, with its `id` unchanged.
+
+        """
         self.memories.update({int(memory["id"].removeprefix("m")): memory})
         self._changed(memory)
 
     def forget(self, memory_id: str, now: datetime, reason: str) -> bool:
-        """Empty a memory in place (its id stays, so links to it can be pruned)."""
+        """Empty a memory in place (its id stays, so links to it can be pruned).
+
+        Its text and vector are cleared and the time and reason are recorded.
+
+        Args:
+            memory_id (str): The memory to forget.
+            now (datetime): When it is forgotten.
+            reason (str): Why it is forgotten.
+
+        Returns:
+            bool: True if the memory was forgotten, False if there was no such memory.
+
+        """
         memory = self.get(memory_id)
         if memory is None:
             return False
@@ -250,17 +412,50 @@ class EmbeddedMemoryStore:
             watcher(memory)
 
     def count(self) -> int:
+        """Count the stored memories, forgotten ones included.
+
+        Returns:
+            int: How many memories were ever stored.
+
+        """
         return len(self.memories)
 
     def all(self) -> list[dict]:
-        """Every memory not forgotten, oldest first."""
+        """Every memory not forgotten, oldest first.
+
+        Returns:
+            list: The memories.
+
+        """
         return [m for m in self.memories.all() if not m.get("forgotten")]
 
     def recent(self, limit: int) -> list[dict]:
+        """The most recently stored memories, skipping forgotten ones.
+
+        Args:
+            limit (int): How many of the newest memories to look at.
+
+        Returns:
+            list: Those not forgotten, newest first (may be fewer than `limit`).
+
+        """
         return [m for m in reversed(self.memories.tail(limit)) if not m.get("forgotten")]
 
     def search(self, query: str, limit: int = 5, query_vector=None) -> list[dict]:
-        """The best matches, best first, each with a `score`."""
+        """The best matches, best first, each with a `score`.
+
+        With a query vector, memories that have vectors are ranked by cosine similarity;
+        otherwise (or if no memory has a vector) they are ranked lexically with BM25.
+
+        Args:
+            query (str): The text to search for.
+            limit (int): The most memories to return.
+            query_vector (list, optional): The query's embedding.
+
+        Returns:
+            list: Copies of the matching memories, each with a `score` added.
+
+        """
         if query_vector is not None:
             scored = [
                 {**m, "score": cosine(query_vector, unpack_vector(m["vector"]))}

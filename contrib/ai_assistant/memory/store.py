@@ -16,11 +16,39 @@ from typing import Any, Protocol
 
 
 class KeyValueStore(Protocol):
-    def get(self, key: str, default: Any = None) -> Any: ...
+    """The interface the memory code stores its data through: get, set and delete by key."""
 
-    def set(self, key: str, value: Any) -> None: ...
+    def get(self, key: str, default: Any = None) -> Any:
+        """Read a stored value.
 
-    def delete(self, key: str) -> None: ...
+        Args:
+            key (str): The value's key.
+            default (any, optional): What to return if nothing is stored under the key.
+
+        Returns:
+            any: The stored value, or `default`.
+
+        """
+        ...
+
+    def set(self, key: str, value: Any) -> None:
+        """Store a value, replacing any value already under the key.
+
+        Args:
+            key (str): The value's key.
+            value (any): The value to store.
+
+        """
+        ...
+
+    def delete(self, key: str) -> None:
+        """Remove a stored value, if there is one.
+
+        Args:
+            key (str): The value's key.
+
+        """
+        ...
 
 
 class DictStore:
@@ -31,14 +59,37 @@ class DictStore:
         self.writes = 0
 
     def get(self, key: str, default: Any = None) -> Any:
+        """Read a copy of a stored value.
+
+        Args:
+            key (str): The value's key.
+            default (any, optional): What to return if nothing is stored under the key.
+
+        Returns:
+            any: A deep copy of the stored value, or of `default`.
+
+        """
         # a copy, as Attributes hand back a fresh unpickled value
         return copy.deepcopy(self.data.get(key, default))
 
     def set(self, key: str, value: Any) -> None:
+        """Store a copy of a value and count the write.
+
+        Args:
+            key (str): The value's key.
+            value (any): The value to store.
+
+        """
         self.writes += 1
         self.data[key] = copy.deepcopy(value)
 
     def delete(self, key: str) -> None:
+        """Remove a stored value, if there is one.
+
+        Args:
+            key (str): The value's key.
+
+        """
         self.data.pop(key, None)
 
 
@@ -98,7 +149,12 @@ class ChunkedList:
         return self._count
 
     def extend(self, items: list) -> None:
-        """Append items, writing only the chunks they land in."""
+        """Append items, writing only the chunks they land in.
+
+        Args:
+            items (list): The items to add at the end.
+
+        """
         if not items:
             return
         touched = []
@@ -110,15 +166,41 @@ class ChunkedList:
         self._write(touched)
 
     def append(self, item: Any) -> None:
+        """Append one item, writing only the chunk it lands in.
+
+        Args:
+            item (any): The item to add at the end.
+
+        """
         self.extend([item])
 
     def get(self, position: int) -> Any:
+        """Read one item by position.
+
+        Args:
+            position (int): The item's index, from 0.
+
+        Returns:
+            any: The item (the cached object: do not change it in place).
+
+        Raises:
+            IndexError: If `position` is negative or past the end.
+
+        """
         if not 0 <= position < self._count:
             raise IndexError(position)
         return self._chunk(position // self.chunk_size)[position % self.chunk_size]
 
     def update(self, changes: dict[int, Any]) -> None:
-        """Replace items by position; each touched chunk is written once."""
+        """Replace items by position; each touched chunk is written once.
+
+        Args:
+            changes (dict): New items keyed by their position.
+
+        Raises:
+            IndexError: If a position is negative or past the end.
+
+        """
         touched = []
         for position, item in changes.items():
             if not 0 <= position < self._count:
@@ -130,7 +212,16 @@ class ChunkedList:
             self._write(touched)
 
     def slice(self, start: int, stop: int | None = None) -> list:
-        """Items from `start` to `stop`, loading only the chunks needed."""
+        """Items from `start` to `stop`, loading only the chunks needed.
+
+        Args:
+            start (int): The first position; values below 0 count as 0.
+            stop (int, optional): The position after the last item; None means the end.
+
+        Returns:
+            list: The items, in order (empty if `start` is not before `stop`).
+
+        """
         stop = self._count if stop is None else min(stop, self._count)
         start = max(0, start)
         items: list = []
@@ -143,13 +234,33 @@ class ChunkedList:
         return items
 
     def all(self) -> list:
+        """Every item, in order.
+
+        Returns:
+            list: All the items.
+
+        """
         return self.slice(0)
 
     def tail(self, count: int) -> list:
+        """The last items, in order.
+
+        Args:
+            count (int): How many items to return from the end.
+
+        Returns:
+            list: Up to `count` items, oldest first.
+
+        """
         return self.slice(self._count - count)
 
     def replace_all(self, items: list) -> None:
-        """Replace the whole list (e.g. after compaction), deleting chunks no longer used."""
+        """Replace the whole list (e.g. after compaction), deleting chunks no longer used.
+
+        Args:
+            items (list): The new contents.
+
+        """
         old_chunks = -(-self._count // self.chunk_size)
         size = self.chunk_size
         items = list(items)

@@ -35,6 +35,12 @@ class WorkingMemory:
         self.state = state
 
     def partners(self) -> dict[str, dict]:
+        """The current conversation partners.
+
+        Returns:
+            dict: Per person key, their `name`, `since`, `last_at`, `topic` and `audience`.
+
+        """
         return dict(self.state.get(KEY) or {})
 
     def note(self, said: list[tuple[str, str, str, list | None]], now: datetime) -> None:
@@ -60,7 +66,19 @@ class WorkingMemory:
         self.state.set(KEY, partners)
 
     def lines(self, served: frozenset[str] | None, now: datetime, stale_minutes: int) -> list[str]:
-        """Lines for the prompt (escaped), freshest first, only what `served` may know."""
+        """Lines for the prompt (escaped), freshest first, only what `served` may know.
+
+        Partners quiet for longer than `stale_minutes` are left out (but not removed).
+
+        Args:
+            served (frozenset or None): Who the conversation serves; None sees every partner.
+            now (datetime): The current time.
+            stale_minutes (int): How long a conversation may be quiet and still be shown.
+
+        Returns:
+            list: One line per partner: name, since when, and the last topic.
+
+        """
         cutoff = now - timedelta(minutes=stale_minutes)
         lines = []
         partners = sorted(self.partners().values(), key=lambda p: p["last_at"], reverse=True)
@@ -77,7 +95,16 @@ class WorkingMemory:
         return lines
 
     def clear_stale(self, now: datetime, stale_minutes: int) -> int:
-        """Drop the conversations quiet for `stale_minutes`; returns how many."""
+        """Drop the conversations quiet for `stale_minutes`; returns how many.
+
+        Args:
+            now (datetime): The current time.
+            stale_minutes (int): How long a conversation may be quiet and still be kept.
+
+        Returns:
+            int: The number of partners dropped.
+
+        """
         partners = self.partners()
         cutoff = now - timedelta(minutes=stale_minutes)
         fresh = {k: p for k, p in partners.items() if from_iso(p["last_at"]) >= cutoff}
