@@ -76,16 +76,7 @@ class MemoryStore(Protocol):
             dict or None: The matching memory, or None if there is none.
 
         """
-        wanted = " ".join(text.lower().split())
-        for memory_id, _ in self._lexical_index().search(text, 5):
-            memory = self.get(memory_id)
-            if (
-                memory is not None
-                and " ".join(memory["text"].lower().split()) == wanted
-                and memory.get("audience") == (None if audience is None else sorted(audience))
-            ):
-                return memory
-        return None
+        ...
 
     def find_corroborated(
         self, fact: str, speaker: str | None, audience: Audience, content: Callable[[str], str]
@@ -103,26 +94,7 @@ class MemoryStore(Protocol):
                 include `speaker`, or None (also when `speaker` or the content is empty).
 
         """
-        wanted = content(fact)
-        if not wanted or not speaker:
-            return None
-        audience = None if audience is None else sorted(audience)
-        for memory_id, _ in self._lexical_index().search(wanted, 5):
-            memory = self.get(memory_id)
-            if memory is None or memory.get("audience") != audience:
-                continue
-            provenance = memory.get("provenance") or {}
-            others = set(provenance.get("sources") or [provenance.get("heard_from")]) - {None}
-            if content(memory["text"]) == wanted and others and speaker not in others:
-                return memory
-        return None
-
-    def _lexical_index(self) -> LexicalIndex:
-        if self._lexical is None:
-            self._lexical = LexicalIndex()
-            for memory in self.all():
-                self._lexical.add(memory["id"], memory["text"])
-        return self._lexical
+        ...
 
     def get(self, memory_id: str) -> dict | None:
         """Look up one memory by id.
@@ -282,17 +254,14 @@ class EmbeddedMemoryStore:
         return memory_id
 
     def find_same(self, text: str, audience: Audience) -> dict | None:
-        """A memory with exactly this text and audience, if one exists (consolidation stores a
-        repeated fact once, and links the new entry to it).
-
-        Case and runs of whitespace are ignored when comparing texts.
+        """Look for the text among the best lexical matches (see `MemoryStore.find_same`).
 
         Args:
             text (str): The text to look for.
             audience (list or None): The audience the memory must have.
 
         Returns:
-            dict or None: The matching memory, or None if there is none.
+            dict or None: The memory, or None.
 
         """
         wanted = " ".join(text.lower().split())
@@ -309,17 +278,17 @@ class EmbeddedMemoryStore:
     def find_corroborated(
         self, fact: str, speaker: str | None, audience: Audience, content: Callable[[str], str]
     ) -> dict | None:
-        """A memory of the same claim from someone else (same audience), if one exists.
+        """Look for the claim among the best lexical matches of what it says (see
+        `MemoryStore.find_corroborated`).
 
         Args:
-            fact (str): The new fact ("Bob says: the bridge is out").
-            speaker (str, optional): Who made the new claim.
+            fact (str): The new fact.
+            speaker (str, optional): Who made it.
             audience (list or None): Its audience.
             content (callable): What a claim says, without who said it.
 
         Returns:
-            dict or None: A memory with the same content and audience whose sources do not
-                include `speaker`, or None (also when `speaker` or the content is empty).
+            dict or None: A memory of the same claim from someone else, or None.
 
         """
         wanted = content(fact)
