@@ -1,7 +1,7 @@
 """
 Tools that change the assistant's own state: `go_to_sleep` (awake) and `wake_up` (for contexts
-in which the model runs while asleep). Refusals, such as the three safeguards of going to sleep, come back
-as tool results the model can act on.
+in which the model runs while asleep). Refusals, such as the three safeguards of going to sleep,
+come back as tool results the model can act on.
 
 """
 
@@ -75,7 +75,11 @@ class WakeUpArgs(ToolArgs):
 
 
 class WakeUpTool(Tool):
-    """Tool that wakes a sleeping assistant; offered to a light sleeper deciding on what it heard."""
+    """Tool that wakes a sleeping assistant.
+
+    It is offered to a light sleeper deciding whether what it heard is worth waking for.
+
+    """
 
     name = "wake_up"
     description = "Wake up now. Ends this turn."
