@@ -364,7 +364,7 @@ def fit_to_budget(brain: Brain, now: datetime, pending: list[dict]) -> Generator
 
 
 def compaction_summary(report: dict, now: datetime) -> dict:
-    """What `@brain/status` shows of the last compaction.
+    """What `@assistant/status` shows of the last compaction.
 
     Args:
         report (dict): The report of `extract_then_compact`.
