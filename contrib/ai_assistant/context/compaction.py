@@ -55,7 +55,17 @@ are done, call noop. Do not speak or act in the world now."""
 
 def split_history(history: list[dict], preserve_window: int) -> tuple[list[dict], list[dict]]:
     """(to compact, to preserve): the preserve window moved back so it never starts with a
-    tool result whose call would be compacted away."""
+    tool result whose call would be compacted away.
+
+    Args:
+        history (list[dict]): The chat history, oldest first.
+        preserve_window (int): How many of the newest messages to keep as they are.
+
+    Returns:
+        tuple[list[dict], list[dict]]: The older messages to summarise, and the newer ones to
+            keep.
+
+    """
     cut = max(len(history) - preserve_window, 0)
     while 0 < cut < len(history) and history[cut].get("role") == "tool":
         cut -= 1
@@ -63,7 +73,17 @@ def split_history(history: list[dict], preserve_window: int) -> tuple[list[dict]
 
 
 def render_transcript(messages: list[dict]) -> str:
-    """The messages to compact as plain text for the summary call."""
+    """The messages to compact as plain text for the summary call.
+
+    Each message becomes one `role: content` line; tool results are marked as such.
+
+    Args:
+        messages (list[dict]): Chat messages in OpenAI wire format.
+
+    Returns:
+        str: The transcript, one line per message.
+
+    """
     lines = []
     for message in messages:
         role = message.get("role")
@@ -95,7 +115,27 @@ def compact_history(
     threshold: float | None = None,
     preserve_window: int | None = None,
 ) -> Generator:
-    """Compact the history; returns a report dict (skipped / compacted / error)."""
+    """Compact the history; returns a report dict (skipped / compacted / error).
+
+    The older messages (private ones left out) are summarised in a separate model call; the
+    history then becomes one `[CONTEXT SUMMARY]` system message plus the preserved messages,
+    and the summary is also saved in the journal as a synthesis entry.
+
+    Args:
+        brain (Brain): The assistant's brain.
+        now (datetime): The current time.
+        force (bool): Compact even when usage is below the threshold.
+        threshold (float, optional): Share of `max_context_tokens` above which to compact;
+            defaults to `compact_sleep_threshold`.
+        preserve_window (int, optional): How many newest messages to keep; defaults to
+            `compact_preserve_window`.
+
+    Returns:
+        Generator: Work that yields the model call and returns a report dict: `skipped` (why),
+            `error`, or the counts compacted and preserved, tokens before and after, the
+            journal entry id and the summary.
+
+    """
     config = brain.config
     threshold = config.compact_sleep_threshold if threshold is None else threshold
     preserve = config.compact_preserve_window if preserve_window is None else preserve_window
@@ -195,7 +235,16 @@ def _already_journaled(brain: Brain, history: list[dict], now: datetime) -> list
 
 
 def extraction_policy(brain: Brain, max_iterations: int) -> StopPolicy:
-    """How pre-compaction journaling runs: only journaling tools, ended by any other call."""
+    """How pre-compaction journaling runs: only journaling tools, ended by any other call.
+
+    Args:
+        brain (Brain): The assistant's brain (its config gives the tool call limits).
+        max_iterations (int): The most model calls the loop may make.
+
+    Returns:
+        StopPolicy: The policy for the `EXTRACTION` scope.
+
+    """
     return StopPolicy(
         scope=EXTRACTION,
         max_iterations=max_iterations,
@@ -207,6 +256,14 @@ def extraction_policy(brain: Brain, max_iterations: int) -> StopPolicy:
 
 def pre_compaction_extraction(brain: Brain, now: datetime, max_iterations: int) -> Generator:
     """Let the brain journal what must survive, with its full history in view.
+
+    Only public messages are shown, and what is written is public. The prompt lists what the
+    journal already holds on the matters at hand.
+
+    Args:
+        brain (Brain): The assistant's brain.
+        now (datetime): The current time.
+        max_iterations (int): The most model calls the loop may make.
 
     Returns:
         dict: `facts_recorded` (tool calls that wrote memory), `iterations` (model calls),
@@ -254,7 +311,19 @@ def pre_compaction_extraction(brain: Brain, now: datetime, max_iterations: int) 
 
 
 def extract_then_compact(brain: Brain, now: datetime, *, emergency: bool) -> Generator:
-    """Emergency (awake, forced) or sleep-time compaction, extraction first."""
+    """Emergency (awake, forced) or sleep-time compaction, extraction first.
+
+    Args:
+        brain (Brain): The assistant's brain.
+        now (datetime): The current time.
+        emergency (bool): True for a forced compaction while awake, with fewer extraction
+            iterations; False for sleep-time compaction, which applies the threshold.
+
+    Returns:
+        Generator: Work that yields model calls and returns a dict with `emergency` and the
+            `extraction` and `compaction` reports.
+
+    """
     iterations = (
         min(EMERGENCY_EXTRACTION_ITERATIONS, brain.config.pre_compact_max_iterations)
         if emergency
@@ -271,6 +340,15 @@ def fit_to_budget(brain: Brain, now: datetime, pending: list[dict]) -> Generator
     Returns True when the request fits. The preserve window shrinks (halving) when compacting
     with the configured one is not enough.
 
+    Args:
+        brain (Brain): The assistant's brain.
+        now (datetime): The current time.
+        pending (list[dict]): The messages about to be sent that are not in the history yet.
+
+    Returns:
+        Generator: Work that yields model calls and returns a bool: True when the request
+            fits, False when compaction failed or cannot make it fit.
+
     """
     budget = brain.config.max_context_tokens
     window = brain.config.compact_preserve_window
@@ -286,7 +364,17 @@ def fit_to_budget(brain: Brain, now: datetime, pending: list[dict]) -> Generator
 
 
 def compaction_summary(report: dict, now: datetime) -> dict:
-    """What `@brain/status` shows of the last compaction."""
+    """What `@assistant/status` shows of the last compaction.
+
+    Args:
+        report (dict): The report of `extract_then_compact`.
+        now (datetime): When the compaction ran.
+
+    Returns:
+        dict: When, whether it was an emergency, facts recorded, messages compacted, tokens
+            before and after, and the result (the error, why it was skipped, or "compacted").
+
+    """
     compaction = report["compaction"]
     return {
         "at": to_iso(now),
@@ -300,7 +388,18 @@ def compaction_summary(report: dict, now: datetime) -> dict:
 
 
 def sleep_compaction_step(brain: Brain, now: datetime):
-    """The dreaming step: extraction and compaction when usage >= compact_sleep_threshold."""
+    """The dreaming step: extraction and compaction when usage >= compact_sleep_threshold.
+
+    Args:
+        brain (Brain): The sleeping assistant's brain.
+        now (datetime): The current time.
+
+    Returns:
+        Generator or None: Work that runs `extract_then_compact` and saves its summary as the
+            last compaction, returning the report; None when compaction is off, the history is
+            empty, or usage is below the threshold.
+
+    """
     config = brain.config
     if not config.compact_enabled or not len(brain.history):
         return None

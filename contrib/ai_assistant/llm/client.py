@@ -64,6 +64,15 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class TokenUsage:
+    """Token counts of one model call, as the server reported them.
+
+    Attributes:
+        prompt (int): Tokens in the request.
+        completion (int): Tokens in the reply.
+        cached (int): Prompt tokens served from the server's prompt cache.
+
+    """
+
     prompt: int = 0
     completion: int = 0
     cached: int = 0
@@ -83,6 +92,20 @@ class ChatRequest:
 
 @dataclass
 class ChatReply:
+    """What one model call returned.
+
+    Attributes:
+        content (str or None): The text of the reply, if any.
+        tool_calls (list[ToolCall]): The tool calls in the reply, in order.
+        finish_reason (str or None): Why the model stopped (e.g. "stop", "tool_calls",
+            "length").
+        refusal (str or None): The model's refusal text, if it refused.
+        usage (TokenUsage): The tokens the call used.
+        latency_ms (float): How long the call took, in milliseconds.
+        model (str): The model that answered, as the server named it.
+
+    """
+
     content: str | None
     tool_calls: list[ToolCall]
     finish_reason: str | None
@@ -92,7 +115,12 @@ class ChatReply:
     model: str = ""
 
     def as_message(self) -> dict:
-        """The assistant message to append to the history (valid OpenAI wire format)."""
+        """The assistant message to append to the history (valid OpenAI wire format).
+
+        Returns:
+            dict: A message with role "assistant", the content, and the tool calls if any.
+
+        """
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = [
@@ -107,9 +135,38 @@ class ChatReply:
 
 
 class ChatClient(Protocol):
-    def complete(self, request: ChatRequest) -> ChatReply: ...
+    """What the assistant needs from a model endpoint: chat completions and embeddings."""
 
-    def embed(self, model: str, texts: list[str]) -> list[list[float]]: ...
+    def complete(self, request: ChatRequest) -> ChatReply:
+        """Send one chat request to the model.
+
+        Args:
+            request (ChatRequest): The model, messages, tools and options to send.
+
+        Returns:
+            ChatReply: The model's reply.
+
+        Raises:
+            LLMError: If the call fails.
+
+        """
+        ...
+
+    def embed(self, model: str, texts: list[str]) -> list[list[float]]:
+        """Compute embeddings for some texts.
+
+        Args:
+            model (str): The embedding model's name.
+            texts (list[str]): The texts to embed.
+
+        Returns:
+            list[list[float]]: One vector per text, in order.
+
+        Raises:
+            LLMError: If the call fails.
+
+        """
+        ...
 
 
 @dataclass(frozen=True)
@@ -156,6 +213,20 @@ class OpenAIChatClient:
         return [self._sdk.api_key]
 
     def complete(self, request: ChatRequest) -> ChatReply:
+        """Send one chat request to the model and time it.
+
+        Args:
+            request (ChatRequest): The model, messages, tools and options to send. Tools and
+                `response_format` are sent only when set.
+
+        Returns:
+            ChatReply: The model's reply, with token usage and latency.
+
+        Raises:
+            LLMError: If the call fails (timeout, connection, rate limit, auth, server error,
+                bad request) or the reply has no choices. The message has the API key removed.
+
+        """
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": request.messages,
@@ -180,7 +251,19 @@ class OpenAIChatClient:
         return _to_reply(completion, latency)
 
     def embed(self, model: str, texts: list[str]) -> list[list[float]]:
-        """Embeddings for `texts`, in order."""
+        """Embeddings for `texts`, in order.
+
+        Args:
+            model (str): The embedding model's name.
+            texts (list[str]): The texts to embed.
+
+        Returns:
+            list[list[float]]: One vector per text, in the same order as `texts`.
+
+        Raises:
+            LLMError: If the call fails, or the server returns a different number of vectors.
+
+        """
         try:
             response = self._sdk.embeddings.create(model=model, input=texts)
         except openai.APIError as exc:
@@ -254,7 +337,18 @@ _CLIENTS_LOCK = threading.Lock()
 
 
 def client_for(endpoint: EndpointSettings) -> OpenAIChatClient:
-    """A shared client per endpoint, so connection pools are reused across assistants."""
+    """A shared client per endpoint, so connection pools are reused across assistants.
+
+    Args:
+        endpoint (EndpointSettings): Where and how to reach the model.
+
+    Returns:
+        OpenAIChatClient: The client for this endpoint, created on first use.
+
+    Raises:
+        LLMError: If no endpoint is configured (kind `NOT_CONFIGURED`).
+
+    """
     with _CLIENTS_LOCK:
         client = _CLIENTS.get(endpoint)
         if client is None:

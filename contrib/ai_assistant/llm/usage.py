@@ -12,6 +12,20 @@ from .client import ChatReply
 
 
 class UsageStats(BaseModel):
+    """Running totals of one assistant's model usage.
+
+    Attributes:
+        calls (int): Successful model calls.
+        prompt_tokens (int): Prompt tokens used in all calls.
+        completion_tokens (int): Completion tokens used in all calls.
+        cached_tokens (int): Prompt tokens served from the provider's cache.
+        latency_ms_total (float): Sum of the calls' latencies, in milliseconds.
+        latency_ms_last (float): Latency of the last call, in milliseconds.
+        errors (dict): Failed calls, counted by error kind.
+        malformed (dict): Malformed model output (e.g. bad tool calls), counted by kind.
+
+    """
+
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -23,9 +37,24 @@ class UsageStats(BaseModel):
 
     @classmethod
     def load(cls, data: dict | None) -> "UsageStats":
+        """Build the stats from their stored dict.
+
+        Args:
+            data (dict or None): What `model_dump()` stored; None or empty for fresh stats.
+
+        Returns:
+            UsageStats: The stats.
+
+        """
         return cls.model_validate(data or {})
 
     def record_reply(self, reply: ChatReply) -> None:
+        """Count one successful call: its tokens and latency.
+
+        Args:
+            reply (ChatReply): The model's reply.
+
+        """
         self.calls += 1
         self.prompt_tokens += reply.usage.prompt
         self.completion_tokens += reply.usage.completion
@@ -34,21 +63,50 @@ class UsageStats(BaseModel):
         self.latency_ms_last = reply.latency_ms
 
     def record_error(self, kind: str) -> None:
+        """Count one failed call.
+
+        Args:
+            kind (str): The error's kind (e.g. "timeout", "rate_limit").
+
+        """
         self.errors[kind] = self.errors.get(kind, 0) + 1
 
     def record_malformed(self, kind: str) -> None:
+        """Count one piece of malformed model output.
+
+        Args:
+            kind (str): The kind of problem (e.g. "invalid_json").
+
+        """
         self.malformed[kind] = self.malformed.get(kind, 0) + 1
 
     @property
     def total_tokens(self) -> int:
+        """Prompt plus completion tokens.
+
+        Returns:
+            int: All tokens used.
+
+        """
         return self.prompt_tokens + self.completion_tokens
 
     @property
     def mean_latency_ms(self) -> float:
+        """Mean latency of the calls.
+
+        Returns:
+            float: Milliseconds per call; 0.0 when there were no calls.
+
+        """
         return self.latency_ms_total / self.calls if self.calls else 0.0
 
     def summary(self) -> str:
-        """One line for `@assistant/status`."""
+        """One line for `@assistant/status`.
+
+        Returns:
+            str: Calls, prompt, completion and cached tokens, and mean latency.
+
+        """
         text = (
             f"{self.calls} calls, {self.prompt_tokens} prompt + {self.completion_tokens} "
             f"completion tokens ({self.cached_tokens} cached), "
@@ -57,6 +115,13 @@ class UsageStats(BaseModel):
         return text
 
     def problems(self) -> str:
+        """Errors and malformed output, for a status line.
+
+        Returns:
+            str: Each kind with its count (e.g. "timeout x2, malformed invalid_json x1"), or
+                "none".
+
+        """
         parts = [f"{kind} x{count}" for kind, count in sorted(self.errors.items())]
         parts += [f"malformed {kind} x{count}" for kind, count in sorted(self.malformed.items())]
         return ", ".join(parts) or "none"

@@ -40,13 +40,42 @@ from ..state import COMPACTING_FAILURES, PROGRESS, SLEEP_ERRORS
 
 
 def needs_scoring(entry: dict, trust_turn: bool) -> bool:
-    """Whether sleep-time scoring should (re)score this entry."""
+    """Whether sleep-time scoring should (re)score this entry.
+
+    Entries scored by the heuristic are rescored; entries scored during the turn are rescored
+    only when turn scores are not trusted.
+
+    Args:
+        entry (dict): A journal entry.
+        trust_turn (bool): Whether importance given during a turn is kept
+            (`trust_turn_importance`).
+
+    Returns:
+        bool: True if the model should score this entry.
+
+    """
     method = entry.get("scoring_method")
     return method == "heuristic" or (method == "turn" and not trust_turn)
 
 
 def compacting_step(brain: Brain, now: datetime) -> Generator:
-    """One tick of compacting (see the module doc). Returns a report dict."""
+    """One tick of compacting (see the module doc).
+
+    Scores a batch of entries that need it, marks entries below
+    `min_importance_to_consolidate` as skipped, then extracts facts from a batch of important
+    entries (one audience per batch) into long-term memory. A model error is recorded and
+    counted, not raised.
+
+    Args:
+        brain (Brain): The sleeping assistant's brain.
+        now (datetime): The current time.
+
+    Returns:
+        Generator: Work that yields model calls (and embedding work) and returns a report
+            dict: counts of entries scored, consolidated and skipped, memories stored, and the
+            error if any.
+
+    """
     config = brain.config
     journal = brain.journal
     usage = brain.usage()

@@ -62,6 +62,12 @@ class Budget:
     calls: int
 
     def take(self) -> bool:
+        """Use up one model call, if any are left.
+
+        Returns:
+            bool: True if a call was taken; False when the budget is spent.
+
+        """
         if self.calls <= 0:
             return False
         self.calls -= 1
@@ -82,6 +88,15 @@ StepWork = Callable[[Brain, datetime, Budget], "StepResult | Generator"]
 
 @dataclass(frozen=True)
 class DreamStep:
+    """One named step of dreaming.
+
+    Attributes:
+        name (str): The step's name, as kept in `dreaming_progress` and shown by `/status`.
+        run (StepWork): `run(brain, now, budget)`: returns a `StepResult`, or a generator that
+            yields model calls and returns one.
+
+    """
+
     name: str
     run: StepWork
 
@@ -90,7 +105,18 @@ class DreamStep:
 
 
 def link_memories(brain: Brain, now: datetime, budget: Budget) -> StepResult:
-    """Join recent important memories to their closest others (see the module doc)."""
+    """Join recent important memories to their closest others (see the module doc).
+
+    Args:
+        brain (Brain): The sleeping assistant's brain (config, memories, state).
+        now (datetime): The current time.
+        budget (Budget): The model calls this tick may still make.
+            Unused: this step makes no model call.
+
+    Returns:
+        StepResult: Done, with how many memories were linked and how many links added.
+
+    """
     config = brain.config
     progress = _progress(brain)
     cursor = progress.get("link_cursor", 0)
@@ -154,7 +180,19 @@ def _links_of(brain: Brain, item: dict, now: datetime) -> list[tuple[str, str, f
 
 
 def consolidate_people(brain: Brain, now: datetime, budget: Budget) -> Generator:
-    """Synthesise new observations into attributes, a batch of people per call."""
+    """Synthesise new observations into attributes, a batch of people per call.
+
+    Args:
+        brain (Brain): The sleeping assistant's brain (config, memories, state).
+        now (datetime): The current time.
+        budget (Budget): The model calls this tick may still make.
+
+    Returns:
+        Generator: Work that yields model calls (`brain.structured` requests) and returns a
+            `StepResult` with the calls made, people done and attributes kept; not done when
+            the budget ran out first.
+
+    """
     config = brain.config
     groups = _people_to_consolidate(brain)
     calls = people = attributes = 0
@@ -228,7 +266,18 @@ def _people_to_consolidate(brain: Brain) -> list[tuple[dict, list[dict], list | 
 
 
 def prune_orphan_links(brain: Brain, now: datetime, budget: Budget) -> StepResult:
-    """Remove links to memories that no longer exist."""
+    """Remove links to memories that no longer exist.
+
+    Args:
+        brain (Brain): The sleeping assistant's brain (config, memories, state).
+        now (datetime): The current time.
+        budget (Budget): The model calls this tick may still make.
+            Unused: this step makes no model call.
+
+    Returns:
+        StepResult: Done, with how many links were removed.
+
+    """
 
     def exists(memory_id: str) -> bool:
         if memory_id.startswith("m"):
@@ -243,7 +292,19 @@ def prune_orphan_links(brain: Brain, now: datetime, budget: Budget) -> StepResul
 
 
 def reflect(brain: Brain, now: datetime, budget: Budget) -> Generator:
-    """Draw insights from recent important entries once enough importance has gathered."""
+    """Draw insights from recent important entries once enough importance has gathered.
+
+    Args:
+        brain (Brain): The sleeping assistant's brain (config, memories, state).
+        now (datetime): The current time.
+        budget (Budget): The model calls this tick may still make.
+
+    Returns:
+        Generator: Work that yields model calls (`brain.structured` requests) and returns a
+            `StepResult` with the calls made and insights written; not done when the budget
+            ran out first. Done at once when below `reflection_threshold`.
+
+    """
     config = brain.config
     journal = brain.journal
     if journal.importance_since_reflection < config.reflection_threshold:
@@ -305,7 +366,18 @@ def reflect(brain: Brain, now: datetime, budget: Budget) -> Generator:
 
 
 def prune_episodes(brain: Brain, now: datetime, budget: Budget) -> StepResult:
-    """Empty old unimportant entries that consolidation is done with."""
+    """Empty old unimportant entries that consolidation is done with.
+
+    Args:
+        brain (Brain): The sleeping assistant's brain (config, memories, state).
+        now (datetime): The current time.
+        budget (Budget): The model calls this tick may still make.
+            Unused: this step makes no model call.
+
+    Returns:
+        StepResult: Done, with how many entries were emptied and links removed.
+
+    """
     config = brain.config
     journal = brain.journal
     cutoff = (now - timedelta(days=config.prune_age_days)).isoformat()
@@ -330,6 +402,18 @@ def prune_episodes(brain: Brain, now: datetime, budget: Budget) -> StepResult:
 
 
 def clear_stale_conversations(brain: Brain, now: datetime, budget: Budget) -> StepResult:
+    """Let go of conversations quiet for `working_memory_stale_minutes`.
+
+    Args:
+        brain (Brain): The sleeping assistant's brain.
+        now (datetime): The current time.
+        budget (Budget): The model calls this tick may still make. Unused: this step makes no
+            model call.
+
+    Returns:
+        StepResult: Done, with how many conversations were cleared.
+
+    """
     cleared = WorkingMemory(brain.state).clear_stale(now, brain.config.working_memory_stale_minutes)
     return StepResult(True, {"cleared": cleared})
 
@@ -339,7 +423,23 @@ def clear_stale_conversations(brain: Brain, now: datetime, budget: Budget) -> St
 
 def compact_context(brain: Brain, now: datetime, budget: Budget) -> StepResult | Generator:
     """Journaling before compaction, then compaction, when the context is full enough. It
-    runs as one unit (its calls are bounded by its own limits) once the budget allows one."""
+    runs as one unit (its calls are bounded by its own limits) once the budget allows one.
+
+    Args:
+        brain (Brain): The sleeping assistant's brain.
+        now (datetime): The current time.
+        budget (Budget): The model calls this tick may still make; this step takes one.
+
+    Returns:
+        StepResult or Generator: A done `StepResult` when the context is below
+            `compact_sleep_threshold`; a not-done one when the budget is spent; else work that
+            yields model calls and returns a `StepResult` with how many messages were
+            compacted.
+
+    Raises:
+        LLMError: From the returned work, when compaction reports an error.
+
+    """
     work = sleep_compaction_step(brain, now)
     if work is None:
         return StepResult(True, {"skipped": "context below compact_sleep_threshold"})
@@ -368,7 +468,21 @@ DREAMING_STEPS: list[DreamStep] = [
 
 
 def dreaming_tick(brain: Brain, now: datetime) -> Generator | None:
-    """This tick's dreaming work, or None when every step is done for this sleep."""
+    """This tick's dreaming work, or None when every step is done for this sleep.
+
+    The work runs the steps not yet done, in order, within `dream_max_calls_per_tick` model
+    calls, and saves each step's report (or error) in `dreaming_progress`. A step that fails
+    with `LLMError` is recorded and tried again next tick; the others go on.
+
+    Args:
+        brain (Brain): The sleeping assistant's brain.
+        now (datetime): The current time.
+
+    Returns:
+        Generator or None: Work that yields model calls and returns a list of step reports
+            (dicts with the step name), or None when there is nothing left to do.
+
+    """
     progress = _progress(brain)
     if all(step.name in progress.get("done", []) for step in DREAMING_STEPS):
         return None

@@ -33,7 +33,16 @@ QUESTION = (
 
 def overheard(brain: Brain, since_id: int) -> list[Event]:
     """Speech heard since `since_id`, not addressed to the assistant, that names someone
-    present other than the speaker."""
+    present other than the speaker.
+
+    Args:
+        brain (Brain): The sleeping assistant's brain.
+        since_id (int): The id of the last event already triaged.
+
+    Returns:
+        list[Event]: The queued "say" events that qualify, in order (left in the queue).
+
+    """
     present = [name for _, name in brain.world.present_people()]
     found = []
     for event in brain.events.peek():
@@ -48,7 +57,19 @@ def overheard(brain: Brain, since_id: int) -> list[Event]:
 
 
 def triage(brain: Brain, now: datetime) -> Generator | None:
-    """The wake decision this tick needs, or None (see the module doc)."""
+    """The wake decision this tick needs, or None (see the module doc).
+
+    Args:
+        brain (Brain): The sleeping assistant's brain.
+        now (datetime): The current time.
+
+    Returns:
+        Generator or None: Work that makes one model call offering `wake_up` and `noop`, and
+            returns a report dict (events triaged, whether it woke, any error); None when
+            triage is off, the sleep is deep, the last triage was too recent, or nothing
+            qualifying was overheard.
+
+    """
     config = brain.config
     if not config.triage_enabled or brain.state.get(DEPTH) != LIGHT:
         return None

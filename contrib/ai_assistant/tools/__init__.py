@@ -12,10 +12,22 @@ from .world import WORLD_TOOLS
 
 
 def default_tools() -> list[Tool]:
+    """Make one of each of the assistant's tools.
+
+    Returns:
+        list[Tool]: The world, memory, recall and sleep tools.
+
+    """
     return [*WORLD_TOOLS, *MEMORY_TOOLS, RecallTool(), *SLEEP_TOOLS]
 
 
 def default_registry() -> ToolRegistry:
+    """Make the tool registry the shell uses.
+
+    Returns:
+        ToolRegistry: A registry of `default_tools()`.
+
+    """
     return ToolRegistry(default_tools())
 
 

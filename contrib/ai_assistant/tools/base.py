@@ -67,25 +67,106 @@ class ToolResult:
 
     @classmethod
     def error(cls, content: str, malformed: str | None = None, detail: str | None = None):
+        """Build a failed result whose content starts with "Error: ".
+
+        Args:
+            content (str): What went wrong, for the model.
+            malformed (str, optional): The kind of malformed call (e.g. `UNKNOWN_TOOL`), counted
+                in the usage stats.
+            detail (str, optional): A traceback for the log; never sent to the model.
+
+        Returns:
+            ToolResult: A result with `ok=False`.
+
+        """
         return cls(ok=False, content=f"Error: {content}", malformed=malformed, detail=detail)
 
 
 class World(Protocol):
     """What tools may do in the game world, as the assistant itself."""
 
-    def say(self, text: str) -> None: ...
+    def say(self, text: str) -> None:
+        """Say `text` aloud to everyone in the room.
 
-    def emote(self, action: str) -> None: ...
+        Args:
+            text (str): The words, already cleaned for players.
 
-    def whisper(self, target: str, text: str) -> str: ...
+        """
+        ...
 
-    def look(self, target: str | None) -> str: ...
+    def emote(self, action: str) -> None:
+        """Show an action by the assistant to the room.
 
-    def present(self) -> list[str]: ...
+        Args:
+            action (str): The action in third person, already cleaned for players.
 
-    def present_people(self) -> list[tuple[str, str]]: ...
+        """
+        ...
 
-    def entity_key(self, name: str) -> tuple[str, str]: ...
+    def whisper(self, target: str, text: str) -> str:
+        """Whisper `text` privately to someone in the room.
+
+        Args:
+            target (str): The name of the person to whisper to.
+            text (str): The words, already cleaned for players.
+
+        Returns:
+            str: The name of the person who received the whisper.
+
+        Raises:
+            ToolError: If no one by that name is here, or the name is ambiguous.
+
+        """
+        ...
+
+    def look(self, target: str | None) -> str:
+        """Describe the room, or someone or something in it.
+
+        Args:
+            target (str or None): What to look at; None for the room.
+
+        Returns:
+            str: The description as the assistant sees it, as plain text.
+
+        Raises:
+            ToolError: If there is nothing by that name here.
+
+        """
+        ...
+
+    def present(self) -> list[str]:
+        """List who and what else is in the room with the assistant.
+
+        Returns:
+            list[str]: The names of the others present.
+
+        """
+        ...
+
+    def present_people(self) -> list[tuple[str, str]]:
+        """List the people in the room with the assistant.
+
+        Returns:
+            list[tuple[str, str]]: A `(key, name)` pair per person, the key being their
+                dbref (e.g. "#12").
+
+        """
+        ...
+
+    def entity_key(self, name: str) -> tuple[str, str]:
+        """Find the key and name of a person, for their memory profile.
+
+        Whoever is here by that name comes first; else the one character in the game with that
+        exact name; else the name alone.
+
+        Args:
+            name (str): The name as the model wrote it.
+
+        Returns:
+            tuple[str, str]: The person's `(key, name)`.
+
+        """
+        ...
 
 
 @dataclass
@@ -132,7 +213,16 @@ class ToolContext:
     semantic: Callable[[str], Any] | None = None
 
     def narrow(self, audiences) -> None:
-        """What is written from now on draws on memories with these audiences too."""
+        """Narrow the conversation's audience to include these audiences too.
+
+        What is written from now on draws on memories with these audiences, so its audience
+        becomes the narrowest of the current one and all of them.
+
+        Args:
+            audiences (iterable): Audiences (lists of names, or None for public) of memories
+                the model has just been shown.
+
+        """
         self.audience = narrowest([self.audience, *audiences])
 
 
@@ -146,12 +236,31 @@ class Tool(ABC):
 
     @abstractmethod
     def run(self, ctx: ToolContext, args: Any) -> ToolResult:
-        """Act and describe the outcome for the model."""
+        """Act and describe the outcome for the model.
+
+        Args:
+            ctx (ToolContext): What the tool may use in this conversation.
+            args (ToolArgs): The validated arguments, an instance of the tool's `Args` model.
+
+        Returns:
+            ToolResult: What the tool did, for the model and the log.
+
+        Raises:
+            ToolError: For a failure the model should hear about; the registry turns it into
+                an error result.
+
+        """
 
     @classmethod
     def schema(cls) -> dict:
         """The function schema sent to the model, built once per tool class (pydantic's
-        schema generation is slow, and every assistant's registry asks for it)."""
+        schema generation is slow, and every assistant's registry asks for it).
+
+        Returns:
+            dict: An OpenAI-style function tool schema (name, description, parameters without
+                titles); a fresh copy each call, so callers may change it.
+
+        """
         cached = cls.__dict__.get("_schema_cache")
         if cached is None or cached[0] is not cls.Args:
             schema = {
@@ -184,11 +293,29 @@ class ToolRegistry:
         self._schemas: dict[str, list[dict]] = {}
 
     def names(self, scope: str | None = None) -> list[str]:
-        """The names of the tools offered in `scope` (all tools when None)."""
+        """The names of the tools offered in `scope` (all tools when None).
+
+        Args:
+            scope (str or None): A scope such as `TURN`, `EXTRACTION` or `TRIAGE`, or None.
+
+        Returns:
+            list[str]: The tool names, in the order the tools were registered.
+
+        """
         return [name for name, tool in self._tools.items() if scope is None or scope in tool.scopes]
 
     def schemas(self, scope: str) -> list[dict]:
-        """Tool schemas offered in `scope`, in a stable order (prompt caching)."""
+        """Tool schemas offered in `scope`, in a stable order (prompt caching).
+
+        The list is built once per scope and cached.
+
+        Args:
+            scope (str): A scope such as `TURN`, `EXTRACTION` or `TRIAGE`.
+
+        Returns:
+            list[dict]: The function schemas of the tools in `scope`, sorted by name.
+
+        """
         if scope not in self._schemas:
             self._schemas[scope] = [
                 self._tools[name].schema() for name in sorted(self.names(scope))

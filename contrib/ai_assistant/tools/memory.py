@@ -48,6 +48,8 @@ def _source(speaker: Speaker | None, about_keys: list[str], basis: str) -> str:
 
 
 class JournalArgs(ToolArgs):
+    """Arguments of `add_journal_entry`: the text, its importance, source, subject and tags."""
+
     content: str = Field(min_length=1, max_length=2000, description="What to remember.")
     importance: int | None = Field(
         None, ge=1, le=10, description="1 (trivial) to 10 (vital); omit to let it be estimated."
@@ -66,6 +68,12 @@ class JournalArgs(ToolArgs):
 
 
 class AddJournalEntryTool(Tool):
+    """Tool that writes an entry into the assistant's journal, with checked provenance.
+
+    Offered in awake turns and when journaling before compaction.
+
+    """
+
     name = "add_journal_entry"
     description = (
         "Write something worth remembering into your journal. Write what people say as their "
@@ -75,6 +83,23 @@ class AddJournalEntryTool(Tool):
     scopes = MEMORY_SCOPES
 
     def run(self, ctx: ToolContext, args: JournalArgs) -> ToolResult:
+        """Write the journal entry with its source, importance and audience.
+
+        Without a given importance, an entry heard from someone gets the score their words got when
+        heard; otherwise it is left for the journal to estimate. The entry gets the conversation's
+        audience.
+
+        Args:
+            ctx (ToolContext): The conversation's context.
+            args (JournalArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result with the entry's id and importance.
+
+        Raises:
+            ToolError: If `heard_from` names someone not heard in this conversation.
+
+        """
         speaker = _check_heard_from(ctx, args.heard_from)
         about = [ctx.world.entity_key(args.about)[0]] if args.about else []
         if args.importance is not None:
@@ -105,6 +130,8 @@ class AddJournalEntryTool(Tool):
 
 
 class ObservationArgs(ToolArgs):
+    """Arguments of `update_entity_observation`: who it is about, what, and who said so."""
+
     entity: str = Field(min_length=1, max_length=80, description="Who (or what) it is about.")
     observation: str = Field(min_length=1, max_length=1000, description="What you noticed.")
     heard_from: str | None = Field(
@@ -113,12 +140,29 @@ class ObservationArgs(ToolArgs):
 
 
 class UpdateEntityObservationTool(Tool):
+    """Tool that adds an observation to the profile of a person (or thing)."""
+
     name = "update_entity_observation"
     description = "Note something you observed or learned about a person (or thing)."
     Args = ObservationArgs
     scopes = MEMORY_SCOPES
 
     def run(self, ctx: ToolContext, args: ObservationArgs) -> ToolResult:
+        """Add the observation to the entity's profile, with its source and audience.
+
+        The profile keeps at most `max_observations_per_person` observations.
+
+        Args:
+            ctx (ToolContext): The conversation's context.
+            args (ObservationArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result with how many observations the profile has.
+
+        Raises:
+            ToolError: If `heard_from` names someone not heard in this conversation.
+
+        """
         speaker = _check_heard_from(ctx, args.heard_from)
         key, name = ctx.world.entity_key(args.entity)
         profile = ctx.entities.observe(
@@ -140,6 +184,8 @@ class UpdateEntityObservationTool(Tool):
 
 
 class MemoryEditArgs(ToolArgs):
+    """Arguments of `memory_edit`: the operation (set, remove, list), a key and a value."""
+
     operation: Literal["set", "remove", "list"] = Field(description="What to do.")
     key: str | None = Field(
         None, min_length=1, max_length=60, description="The note's name (set and remove)."
@@ -150,6 +196,13 @@ class MemoryEditArgs(ToolArgs):
 
 
 class MemoryEditTool(Tool):
+    """Tool that lists, sets or removes the short notes of the assistant's core memory.
+
+    Core memory stays in view in every conversation and has a fixed token budget
+    (`memory_block_tokens`).
+
+    """
+
     name = "memory_edit"
     description = (
         "Edit your core memory: a few short notes that stay in view in every conversation "
@@ -160,6 +213,23 @@ class MemoryEditTool(Tool):
     scopes = frozenset({TURN})
 
     def run(self, ctx: ToolContext, args: MemoryEditArgs) -> ToolResult:
+        """List, set or remove a core memory note.
+
+        Only the notes the conversation's audience may see are listed or removed; a note set here
+        gets the conversation's audience.
+
+        Args:
+            ctx (ToolContext): The conversation's context.
+            args (MemoryEditArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result with the notes (list) or the tokens now used.
+
+        Raises:
+            ToolError: If the key or value is missing, the key does not exist (remove), or the note
+                does not fit in the budget (set).
+
+        """
         core = ctx.core_memory
         budget = ctx.config.memory_block_tokens
         if args.operation == "list":

@@ -19,6 +19,8 @@ MAX_RESULTS = 8
 
 
 class RecallArgs(ToolArgs):
+    """Arguments of `recall`: what to search for, and optionally who it is about."""
+
     query: str = Field(min_length=1, max_length=300, description="What to remember.")
     person: str | None = Field(
         None, max_length=80, description="Someone the memories should be about (optional)."
@@ -26,6 +28,12 @@ class RecallArgs(ToolArgs):
 
 
 class RecallTool(Tool):
+    """Tool that searches the assistant's memory (journal, long-term memories, people).
+
+    Offered in awake turns and when journaling before compaction.
+
+    """
+
     name = "recall"
     description = (
         "Search your memory (journal, long-term memories, what you know of people) for "
@@ -35,6 +43,20 @@ class RecallTool(Tool):
     scopes = frozenset({TURN, EXTRACTION})
 
     def run(self, ctx: ToolContext, args: RecallArgs) -> ToolResult:
+        """Search memory for the query, at most `MAX_RESULTS` results.
+
+        When embeddings are on, the result is pending: the query's embedding is computed off the
+        reactor thread, then `resume` answers (with word-based recall alone if embedding failed).
+        Recalling a private memory narrows the conversation's audience.
+
+        Args:
+            ctx (ToolContext): The conversation's context.
+            args (RecallArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: The memories found (or that none were), or a pending result.
+
+        """
         people = [args.person] if args.person else []
         if people:
             people.append(ctx.world.entity_key(args.person)[0])

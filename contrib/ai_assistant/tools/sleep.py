@@ -1,7 +1,7 @@
 """
 Tools that change the assistant's own state: `go_to_sleep` (awake) and `wake_up` (for contexts
-in which the model runs while asleep). Refusals, such as the three safeguards of going to sleep, come back
-as tool results the model can act on.
+in which the model runs while asleep). Refusals, such as the three safeguards of going to sleep,
+come back as tool results the model can act on.
 
 """
 
@@ -14,6 +14,8 @@ from .base import TRIAGE, TURN, Tool, ToolArgs, ToolContext, ToolError, ToolResu
 
 
 class GoToSleepArgs(ToolArgs):
+    """Arguments of `go_to_sleep`: how many hours, how deeply, and why."""
+
     duration_hours: int = Field(
         DEFAULT_HOURS, ge=MIN_HOURS, le=MAX_HOURS, description="How long to sleep, in hours."
     )
@@ -24,6 +26,8 @@ class GoToSleepArgs(ToolArgs):
 
 
 class GoToSleepTool(Tool):
+    """Tool that puts the assistant to sleep, to consolidate its memories. Awake turns only."""
+
     name = "go_to_sleep"
     description = (
         "Go to sleep to consolidate what you have learned into long-term memory. Ends this turn."
@@ -32,6 +36,19 @@ class GoToSleepTool(Tool):
     scopes = frozenset({TURN})
 
     def run(self, ctx: ToolContext, args: GoToSleepArgs) -> ToolResult:
+        """Ask the lifecycle to go to sleep and end the turn.
+
+        Args:
+            ctx (ToolContext): The conversation's context.
+            args (GoToSleepArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result that stops the turn and says how long the sleep is.
+
+        Raises:
+            ToolError: If the lifecycle refuses sleep now (with its reason).
+
+        """
         try:
             phase = ctx.lifecycle.go_to_sleep(
                 ctx.now,
@@ -52,16 +69,37 @@ class GoToSleepTool(Tool):
 
 
 class WakeUpArgs(ToolArgs):
+    """Arguments of `wake_up`: why the assistant wakes."""
+
     reason: str = Field(min_length=1, max_length=300, description="Why you are waking up.")
 
 
 class WakeUpTool(Tool):
+    """Tool that wakes a sleeping assistant.
+
+    It is offered to a light sleeper deciding whether what it heard is worth waking for.
+
+    """
+
     name = "wake_up"
     description = "Wake up now. Ends this turn."
     Args = WakeUpArgs
     scopes = frozenset({TRIAGE})
 
     def run(self, ctx: ToolContext, args: WakeUpArgs) -> ToolResult:
+        """Ask the lifecycle to wake up now and end the turn.
+
+        Args:
+            ctx (ToolContext): The conversation's context.
+            args (WakeUpArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result that stops the turn.
+
+        Raises:
+            ToolError: If the lifecycle refuses to wake (with its reason).
+
+        """
         try:
             ctx.lifecycle.wake_up(ctx.now, args.reason)
         except SleepRefused as refusal:

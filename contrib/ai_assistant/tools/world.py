@@ -31,15 +31,32 @@ def _shown(ctx: ToolContext, text: str, what: str) -> str:
 
 
 class SayArgs(ToolArgs):
+    """Arguments of the `say` tool: the text to say aloud."""
+
     text: str = Field(min_length=1, max_length=1000, description="What to say aloud.")
 
 
 class SayTool(Tool):
+    """Tool that makes the assistant say something aloud to the whole room."""
+
     name = "say"
     description = "Say something aloud to everyone in the room."
     Args = SayArgs
 
     def run(self, ctx: ToolContext, args: SayArgs) -> ToolResult:
+        """Say the cleaned text in the room and record the action for the turn.
+
+        Args:
+            ctx (ToolContext): The conversation's context (world, config, turn control).
+            args (SayArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result telling the model the room heard it.
+
+        Raises:
+            ToolError: If nothing is left of the text once it is cleaned for players.
+
+        """
         text = _shown(ctx, args.text, "text")
         ctx.world.say(text)
         ctx.control.actions.append(f'said "{text}"')
@@ -47,17 +64,34 @@ class SayTool(Tool):
 
 
 class EmoteArgs(ToolArgs):
+    """Arguments of the `emote` tool: an action in third person."""
+
     action: str = Field(
         min_length=1, max_length=500, description="An action in third person, e.g. 'smiles.'"
     )
 
 
 class EmoteTool(Tool):
+    """Tool that shows an action or gesture by the assistant to the room."""
+
     name = "emote"
     description = "Show an action or gesture to the room, e.g. 'nods slowly.'"
     Args = EmoteArgs
 
     def run(self, ctx: ToolContext, args: EmoteArgs) -> ToolResult:
+        """Show the cleaned action to the room and record it for the turn.
+
+        Args:
+            ctx (ToolContext): The conversation's context (world, config, turn control).
+            args (EmoteArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result telling the model the room saw it.
+
+        Raises:
+            ToolError: If nothing is left of the action once it is cleaned for players.
+
+        """
         action = _shown(ctx, args.action, "action")
         ctx.world.emote(action)
         ctx.control.actions.append(f"emoted {action}")
@@ -65,16 +99,34 @@ class EmoteTool(Tool):
 
 
 class WhisperArgs(ToolArgs):
+    """Arguments of the `whisper` tool: who to whisper to, and what."""
+
     target: str = Field(min_length=1, max_length=80, description="Who, by name; must be here.")
     text: str = Field(min_length=1, max_length=1000, description="What to whisper.")
 
 
 class WhisperTool(Tool):
+    """Tool that whispers privately to one person in the same room."""
+
     name = "whisper"
     description = "Whisper privately to one person who is in the room with you."
     Args = WhisperArgs
 
     def run(self, ctx: ToolContext, args: WhisperArgs) -> ToolResult:
+        """Whisper the cleaned text to the target and record it for the turn.
+
+        Args:
+            ctx (ToolContext): The conversation's context (world, config, turn control).
+            args (WhisperArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result naming who received the whisper.
+
+        Raises:
+            ToolError: If the text is empty once cleaned, or (from the world adapter) the
+                target is not here.
+
+        """
         text = _shown(ctx, args.text, "text")
         who = ctx.world.whisper(args.target, text)
         ctx.control.actions.append(f'whispered to {who}: "{text}"')
@@ -82,26 +134,50 @@ class WhisperTool(Tool):
 
 
 class LookArgs(ToolArgs):
+    """Arguments of the `look` tool: an optional target; none means the room."""
+
     target: str | None = Field(
         None, max_length=80, description="Someone or something here; omit for the room."
     )
 
 
 class LookTool(Tool):
+    """Tool that describes the room, or someone or something in it, to the model."""
+
     name = "look"
     description = "Look at the room, or at someone or something in it."
     Args = LookArgs
 
     def run(self, ctx: ToolContext, args: LookArgs) -> ToolResult:
+        """Look at the target (or the room) through the world adapter.
+
+        Args:
+            ctx (ToolContext): The conversation's context (world, config, turn control).
+            args (LookArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result with the description, clipped to the configured
+                maximum tool output length.
+
+        """
         text = ctx.world.look(args.target)
         return ToolResult(ok=True, content=_clip(text, ctx.config.max_tool_output_chars))
 
 
 class NoopArgs(ToolArgs):
+    """Arguments of the `noop` tool: an optional reason for doing nothing."""
+
     reason: str = Field("", max_length=300, description="Why nothing needs doing (optional).")
 
 
 class NoopTool(Tool):
+    """Tool that ends the turn without acting.
+
+    It is also offered when journaling before compaction (to say the journal is done) and
+    to a light sleeper in triage (to stay asleep).
+
+    """
+
     name = "noop"
     description = "Do nothing more this turn (nothing needs a response, or you are done)."
     Args = NoopArgs
@@ -109,16 +185,30 @@ class NoopTool(Tool):
     scopes = frozenset({TURN, EXTRACTION, TRIAGE})
 
     def run(self, ctx: ToolContext, args: NoopArgs) -> ToolResult:
+        """End the turn, with stop reason "noop".
+
+        Args:
+            ctx (ToolContext): The conversation's context (world, config, turn control).
+            args (NoopArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result that stops the turn.
+
+        """
         ctx.control.stop_reason = "noop"
         return ToolResult(ok=True, content="Done for now.", stop=True)
 
 
 class WaitArgs(ToolArgs):
+    """Arguments of the `wait` tool: how many minutes to wait, and why."""
+
     minutes: float = Field(gt=0, description="How long to wait before thinking again.")
     reason: str = Field("", max_length=300, description="Why (optional).")
 
 
 class WaitTool(Tool):
+    """Tool that pauses the assistant until a time passes or someone speaks to it directly."""
+
     name = "wait"
     description = (
         "Pause: make no further decisions until the time passes or someone speaks to you "
@@ -127,6 +217,19 @@ class WaitTool(Tool):
     Args = WaitArgs
 
     def run(self, ctx: ToolContext, args: WaitArgs) -> ToolResult:
+        """Set the time to wait until, record the reason, and end the turn.
+
+        Args:
+            ctx (ToolContext): The conversation's context (world, config, turn control).
+            args (WaitArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result that stops the turn and says how long the wait is.
+
+        Raises:
+            ToolError: If `minutes` is more than the configured `max_wait_minutes`.
+
+        """
         limit = ctx.config.max_wait_minutes
         if args.minutes > limit:
             raise ToolError(f"minutes must be at most {limit:g}; you asked for {args.minutes:g}.")
