@@ -10,6 +10,7 @@ from ai_assistant.context.compaction import (
     compact_history,
     extract_then_compact,
     pre_compaction_extraction,
+    render_transcript,
     split_history,
 )
 from ai_assistant.llm.client import SERVER_ERROR, ChatReply, LLMError, TokenUsage, ToolCall
@@ -430,3 +431,27 @@ def test_pending_tokens_equals_a_full_recount():
     assert assistant.pending_tokens(pending) == assistant.request_tokens(
         assistant.build_request(pending)
     )
+
+
+def test_transcript_names_the_tools_the_assistant_called():
+    messages = [
+        {"role": "user", "content": "Bob says: hello"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "say", "arguments": '{"text": "Hi Bob"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "said"},
+    ]
+    lines = render_transcript(messages).splitlines()
+    assert lines == [
+        "user: Bob says: hello",
+        'assistant: [called say({"text": "Hi Bob"})]',
+        "tool result: said",
+    ]

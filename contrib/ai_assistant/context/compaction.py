@@ -88,12 +88,12 @@ def render_transcript(messages: list[dict]) -> str:
     for message in messages:
         role = message.get("role")
         content = message.get("content") or ""
-        if role == "brain" and message.get("tool_calls"):
+        if role == "assistant" and message.get("tool_calls"):
             calls = ", ".join(
                 f"{call['function']['name']}({call['function']['arguments']})"
                 for call in message["tool_calls"]
             )
-            lines.append(f"brain: {content} [called {calls}]".replace(":  [", ": ["))
+            lines.append(f"assistant: {content} [called {calls}]".replace(":  [", ": ["))
         elif role == "tool":
             lines.append(f"tool result: {content}")
         else:
