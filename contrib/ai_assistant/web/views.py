@@ -1,0 +1,467 @@
+"""
+Views of the assistant dashboard: a paginated list of assistants and one page per assistant,
+with a few builder operations (POST only), each through the same handler operation that the
+@assistant command uses.
+
+Only accounts with the Builder permission (or higher) see anything; anonymous visitors are sent
+to the login page.
+
+"""
+
+import math
+from datetime import datetime, timezone
+from functools import wraps
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponseForbidden
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
+
+from ..handler import ASSISTANT_TAG, AssistantError, find_assistants, redacted
+
+PERMISSION = "Builder"
+
+
+def _page_size() -> int:
+    return max(1, int(getattr(settings, "AI_ASSISTANT_DASHBOARD_PAGE_SIZE", 25)))
+
+
+def _max_graph_nodes() -> int:
+    return max(2, int(getattr(settings, "AI_ASSISTANT_DASHBOARD_GRAPH_NODES", 60)))
+
+
+def is_builder(user) -> bool:
+    """Whether a web user may see the dashboard.
+
+    Args:
+        user (Account or AnonymousUser): The request's user.
+
+    Returns:
+        bool: True for a logged-in account with the Builder permission or higher.
+
+    """
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if getattr(user, "is_superuser", False):
+        return True
+    check = getattr(user, "check_permstring", None)
+    return bool(check and check(PERMISSION))
+
+
+def builder_required(view):
+    """Decorate a view: anonymous users go to the login page, other non-builders get 403.
+
+    Args:
+        view (callable): The view to protect.
+
+    Returns:
+        callable: The protected view.
+
+    """
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not getattr(request.user, "is_authenticated", False):
+            return redirect_to_login(request.get_full_path())
+        if not is_builder(request.user):
+            return HttpResponseForbidden("The assistant dashboard is for builders.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def get_assistant(dbid: int):
+    """The assistant with this database id.
+
+    Args:
+        dbid (int): The object's id (its dbref without '#').
+
+    Returns:
+        Object: The assistant character.
+
+    Raises:
+        Http404: No assistant has that id.
+
+    """
+    from evennia.objects.models import ObjectDB
+
+    obj = ObjectDB.objects.filter(id=dbid).first()
+    # the tag is how find_assistants knows an assistant; a plain object of that id is no match
+    if obj is None or not obj.tags.has(ASSISTANT_TAG[0], category=ASSISTANT_TAG[1]):
+        raise Http404("No assistant has that id.")
+    return obj
+
+
+def _tokens(usage) -> int:
+    return usage.prompt_tokens + usage.completion_tokens
+
+
+@builder_required
+def assistant_list(request):
+    """Every assistant, 25 a page, with mode, pending events, last turn, errors and tokens.
+
+    Args:
+        request (HttpRequest): The request; `page` picks the page.
+
+    Returns:
+        HttpResponse: The list page.
+
+    """
+    assistants = sorted(find_assistants(), key=lambda obj: obj.id)
+    page = Paginator(assistants, _page_size()).get_page(request.GET.get("page"))
+    rows = []
+    # statuses are read only for the page shown: each one loads the assistant's state
+    for obj in page.object_list:
+        try:
+            status = obj.assistant.status()
+        except Exception as err:  # one broken assistant must not hide the others
+            rows.append({"obj": obj, "error": redacted(err)})
+            continue
+        rows.append(
+            {
+                "obj": obj,
+                "status": status,
+                "tokens": _tokens(status.usage),
+                "errors": sum(status.usage.errors.values()) + status.tick_errors,
+                "last_turn_at": (status.last_turn or {}).get("at"),
+            }
+        )
+    return render(request, "ai_assistant/list.html", {"page": page, "rows": rows})
+
+
+class JournalSlice:
+    """The journal, newest first, as a sequence a Paginator can slice without loading it all.
+
+    Args:
+        journal (Journal): The assistant's journal.
+        seqs (list, optional): Positions of the entries to show (a filter's matches), oldest
+            first; None for every entry.
+
+    """
+
+    def __init__(self, journal, seqs=None):
+        self.entries = journal.entries
+        self.seqs = seqs
+
+    def __len__(self) -> int:
+        return len(self.entries) if self.seqs is None else len(self.seqs)
+
+    def __getitem__(self, index):
+        if not isinstance(index, slice):
+            raise TypeError("JournalSlice is sliced by pages only.")
+        total = len(self)
+        start, stop, _ = index.indices(total)
+        if start >= stop:
+            return []
+        if self.seqs is None:
+            # newest first: page positions counted from the end of the chunked list
+            return list(reversed(self.entries.slice(total - stop, total - start)))
+        wanted = list(reversed(self.seqs))[start:stop]
+        return [self.entries.get(seq) for seq in wanted]
+
+
+def journal_matches(journal, speaker: str = "", query: str = "", audience: str = "") -> list:
+    """Positions of the journal entries that pass the filters, read chunk by chunk.
+
+    Args:
+        journal (Journal): The journal.
+        speaker (str, optional): Part of the speaker's (or author's) name.
+        query (str, optional): Words the text must hold.
+        audience (str, optional): "private", "public" or empty for both.
+
+    Returns:
+        list: The matching positions, oldest first.
+
+    """
+    entries = journal.entries
+    speaker, query = speaker.strip().lower(), query.strip().lower()
+    seqs = []
+    step = max(1, entries.chunk_size)
+    for start in range(0, len(entries), step):
+        for offset, entry in enumerate(entries.slice(start, start + step)):
+            who = f"{entry.get('heard_from') or ''} {entry.get('author') or ''}".lower()
+            if speaker and speaker not in who:
+                continue
+            if query and query not in (entry.get("content") or "").lower():
+                continue
+            private = entry.get("audience") is not None
+            if (audience == "private" and not private) or (audience == "public" and private):
+                continue
+            seqs.append(start + offset)
+    return seqs
+
+
+def _parse_time(text):
+    try:
+        moment = datetime.fromisoformat(str(text))
+    except (TypeError, ValueError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def timeline_svg(transitions: list, now: datetime, width: int = 720, height: int = 40) -> str:
+    """The awake and asleep periods as a band of coloured blocks.
+
+    Args:
+        transitions (list): {"mode", "at", "reason"} dicts, oldest first.
+        now (datetime): Where the last period ends.
+        width (int, optional): Pixels.
+        height (int, optional): Pixels.
+
+    Returns:
+        str: An `<svg>` element (escaped text inside).
+
+    """
+    points = [(t, _parse_time(t.get("at"))) for t in transitions]
+    points = [(t, at) for t, at in points if at is not None]
+    parts = [f'<svg class="timeline" width="{width}" height="{height + 16}" role="img">']
+    if not points:
+        parts.append(
+            f'<text x="4" y="{height // 2}">No transitions yet: awake since created.</text>'
+        )
+    else:
+        begin = points[0][1]
+        span = max((now - begin).total_seconds(), 1.0)
+        for index, (transition, at) in enumerate(points):
+            end = points[index + 1][1] if index + 1 < len(points) else now
+            x = (at - begin).total_seconds() / span * width
+            w = max((end - at).total_seconds() / span * width, 1.0)
+            mode = transition.get("mode", "?")
+            colour = "#f2c94c" if mode == "awake" else "#2f80ed"
+            title = escape(
+                f"{mode} from {transition.get('at')}: {redacted(transition.get('reason', ''))}"
+            )
+            parts.append(
+                f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="{height}" fill="{colour}">'
+                f"<title>{title}</title></rect>"
+            )
+        parts.append(
+            f'<text x="0" y="{height + 12}" font-size="10">{escape(points[0][0].get("at"))}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def usage_svg(by_hour: dict, width: int = 720, height: int = 160) -> str:
+    """Tokens per hour as bars and model calls per hour as a line.
+
+    Args:
+        by_hour (dict): Hour -> {"calls", "prompt", "completion", "cached"}.
+        width (int, optional): Pixels.
+        height (int, optional): Pixels.
+
+    Returns:
+        str: An `<svg>` element.
+
+    """
+    hours = sorted(by_hour)
+    parts = [f'<svg class="usage" width="{width}" height="{height + 20}" role="img">']
+    if not hours:
+        parts.append(f'<text x="4" y="{height // 2}">No model calls recorded yet.</text>')
+        parts.append("</svg>")
+        return "".join(parts)
+    tokens = [by_hour[h].get("prompt", 0) + by_hour[h].get("completion", 0) for h in hours]
+    calls = [by_hour[h].get("calls", 0) for h in hours]
+    top_tokens, top_calls = max(max(tokens), 1), max(max(calls), 1)
+    step = width / len(hours)
+    line = []
+    for index, hour in enumerate(hours):
+        bar = tokens[index] / top_tokens * height
+        x = index * step
+        title = escape(f"{hour}: {tokens[index]} tokens, {calls[index]} calls")
+        parts.append(
+            f'<rect x="{x:.1f}" y="{height - bar:.1f}" width="{max(step - 1, 1):.1f}" '
+            f'height="{bar:.1f}" fill="#6fcf97"><title>{title}</title></rect>'
+        )
+        line.append(f"{x + step / 2:.1f},{height - calls[index] / top_calls * height:.1f}")
+    parts.append(f'<polyline points="{" ".join(line)}" fill="none" stroke="#eb5757" />')
+    parts.append(
+        f'<text x="0" y="{height + 14}" font-size="10">{escape(hours[0])} .. {escape(hours[-1])}'
+        f" (bars: tokens, max {top_tokens}; line: calls, max {top_calls})</text>"
+    )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def links_svg(links: list, max_nodes: int, size: int = 420) -> str:
+    """Memory links as a graph: memories on a circle, a line per link.
+
+    Args:
+        links (list): (id, id, strength, text, text) tuples, strongest first.
+        max_nodes (int): The most memories drawn; links to others are left out.
+        size (int, optional): Width and height in pixels.
+
+    Returns:
+        str: An `<svg>` element.
+
+    """
+    nodes: dict[str, str] = {}
+    kept = []
+    for one, other, strength, first, second in links:
+        for key, text in ((one, first), (other, second)):
+            if key not in nodes and len(nodes) < max_nodes:
+                nodes[key] = text
+        if one in nodes and other in nodes:
+            kept.append((one, other, strength))
+    parts = [f'<svg class="links" width="{size}" height="{size}" role="img">']
+    if not nodes:
+        parts.append(f'<text x="4" y="{size // 2}">No links between memories yet.</text>')
+        parts.append("</svg>")
+        return "".join(parts)
+    centre, radius = size / 2, size / 2 - 20
+    where = {}
+    for index, key in enumerate(nodes):
+        angle = 2 * math.pi * index / len(nodes)
+        where[key] = (centre + radius * math.cos(angle), centre + radius * math.sin(angle))
+    for one, other, strength in kept:
+        (x1, y1), (x2, y2) = where[one], where[other]
+        parts.append(
+            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#828282" '
+            f'stroke-width="{0.5 + 3 * max(0.0, min(float(strength), 1.0)):.1f}" />'
+        )
+    for key, (x, y) in where.items():
+        title = escape(f"{key}: {redacted(nodes[key])[:200]}")
+        parts.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#2d9cdb"><title>{title}</title>'
+            "</circle>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _journal_row(entry: dict) -> dict:
+    return {
+        "id": entry.get("id"),
+        "content": redacted(entry.get("content") or ""),
+        "speaker": entry.get("heard_from") or entry.get("author"),
+        "at": entry.get("created_at"),
+        "location": entry.get("location"),
+        "audience": "public" if entry.get("audience") is None else ", ".join(entry["audience"]),
+        "importance": entry.get("importance"),
+        "consolidated": entry.get("consolidated"),
+        "kind": entry.get("kind"),
+        "pruned": entry.get("pruned", False),
+    }
+
+
+@builder_required
+def assistant_detail(request, dbid: int):
+    """One assistant: status, timeline, usage chart, journal, memories, people, links, turns.
+
+    Args:
+        request (HttpRequest): The request; `page`, `speaker`, `q` and `audience` page and
+            filter the journal.
+        dbid (int): The assistant's database id.
+
+    Returns:
+        HttpResponse: The assistant's page (404 for an unknown id).
+
+    """
+    obj = get_assistant(dbid)
+    handler = obj.assistant
+    status = handler.status()
+    brain = handler.brain
+    journal = brain.journal
+    speaker = request.GET.get("speaker", "")[:100]
+    query = request.GET.get("q", "")[:200]
+    audience = request.GET.get("audience", "")
+    if audience not in ("private", "public"):
+        audience = ""
+    seqs = (
+        journal_matches(journal, speaker, query, audience)
+        if (speaker or query or audience)
+        else None
+    )
+    page = Paginator(JournalSlice(journal, seqs), _page_size()).get_page(request.GET.get("page"))
+    filters = "&".join(
+        f"{name}={escape(value)}"
+        for name, value in (("speaker", speaker), ("q", query), ("audience", audience))
+        if value
+    )
+    core_items, core_tokens, core_budget = handler.core_memory()
+    transitions = brain.lifecycle.log().tail(200)
+    now = handler.now()
+    last_turn = status.last_turn or {}
+    context = {
+        "obj": obj,
+        "status": status,
+        "tokens": _tokens(status.usage),
+        "timeline": mark_safe(timeline_svg(transitions, now)),
+        "transitions": list(reversed(transitions[-20:])),
+        "usage_chart": mark_safe(usage_svg(brain.usage_by_hour())),
+        "journal_page": page,
+        "journal_rows": [_journal_row(entry) for entry in page.object_list],
+        "filters": {"speaker": speaker, "q": query, "audience": audience},
+        "filter_query": filters,
+        "memories": [
+            {**memory, "text": redacted(memory.get("text", ""))}
+            for memory in handler.recent_memories(50)
+        ],
+        "people": handler.people(),
+        "links_graph": mark_safe(links_svg(handler.memory_links(200), _max_graph_nodes())),
+        "core_items": sorted(core_items.items()),
+        "core_tokens": core_tokens,
+        "core_budget": core_budget,
+        # the summary is shown key by key: each value redacted, never the request itself
+        "last_turn": [(key, redacted(value)) for key, value in last_turn.items()],
+        "last_error": status.last_error,
+        "action_url": reverse("ai_assistant:action", args=[obj.id]),
+    }
+    return render(request, "ai_assistant/detail.html", context)
+
+
+def _do_action(handler, action: str, data, by: str) -> str:
+    if action == "set_core":
+        tokens = handler.set_core_memory(data.get("key", ""), data.get("value", ""))
+        return f"Core memory '{data.get('key', '').strip()}' set ({tokens} tokens in use)."
+    if action == "remove_core":
+        handler.remove_core_memory(data.get("key", ""))
+        return f"Core memory '{data.get('key', '').strip()}' removed."
+    if action == "pause":
+        handler.pause()
+        return "Paused."
+    if action == "resume":
+        handler.resume()
+        return "Resumed."
+    if action == "sleep":
+        try:
+            hours = int(data.get("hours") or 8)
+        except ValueError:
+            raise AssistantError("Hours must be a whole number.") from None
+        phase = handler.sleep(hours=hours, depth=data.get("depth") or "light", by=by)
+        return f"Asleep ({phase})."
+    if action == "wake":
+        handler.wake(data.get("reason", ""))
+        return "Awake."
+    raise AssistantError(f"Unknown action '{action}'.")
+
+
+@require_POST
+@builder_required
+def assistant_action(request, dbid: int):
+    """Run one builder operation (POST only) and go back to the assistant's page.
+
+    Args:
+        request (HttpRequest): The form: `action` (set_core, remove_core, pause, resume,
+            sleep, wake) and its fields (key, value, hours, depth, reason).
+        dbid (int): The assistant's database id.
+
+    Returns:
+        HttpResponse: A redirect to the assistant's page, with the outcome as a message.
+
+    """
+    obj = get_assistant(dbid)
+    by = f"{request.user.username} (web)"
+    try:
+        messages.success(
+            request, _do_action(obj.assistant, request.POST.get("action", ""), request.POST, by)
+        )
+    except AssistantError as err:
+        messages.error(request, redacted(err))
+    return redirect(reverse("ai_assistant:detail", args=[obj.id]))
