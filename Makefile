@@ -112,6 +112,7 @@ serve: $(STAMP)
 	$(EVENNIA_CLI) migrate
 	$(EVENNIA_CLI) start
 	@echo "Connect with a MUD client to localhost:4000 or a browser to http://localhost:4001"
+	@echo "Builders see the assistant dashboard at http://localhost:4001/assistants/"
 	@echo "The demo world (built on first start) has the assistant Aria in the Reading Room."
 	@echo "'make stop' stops the server."
 

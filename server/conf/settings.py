@@ -11,7 +11,8 @@ from evennia.settings_default import *  # noqa: F401,F403
 SERVERNAME = "AI Assistant Demo"
 
 # the demo has no web customisations of its own
-ROOT_URLCONF = "evennia.web.urls"
+# Evennia's website plus the assistant dashboard at /assistants/
+ROOT_URLCONF = "server.conf.urls"
 
 # the demo ships only the server/conf modules it changes; the rest are Evennia's own. Derived
 # from Evennia's defaults rather than spelled out, because they differ between versions
