@@ -1,0 +1,134 @@
+"""The web dashboard: permissions, the list and detail pages, pagination, POST-only editing."""
+
+from datetime import datetime, timezone
+
+from django.test import Client, override_settings
+from django.urls import reverse
+
+from .helpers import AssistantTestCase
+
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+
+
+class TestDashboard(AssistantTestCase):
+    def setUp(self):
+        super().setUp()
+        self.list_url = reverse("ai_assistant:list")
+        self.url = reverse("ai_assistant:detail", args=[self.aria.id])
+        self.action_url = reverse("ai_assistant:action", args=[self.aria.id])
+        self.builder = Client()
+        self.builder.force_login(self.account)  # a Developer: above Builder
+
+    def add_entries(self, count: int):
+        journal = self.handler.brain.journal
+        for number in range(count):
+            journal.add(f"Entry number {number:03d}.", author="Aria", now=NOW, heard_from="Bob")
+
+    def test_anonymous_is_sent_to_login(self):
+        for url in (self.list_url, self.url):
+            response = Client().get(url)
+            assert response.status_code == 302
+            assert "login" in response["Location"] and "next=" in response["Location"]
+
+    def test_non_builder_is_forbidden(self):
+        client = Client()
+        client.force_login(self.account2)
+        assert not self.account2.check_permstring("Builder")
+        assert client.get(self.list_url).status_code == 403
+        assert client.get(self.url).status_code == 403
+        assert client.post(self.action_url, {"action": "pause"}).status_code == 403
+        assert not self.handler.paused
+
+    def test_builder_sees_the_list(self):
+        response = self.builder.get(self.list_url)
+        assert response.status_code == 200
+        text = response.content.decode()
+        assert "Aria" in text and self.url in text and "awake" in text
+
+    def test_builder_sees_an_assistant(self):
+        self.add_entries(1)
+        self.handler.set_core_memory("motto", "Books are friends.")
+        brain = self.handler.brain
+        brain.state.set("usage_by_hour", {"2026-01-01T11": {"calls": 3, "prompt": 120}})
+        response = self.builder.get(self.url)
+        assert response.status_code == 200
+        text = response.content.decode()
+        assert "Entry number 000." in text and "Books are friends." in text
+        assert '<svg class="usage"' in text and '<svg class="links"' in text
+        assert '<svg class="timeline"' in text and "120 tokens, 3 calls" in text
+        assert "sk-test-secret" not in text
+
+    def test_unknown_id_is_404(self):
+        assert self.builder.get(reverse("ai_assistant:detail", args=[999999])).status_code == 404
+        not_assistant = reverse("ai_assistant:detail", args=[self.char1.id])
+        assert self.builder.get(not_assistant).status_code == 404
+
+    @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=10)
+    def test_journal_is_paginated_newest_first(self):
+        self.add_entries(60)
+        text = self.builder.get(self.url, {"page": 2}).content.decode()
+        shown = [n for n in range(60) if f"Entry number {n:03d}." in text]
+        assert shown == list(range(40, 50))
+        assert "Page 2 of 6" in text
+        # a bad page number falls back to the first or the last page
+        text = self.builder.get(self.url, {"page": "many"}).content.decode()
+        assert "Page 1 of 6" in text and "Entry number 059." in text
+        text = self.builder.get(self.url, {"page": 999}).content.decode()
+        assert "Page 6 of 6" in text and "Entry number 000." in text
+
+    @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=5)
+    def test_journal_filters(self):
+        self.add_entries(20)
+        journal = self.handler.brain.journal
+        journal.add("A secret for Cid.", author="Aria", now=NOW, heard_from="Cid", audience=["#9"])
+        text = self.builder.get(self.url, {"speaker": "cid"}).content.decode()
+        assert "A secret for Cid." in text and "Entry number" not in text
+        text = self.builder.get(self.url, {"audience": "private"}).content.decode()
+        assert "A secret for Cid." in text and "Page 1 of 1" in text
+        text = self.builder.get(self.url, {"q": "number 01", "page": 2}).content.decode()
+        shown = [n for n in range(20) if f"Entry number {n:03d}." in text]
+        assert shown == [10, 11, 12, 13, 14]
+        assert "Page 2 of 2" in text
+
+    def test_get_changes_nothing(self):
+        before = self.handler.status()
+        self.builder.get(self.action_url, {"action": "pause"})
+        self.builder.get(self.url, {"action": "pause"})
+        after = self.handler.status()
+        assert not after.paused and after.mode == before.mode == "awake"
+
+    def test_actions(self):
+        response = self.builder.post(self.action_url, {"action": "pause"})
+        assert response.status_code == 302 and self.handler.paused
+        self.builder.post(self.action_url, {"action": "resume"})
+        assert not self.handler.paused
+        self.builder.post(self.action_url, {"action": "set_core", "key": "k", "value": "v1"})
+        assert [i["value"] for i in self.handler.core_memory()[0].values()] == ["v1"]
+        response = self.builder.post(self.action_url, {"action": "remove_core", "key": "k"})
+        assert self.handler.core_memory()[0] == {}
+        self.builder.post(self.action_url, {"action": "sleep", "hours": "2"})
+        assert self.handler.status().mode == "sleep"
+        self.builder.post(self.action_url, {"action": "wake"})
+        assert self.handler.status().mode == "awake"
+
+    def test_bad_action_input_is_a_message(self):
+        self.handler.set_core_memory("motto", "Books are friends.")
+        before = self.handler.core_memory()[0]
+        response = self.builder.post(
+            self.action_url, {"action": "set_core", "key": "x" * 500, "value": "v"}, follow=True
+        )
+        assert response.status_code == 200
+        assert "A key is 1 to at most" in response.content.decode()
+        assert self.handler.core_memory()[0] == before
+        response = self.builder.post(self.action_url, {"action": "wake"}, follow=True)
+        assert "is not asleep" in response.content.decode()
+        assert self.handler.status().mode == "awake"
+
+    def test_post_without_csrf_token_is_refused(self):
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(self.account)
+        response = client.post(self.action_url, {"action": "pause"})
+        assert response.status_code == 403
+        assert not self.handler.paused
+        # the page's forms carry the token
+        assert "csrfmiddlewaretoken" in client.get(self.url).content.decode()
