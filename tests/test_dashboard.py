@@ -132,3 +132,28 @@ class TestDashboard(AssistantTestCase):
         assert not self.handler.paused
         # the page's forms carry the token
         assert "csrfmiddlewaretoken" in client.get(self.url).content.decode()
+
+    def test_timeline_people_links_and_last_turn(self):
+        self.handler.sleep(hours=1)
+        self.handler.wake("a test")
+        self.add_entries(3)
+        brain = self.handler.brain
+        brain.entities.observe("#77", "Bob", "Bob likes <b>maps</b>.", now=NOW, author="Aria")
+        brain.links.link([("j000000", "j000001", 0.8), ("j000001", "j000002", 0.4)], 5)
+        brain.state.set("last_turn", {"at": "2026-01-01T12:00:00+00:00", "tools": ["say"]})
+        text = self.builder.get(self.url).content.decode()
+        timeline = text.split('<svg class="timeline"')[1].split("</svg>")[0]
+        assert timeline.count("<rect") == 2 and "awake from" in timeline and "a test" in timeline
+        assert "Bob likes &lt;b&gt;maps&lt;/b&gt;." in text  # escaped, never markup
+        assert text.count("<circle") == 3 and text.count("<line") == 2
+        assert "[&#x27;say&#x27;]" in text or "['say']" in text
+
+    @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=25)
+    def test_list_is_paginated(self):
+        from ai_assistant.handler import create_assistant
+
+        for number in range(30):
+            create_assistant(f"Helper{number:02d}", self.room1)
+        text = self.builder.get(self.list_url, {"page": 2}).content.decode()
+        shown = [n for n in range(30) if f">Helper{n:02d}<" in text]
+        assert "Page 2 of 2" in text and shown == [24, 25, 26, 27, 28, 29]

@@ -374,6 +374,29 @@ def _journal_row(entry: dict) -> dict:
     }
 
 
+def _person(profile: dict) -> dict:
+    # what people said about others can hold anything a player typed, keys included
+    return {
+        "name": profile.get("name"),
+        "key": profile.get("key"),
+        "attributes": [
+            {"type": a.get("type"), "value": redacted(a.get("value", "")), "at": a.get("at")}
+            for a in profile.get("attributes") or []
+        ],
+        "observations": [
+            {
+                "text": redacted(o.get("text", "")),
+                "at": o.get("at"),
+                "where": o.get("where"),
+                "heard_from": o.get("heard_from"),
+                "importance": o.get("importance"),
+                "consolidated": o.get("consolidated"),
+            }
+            for o in profile.get("observations") or []
+        ],
+    }
+
+
 @builder_required
 def assistant_detail(request, dbid: int):
     """One assistant: status, timeline, usage chart, journal, memories, people, links, turns.
@@ -427,7 +450,7 @@ def assistant_detail(request, dbid: int):
             {**memory, "text": redacted(memory.get("text", ""))}
             for memory in handler.recent_memories(50)
         ],
-        "people": handler.people(),
+        "people": [_person(profile) for profile in handler.people()],
         "links_graph": mark_safe(links_svg(handler.memory_links(200), _max_graph_nodes())),
         "core_items": sorted(core_items.items()),
         "core_tokens": core_tokens,
