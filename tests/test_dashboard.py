@@ -157,3 +157,30 @@ class TestDashboard(AssistantTestCase):
         text = self.builder.get(self.list_url, {"page": 2}).content.decode()
         shown = [n for n in range(30) if f">Helper{n:02d}<" in text]
         assert "Page 2 of 2" in text and shown == [24, 25, 26, 27, 28, 29]
+
+    @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=10)
+    def test_unfiltered_page_reads_only_its_chunks(self):
+        from unittest.mock import patch
+
+        from ai_assistant.memory.store import ChunkedList
+
+        self.add_entries(250)  # three chunks of 100
+        read = []
+        original = ChunkedList._chunk
+
+        def counted(chunks, index):
+            if chunks.name == "journal":
+                read.append(index)
+            return original(chunks, index)
+
+        with patch.object(ChunkedList, "_chunk", counted):
+            text = self.builder.get(self.url, {"page": 3}).content.decode()
+        assert "Entry number 229." in text and "Entry number 220." in text
+        assert set(read) <= {2}, read
+
+    def test_filter_links_keep_the_filters(self):
+        self.add_entries(30)
+        text = self.builder.get(self.url, {"speaker": "Bob", "q": "a&b"}).content.decode()
+        assert "No entries." in text
+        text = self.builder.get(self.url, {"speaker": "Bob"}).content.decode()
+        assert 'href="?speaker=Bob&amp;page=2"' in text

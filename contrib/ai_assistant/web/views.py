@@ -21,11 +21,13 @@ from django.http import Http404, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect
 from django.template import Engine, RequestContext
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from ..handler import ASSISTANT_TAG, AssistantError, find_assistants, redacted
+from ..lifecycle import DEFAULT_HOURS
 
 PERMISSION = "Builder"
 
@@ -426,10 +428,12 @@ def assistant_detail(request, dbid: int):
         else None
     )
     page = Paginator(JournalSlice(journal, seqs), _page_size()).get_page(request.GET.get("page"))
-    filters = "&".join(
-        f"{name}={escape(value)}"
-        for name, value in (("speaker", speaker), ("q", query), ("audience", audience))
-        if value
+    filters = urlencode(
+        [
+            (name, value)
+            for name, value in (("speaker", speaker), ("q", query), ("audience", audience))
+            if value
+        ]
     )
     core_items, core_tokens, core_budget = handler.core_memory()
     transitions = brain.lifecycle.log().tail(200)
@@ -478,7 +482,7 @@ def _do_action(handler, action: str, data, by: str) -> str:
         return "Resumed."
     if action == "sleep":
         try:
-            hours = int(data.get("hours") or 8)
+            hours = int(data.get("hours") or DEFAULT_HOURS)
         except ValueError:
             raise AssistantError("Hours must be a whole number.") from None
         phase = handler.sleep(hours=hours, depth=data.get("depth") or "light", by=by)
