@@ -356,6 +356,7 @@ def links_svg(links: list, max_nodes: int, size: int = 420) -> str:
         parts.append(
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#2d9cdb"><title>{title}</title>'
             "</circle>"
+            f'<text x="{x + 7:.1f}" y="{y + 3:.1f}" font-size="9">{escape(key)}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)
