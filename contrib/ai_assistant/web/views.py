@@ -463,6 +463,8 @@ def assistant_detail(request, dbid: int):
         # the summary is shown key by key: each value redacted, never the request itself
         "last_turn": [(key, redacted(value)) for key, value in last_turn.items()],
         "last_error": status.last_error,
+        "sleep_reason": redacted(status.sleep_reason) if status.sleep_reason else "",
+        "last_compaction": redacted(status.last_compaction) if status.last_compaction else "",
         "action_url": reverse("ai_assistant:action", args=[obj.id]),
     }
     return render(request, "ai_assistant/detail.html", context)
