@@ -184,3 +184,18 @@ class TestDashboard(AssistantTestCase):
         assert "No entries." in text
         text = self.builder.get(self.url, {"speaker": "Bob"}).content.decode()
         assert 'href="?speaker=Bob&amp;page=2"' in text
+
+    def test_secrets_are_redacted(self):
+        journal = self.handler.brain.journal
+        journal.add("The key is sk-test-secret, keep it.", author="Aria", now=NOW)
+        text = self.builder.get(self.url).content.decode()
+        assert "The key is" in text and "sk-test-secret" not in text
+
+    def test_demo_game_serves_it_under_assistants(self):
+        from django.conf import settings
+        from django.urls import resolve
+
+        assert settings.ROOT_URLCONF == "server.conf.urls"
+        assert resolve("/assistants/").url_name == "list"
+        assert resolve(f"/assistants/{self.aria.id}/").url_name == "detail"
+        assert resolve("/").url_name  # Evennia's website is still there
