@@ -31,6 +31,11 @@ class AssistantConfig(BaseModel):
     # --- ticking ---
     tick_rate: int = Field(5, ge=1, le=3600, description="Seconds between awake ticks.")
     tick_rate_sleep: int = Field(60, ge=1, le=86400, description="Seconds between sleep ticks.")
+    prompt_start: bool = Field(
+        True,
+        description="Start a turn at once (not at the next tick) for a whisper, page, "
+        "instruction or speech naming the assistant.",
+    )
 
     # --- the model ---
     model: str | None = Field(

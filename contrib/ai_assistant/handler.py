@@ -37,7 +37,7 @@ from .conf import (
     resolve_config,
 )
 from .driver import default_runner
-from .events import EventQueue, HeardLine
+from .events import EventQueue, HeardLine, classify, is_urgent, triggers_model
 from .lifecycle import AWAKE, DEFAULT_HOURS, DEPTHS, LIGHT, SLEEP, SleepRefused
 from .llm.client import EndpointSettings, client_for
 from .memory.audience import label as audience_label
@@ -76,6 +76,8 @@ MAX_CORE_VALUE_CHARS = 1000
 # lines heard between two ticks, at most (the queue keeps max_pending_events of them)
 HEARD_BUFFER = 2000
 _MOVE_TYPES = {"move", "teleport", "traverse"}
+# heard types that are never direct (unless flagged urgent by whoever called `hear`)
+_PLAIN_TYPES = frozenset({"arrive", "depart"})
 
 
 class AssistantError(Exception):
@@ -196,8 +198,11 @@ class AssistantHandler:
         clock: Where "now" comes from (`SystemClock`; tests and demos set a `ManualClock`).
         game_clock: The game clock for the sleep schedule (`EvenniaGameClock`).
         runner: How blocking work runs (None: worker threads on a live server, inline else).
+        submit: How a prompt start is queued, `submit(func, *args)` (None: the reactor's step
+            queue on a live server, no prompt start else; tests pass a stand-in).
         on_turn, on_sleep_tick: Optional callbacks after each turn or sleep step (demos).
         in_flight (bool): A turn or sleep step is waiting on the model.
+        prompt_starts (int): Prompt starts run (turns begun by a direct event, not a tick).
 
     """
 
@@ -209,6 +214,12 @@ class AssistantHandler:
         self.on_turn = None
         self.on_sleep_tick = None
         self.in_flight = False
+        self.submit = None
+        self.prompt_starts = 0
+        # at most one prompt start queued; a direct line heard during a turn asks for one after
+        self._prompt_queued = False
+        self._prompt_after_turn = False
+        self._names: list[str] | None = None
         self.tick_count = 0
         self.skipped_ticks = 0
         self.last_tick: str | None = None
@@ -488,6 +499,53 @@ class AssistantHandler:
                 metadata=metadata,
             )
         )
+        if from_assistant or (event_type in _PLAIN_TYPES and not metadata):
+            # arrivals and departures are never direct: no more work on the hot path. Other
+            # assistants wait for the tick, which keeps two of them talking at its pace
+            return
+        names = self._names
+        if names is None:
+            names = self._names = [self.obj.key, *self.obj.aliases.all()]
+        # the same classification the queue makes at the tick; a say or emote naming no one
+        # costs one search of the line for the assistant's names, nothing more
+        if is_urgent(classify(event_type, text, names), metadata or {}):
+            self._direct_heard()
+
+    def _direct_heard(self) -> None:
+        """A direct line was heard: queue a prompt start, unless one is queued or a turn runs
+        (then the turn's end queues it), or `prompt_start` is off."""
+        if self._prompt_queued:
+            return  # a burst: the queued start takes every line heard before it runs
+        brain = self._brain
+        config = brain.config if brain is not None else self.checked_config()[0]
+        if not config.prompt_start:
+            return
+        if self.in_flight:
+            self._prompt_after_turn = True
+            return
+        self._prompt_queued = self.script.schedule_prompt_start(self.submit)
+
+    def _after_work(self, answered: bool = False) -> None:
+        """After a turn or sleep step: queue the next prompt start at once when a direct line
+        came in meanwhile, or when this turn answered its events and others still call for the
+        model (another person's whispers wait for a turn of their own).
+
+        Args:
+            answered (bool, optional): The turn had a reply (its events left the queue).
+
+        """
+        wanted, self._prompt_after_turn = self._prompt_after_turn, False
+        if not wanted and answered:
+            # only after a turn that made progress: a turn that kept its events (an error,
+            # backing off) must not start itself again and again
+            brain = self.brain
+            config = brain.config
+            wanted = config.prompt_start and any(
+                triggers_model(event, config.respond_to_ambient, config.respond_to_assistants)
+                for event in brain.events.peek()
+            )
+        if wanted and not self._prompt_queued:
+            self._prompt_queued = self.script.schedule_prompt_start(self.submit)
 
     def flush_heard(self) -> int:
         """Write what was heard since the last tick to the event queue, in one write.
@@ -501,7 +559,8 @@ class AssistantHandler:
             return 0
         self._heard = []
         config = self.checked_config()[0]
-        names = [self.obj.key, *self.obj.aliases.all()]
+        # kept for hearing, which must not query: renewed here, at every tick that heard a line
+        names = self._names = [self.obj.key, *self.obj.aliases.all()]
         queue = EventQueue(AttributeStore(self.script))
         last_id = queue.next_id() - 1
         room = config.room_speech_audience
@@ -570,17 +629,39 @@ class AssistantHandler:
         mode = self.script.attributes.get(MODE) or AWAKE
         return config.tick_rate if mode == AWAKE else config.tick_rate_sleep
 
-    def tick(self) -> None:
+    def tick(self, prompt: bool = False) -> None:
         """One tick: queue what was heard, then start the awake turn or the sleep work that is
-        due. Called by the script inside a database transaction; never blocks."""
+        due. Called by the script inside a database transaction; never blocks.
+
+        A prompt start (a direct line was heard) is this tick without its clockwork: it passes
+        the same gates (paused, a turn in flight, and in `awake_tick` the budgets, the backoff
+        after errors and the per-player limit), but starts only an awake turn. Asleep, it does
+        nothing: the sleep tick's wake rules decide. Nor does it start scheduled sleep or count
+        as a tick.
+
+        Args:
+            prompt (bool, optional): This is a prompt start, not a tick of the ticker.
+
+        """
+        if prompt:
+            self._prompt_queued = False  # lines heard from now on ask for a start of their own
         self.flush_heard()
         self.refresh_presence()
         if self.script.attributes.get(PAUSED):
             return
         if self.in_flight:
-            self.skipped_ticks += 1
+            if prompt:
+                self._prompt_after_turn = True
+            else:
+                self.skipped_ticks += 1
             return
         now = self.now()
+        if prompt:
+            brain = self.brain
+            if brain.lifecycle.mode == AWAKE:
+                self.prompt_starts += 1
+                self._start(awake_tick(brain, now), self._turn_done)
+            return
         # on the handler, not in Attributes: an idle tick writes nothing to the database
         self.tick_count += 1
         self.last_tick = to_iso(now)
@@ -607,6 +688,7 @@ class AssistantHandler:
 
     def _work_failed(self, failure) -> None:
         self.in_flight = False
+        self._after_work()
 
     def _turn_done(self, outcome: TurnOutcome) -> None:
         self.in_flight = False
@@ -624,6 +706,7 @@ class AssistantHandler:
             )
         if self.on_turn:
             self.on_turn(self, outcome)
+        self._after_work(answered=bool(outcome.events) and not outcome.error)
 
     def _sleep_work_done(self, report) -> None:
         """After a sleep step: the wake conditions."""
@@ -639,6 +722,7 @@ class AssistantHandler:
             )
         brain = self.brain
         brain.lifecycle.apply_wake_conditions(brain.events.peek(), self.now())
+        self._after_work()
 
     def _on_transition(self, mode: str, reason: str) -> None:
         """After falling asleep or waking: swap the ticker, tell the character and the room."""

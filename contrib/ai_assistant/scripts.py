@@ -182,19 +182,46 @@ class AssistantScript(DefaultScript):
 
     # ---- steps ----------------------------------------------------------------------------
 
-    def run_tick(self) -> None:
+    def schedule_prompt_start(self, submit=None) -> bool:
+        """Queue a prompt start: this assistant's tick step, as an answer to a direct event.
+
+        It joins the reactor's step queue, so it runs within a few reactor iterations (after
+        the speaker's command has finished, and after the steps queued before it) instead of
+        at the next tick. It goes through `run_tick`, the tick's own frame and gates.
+
+        Args:
+            submit (callable, optional): How to queue it, called as `submit(func, *args)`; by
+                default `reactor_steps.submit` when the reactor runs (tests pass their own).
+
+        Returns:
+            bool: True when it was queued; False without a running reactor and no `submit`
+                (tests and headless runs drive the ticks themselves).
+
+        """
+        if submit is None:
+            if not reactor.running:
+                return False
+            submit = reactor_steps.submit
+        submit(self.run_tick, True)
+        return True
+
+    def run_tick(self, prompt: bool = False) -> None:
         """One tick's work, now, in one transaction. Never raises.
 
         The tick's writes (the heard events, the start of a turn) commit together: each
         commit is a wait on the database, and this runs on the reactor thread. An error is
         recorded after the transaction: a database error leaves it unusable.
 
+        Args:
+            prompt (bool, optional): A prompt start (see `AssistantHandler.tick`) instead of
+                a tick of the ticker.
+
         """
         error = None
         with transaction.atomic():
             # caught inside the transaction, so what was written before an error is kept
             try:
-                self.obj.assistant.tick()
+                self.obj.assistant.tick(prompt=prompt)
             except Exception as err:
                 error = err
                 if isinstance(err, DatabaseError):
@@ -205,7 +232,7 @@ class AssistantScript(DefaultScript):
             handler = getattr(self.obj, "assistant", None)
             if handler is not None:
                 handler.in_flight = False
-            self.record_error("tick", error)
+            self.record_error("prompt start" if prompt else "tick", error)
 
     def drive(self, work, on_done, on_failure, runner) -> None:
         """Run a turn or sleep step generator to its end.
