@@ -539,9 +539,10 @@ class AssistantHandler:
             # only after a turn that made progress: a turn that kept its events (an error,
             # backing off) must not start itself again and again
             brain = self.brain
-            config = brain.config
-            wanted = config.prompt_start and any(
-                triggers_model(event, config.respond_to_ambient, config.respond_to_assistants)
+            # urgent lines of people only, as in hearing: ambient speech and other assistants
+            # stay on the ticker
+            wanted = brain.config.prompt_start and any(
+                triggers_model(event, respond_to_ambient=False, respond_to_assistants=False)
                 for event in brain.events.peek()
             )
         if wanted and not self._prompt_queued:
