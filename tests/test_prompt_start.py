@@ -104,9 +104,10 @@ class TestDirectEventsStartATurn(PromptStartCase):
             return original(handler)
 
         original = handler_class.checked_config
-        with patch.object(handler_class, "checked_config", counted), patch.object(
-            type(self.script), "schedule_prompt_start"
-        ) as schedule:
+        with (
+            patch.object(handler_class, "checked_config", counted),
+            patch.object(type(self.script), "schedule_prompt_start") as schedule,
+        ):
             self.char2.execute_cmd("say nothing for her here")
             self.char2.execute_cmd("pose waves at Char.")
         assert reads == []
