@@ -78,6 +78,8 @@ HEARD_BUFFER = 2000
 _MOVE_TYPES = {"move", "teleport", "traverse"}
 # heard types that are never direct (unless flagged urgent by whoever called `hear`)
 _PLAIN_TYPES = frozenset({"arrive", "depart"})
+# heard in the room: direct only when they name the assistant
+_SPEECH_TYPES = frozenset({"say", "emote"})
 
 
 class AssistantError(Exception):
@@ -506,8 +508,13 @@ class AssistantHandler:
         names = self._names
         if names is None:
             names = self._names = [self.obj.key, *self.obj.aliases.all()]
-        # the same classification the queue makes at the tick; a say or emote naming no one
-        # costs one search of the line for the assistant's names, nothing more
+        if not metadata and event_type in _SPEECH_TYPES:
+            # a line naming no one costs a substring search, nothing more (a line this misses
+            # is still classified at the tick: it only waits for it)
+            folded = text.lower()
+            if not any(name.lower() in folded for name in names if name):
+                return
+        # the same classification the queue makes at the tick
         if is_urgent(classify(event_type, text, names), metadata or {}):
             self._direct_heard()
 
