@@ -251,3 +251,23 @@ class TestTheTicksGates(PromptStartCase):
         assert len(self.responder.requests) == 1
         (event,) = self.pending()
         assert event.metadata.get("held_back")
+
+
+class TestLiveScheduling(AssistantTestCase):
+    def test_on_a_live_server_the_start_joins_the_reactor_step_queue(self):
+        with (
+            patch("ai_assistant.scripts.reactor") as fake,
+            patch("ai_assistant.scripts.reactor_steps") as steps,
+        ):
+            fake.running = True
+            self.char1.execute_cmd("say Hello Aria")
+            self.char2.execute_cmd("say Aria, hello from me too")
+        steps.submit.assert_called_once_with(self.script.run_tick, True)
+
+    def test_without_a_reactor_the_ticks_drive_it(self):
+        # tests and headless runs: nothing is queued behind their back
+        self.char1.execute_cmd("say Hello Aria")
+        assert not self.handler._prompt_queued
+        self.responder.add(tool_reply(tool_call("noop", {})))
+        self.tick()
+        assert len(self.responder.requests) == 1
