@@ -18,6 +18,7 @@ from datetime import datetime
 from functools import partial
 
 from .conf import AssistantConfig, ConfigError
+from .debt import SleepDebt
 from .driver import BlockingWork
 from .budget import TokenBudget
 from .events import EventQueue
@@ -549,6 +550,7 @@ class Brain:
             )
         else:
             schedule = "off"
+        debt = SleepDebt(state)
         return AssistantStatus(
             mode=self.lifecycle.mode,
             phase=self.lifecycle.phase,
@@ -581,6 +583,10 @@ class Brain:
             last_compaction=state.get(LAST_COMPACTION),
             wait_until=state.get(WAIT_UNTIL),
             retry_after=state.get(RETRY_AFTER),
+            sleep_debt=debt.points,
+            debt_level=debt.level,
+            last_sleep=debt.last_sleep(),
+            turns_since_sleep=debt.turns_since_sleep,
         )
 
     @property

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from .events import Event
 from .clock import from_iso, to_iso
 from .conf import AssistantConfig
+from .debt import MUST_SLEEP, SleepDebt
 from .memory.journal import Journal
 from .memory.store import ChunkedList, KeyValueStore
 from .state import (
@@ -29,6 +30,7 @@ from .state import (
     DEPTH,
     INITIATED_BY,
     LAST_TRANSITION,
+    LAST_TURN,
     MODE,
     MODE_LOG,
     PHASE,
@@ -222,7 +224,7 @@ class Lifecycle:
             hours (int): 1-24.
             depth (str): "light" (urgent events wake it) or "deep" (only the timer).
             reason (str): Why (kept for the audit trail).
-            initiated_by (str): "tool", "builder" or "schedule".
+            initiated_by (str): "tool", "builder", "schedule" or "debt".
             enforce_safeguards (bool): False for builders: only "already asleep" applies.
             wake_time (datetime, optional): Overrides now + hours (scheduled sleep).
 
@@ -348,6 +350,10 @@ class Lifecycle:
         if self.mode != SLEEP:
             raise SleepRefused("Not asleep.")
         state = self.state
+        if self.progress().get("completed"):
+            # only a sleep that consolidated everything pays the debt; one cut short by
+            # failing calls left entries for the next sleep, and the tiredness with them
+            SleepDebt(state).reset(now)
         cooldown = now + timedelta(minutes=self.config.sleep_cooldown_minutes)
         state.set(COOLDOWN_UNTIL, to_iso(cooldown))
         state.set(ACTIVITY, 0)
@@ -434,6 +440,40 @@ class Lifecycle:
             enforce_safeguards=False,
             wake_time=now + timedelta(seconds=real_seconds),
         )
+        return True
+
+    def maybe_sleep_off_debt(self, now: datetime, pending_events: int) -> bool:
+        """From the awake tick: at Must Sleep, after `auto_sleep_at_must_sleep_idle_minutes`
+        without events, start sleep by itself. The safeguards still apply: a refused sleep
+        is simply tried again at a later tick.
+
+        Args:
+            now (datetime): The real time.
+            pending_events (int): Events waiting in the queue (any means it is not idle).
+
+        Returns:
+            bool: True when the assistant fell asleep.
+
+        """
+        minutes = self.config.auto_sleep_at_must_sleep_idle_minutes
+        if not minutes or pending_events or self.mode == SLEEP:
+            return False
+        debt = SleepDebt(self.state)
+        if debt.level != MUST_SLEEP:
+            return False
+        last_turn = (self.state.get(LAST_TURN) or {}).get("at")
+        times = [t for t in (from_iso(last_turn), from_iso(self.state.get(LAST_TRANSITION))) if t]
+        if times and now - max(times) < timedelta(minutes=minutes):
+            return False
+        try:
+            self.go_to_sleep(
+                now,
+                depth=LIGHT,
+                reason=f"Sleep debt {debt.points} (Must Sleep) after {minutes} quiet minutes",
+                initiated_by="debt",
+            )
+        except SleepRefused:
+            return False
         return True
 
     def count_awake_tick(self) -> None:

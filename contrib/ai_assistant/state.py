@@ -55,3 +55,7 @@ CONFIG_OVERRIDES = "config_overrides"
 TICK_ERRORS = "tick_errors"
 LAST_ERROR = "last_error"
 TICKER_SUBSCRIPTION = "ticker_subscription"
+
+# sleep debt (see ai_assistant.debt)
+SLEEP_DEBT = "sleep_debt"
+LAST_SLEEP = "last_sleep"
