@@ -19,6 +19,7 @@ from functools import partial
 
 from .conf import AssistantConfig, ConfigError
 from .debt import SleepDebt
+from .sleeps import SleepHistory
 from .driver import BlockingWork
 from .budget import TokenBudget
 from .events import EventQueue
@@ -122,7 +123,12 @@ class Brain:
         self._tool_tokens: dict[str, int] = {}
         self._weights: RecallWeights | None = None
         self.lifecycle = Lifecycle(
-            self.state, self.journal, self.config, lambda *args: self.on_transition(*args)
+            self.state,
+            self.journal,
+            self.config,
+            lambda *args: self.on_transition(*args),
+            game_now=lambda now: self.game_now(now),
+            entities=self.entities,
         )
         if self.long_term is None:
             self.long_term = EmbeddedMemoryStore(self.memory_store)
@@ -587,6 +593,7 @@ class Brain:
             debt_level=debt.level,
             last_sleep=debt.last_sleep(),
             turns_since_sleep=debt.turns_since_sleep,
+            recent_sleeps=SleepHistory(state).recent(3),
         )
 
     @property

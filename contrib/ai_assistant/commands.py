@@ -52,6 +52,7 @@ SWITCHES_WITH_TARGET = (
     "resume",
     "clear",
     "debt",
+    "sleeps",
 )
 SWITCHES_THAT_EDIT = ("set", "core", "debt")
 
@@ -506,6 +507,52 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         lines = [f"|w{label:>12}|n: {value}" for label, value in rows]
         return f"|w{assistant.key}'s sleep debt|n\n" + "\n".join(lines)
 
+    def do_sleeps(self):
+        """List the assistant's sleeps, newest first."""
+        if self.rhs is not None:
+            self.msg("Usage: @assistant/sleeps <name>")
+            return
+        self.more(self.format_sleeps(self.target, self.handler.sleeps(50)))
+
+    @staticmethod
+    def format_sleeps(assistant, sleeps: list) -> str:
+        """Render an assistant's sleeps for `/sleeps`.
+
+        Args:
+            assistant (Object): The assistant character.
+            sleeps (list): Sleep records, newest first.
+
+        Returns:
+            str: A title and a table that fits 80 columns.
+
+        """
+        if not sleeps:
+            return f"{assistant.key} has not slept yet."
+        columns = [("id", 5), ("game time", 14), ("began", 14), ("debt", 9), ("done", 36)]
+        rows = []
+        for record in sleeps:
+            counts = record.get("counts") or {}
+            done = (
+                f"{counts.get('consolidated', 0)} consolidated, "
+                f"{counts.get('memories', 0)} memories, {counts.get('links', 0)} links, "
+                f"{counts.get('profiles', 0)} people, {counts.get('reflections', 0)} insights, "
+                f"{counts.get('pruned', 0)} pruned; {record.get('calls', 0)} calls, "
+                f"{record.get('tokens', 0)} tokens"
+                + (f", {record['errors']} errors" if record.get("errors") else "")
+                + ("; quiet" if record.get("quiet") else "")
+            )
+            rows.append(
+                (
+                    record.get("id"),
+                    f"{_short_when(record.get('start'))}\n{_short_when(record.get('end'))}",
+                    f"{record.get('began')}\n{record.get('depth')}",
+                    f"{record.get('debt_before')} -> {record.get('debt_after')}",
+                    done,
+                )
+            )
+        title = f"|w{assistant.key}'s sleeps, newest first ({len(sleeps)})|n\n"
+        return title + render_table(columns, rows)
+
     def do_wake(self):
         """Wake the assistant now."""
         self.handler.wake((self.rhs or "").strip() or f"woken by {self.caller.key}")
@@ -668,6 +715,15 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 "last sleep",
                 f"{_when(status.last_sleep) if status.last_sleep else 'never'}, "
                 f"{status.turns_since_sleep} turns since",
+            ),
+            *(
+                (
+                    f"sleep {record.get('id')}",
+                    f"{_when(record.get('start'))} -> {_when(record.get('end'))}, "
+                    f"{record.get('began')}, debt {record.get('debt_before')} -> "
+                    f"{record.get('debt_after')}, {record.get('calls', 0)} calls",
+                )
+                for record in status.recent_sleeps
             ),
             ("model usage", usage.summary()),
             ("token spend", self.format_spend(status)),

@@ -37,6 +37,7 @@ from .conf import (
     resolve_config,
 )
 from .debt import SleepDebt
+from .sleeps import SleepHistory
 from .driver import default_runner
 from .events import EventQueue, HeardLine
 from .lifecycle import AWAKE, DEFAULT_HOURS, DEPTHS, LIGHT, SLEEP, SleepRefused
@@ -822,6 +823,23 @@ class AssistantHandler:
         except ValueError as err:
             raise AssistantError(str(err)) from None
         return self.debt()
+
+    def sleeps(self, limit: int = 20) -> list[dict]:
+        """The assistant's last sleeps, newest first (see `ai_assistant.sleeps`).
+
+        Args:
+            limit (int): How many at most (1-500).
+
+        Returns:
+            list: Sleep records.
+
+        Raises:
+            AssistantError: A limit outside 1-500.
+
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
+            raise AssistantError(f"The limit must be a whole number from 1 to 500, not {limit!r}.")
+        return SleepHistory(self.brain.state).recent(limit)
 
     def pause(self) -> None:
         """Stop acting: it keeps hearing, and its events wait in the queue."""

@@ -20,6 +20,7 @@ from .conf import AssistantConfig
 from .debt import MUST_SLEEP, SleepDebt
 from .memory.journal import Journal
 from .memory.store import ChunkedList, KeyValueStore
+from .sleeps import SleepHistory, nothing_new
 from .state import (
     ACTIVITY,
     COMPACTING_FAILURES,
@@ -93,6 +94,10 @@ class Lifecycle:
         config (AssistantConfig): Its configuration.
         on_transition (callable): `on_transition(mode, reason)`, called after the state changed;
             the shell swaps the ticker and tells the character and the room.
+        game_now (callable, optional): `game_now(now)` -> the game clock's time (the sleep
+            history keeps game times); by default real time.
+        entities (EntityMemory, optional): The people it knows (a sleep with no new
+            observation and no journal entry to consolidate is a quiet one).
 
     """
 
@@ -102,11 +107,15 @@ class Lifecycle:
         journal: Journal,
         config: AssistantConfig,
         on_transition: Callable[[str, str], None] = lambda mode, reason: None,
+        game_now: Callable[[datetime], datetime] = lambda now: now,
+        entities=None,
     ):
         self.state = state
         self.journal = journal
         self.config = config
         self.on_transition = on_transition
+        self.game_now = game_now
+        self.entities = entities
 
     # ---- reading ------------------------------------------------------------------------
 
@@ -261,6 +270,13 @@ class Lifecycle:
         )
         for key in (WAKE_DEFERRED, WAKE_DEFERRED_SINCE, DREAMING_PROGRESS, COMPACTING_FAILURES):
             state.delete(key)
+        SleepHistory(state).start(
+            to_iso(self.game_now(now)),
+            began=initiated_by,
+            depth=depth,
+            debt_before=SleepDebt(state).points,
+            quiet=nothing_new(self.journal, self.entities),
+        )
         if self.config.sleep_schedule_enabled and not state.get(SCHEDULE_SUSPENDED):
             # a sleep of its own suspends the schedule until it wakes
             state.set(SCHEDULE_WAS_ENABLED, True)
@@ -350,10 +366,16 @@ class Lifecycle:
         if self.mode != SLEEP:
             raise SleepRefused("Not asleep.")
         state = self.state
-        if self.progress().get("completed"):
+        progress = self.progress()
+        if progress.get("completed"):
             # only a sleep that consolidated everything pays the debt; one cut short by
             # failing calls left entries for the next sleep, and the tiredness with them
             SleepDebt(state).reset(now)
+        phases = [COMPACTING] if progress.get("completed") and progress.get("total_entries") else []
+        phases += (state.get(DREAMING_PROGRESS) or {}).get("done", [])
+        SleepHistory(state).finish(
+            to_iso(self.game_now(now)), phases=phases, debt_after=SleepDebt(state).points
+        )
         cooldown = now + timedelta(minutes=self.config.sleep_cooldown_minutes)
         state.set(COOLDOWN_UNTIL, to_iso(cooldown))
         state.set(ACTIVITY, 0)

@@ -59,3 +59,5 @@ TICKER_SUBSCRIPTION = "ticker_subscription"
 # sleep debt (see ai_assistant.debt)
 SLEEP_DEBT = "sleep_debt"
 LAST_SLEEP = "last_sleep"
+CURRENT_SLEEP = "current_sleep"
+SLEEP_HISTORY = "sleep_history"  # chunked: sleep_history:meta, sleep_history:000000, ...
