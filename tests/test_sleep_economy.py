@@ -5,6 +5,7 @@ off the debt when idle, the sleep history, and a quiet day's sleep that costs no
 """
 
 import dataclasses
+import json
 from datetime import timedelta
 
 import pytest
@@ -21,9 +22,16 @@ from ai_assistant.debt import (
     turn_id,
 )
 from ai_assistant.llm.client import RATE_LIMIT, LLMError
+from evennia.utils.test_resources import EvenniaCommandTest
+
+from ai_assistant.driver import drive, inline
+from ai_assistant.handler import AssistantError
 from ai_assistant.memory.store import DictStore
+from ai_assistant.sleep.tick import sleep_tick
+from ai_assistant.sleeps import SleepHistory
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
+from .helpers import AssistantTestCase
 
 
 def calls(writes=0, others=0, ok=True):
@@ -40,9 +48,7 @@ def active(assistant, activity=10):
 # ---- scoring a turn -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "count,score", [(0, 0), (1, 1), (3, 1), (4, 2), (8, 2), (9, 3), (50, 3)]
-)
+@pytest.mark.parametrize("count,score", [(0, 0), (1, 1), (3, 1), (4, 2), (8, 2), (9, 3), (50, 3)])
 def test_memory_write_bands(count, score):
     # each write is a tool call too, but below 41 the tool-call score never beats it
     assert turn_debt(calls(writes=count), AssistantConfig()) == score
@@ -241,3 +247,179 @@ def test_auto_sleep_waits_for_events_level_and_safeguards():
     hear(assistant, "the wind howls", speaker="Bob")  # ambient: no turn, but not idle
     run_tick(assistant, T0 + timedelta(hours=1))
     assert assistant.lifecycle.mode == life.AWAKE
+
+
+# ---- the sleep history ---------------------------------------------------------------------------
+
+
+def run_sleep_tick(assistant, now):
+    work = sleep_tick(assistant, now)
+    if work is None:
+        return None
+    results = []
+    drive(work, inline).addBoth(results.append)
+    return results[0]
+
+
+def scores(*ids, importance=6):
+    items = [{"entry_id": i, "importance": importance} for i in ids]
+    return reply(content=json.dumps({"scores": items}), finish_reason="stop")
+
+
+def facts(entry_id, *texts):
+    return reply(
+        content=json.dumps({"entries": [{"entry_id": entry_id, "facts": list(texts)}]}),
+        finish_reason="stop",
+    )
+
+
+def test_a_sleep_is_recorded_with_counts_calls_and_debt():
+    model = ScriptedModel(scores("j000000"), facts("j000000", "Bob lost his key."))
+    assistant = active(make_assistant(model))
+    assistant.journal.add("Bob lost his key by the well.", author="Aria", now=T0)
+    SleepDebt(assistant.state).add(3, "a long day")
+    assistant.lifecycle.go_to_sleep(T0, reason="tired", initiated_by="tool", depth="deep")
+    assert SleepHistory(assistant.state).current()["quiet"] is False
+    for minute in range(1, 40):
+        run_sleep_tick(assistant, T0 + timedelta(minutes=minute))
+    assistant.lifecycle.wake_up(T0 + timedelta(hours=4), "morning")
+    (record,) = SleepHistory(assistant.state).recent(10)
+    assert record["id"] == "s1" and record["began"] == "tool" and record["depth"] == "deep"
+    assert record["start"].startswith("2026-11-21T12:00") and record["end"].startswith(
+        "2026-11-21T16:00"
+    )
+    assert record["debt_before"] == 3 and record["debt_after"] == 0
+    assert record["counts"]["scored"] == 1 and record["counts"]["consolidated"] == 1
+    assert record["counts"]["memories"] == 1
+    assert record["calls"] == 2 and record["tokens"] == 2 * 110
+    assert record["errors"] == 0 and "compacting" in record["phases"]
+    assert "links" in record["phases"] and "pruning" in record["phases"]
+    assert SleepHistory(assistant.state).current() is None
+    status = assistant.status(T0 + timedelta(hours=5))
+    assert [r["id"] for r in status.recent_sleeps] == ["s1"]
+
+
+def test_history_keeps_every_sleep_newest_first_and_errors():
+    model = ScriptedModel(LLMError(RATE_LIMIT, "slow down", 429))
+    assistant = make_assistant(model, min_activity_before_sleep=0, sleep_cooldown_minutes=0)
+    assistant.journal.add("Bob lost his key by the well.", author="Aria", now=T0)
+    life_ = assistant.lifecycle
+    life_.go_to_sleep(T0, reason="a", initiated_by="builder", enforce_safeguards=False)
+    run_sleep_tick(assistant, T0 + timedelta(minutes=1))
+    life_.wake_up(T0 + timedelta(hours=1), "up")
+    for hour, began in ((2, "schedule"), (4, "tool"), (6, "debt")):
+        life_.go_to_sleep(T0 + timedelta(hours=hour), reason="b", initiated_by=began)
+        life_.wake_up(T0 + timedelta(hours=hour + 1), "up")
+    records = SleepHistory(assistant.state).recent(10)
+    assert [r["id"] for r in records] == ["s4", "s3", "s2", "s1"]
+    assert [r["began"] for r in records] == ["debt", "tool", "schedule", "builder"]
+    assert records[-1]["errors"] == 1 and records[-1]["calls"] == 0
+    assert "compacting" not in records[-1]["phases"]
+    assert len(assistant.status(T0).recent_sleeps) == 3
+    assert len(SleepHistory(assistant.state).recent(2)) == 2
+
+
+def test_history_survives_a_new_brain_and_game_time_is_used():
+    assistant = active(make_assistant())
+    assistant = dataclasses.replace(assistant, game_now=lambda now: now + timedelta(days=100))
+    assistant.lifecycle.go_to_sleep(T0, reason="x", initiated_by="tool")
+    again = dataclasses.replace(assistant)
+    again.lifecycle.wake_up(T0 + timedelta(hours=1), "up")
+    (record,) = SleepHistory(again.state).recent(1)
+    assert record["start"].startswith("2027-03-01T12:00")
+    assert record["end"].startswith("2027-03-01T13:00")
+
+
+# ---- the quiet day ------------------------------------------------------------------------------------
+
+
+def test_a_quiet_sleep_makes_no_model_call():
+    model = ScriptedModel()  # any call fails loudly
+    assistant = active(
+        make_assistant(
+            model, reflection_threshold=1, entity_min_observations=1, compact_sleep_threshold=0.01
+        )
+    )
+    hear(assistant, "Aria, hello there", now=T0)  # overheard talk would ask for a wake decision
+    assistant.lifecycle.go_to_sleep(T0, reason="tired", initiated_by="tool")
+    assert SleepHistory(assistant.state).current()["quiet"] is True
+    for minute in range(1, 20):
+        run_sleep_tick(assistant, T0 + timedelta(minutes=minute))
+    assert model.requests == []
+    progress = assistant.state.get("dreaming_progress")
+    assert {"people", "reflection", "context"} <= set(progress["done"])
+    assert progress["reports"]["people"] == {"skipped": "nothing new since the last sleep"}
+    assistant.lifecycle.wake_up(T0 + timedelta(hours=4), "morning")
+    (record,) = SleepHistory(assistant.state).recent(1)
+    assert record["quiet"] is True and record["calls"] == 0
+
+
+def test_a_new_observation_or_entry_is_not_a_quiet_day():
+    assistant = active(make_assistant())
+    assistant.entities.observe("name:bob", "Bob", "Bob is tall.", now=T0, author="Aria")
+    assistant.lifecycle.go_to_sleep(T0, reason="tired", initiated_by="tool")
+    assert SleepHistory(assistant.state).current()["quiet"] is False
+    assistant = active(make_assistant())
+    assistant.journal.add("Bob is tall.", author="Aria", now=T0)
+    assistant.lifecycle.go_to_sleep(T0, reason="tired", initiated_by="tool")
+    assert SleepHistory(assistant.state).current()["quiet"] is False
+
+
+# ---- the builder's switches ----------------------------------------------------------------------
+
+
+class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
+    def cmd(self, args, expected=None, **kwargs):
+        from ai_assistant import commands
+
+        return self.call(commands.CmdAssistant(), args, expected, **kwargs)
+
+    def test_debt_shows_and_adds(self):
+        text = self.cmd("/debt Aria")
+        assert "sleep debt" in text and "0 (Alert)" in text
+        assert "never" in text
+        text = self.cmd("/debt Aria=3 ran the harvest festival")
+        assert "now 3 (Alert)" in text
+        self.cmd("/debt Aria=2 and the dance")
+        assert "5 (Drowsy)" in self.cmd("/debt Aria")
+        assert "and the dance" in self.cmd("/debt Aria")
+        assert "sleep debt" in self.cmd("/status Aria") and "5 (Drowsy)" in self.cmd("/status Aria")
+
+    def test_debt_bad_input_changes_nothing(self):
+        for bad in ("=0 nothing", "=4 too much", "=-1 less", "=two words", "=", "=2", "=2   "):
+            text = self.cmd(f"/debt Aria{bad}")
+            assert "Not changed" in text, bad
+        assert self.handler.debt()["points"] == 0
+        assert "No assistant called 'Nobody'" in self.cmd("/debt Nobody=2 why")
+        assert "Name an assistant" in self.cmd("/debt")
+
+    def test_add_debt_refuses_outside_one_to_three(self):
+        for bad in (0, 4, 2.0, "2"):
+            with pytest.raises(AssistantError):
+                self.handler.add_debt(bad, "why")
+        assert self.handler.debt()["points"] == 0
+        assert self.handler.add_debt(1, "why")["points"] == 1
+
+    def test_sleeps_lists_and_status_shows_the_last_three(self):
+        assert "has not slept yet" in self.cmd("/sleeps Aria")
+        lifecycle = self.handler.brain.lifecycle
+        for hour in range(4):
+            lifecycle.go_to_sleep(
+                self.clock.now(),
+                reason="test",
+                initiated_by="builder",
+                enforce_safeguards=False,
+            )
+            self.clock.advance(3600)
+            lifecycle.wake_up(self.clock.now(), "up")
+            self.clock.advance(3600)
+        text = self.cmd("/sleeps Aria")
+        assert "sleeps, newest first (4)" in text
+        assert all(f"s{n}" in text for n in (1, 2, 3, 4)) and "builder" in text
+        assert all(len(line) <= 80 for line in text.splitlines())
+        status = self.cmd("/status Aria")
+        assert "sleep s4" in status and "sleep s2" in status and "sleep s1" not in status
+        assert "Usage: @assistant/sleeps" in self.cmd("/sleeps Aria=5")
+        assert "No assistant called 'Nobody'" in self.cmd("/sleeps Nobody")
+        with pytest.raises(AssistantError):
+            self.handler.sleeps(0)
