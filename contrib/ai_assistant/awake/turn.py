@@ -371,8 +371,10 @@ def run_turn(
     if loop.model_calls:
         # handled once a reply came; a retry after a failed first call answers the same
         # events, so the same id, and is not counted again
+        # the game's notices all have id 0: a turn of only a notice is keyed by its time
+        ids = [event.id for event in events if event.id]
         outcome.debt_added = SleepDebt(state).add_turn(
-            loop.tool_calls, config, turn_id(event.id for event in events)
+            loop.tool_calls, config, turn_id(ids) if ids else f"notice@{to_iso(now)}"
         )
     state.set(LAST_TURN, {"at": to_iso(now), **outcome.summary()})
     return outcome
