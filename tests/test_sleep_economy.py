@@ -333,13 +333,29 @@ def test_history_survives_a_new_brain_and_game_time_is_used():
 # ---- the quiet day ------------------------------------------------------------------------------------
 
 
+def slept_once(assistant):
+    """A first sleep and its wake: a quiet day is measured against the last sleep."""
+    assistant.lifecycle.go_to_sleep(
+        T0 - timedelta(hours=10),
+        reason="last night",
+        initiated_by="builder",
+        enforce_safeguards=False,
+    )
+    assistant.lifecycle.wake_up(T0 - timedelta(hours=6), "morning")
+    return assistant
+
+
 def test_a_quiet_sleep_makes_no_model_call():
     model = ScriptedModel()  # any call fails loudly
-    assistant = active(
-        make_assistant(
-            model, reflection_threshold=1, entity_min_observations=1, compact_sleep_threshold=0.01
-        )
+    assistant = make_assistant(
+        model,
+        reflection_threshold=1,
+        entity_min_observations=1,
+        compact_sleep_threshold=0.01,
+        sleep_cooldown_minutes=0,
+        min_activity_before_sleep=0,
     )
+    slept_once(assistant)
     hear(assistant, "Aria, hello there", now=T0)  # overheard talk would ask for a wake decision
     assistant.lifecycle.go_to_sleep(T0, reason="tired", initiated_by="tool")
     assert SleepHistory(assistant.state).current()["quiet"] is True
@@ -349,17 +365,21 @@ def test_a_quiet_sleep_makes_no_model_call():
     progress = assistant.state.get("dreaming_progress")
     assert {"people", "reflection", "context"} <= set(progress["done"])
     assert progress["reports"]["people"] == {"skipped": "nothing new since the last sleep"}
+    assert {"links", "orphans", "pruning", "working memory"} <= set(progress["done"])
     assistant.lifecycle.wake_up(T0 + timedelta(hours=4), "morning")
-    (record,) = SleepHistory(assistant.state).recent(1)
-    assert record["quiet"] is True and record["calls"] == 0
+    record = SleepHistory(assistant.state).recent(1)[0]
+    assert record["id"] == "s2" and record["quiet"] is True and record["calls"] == 0
 
 
-def test_a_new_observation_or_entry_is_not_a_quiet_day():
+def test_the_first_sleep_or_something_new_is_not_a_quiet_day():
     assistant = active(make_assistant())
+    assistant.lifecycle.go_to_sleep(T0, reason="tired", initiated_by="tool")
+    assert SleepHistory(assistant.state).current()["quiet"] is False
+    assistant = slept_once(active(make_assistant(sleep_cooldown_minutes=0)))
     assistant.entities.observe("name:bob", "Bob", "Bob is tall.", now=T0, author="Aria")
     assistant.lifecycle.go_to_sleep(T0, reason="tired", initiated_by="tool")
     assert SleepHistory(assistant.state).current()["quiet"] is False
-    assistant = active(make_assistant())
+    assistant = slept_once(active(make_assistant(sleep_cooldown_minutes=0)))
     assistant.journal.add("Bob is tall.", author="Aria", now=T0)
     assistant.lifecycle.go_to_sleep(T0, reason="tired", initiated_by="tool")
     assert SleepHistory(assistant.state).current()["quiet"] is False

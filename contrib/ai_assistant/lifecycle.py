@@ -270,12 +270,14 @@ class Lifecycle:
         )
         for key in (WAKE_DEFERRED, WAKE_DEFERRED_SINCE, DREAMING_PROGRESS, COMPACTING_FAILURES):
             state.delete(key)
-        SleepHistory(state).start(
+        history = SleepHistory(state)
+        history.start(
             to_iso(self.game_now(now)),
             began=initiated_by,
             depth=depth,
             debt_before=SleepDebt(state).points,
-            quiet=nothing_new(self.journal, self.entities),
+            # the first sleep has no "last one" to compare with: everything is new to it
+            quiet=len(history) > 0 and nothing_new(self.journal, self.entities),
         )
         if self.config.sleep_schedule_enabled and not state.get(SCHEDULE_SUSPENDED):
             # a sleep of its own suspends the schedule until it wakes
