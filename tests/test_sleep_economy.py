@@ -375,11 +375,11 @@ def test_the_first_sleep_or_something_new_is_not_a_quiet_day():
     assistant = active(make_assistant())
     assistant.lifecycle.go_to_sleep(T0, reason="tired", initiated_by="tool")
     assert SleepHistory(assistant.state).current()["quiet"] is False
-    assistant = slept_once(active(make_assistant(sleep_cooldown_minutes=0)))
+    assistant = slept_once(make_assistant(min_activity_before_sleep=0))
     assistant.entities.observe("name:bob", "Bob", "Bob is tall.", now=T0, author="Aria")
     assistant.lifecycle.go_to_sleep(T0, reason="tired", initiated_by="tool")
     assert SleepHistory(assistant.state).current()["quiet"] is False
-    assistant = slept_once(active(make_assistant(sleep_cooldown_minutes=0)))
+    assistant = slept_once(make_assistant(min_activity_before_sleep=0))
     assistant.journal.add("Bob is tall.", author="Aria", now=T0)
     assistant.lifecycle.go_to_sleep(T0, reason="tired", initiated_by="tool")
     assert SleepHistory(assistant.state).current()["quiet"] is False
