@@ -9,23 +9,14 @@ import json
 from datetime import timedelta
 
 import pytest
+from evennia.utils.test_resources import EvenniaCommandTest
 
 from ai_assistant import lifecycle as life
 from ai_assistant.conf import AssistantConfig, ConfigError, parse_override, resolve_config
-from ai_assistant.debt import (
-    ADVISORY,
-    DIRECTIVE,
-    SleepDebt,
-    banded,
-    level_of,
-    turn_debt,
-    turn_id,
-)
-from ai_assistant.llm.client import RATE_LIMIT, LLMError
-from evennia.utils.test_resources import EvenniaCommandTest
-
+from ai_assistant.debt import ADVISORY, DIRECTIVE, SleepDebt, banded, level_of, turn_debt, turn_id
 from ai_assistant.driver import drive, inline
 from ai_assistant.handler import AssistantError
+from ai_assistant.llm.client import RATE_LIMIT, LLMError
 from ai_assistant.memory.store import DictStore
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.sleeps import SleepHistory
@@ -35,9 +26,8 @@ from .helpers import AssistantTestCase
 
 
 def calls(writes=0, others=0, ok=True):
-    return [{"name": "add_journal_entry", "ok": ok}] * writes + [{"name": "look", "ok": True}] * (
-        others
-    )
+    writes_made = [{"name": "add_journal_entry", "ok": ok}] * writes
+    return writes_made + [{"name": "look", "ok": True}] * others
 
 
 def active(assistant, activity=10):
