@@ -528,7 +528,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         """
         if not sleeps:
             return f"{assistant.key} has not slept yet."
-        columns = [("id", 5), ("game time", 14), ("began", 14), ("debt", 9), ("done", 36)]
+        columns = [("id", 6), ("game time", 13), ("began", 12), ("debt", 9), ("done", 38)]
         rows = []
         for record in sleeps:
             counts = record.get("counts") or {}
