@@ -82,6 +82,15 @@ def test_thresholds_are_configurable_and_validated():
         assert AssistantConfig.model_fields[key].description
 
 
+def test_the_configuration_doc_lists_the_new_keys_as_in_code():
+    from pathlib import Path
+
+    from ai_assistant.conf import markdown_table
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text()
+    assert markdown_table() in doc
+
+
 @pytest.mark.parametrize(
     "points,level",
     [(0, "Alert"), (3, "Alert"), (4, "Drowsy"), (6, "Drowsy"), (7, "Sleepy"), (9, "Sleepy")]
@@ -127,6 +136,14 @@ def test_a_failed_turn_adds_nothing_and_its_retry_counts_once():
     outcome = run_tick(assistant, T0 + timedelta(minutes=10))
     assert outcome.debt_added == 1
     assert SleepDebt(assistant.state).turns_since_sleep == 1
+
+
+def test_a_turn_answering_only_a_notice_is_keyed_by_its_time():
+    debt = SleepDebt(DictStore())
+    config = AssistantConfig()
+    assert debt.add_turn(calls(others=1), config, "notice@2026-11-21T12:00:00+00:00") == 1
+    assert debt.add_turn(calls(others=1), config, "notice@2026-11-21T13:00:00+00:00") == 1
+    assert debt.turns_since_sleep == 2
 
 
 def test_debt_survives_a_new_brain_on_the_same_store():
@@ -383,6 +400,19 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         from ai_assistant import commands
 
         return self.call(commands.CmdAssistant(), args, expected, **kwargs)
+
+    def test_help_documents_the_switches(self):
+        from ai_assistant import commands
+
+        doc = commands.CmdAssistant.__doc__
+        for text in (
+            "@assistant/debt <name>[=<1-3> <reason>]",
+            "@assistant/sleeps <name>",
+            "debt     -",
+            "sleeps   -",
+            "@assistant/debt Aria=2",
+        ):
+            assert text in doc, text
 
     def test_debt_shows_and_adds(self):
         text = self.cmd("/debt Aria")
