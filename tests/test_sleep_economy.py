@@ -414,6 +414,19 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         ):
             assert text in doc, text
 
+    def test_debt_and_sleeps_survive_a_reload(self):
+        from ai_assistant.handler import AssistantHandler
+
+        self.handler.add_debt(2, "a long day")
+        self.handler.sleep(1, "light", "test")
+        self.handler.wake("up")
+        fresh = AssistantHandler(self.aria)  # what a reload builds, over the same Attributes
+        assert fresh.debt()["points"] == 0 and fresh.debt()["last_sleep"]
+        (record,) = fresh.sleeps(5)
+        assert record["debt_before"] == 2 and record["began"] == "builder"
+        fresh.add_debt(3, "another")
+        assert AssistantHandler(self.aria).debt()["points"] == 3
+
     def test_debt_shows_and_adds(self):
         text = self.cmd("/debt Aria")
         assert "sleep debt" in text and "0 (Alert)" in text
