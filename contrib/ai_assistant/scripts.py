@@ -229,7 +229,7 @@ class AssistantScript(DefaultScript):
             self.record_error("turn", failure.value)
             on_failure(failure)
 
-        done = drive(work, runner, step=transaction.atomic, schedule=schedule)
+        done = drive(work, runner, step=transaction.atomic, schedule=schedule, start_later=True)
         done.addCallbacks(on_done, failed)
         done.addErrback(lambda failure: self.record_error("after a turn", failure.value))
 
