@@ -28,7 +28,7 @@ LEVELS = ((10, MUST_SLEEP), (7, SLEEPY), (4, DROWSY), (0, ALERT))
 MEMORY_TOOLS = frozenset({"add_journal_entry", "update_entity_observation", "memory_edit"})
 MIN_BUILDER_POINTS, MAX_BUILDER_POINTS = 1, 3
 # turn ids remembered to count each turn once; a retry comes within a few ticks, not hundreds
-COUNTED_KEPT = 200
+COUNTED_KEPT = 20
 
 ADVISORY = (
     "(You are getting sleepy: when the conversation allows, consider go_to_sleep to "
