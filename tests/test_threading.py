@@ -126,6 +126,34 @@ def test_drive_resumes_through_the_schedule():
     assert results == [["WORK-1", "WORK-2"]]
 
 
+def test_drive_can_start_as_a_step_of_its_own():
+    from twisted.internet import defer
+
+    from ai_assistant.driver import drive
+
+    scheduled, started, results = [], [], []
+
+    def turn():
+        started.append(True)
+        value = yield "work"
+        return value
+
+    drive(
+        turn(),
+        lambda work: defer.succeed(work.upper()),
+        schedule=lambda func, *args: scheduled.append((func, args)),
+        start_later=True,
+    ).addCallback(results.append)
+    # nothing of the turn ran in the caller's step: its first stretch waits for the schedule
+    assert started == [] and len(scheduled) == 1
+    func, args = scheduled.pop()
+    func(*args)
+    assert started == [True] and len(scheduled) == 1 and results == []
+    func, args = scheduled.pop()
+    func(*args)
+    assert results == ["WORK"]
+
+
 def test_drive_wraps_each_stretch_in_step_and_reports_errors_after_it():
     from contextlib import contextmanager
 

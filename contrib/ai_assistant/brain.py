@@ -18,6 +18,8 @@ from datetime import datetime
 from functools import partial
 
 from .conf import AssistantConfig, ConfigError
+from .debt import SleepDebt
+from .sleeps import SleepHistory
 from .driver import BlockingWork
 from .budget import TokenBudget
 from .events import EventQueue
@@ -121,7 +123,12 @@ class Brain:
         self._tool_tokens: dict[str, int] = {}
         self._weights: RecallWeights | None = None
         self.lifecycle = Lifecycle(
-            self.state, self.journal, self.config, lambda *args: self.on_transition(*args)
+            self.state,
+            self.journal,
+            self.config,
+            lambda *args: self.on_transition(*args),
+            game_now=lambda now: self.game_now(now),
+            entities=self.entities,
         )
         if self.long_term is None:
             self.long_term = EmbeddedMemoryStore(self.memory_store)
@@ -549,6 +556,7 @@ class Brain:
             )
         else:
             schedule = "off"
+        debt = SleepDebt(state)
         return AssistantStatus(
             mode=self.lifecycle.mode,
             phase=self.lifecycle.phase,
@@ -581,6 +589,11 @@ class Brain:
             last_compaction=state.get(LAST_COMPACTION),
             wait_until=state.get(WAIT_UNTIL),
             retry_after=state.get(RETRY_AFTER),
+            sleep_debt=debt.points,
+            debt_level=debt.level,
+            last_sleep=debt.last_sleep(),
+            turns_since_sleep=debt.turns_since_sleep,
+            recent_sleeps=SleepHistory(state).recent(3),
         )
 
     @property

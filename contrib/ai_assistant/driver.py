@@ -197,6 +197,7 @@ def drive(
     run: Runner,
     step: Callable[[], AbstractContextManager] = nullcontext,
     schedule: Callable[..., None] | None = None,
+    start_later: bool = False,
 ) -> defer.Deferred:
     """Run a turn generator to completion.
 
@@ -209,6 +210,11 @@ def drive(
         schedule (callable, optional): How to resume the turn when blocking work finishes,
             called as `schedule(func, *args)`; by default at once. The shell passes
             `reactor_steps.submit`.
+        start_later (bool, optional): With `schedule`, run the first stretch as a step of its
+            own instead of now. The shell starts turns from a tick, and the tick's own work
+            (queueing what was heard) and the turn's first stretch (recall, the prompt) are
+            each a few milliseconds: apart, a player's command waits for one of them, never
+            for both.
 
     Returns:
         Deferred: Fires with the generator's return value, or errbacks with what it raised.
@@ -256,5 +262,8 @@ def drive(
                 lambda failure: schedule(resume, None, failure.value),
             )
 
-    resume()
+    if start_later and schedule is not None:
+        schedule(resume)
+    else:
+        resume()
     return done

@@ -14,6 +14,7 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_MODEL_THREADS` | 4 | worker threads for model calls |
 | `AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE` | 10 | turns one player's lines may start per minute, all assistants together (0: no limit) |
 | `AI_ASSISTANT_TYPECLASS` | "ai_assistant.characters.AssistantCharacter" | what `/create` makes |
+| `AI_ASSISTANT_FREEZE_STARTUP_OBJECTS` | True | keep start-up objects out of full garbage collections (`heap.py`) |
 | `AI_ASSISTANT_SCRIPT_TYPECLASS` | "ai_assistant.scripts.AssistantScript" | the assistant's script |
 
 """
@@ -95,6 +96,17 @@ def player_turns_per_minute() -> int:
 
     """
     return int(getattr(settings, "AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE", 10))
+
+
+def freeze_startup_objects() -> bool:
+    """Whether to keep the process's start-up objects out of full garbage collections
+    (`AI_ASSISTANT_FREEZE_STARTUP_OBJECTS`; see `ai_assistant.heap`).
+
+    Returns:
+        bool: True to freeze them once, when the first assistant script starts.
+
+    """
+    return bool(getattr(settings, "AI_ASSISTANT_FREEZE_STARTUP_OBJECTS", True))
 
 
 def assistant_typeclass() -> str:

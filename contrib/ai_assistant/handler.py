@@ -36,6 +36,8 @@ from .conf import (
     parse_override,
     resolve_config,
 )
+from .debt import SleepDebt
+from .sleeps import SleepHistory
 from .driver import default_runner
 from .events import EventQueue, HeardLine, classify, is_urgent, triggers_model
 from .lifecycle import AWAKE, DEFAULT_HOURS, DEPTHS, LIGHT, SLEEP, SleepRefused
@@ -876,6 +878,60 @@ class AssistantHandler:
             self.brain.lifecycle.wake_up(self.now(), (reason or "woken by a builder")[:300])
         except SleepRefused:
             raise AssistantError(f"{self.obj.key} is not asleep.") from None
+
+    def debt(self) -> dict:
+        """The assistant's sleep debt.
+
+        Returns:
+            dict: "points", "level", "turns_since_sleep", "last_sleep" (ISO or None) and
+                "last_reason" (the last builder's reason, or None).
+
+        """
+        debt = SleepDebt(self.brain.state)
+        return {
+            "points": debt.points,
+            "level": debt.level,
+            "turns_since_sleep": debt.turns_since_sleep,
+            "last_sleep": debt.last_sleep(),
+            "last_reason": debt.last_reason(),
+        }
+
+    def add_debt(self, points: int, reason: str) -> dict:
+        """Add sleep debt by hand: a builder's account of a day the assistant did not log.
+
+        Args:
+            points (int): 1 to 3.
+            reason (str): Why.
+
+        Returns:
+            dict: The debt after (as `debt()` gives it).
+
+        Raises:
+            AssistantError: Points outside 1-3 or no reason; nothing is changed.
+
+        """
+        try:
+            SleepDebt(self.brain.state).add(points, reason)
+        except ValueError as err:
+            raise AssistantError(str(err)) from None
+        return self.debt()
+
+    def sleeps(self, limit: int = 20) -> list[dict]:
+        """The assistant's last sleeps, newest first (see `ai_assistant.sleeps`).
+
+        Args:
+            limit (int): How many at most (1-500).
+
+        Returns:
+            list: Sleep records.
+
+        Raises:
+            AssistantError: A limit outside 1-500.
+
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
+            raise AssistantError(f"The limit must be a whole number from 1 to 500, not {limit!r}.")
+        return SleepHistory(self.brain.state).recent(limit)
 
     def pause(self) -> None:
         """Stop acting: it keeps hearing, and its events wait in the queue."""

@@ -26,7 +26,7 @@ from evennia.scripts.tickerhandler import TICKER_HANDLER
 from evennia.utils import logger
 from twisted.internet import reactor
 
-from . import game_settings
+from . import game_settings, heap
 from .driver import drive, in_thread, inline, reactor_steps
 from .lifecycle import AWAKE
 from .state import (
@@ -61,6 +61,7 @@ class AssistantScript(DefaultScript):
         ):
             self.attributes.add(key, value)
         self.ensure_ticker()
+        _freeze_startup_objects()
 
     # ---- the ticker -----------------------------------------------------------------------
 
@@ -79,6 +80,7 @@ class AssistantScript(DefaultScript):
         # after a start or reload: the ticker store restored our subscription; re-adding it
         # with the same arguments replaces it, and a changed rate is corrected here
         self.ensure_ticker()
+        _freeze_startup_objects()
 
     def at_script_delete(self):
         """Remove the ticker subscription before the script is deleted.
@@ -256,7 +258,7 @@ class AssistantScript(DefaultScript):
             self.record_error("turn", failure.value)
             on_failure(failure)
 
-        done = drive(work, runner, step=transaction.atomic, schedule=schedule)
+        done = drive(work, runner, step=transaction.atomic, schedule=schedule, start_later=True)
         done.addCallbacks(on_done, failed)
         done.addErrback(lambda failure: self.record_error("after a turn", failure.value))
 
@@ -273,4 +275,18 @@ class AssistantScript(DefaultScript):
         self.attributes.add(LAST_ERROR, f"{where}: {message[:300]}")
         logger.log_err(
             f"ai_assistant {self.obj} (#{getattr(self.obj, 'id', '?')}) {where} failed: {message}"
+        )
+
+
+def _freeze_startup_objects() -> None:
+    """Once per process, in a running server, when the game setting allows it (see
+    `ai_assistant.heap`). Tests and headless scripts, where no reactor runs, keep Python's
+    collections as they are."""
+    if not reactor.running or not game_settings.freeze_startup_objects():
+        return
+    frozen = heap.freeze_startup_objects()
+    if frozen is not None:
+        logger.log_info(
+            f"ai_assistant: {frozen[0]} start-up objects kept out of full garbage collections "
+            f"(collected first in {frozen[1] * 1000:.0f} ms; AI_ASSISTANT_FREEZE_STARTUP_OBJECTS)"
         )

@@ -45,6 +45,11 @@ class AssistantStatus:
         last_compaction (dict or None): A summary of the last context compaction.
         wait_until (str or None): The end of a `wait` the model asked for.
         retry_after (str or None): The end of a back-off after model errors.
+        sleep_debt (int): Its sleep debt (`ai_assistant.debt`).
+        debt_level (str): Alert, Drowsy, Sleepy or Must Sleep.
+        last_sleep (str or None): When its last completed sleep ended (ISO time).
+        turns_since_sleep (int): Turns handled since then.
+        recent_sleeps (list): The last few sleep records, newest first.
         paused (bool): Ticking is paused by a builder (shell).
         tick_rate (int or None): Seconds between ticks, None when not ticking (shell).
         in_flight (bool): A turn or sleep step is waiting on the model (shell).
@@ -84,6 +89,11 @@ class AssistantStatus:
     last_compaction: dict | None
     wait_until: str | None
     retry_after: str | None
+    sleep_debt: int = 0
+    debt_level: str = "Alert"
+    last_sleep: str | None = None
+    turns_since_sleep: int = 0
+    recent_sleeps: list = field(default_factory=list)
     paused: bool = False
     tick_rate: int | None = None
     in_flight: bool = False
