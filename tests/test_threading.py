@@ -33,6 +33,25 @@ def test_turn_uses_worker_threads_and_never_blocks_the_reactor():
     assert result["beats"] >= 30
 
 
+def test_a_live_server_sends_model_calls_from_the_queue_loop():
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.reactor_probe", "queue"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"DJANGO_SETTINGS_MODULE": "tests.settings", "PATH": ""},
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["stop_reason"] == "noop" and result["said"] == ["hello"]
+    # both calls from the queue's one event-loop thread (no thread per call); tools on the
+    # reactor thread
+    assert result["http_threads"] == ["ai_assistant_model_calls"] * 2
+    assert result["said_on"] == [result["reactor_thread"]] == ["MainThread"]
+    assert result["beats"] >= 30
+
+
 class FakeReactor:
     """`callLater(0, f)` collected; `iterate()` runs what was due, as one reactor iteration."""
 

@@ -12,20 +12,20 @@ it.
 
 """
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
 
 from .conf import AssistantConfig, ConfigError
 from .debt import SleepDebt
 from .sleeps import SleepHistory
-from .driver import BlockingWork
+from .driver import BlockingWork, ModelWork
 from .budget import TokenBudget
 from .events import EventQueue
 from .lifecycle import SLEEP, Lifecycle
 from .llm.client import ChatClient, ChatRequest
-from .llm.structured import complete_structured
+from .llm.structured import acomplete_structured, complete_structured
 from .llm.tokens import TokenCounter
 from .llm.usage import UsageStats
 from .memory.core import CoreMemory
@@ -155,7 +155,7 @@ class Brain:
             BlockingWork: A call to run in a worker thread; it returns a `ChatReply`.
 
         """
-        return partial(_complete, self.client_factory, request)
+        return ModelWork(_complete, _acomplete, self.client_factory, request)
 
     def structured(self, request: ChatRequest, output_model) -> BlockingWork:
         """A structured completion, as blocking work returning `(object, replies)`.
@@ -168,7 +168,7 @@ class Brain:
             BlockingWork: A call to run in a worker thread; it returns `(object, replies)`.
 
         """
-        return partial(_structured, self.client_factory, request, output_model)
+        return ModelWork(_structured, _astructured, self.client_factory, request, output_model)
 
     def embed(self, texts: list[str]) -> BlockingWork:
         """Embeddings of `texts`, as blocking work returning a list of vectors.
@@ -180,7 +180,7 @@ class Brain:
             BlockingWork: A call to run in a worker thread; it returns one vector per text.
 
         """
-        return partial(_embed, self.client_factory, self.embedding_model, texts)
+        return ModelWork(_embed, _aembed, self.client_factory, self.embedding_model, texts)
 
     def semantic_search(self, query: str) -> BlockingWork | None:
         """The memories nearest `query` by embeddings, as blocking work returning
@@ -197,8 +197,9 @@ class Brain:
         """
         if not self.embedding_model or not query.strip():
             return None
-        return partial(
+        return ModelWork(
             _embed_and_search,
+            _aembed_and_search,
             self.client_factory,
             self.embedding_model,
             query,
@@ -641,18 +642,48 @@ def visible_history(history: list[dict], served: frozenset[str] | None) -> list[
     return shown
 
 
+# the blocking work and its coroutine twin; a client without coroutines (a game's own
+# `ChatClient`, the test doubles) has its blocking call run in a thread of the event loop's
+
+
 def _complete(client_factory, request):
     return client_factory().complete(request)
+
+
+async def _acomplete(client_factory, request):
+    client = client_factory()
+    if hasattr(client, "acomplete"):
+        return await client.acomplete(request)
+    return await asyncio.to_thread(client.complete, request)
 
 
 def _structured(client_factory, request, output_model):
     return complete_structured(client_factory(), request, output_model)
 
 
+async def _astructured(client_factory, request, output_model):
+    client = client_factory()
+    if hasattr(client, "acomplete"):
+        return await acomplete_structured(client, request, output_model)
+    return await asyncio.to_thread(complete_structured, client, request, output_model)
+
+
 def _embed(client_factory, model, texts):
     return client_factory().embed(model, texts)
 
 
+async def _aembed(client_factory, model, texts):
+    client = client_factory()
+    if hasattr(client, "aembed"):
+        return await client.aembed(model, texts)
+    return await asyncio.to_thread(client.embed, model, texts)
+
+
 def _embed_and_search(client_factory, model, query, snapshot, limit):
     (vector,) = client_factory().embed(model, [query])
+    return nearest(snapshot, vector, limit)
+
+
+async def _aembed_and_search(client_factory, model, query, snapshot, limit):
+    (vector,) = await _aembed(client_factory, model, [query])
     return nearest(snapshot, vector, limit)

@@ -697,6 +697,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             ("pending events", f"{status.pending_events} ({status.events_dropped} dropped)"),
             ("last tick", f"{_when(status.last_tick)} ({status.tick_count} ticks)"),
             ("turn in flight", "yes" if status.in_flight else "no"),
+            ("prompt starts", status.prompt_starts),
+            ("model calls (server)", self.format_model_calls(status.model_calls)),
             ("activity since wake", status.activity_since_wake),
             (
                 "context tokens",
@@ -770,6 +772,28 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         # client instead of in a narrow table cell
         lines = [f"|w{label:>20}|n: {value}" for label, value in rows]
         return f"|wAssistant {assistant.key} ({assistant.dbref})|n\n" + "\n".join(lines)
+
+    def format_model_calls(self, queue: dict | None) -> str:
+        """Render the server's model call queue (shared by every assistant) in one line.
+
+        Args:
+            queue (dict or None): `AssistantStatus.model_calls`.
+
+        Returns:
+            str: Calls in flight and waiting, the waits, and any rate limiting.
+
+        """
+        if not queue:
+            return "none made since the server started"
+        line = (
+            f"{queue['in_flight']} in flight of {queue['max_in_flight']}, {queue['queued']} "
+            f"waiting ({queue['owners_waiting']} assistants); wait for a slot "
+            f"{queue['wait_p50_ms']:.0f} ms median, {queue['wait_max_ms']:.0f} ms longest; "
+            f"{queue['calls']} calls, {queue['rate_limited']} refused for rate"
+        )
+        if queue["paused_for"]:
+            line += f"; |ypaused {queue['paused_for']:.1f} s for the provider's rate limit|n"
+        return line
 
     def format_options(self, assistant, rows: list) -> str:
         """Render a table of an assistant's settings.

@@ -31,6 +31,43 @@ BlockingWork = Callable[[], Any]
 Runner = Callable[[BlockingWork], defer.Deferred]
 
 
+class ModelWork:
+    """Blocking work that can also run as a coroutine: one model call (or a short sequence of
+    them), in the two forms the runners need.
+
+    Calling it runs the blocking form (`inline`, `in_thread`); `coroutine()` makes the
+    coroutine the server's model call queue awaits on its event loop.
+
+    Args:
+        blocking (callable): The blocking function.
+        asynchronous (callable): The coroutine function taking the same arguments.
+        *args: The arguments of both.
+
+    """
+
+    __slots__ = ("blocking", "asynchronous", "args")
+
+    def __init__(self, blocking: Callable, asynchronous: Callable, *args: Any):
+        self.blocking = blocking
+        self.asynchronous = asynchronous
+        self.args = args
+
+    def __call__(self) -> Any:
+        return self.blocking(*self.args)
+
+    def coroutine(self):
+        """The coroutine form.
+
+        Returns:
+            Coroutine: Awaiting it does the work.
+
+        """
+        return self.asynchronous(*self.args)
+
+    def __repr__(self) -> str:
+        return f"ModelWork({getattr(self.blocking, '__name__', self.blocking)})"
+
+
 class _NextStep:
     """Yielded by a turn instead of blocking work: "let the reactor serve others, then go on"."""
 
@@ -69,7 +106,7 @@ def model_pool(size: int = DEFAULT_MODEL_THREADS):
     if _pool is None:
         from twisted.internet import reactor
 
-        _pool = _AbandonedAtShutdown(minthreads=0, maxthreads=size, name="ai_assistant_model")
+        _pool = AbandonedThreadPool(minthreads=0, maxthreads=size, name="ai_assistant_model")
         _pool.start()
         reactor.addSystemEventTrigger("during", "shutdown", _pool.abandon)
     elif _pool.max != size:
@@ -77,7 +114,7 @@ def model_pool(size: int = DEFAULT_MODEL_THREADS):
     return _pool
 
 
-class _AbandonedAtShutdown(ThreadPool):
+class AbandonedThreadPool(ThreadPool):
     """A thread pool of daemon threads that shutdown leaves behind instead of joining."""
 
     threadFactory = partial(threading.Thread, daemon=True)

@@ -17,7 +17,7 @@ the model is given) are the places meant for it.
 """
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from functools import partial
 
@@ -39,6 +39,7 @@ from .conf import (
 from .debt import SleepDebt
 from .sleeps import SleepHistory
 from .driver import default_runner
+from . import model_queue
 from .events import EventQueue, HeardLine, classify, is_urgent, triggers_model
 from .lifecycle import AWAKE, DEFAULT_HOURS, DEPTHS, LIGHT, SLEEP, SleepRefused
 from .llm.client import EndpointSettings, client_for
@@ -773,6 +774,8 @@ class AssistantHandler:
             last_error=redacted(last_error) if last_error else None,
             config_error=config_error,
             overrides=self.overrides(),
+            prompt_starts=self.prompt_starts,
+            model_calls=asdict(queue) if (queue := model_queue.current_stats()) else None,
         )
 
     # ---- builder operations ----------------------------------------------------------------

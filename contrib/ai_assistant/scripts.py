@@ -18,8 +18,6 @@ counted in `db.tick_errors`, secrets redacted.
 
 """
 
-from functools import partial
-
 from django.db import DatabaseError, transaction
 from evennia.scripts.scripts import DefaultScript
 from evennia.scripts.tickerhandler import TICKER_HANDLER
@@ -29,6 +27,7 @@ from twisted.internet import reactor
 from . import game_settings, heap
 from .driver import drive, in_thread, inline, reactor_steps
 from .lifecycle import AWAKE
+from .model_queue import queued_runner
 from .state import (
     ACTIVITY,
     CONFIG_OVERRIDES,
@@ -251,7 +250,10 @@ class AssistantScript(DefaultScript):
 
         """
         if runner is in_thread:
-            runner = partial(in_thread, threads_count=game_settings.model_threads())
+            # a live server: the server-wide queue, many calls in flight, fair across assistants
+            runner = queued_runner(
+                self.obj.id, game_settings.model_calls_in_flight(), game_settings.model_threads()
+            )
         schedule = reactor_steps.submit if runner is not inline and reactor.running else None
 
         def failed(failure):

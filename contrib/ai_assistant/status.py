@@ -59,6 +59,11 @@ class AssistantStatus:
         last_error (str or None): The last such error, secrets redacted (shell).
         config_error (str or None): Why its configuration is invalid, if it is (shell).
         overrides (dict): Its own configuration overrides (shell).
+        prompt_starts (int): Turns begun at once by a direct line since the server started
+            (shell).
+        model_calls (dict or None): The server's model call queue, shared by every assistant:
+            in_flight, max_in_flight, queued, owners_waiting, calls, rate_limited, paused_for,
+            wait_p50_ms, wait_max_ms; None before the first call (shell).
 
     """
 
@@ -103,6 +108,8 @@ class AssistantStatus:
     last_error: str | None = None
     config_error: str | None = None
     overrides: dict = field(default_factory=dict)
+    prompt_starts: int = 0
+    model_calls: dict | None = None
 
     @property
     def asleep(self) -> bool:
