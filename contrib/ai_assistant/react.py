@@ -154,6 +154,9 @@ def react(
             result.model_calls += 1
             result.prompt_tokens += reply.usage.prompt
             result.completion_tokens += reply.usage.completion
+            # the reply's bookkeeping is a step of its own; the events leave the queue in the
+            # next, with the tools that answer them (a reload in between answers them later)
+            yield NEXT_STEP
             if iteration == 0 and on_first_reply is not None:
                 on_first_reply()
             final = yield from _apply_reply(brain, ctx, reply, pending, policy, result)
@@ -166,6 +169,8 @@ def react(
                 pending = []
             if final:
                 break
+            # what this reply did is stored: the next request is prepared in a step of its own
+            yield NEXT_STEP
         else:
             result.stop_reason = "iteration_limit"
     finally:
