@@ -69,7 +69,7 @@ def main():
             from ai_assistant.model_queue import queued_runner
 
             runner = queued_runner("aria", max_in_flight=8, threads=2)
-        drive(turn, runner, schedule=reactor_steps.submit).addBoth(finish)
+        drive(turn, runner, schedule=reactor_steps.submit_continuation).addBoth(finish)
 
     def finish(outcome):
         heartbeat.stop()

@@ -92,6 +92,24 @@ def test_step_queue_runs_one_step_per_reactor_iteration_in_order():
     assert ran[-1] == "e" and fake.iterations == 5
 
 
+def test_step_queue_runs_work_under_way_before_new_work():
+    from ai_assistant.driver import StepQueue
+
+    fake = FakeReactor()
+    queue = StepQueue(call_later=fake.call_later)
+    ran = []
+    for name in ("tick-1", "tick-2"):
+        queue.submit(ran.append, name)
+    fake.iterate()
+    # a reply arrived for a turn under way: its stretch goes before the tick still waiting
+    queue.submit_continuation(ran.append, "turn-a")
+    queue.submit_continuation(ran.append, "turn-b")
+    for _ in range(3):
+        fake.iterate()
+    assert ran == ["tick-1", "turn-a", "turn-b", "tick-2"]
+    assert len(queue) == 0 and fake.iterations == 4
+
+
 def test_step_queue_keeps_going_after_a_step_raises():
     from twisted.python import log
 

@@ -171,12 +171,18 @@ def default_runner() -> Runner:
 
 
 class StepQueue:
-    """Runs submitted calls on the reactor thread one per reactor iteration, in order.
+    """Runs submitted calls on the reactor thread one per reactor iteration.
 
-    Model calls finish in worker threads, and Twisted runs every result that has arrived in
-    one go before it looks at the network again. Several turns resuming at once would hold
-    the reactor for all of their steps back to back while players' commands wait. Through
-    this queue each step waits its turn, and the reactor serves its I/O between two steps.
+    Model calls finish off the reactor, and Twisted runs every result that has arrived in one
+    go before it looks at the network again. Several turns resuming at once would hold the
+    reactor for all of their steps back to back while players' commands wait. Through this
+    queue each step waits its turn, and the reactor serves its I/O between two steps.
+
+    Work under way goes first: the next stretch of a turn (`submit_continuation`: a reply
+    arrived, or the turn let the reactor in) runs before a tick or a prompt start queued
+    earlier (`submit`). A turn then reaches the model, and its answer the player, as soon as
+    the reactor can take it there, instead of waiting behind every other assistant's tick.
+    Within each kind the order is first in, first out.
 
     Args:
         call_later (callable, optional): `reactor.callLater` or a stand-in (tests).
@@ -186,13 +192,14 @@ class StepQueue:
     def __init__(self, call_later: Callable | None = None):
         self._call_later = call_later
         self._ready: deque = deque()
+        self._going: deque = deque()
         self._scheduled = False
 
     def __len__(self) -> int:
-        return len(self._ready)
+        return len(self._ready) + len(self._going)
 
     def submit(self, func: Callable, *args: Any) -> None:
-        """Queue a call to run on a later reactor iteration, after those queued before it.
+        """Queue new work (a tick, a prompt start) for a later reactor iteration.
 
         Args:
             func (callable): What to call.
@@ -200,6 +207,20 @@ class StepQueue:
 
         """
         self._ready.append((func, args))
+        self._schedule()
+
+    def submit_continuation(self, func: Callable, *args: Any) -> None:
+        """Queue the next stretch of work under way, ahead of new work.
+
+        Args:
+            func (callable): What to call.
+            *args: Its arguments.
+
+        """
+        self._going.append((func, args))
+        self._schedule()
+
+    def _schedule(self) -> None:
         if not self._scheduled:
             self._scheduled = True
             self._later(self._run_next)
@@ -214,13 +235,13 @@ class StepQueue:
         call_later(0, func)
 
     def _run_next(self) -> None:
-        func, args = self._ready.popleft()
+        func, args = (self._going or self._ready).popleft()
         try:
             func(*args)
         except Exception:
             log.err(Failure(), "ai_assistant: a queued step raised")
         finally:
-            if self._ready:
+            if self._going or self._ready:
                 self._later(self._run_next)
             else:
                 self._scheduled = False
@@ -246,7 +267,7 @@ def drive(
             The shell passes a database transaction, so a stretch's writes commit once.
         schedule (callable, optional): How to resume the turn when blocking work finishes,
             called as `schedule(func, *args)`; by default at once. The shell passes
-            `reactor_steps.submit`.
+            `reactor_steps.submit_continuation`.
         start_later (bool, optional): With `schedule`, run the first stretch as a step of its
             own instead of now. The shell starts turns from a tick, and the tick's own work
             (queueing what was heard) and the turn's first stretch (recall, the prompt) are
@@ -263,7 +284,8 @@ def drive(
     Notes:
         Whatever a stretch raises is caught inside `step` and reported after it, so the
         context manager always exits cleanly: a transaction keeps what the stretch wrote
-        before the error, as separate writes would have.
+        before the error, as separate writes would have. A step that fails as it ends (its
+        batched writes refused) ends the turn with that failure.
 
     """
     done = defer.Deferred()
@@ -271,14 +293,26 @@ def drive(
     def resume(value: Any = None, error: BaseException | None = None) -> None:
         while True:
             failure = None
-            with step():
-                try:
-                    work = turn.send(value) if error is None else turn.throw(error)
-                except StopIteration as stop:
-                    done.callback(stop.value)
+            finished = False
+            try:
+                with step():
+                    try:
+                        work = turn.send(value) if error is None else turn.throw(error)
+                    except StopIteration as stop:
+                        finished = True
+                        done.callback(stop.value)
+                    except BaseException:
+                        failure = Failure()
+            except BaseException:
+                # the step failed as it ended (its writes were refused and rolled back): the
+                # turn cannot go on from a state the database does not hold
+                if finished or done.called:
+                    log.err(Failure(), "ai_assistant: a step's writes failed after its turn")
                     return
-                except BaseException:
-                    failure = Failure()
+                failure = Failure()
+                turn.close()
+            if finished:
+                return
             if failure is not None:
                 # reported after the step: a database error may have left its transaction
                 # unusable, and whoever is told may want to write (record the error)

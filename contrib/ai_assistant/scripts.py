@@ -27,6 +27,7 @@ from twisted.internet import reactor
 from . import game_settings, heap
 from .driver import drive, in_thread, inline, reactor_steps
 from .lifecycle import AWAKE
+from .storage import step_transaction
 from .model_queue import queued_runner
 from .state import (
     ACTIVITY,
@@ -219,16 +220,20 @@ class AssistantScript(DefaultScript):
 
         """
         error = None
-        with transaction.atomic():
-            # caught inside the transaction, so what was written before an error is kept
-            try:
-                self.obj.assistant.tick(prompt=prompt)
-            except Exception as err:
-                error = err
-                if isinstance(err, DatabaseError):
-                    # the database refused a statement: PostgreSQL has aborted the transaction
-                    # (Django marks it so on SQLite too), so nothing more can be written in it
-                    transaction.set_rollback(True)
+        try:
+            with step_transaction():
+                # caught inside the transaction, so what was written before an error is kept
+                try:
+                    self.obj.assistant.tick(prompt=prompt)
+                except Exception as err:
+                    error = err
+                    if isinstance(err, DatabaseError):
+                        # the database refused a statement: PostgreSQL has aborted the
+                        # transaction (Django marks it so on SQLite too), so nothing more can
+                        # be written in it
+                        transaction.set_rollback(True)
+        except DatabaseError as err:
+            error = err  # the tick's writes, sent as it ended, were refused (and rolled back)
         if error is not None:
             handler = getattr(self.obj, "assistant", None)
             if handler is not None:
@@ -254,13 +259,15 @@ class AssistantScript(DefaultScript):
             runner = queued_runner(
                 self.obj.id, game_settings.model_calls_in_flight(), game_settings.model_threads()
             )
-        schedule = reactor_steps.submit if runner is not inline and reactor.running else None
+        schedule = (
+            reactor_steps.submit_continuation if runner is not inline and reactor.running else None
+        )
 
         def failed(failure):
             self.record_error("turn", failure.value)
             on_failure(failure)
 
-        done = drive(work, runner, step=transaction.atomic, schedule=schedule, start_later=True)
+        done = drive(work, runner, step=step_transaction, schedule=schedule, start_later=True)
         done.addCallbacks(on_done, failed)
         done.addErrback(lambda failure: self.record_error("after a turn", failure.value))
 
