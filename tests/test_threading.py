@@ -110,6 +110,44 @@ def test_step_queue_runs_work_under_way_before_new_work():
     assert len(queue) == 0 and fake.iterations == 4
 
 
+def test_a_turns_closing_work_waits_behind_answers_and_ticks():
+    from twisted.internet import defer
+
+    from ai_assistant.driver import CLOSING_STEP, StepQueue, drive
+
+    fake = FakeReactor()
+    queue = StepQueue(call_later=fake.call_later)
+    ran = []
+
+    def turn(name):
+        ran.append(f"{name}: answer")
+        yield CLOSING_STEP
+        ran.append(f"{name}: prepare the closing call")
+        yield "closing call"
+        ran.append(f"{name}: closed")
+
+    for name in ("a", "b"):
+        drive(
+            turn(name),
+            lambda work: defer.succeed(None),
+            schedule=queue.submit_continuation,
+            start_later=True,
+            schedule_closing=queue.submit_closing,
+        )
+    queue.submit(ran.append, "tick")
+    while fake.due:
+        fake.iterate()
+    assert ran == [
+        "a: answer",
+        "b: answer",
+        "tick",
+        "a: prepare the closing call",
+        "b: prepare the closing call",
+        "a: closed",
+        "b: closed",
+    ]
+
+
 def test_step_queue_keeps_going_after_a_step_raises():
     from twisted.python import log
 
@@ -218,3 +256,15 @@ def test_drive_wraps_each_stretch_in_step_and_reports_errors_after_it():
     # two stretches, both left cleanly: the writes before the error are kept, not rolled back
     assert exits == ["clean", "clean"]
     assert len(failures) == 1 and "tool bug" in str(failures[0].value)
+
+
+def test_tools_that_reach_players_end_the_answer_part_of_a_turn():
+    from tests.core_fakes import make_assistant
+
+    registry = make_assistant().registry
+    assert [name for name in ("say", "emote", "whisper") if registry.reaches_players(name)] == [
+        "say",
+        "emote",
+        "whisper",
+    ]
+    assert not any(registry.reaches_players(name) for name in ("recall", "look", "noop", "nope"))

@@ -71,11 +71,17 @@ class ModelWork:
 class _NextStep:
     """Yielded by a turn instead of blocking work: "let the reactor serve others, then go on"."""
 
+    def __init__(self, name: str = "NEXT_STEP"):
+        self.name = name
+
     def __repr__(self) -> str:
-        return "NEXT_STEP"
+        return self.name
 
 
 NEXT_STEP = _NextStep()
+# as NEXT_STEP, and what is left of the turn is closing work (the players have their answer):
+# from here on its stretches wait behind other turns' answers and new ticks
+CLOSING_STEP = _NextStep("CLOSING_STEP")
 
 
 DEFAULT_MODEL_THREADS = 4
@@ -182,7 +188,10 @@ class StepQueue:
     arrived, or the turn let the reactor in) runs before a tick or a prompt start queued
     earlier (`submit`). A turn then reaches the model, and its answer the player, as soon as
     the reactor can take it there, instead of waiting behind every other assistant's tick.
-    Within each kind the order is first in, first out.
+    A turn's closing work (`submit_closing`: what follows once its answer has reached the
+    players, such as the call that sees the tool results) goes last, so many assistants
+    answering at once all answer before any of them closes. Within each kind the order is
+    first in, first out.
 
     Args:
         call_later (callable, optional): `reactor.callLater` or a stand-in (tests).
@@ -193,10 +202,11 @@ class StepQueue:
         self._call_later = call_later
         self._ready: deque = deque()
         self._going: deque = deque()
+        self._closing: deque = deque()
         self._scheduled = False
 
     def __len__(self) -> int:
-        return len(self._ready) + len(self._going)
+        return len(self._ready) + len(self._going) + len(self._closing)
 
     def submit(self, func: Callable, *args: Any) -> None:
         """Queue new work (a tick, a prompt start) for a later reactor iteration.
@@ -220,6 +230,17 @@ class StepQueue:
         self._going.append((func, args))
         self._schedule()
 
+    def submit_closing(self, func: Callable, *args: Any) -> None:
+        """Queue a stretch of a turn's closing work (its answer is out), after all else.
+
+        Args:
+            func (callable): What to call.
+            *args: Its arguments.
+
+        """
+        self._closing.append((func, args))
+        self._schedule()
+
     def _schedule(self) -> None:
         if not self._scheduled:
             self._scheduled = True
@@ -235,13 +256,13 @@ class StepQueue:
         call_later(0, func)
 
     def _run_next(self) -> None:
-        func, args = (self._going or self._ready).popleft()
+        func, args = (self._going or self._ready or self._closing).popleft()
         try:
             func(*args)
         except Exception:
             log.err(Failure(), "ai_assistant: a queued step raised")
         finally:
-            if self._going or self._ready:
+            if self._going or self._ready or self._closing:
                 self._later(self._run_next)
             else:
                 self._scheduled = False
@@ -256,6 +277,7 @@ def drive(
     step: Callable[[], AbstractContextManager] = nullcontext,
     schedule: Callable[..., None] | None = None,
     start_later: bool = False,
+    schedule_closing: Callable[..., None] | None = None,
 ) -> defer.Deferred:
     """Run a turn generator to completion.
 
@@ -273,6 +295,9 @@ def drive(
             (queueing what was heard) and the turn's first stretch (recall, the prompt) are
             each a few milliseconds: apart, a player's command waits for one of them, never
             for both.
+        schedule_closing (callable, optional): How to resume the turn once it has yielded
+            `CLOSING_STEP` (its answer is out), for the rest of it; by default `schedule`.
+            The shell passes `reactor_steps.submit_closing`.
 
     Returns:
         Deferred: Fires with the generator's return value, or errbacks with what it raised.
@@ -289,6 +314,10 @@ def drive(
 
     """
     done = defer.Deferred()
+    closing = [False]
+
+    def later(*args: Any) -> None:
+        (schedule_closing if closing[0] and schedule_closing else schedule)(*args)
 
     def resume(value: Any = None, error: BaseException | None = None) -> None:
         while True:
@@ -318,10 +347,12 @@ def drive(
                 # unusable, and whoever is told may want to write (record the error)
                 done.errback(failure)
                 return
-            if work is not NEXT_STEP:
+            if work is CLOSING_STEP:
+                closing[0] = True
+            elif work is not NEXT_STEP:
                 break
             if schedule is not None:
-                schedule(resume)
+                later(resume)
                 return
             value, error = None, None  # inline: nothing else to serve, go straight on
         pending = run(work)
@@ -329,8 +360,8 @@ def drive(
             pending.addCallbacks(resume, lambda failure: resume(error=failure.value))
         else:
             pending.addCallbacks(
-                lambda value: schedule(resume, value),
-                lambda failure: schedule(resume, None, failure.value),
+                lambda value: later(resume, value),
+                lambda failure: later(resume, None, failure.value),
             )
 
     if start_later and schedule is not None:

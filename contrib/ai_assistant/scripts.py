@@ -267,7 +267,14 @@ class AssistantScript(DefaultScript):
             self.record_error("turn", failure.value)
             on_failure(failure)
 
-        done = drive(work, runner, step=step_transaction, schedule=schedule, start_later=True)
+        done = drive(
+            work,
+            runner,
+            step=step_transaction,
+            schedule=schedule,
+            start_later=True,
+            schedule_closing=reactor_steps.submit_closing if schedule else None,
+        )
         done.addCallbacks(on_done, failed)
         done.addErrback(lambda failure: self.record_error("after a turn", failure.value))
 
