@@ -150,6 +150,18 @@ def test_token_counting_offline_and_cached():
     assert len(counter._cache) == size + 1  # only the new message was tokenized
 
 
+def test_a_message_kept_with_its_metadata_is_counted_once():
+    counter = TokenCounter("gpt-4o-mini")
+    message = {"role": "user", "content": "Bob says hello to Aria at the well."}
+    first = counter.count_message(message)
+    encoded = []
+    original = counter.count_text
+    counter.count_text = lambda text: encoded.append(text) or original(text)
+    kept = {**message, "metadata": {"audience": "room", "speakers": ["#5"]}}
+    assert counter.count_message(kept) == first  # metadata is never sent, never counted
+    assert encoded == [] and len(counter._cache) == 1
+
+
 def test_token_counting_never_crashes(monkeypatch):
     import tiktoken
 
