@@ -26,7 +26,6 @@ from typing import Any
 from ..brain import Brain
 from ..clock import from_iso, to_iso
 from ..debt import SleepDebt, turn_id
-from ..driver import NEXT_STEP
 from ..context.compaction import compaction_summary, extract_then_compact, fit_to_budget
 from ..events import DIRECT_MESSAGE, ROOM, SPEECH_TYPES, Event, speakers_of, triggers_model
 from ..llm.client import LLMError
@@ -307,9 +306,6 @@ def run_turn(
         except LLMError as err:
             brain.usage().record_error(err.kind)  # lexical recall still answers
     recalled = brain.recall(query, now=now, served=served, people=people, semantic=semantic)
-    # nothing is written yet: the prompt is built in a step of its own, so a player's command
-    # waits for recall or for the prompt, not for both
-    yield NEXT_STEP
     recalled_lines = render(recalled, config.recall_budget_tokens, brain.counter.count_text)
     shown = recalled[: len(recalled_lines)]
     working = WorkingMemory(state)
