@@ -19,15 +19,12 @@ read in the reactor thread) and the threads of the server process are reported w
 import os
 import re
 import statistics
-import sys
 import time
-from pathlib import Path
 
 from .cases import Result
 from .model_process import ModelProcess
 from .server import (
     PASSWORD,
-    ROOT,
     Client,
     _evennia,
     _game_dir,
@@ -37,6 +34,7 @@ from .server import (
     _settle,
     _start_server,
     free_port,
+    server_env,
 )
 
 LATENCY = 0.3
@@ -112,14 +110,7 @@ def reply_latency(folder: str, quick: bool = False, latency: float = LATENCY) ->
     telnet = free_port()
     model = ModelProcess(latency).start()
     game = _game_dir(folder, model.base_url, telnet, os.path.join(folder, "lag8.txt"), DEFAULTS)
-    env = {
-        **os.environ,
-        "EVENNIA_SUPERUSER_USERNAME": "admin",
-        "EVENNIA_SUPERUSER_PASSWORD": PASSWORD,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-    }
-    env.pop("DJANGO_SETTINGS_MODULE", None)
+    env = server_env()
     one, many, asked_many = [], [], 0
     cpu_one = cpu_many = 0.0
     threads_seen = 0

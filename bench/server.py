@@ -328,6 +328,20 @@ def _ms(seconds: float) -> str:
     return "-" if math.isnan(seconds) else f"{seconds * 1000:.0f} ms"
 
 
+def server_env() -> dict:
+    """The environment `evennia` runs in for a benchmark's game: the superuser, the repository
+    on the path, this interpreter's scripts first, no test settings."""
+    env = {
+        **os.environ,
+        "EVENNIA_SUPERUSER_USERNAME": "admin",
+        "EVENNIA_SUPERUSER_PASSWORD": PASSWORD,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    return env
+
+
 def reactor_responsiveness(
     folder: str, quick: bool = False, assistants: int | None = None, latency: float = 0.3
 ) -> Result:
@@ -337,14 +351,7 @@ def reactor_responsiveness(
     lag_file = os.path.join(folder, "lag.txt")
     model = ModelProcess(latency).start()
     game = _game_dir(folder, model.base_url, telnet, lag_file)
-    env = {
-        **os.environ,
-        "EVENNIA_SUPERUSER_USERNAME": "admin",
-        "EVENNIA_SUPERUSER_PASSWORD": PASSWORD,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-    }
-    env.pop("DJANGO_SETTINGS_MODULE", None)
+    env = server_env()
     results = {0: [], count: []}
     lags = {0: [], count: []}
     calls = {0: 0, count: 0}

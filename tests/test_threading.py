@@ -12,9 +12,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_turn_uses_worker_threads_and_never_blocks_the_reactor():
+def _probe(*args: str) -> dict:
+    """Run `tests.reactor_probe` in its own process (a reactor runs once per process)."""
     done = subprocess.run(
-        [sys.executable, "-m", "tests.reactor_probe"],
+        [sys.executable, "-m", "tests.reactor_probe", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -22,7 +23,11 @@ def test_turn_uses_worker_threads_and_never_blocks_the_reactor():
         env={"DJANGO_SETTINGS_MODULE": "tests.settings", "PATH": ""},
     )
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_turn_uses_worker_threads_and_never_blocks_the_reactor():
+    result = _probe()
     assert result["runner_is_thread"] is True
     assert result["stop_reason"] == "noop" and result["said"] == ["hello"]
     # HTTP in worker threads, tools on the reactor (main) thread
@@ -34,16 +39,7 @@ def test_turn_uses_worker_threads_and_never_blocks_the_reactor():
 
 
 def test_a_live_server_sends_model_calls_from_the_queue_loop():
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.reactor_probe", "queue"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"DJANGO_SETTINGS_MODULE": "tests.settings", "PATH": ""},
-    )
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = _probe("queue")
     assert result["stop_reason"] == "noop" and result["said"] == ["hello"]
     # both calls from the queue's one event-loop thread (no thread per call); tools on the
     # reactor thread

@@ -13,7 +13,6 @@ Like the client's calls, it comes blocking (`complete_structured`) and as a coro
 
 import json
 import threading
-from functools import partial
 from collections.abc import Generator
 from dataclasses import replace
 from typing import TypeVar
@@ -111,6 +110,15 @@ def _requests(
     return parse_reply(reply, output_model), [reply]
 
 
+def _advance(steps: Generator, reply: ChatReply | None = None, error: LLMError | None = None):
+    """Give the steps a reply (or its error): (False, the next request) or (True, the result).
+    An error the steps do not handle is raised."""
+    try:
+        return False, (steps.throw(error) if error is not None else steps.send(reply))
+    except StopIteration as done:
+        return True, done.value
+
+
 def complete_structured(
     client: ChatClient, request: ChatRequest, output_model: type[Model]
 ) -> tuple[Model, list[ChatReply]]:
@@ -129,18 +137,13 @@ def complete_structured(
 
     """
     steps = _requests(client, request, output_model)
-    sent = next(steps)
-    while True:
+    finished, value = False, next(steps)
+    while not finished:
         try:
-            reply = client.complete(sent)
+            finished, value = _advance(steps, client.complete(value))
         except LLMError as exc:
-            step = partial(steps.throw, exc)
-        else:
-            step = partial(steps.send, reply)
-        try:
-            sent = step()
-        except StopIteration as done:
-            return done.value
+            finished, value = _advance(steps, error=exc)
+    return value
 
 
 async def acomplete_structured(
@@ -161,15 +164,10 @@ async def acomplete_structured(
 
     """
     steps = _requests(client, request, output_model)
-    sent = next(steps)
-    while True:
+    finished, value = False, next(steps)
+    while not finished:
         try:
-            reply = await client.acomplete(sent)
+            finished, value = _advance(steps, await client.acomplete(value))
         except LLMError as exc:
-            step = partial(steps.throw, exc)
-        else:
-            step = partial(steps.send, reply)
-        try:
-            sent = step()
-        except StopIteration as done:
-            return done.value
+            finished, value = _advance(steps, error=exc)
+    return value
