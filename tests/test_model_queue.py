@@ -208,3 +208,21 @@ def test_the_game_setting_is_checked():
             game_settings.model_calls_in_flight()
     with override_settings(AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT=100):
         assert game_settings.model_calls_in_flight() == 100
+
+
+def test_a_call_that_unwinds_slowly_still_ends_at_shutdown(queue):
+    q = queue(max_in_flight=1)
+    results = Results()
+
+    class SlowToCancel(Work):
+        async def _run(self):
+            try:
+                await asyncio.Event().wait()  # the provider never answers
+            finally:
+                await asyncio.sleep(0.5)  # closing its connection takes a while
+
+    results.track("slow", q.submit("A", SlowToCancel("slow", [])))
+    _until(lambda: q.stats().in_flight == 1)
+    q.abandon()
+    results.wait(1, timeout=2)
+    assert results.errors["slow"].kind == CANCELLED

@@ -183,3 +183,16 @@ class TestStepTransaction(BaseEvenniaTest):
             Attribute.objects.filter(pk=attrs["queue"].pk).delete()  # gone under the step
         assert _stored(attrs["usage"]) == {"calls": 2}
         assert self.char1.attributes.get("queue", category=MEMORY_CATEGORY) == [1, 2]
+
+    def test_a_value_changed_then_deleted_in_a_step_leaves_no_row(self):
+        from ai_assistant.storage import step_transaction
+
+        store, attrs = self._store_with(current_sleep={"id": "s1"}, usage={"calls": 1})
+        rows = Attribute.objects.count()
+        with step_transaction():
+            store.set("current_sleep", {"id": "s1", "end": "later"})
+            store.set("usage", {"calls": 2})
+            store.delete("current_sleep")
+        assert Attribute.objects.count() == rows - 1  # gone, and not written back as an orphan
+        assert store.get("current_sleep") is None
+        assert _stored(attrs["usage"]) == {"calls": 2}

@@ -264,3 +264,18 @@ def test_tools_that_reach_players_end_the_answer_part_of_a_turn():
         "whisper",
     ]
     assert not any(registry.reaches_players(name) for name in ("recall", "look", "noop", "nope"))
+
+
+def test_a_runner_that_raises_at_once_fails_the_turn():
+    from ai_assistant.driver import drive
+
+    def turn():
+        yield "work"
+        return "never"
+
+    def broken_runner(work):
+        raise RuntimeError("no pool")
+
+    failures = []
+    drive(turn(), broken_runner).addErrback(lambda failure: failures.append(failure.value))
+    assert len(failures) == 1 and "no pool" in str(failures[0])

@@ -339,7 +339,10 @@ def drive(
                     log.err(Failure(), "ai_assistant: a step's writes failed after its turn")
                     return
                 failure = Failure()
-                turn.close()
+                try:
+                    turn.close()
+                except BaseException:  # noqa: BLE001 - its clean-up failed too: keep the first
+                    log.err(Failure(), "ai_assistant: a turn's clean-up failed")
             if finished:
                 return
             if failure is not None:
@@ -355,7 +358,8 @@ def drive(
                 later(resume)
                 return
             value, error = None, None  # inline: nothing else to serve, go straight on
-        pending = run(work)
+        # a runner that raises at once fails the turn like a failed call
+        pending = defer.maybeDeferred(run, work)
         if schedule is None:
             pending.addCallbacks(resume, lambda failure: resume(error=failure.value))
         else:

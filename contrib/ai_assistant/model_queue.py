@@ -116,7 +116,7 @@ class ModelCallQueue:
         self._clock = clock
         self._lines: dict[Any, deque] = {}
         self._turns: deque = deque()  # owners with a call waiting, in the order they are served
-        self._running: set = set()
+        self._running: dict = {}  # task -> its call
         self._in_flight = 0
         self._paused_until = 0.0
         self._pause = FIRST_PAUSE
@@ -244,8 +244,11 @@ class ModelCallQueue:
                 self._waits.append(self._clock() - call.queued_at)
             call.attempts += 1
             task = self._loop.create_task(self._run(call))
-            self._running.add(task)
-            task.add_done_callback(self._running.discard)
+            self._running[task] = call
+            task.add_done_callback(self._forget)
+
+    def _forget(self, task: asyncio.Task) -> None:
+        self._running.pop(task, None)
 
     def _wake(self) -> None:
         self._wake_scheduled = False
@@ -329,7 +332,10 @@ class ModelCallQueue:
                 self._finish(call, error=LLMError(CANCELLED, "The server is shutting down."))
         self._lines.clear()
         self._turns.clear()
-        for task in list(self._running):
+        for task, call in list(self._running.items()):
+            # ended here, not when the task unwinds: a cancelled HTTP call may still await its
+            # clean-up, and the loop stops before it would be done
+            self._finish(call, error=LLMError(CANCELLED, "The call was cancelled (shutdown)."))
             task.cancel()
         # let the cancelled tasks end their calls, then stop
         self._loop.call_soon(self._loop.stop)

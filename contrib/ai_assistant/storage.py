@@ -47,7 +47,8 @@ def step_transaction():
         finally:
             _changed = None
         if changed and not transaction.get_rollback():
-            _update_values(list(changed.values()))
+            # an Attribute deleted since it changed has no row (and no pk) to write
+            _update_values([attr for attr in changed.values() if attr.pk is not None])
 
 
 def _update_value(attr) -> None:
@@ -173,4 +174,9 @@ class AttributeStore:
             key (str): The Attribute key.
 
         """
+        if _changed is not None:
+            # a value changed earlier in this step must not be written after its row is gone
+            attr = self.obj.attributes.get(key, category=self.category, return_obj=True)
+            if attr is not None and not isinstance(attr, list):
+                _changed.pop(attr.pk, None)
         self.obj.attributes.remove(key, category=self.category)
