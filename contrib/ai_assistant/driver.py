@@ -123,7 +123,8 @@ def model_pool(size: int = DEFAULT_MODEL_THREADS):
 class AbandonedThreadPool(ThreadPool):
     """A thread pool of daemon threads that shutdown leaves behind instead of joining."""
 
-    threadFactory = partial(threading.Thread, daemon=True)
+    # staticmethod: a bare partial as a class attribute will bind like a method (Python 3.13+)
+    threadFactory = staticmethod(partial(threading.Thread, daemon=True))
 
     def abandon(self) -> None:
         """Stop taking work and let idle threads end; never wait for busy ones."""
