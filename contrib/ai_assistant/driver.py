@@ -1,15 +1,18 @@
 """
 Driving a turn: the pure core's generators meet Twisted's threads here.
 
-A turn is a generator that yields *blocking work* (a zero-argument callable doing HTTP only, such
-as `partial(client.complete, request)`) and receives its result, or has its exception thrown in.
-Everything between two yields (tool execution, Attribute writes) runs on the thread that resumes
-the generator. `drive` resumes it from Deferred callbacks, which Twisted fires on the reactor
-thread, so world and database access stays on the reactor thread while HTTP runs in a worker.
+A turn is a generator that yields *model work* (`ModelWork`: one model call, callable as
+blocking work and awaitable as a coroutine) and receives its result, or has its exception thrown
+in. Everything between two yields (tool execution, Attribute writes) runs on the thread that
+resumes the generator. `drive` resumes it from Deferred callbacks, which Twisted fires on the
+reactor thread, so world and database access stays on the reactor thread while HTTP runs
+elsewhere.
 
-Two ways to run the blocking work:
+Ways to run the work (a *runner*: work in, Deferred out):
 
-- `in_thread`: `deferToThread`, for a running server (the reactor must be running).
+- on a live server, the shell hands it to the server's model call queue
+  (`ai_assistant.model_queue`), which awaits the coroutine on its own event loop;
+- `in_thread`: the blocking form in a small daemon thread pool (the reactor must be running);
 - `inline`: in the calling thread, for tests, the headless demo and scripts where no reactor
   runs.
 
@@ -166,10 +169,11 @@ def inline(work: BlockingWork) -> defer.Deferred:
 
 
 def default_runner() -> Runner:
-    """Choose how blocking work runs: worker threads when the reactor runs, else inline.
+    """Choose how work runs: off the reactor when it runs, else inline.
 
     Returns:
-        callable: `in_thread` on a live server, else `inline`.
+        callable: `in_thread` on a live server (which the script replaces with the model call
+            queue, `AssistantScript.drive`), else `inline`.
 
     """
     from twisted.internet import reactor
