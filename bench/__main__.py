@@ -25,6 +25,12 @@ def main(argv=None) -> int:
             from bench.server import reactor_responsiveness
 
             results.append(reactor_responsiveness(folder, quick=args.quick))
+        if 8 in wanted:
+            from bench.latency import reply_latency
+
+            latency_folder = os.path.join(folder, "latency")
+            os.makedirs(latency_folder)
+            results += reply_latency(latency_folder, quick=args.quick)
         if wanted & set(range(2, 8)):
             results += run_in_process(folder, wanted, args.quick)
         if wanted & {9, 10, 11}:

@@ -24,6 +24,8 @@ from .cases import Result
 from .model_process import ModelProcess
 
 ROOT = Path(__file__).resolve().parent.parent
+# every assistant takes a turn on every line it hears (the load benchmark 1 puts on the reactor)
+BENCH_1_DEFAULTS = {"respond_to_ambient": True, "max_retries": 0, "request_timeout": 15}
 PASSWORD = "bench-pass-123"
 # an assistant's spoken answer quotes the line it answers: "... number <tag>-<n>."
 _ANSWER = re.compile(r"^Helper\d+ says.*?number (\w+-\d+)", re.MULTILINE)
@@ -84,7 +86,13 @@ class Client:
             self.sock.close()
 
 
-def _game_dir(folder: str, model_url: str, telnet: int, lag_file: str) -> Path:
+def _game_dir(
+    folder: str,
+    model_url: str,
+    telnet: int,
+    lag_file: str,
+    defaults: dict | None = None,
+) -> Path:
     game = Path(folder) / "game"
     for part in ("server", "typeclasses", "commands", "world"):
         shutil.copytree(
@@ -110,7 +118,7 @@ BENCH_STALL_SECONDS = {float(os.environ.get("BENCH_STALL_MS", 300)) / 1000!r}
 AI_ASSISTANT_BASE_URL = {model_url!r}
 AI_ASSISTANT_API_KEY = "bench"
 AI_ASSISTANT_MODEL_THREADS = {int(os.environ.get("BENCH_MODEL_THREADS", 4))}
-AI_ASSISTANT_DEFAULTS = {{"respond_to_ambient": True, "max_retries": 0, "request_timeout": 15}}
+AI_ASSISTANT_DEFAULTS = {defaults or BENCH_1_DEFAULTS!r}
 # the talker is one player addressing every assistant: the per-player limit would hold it back
 AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE = 0
 """)
@@ -320,6 +328,20 @@ def _ms(seconds: float) -> str:
     return "-" if math.isnan(seconds) else f"{seconds * 1000:.0f} ms"
 
 
+def server_env() -> dict:
+    """The environment `evennia` runs in for a benchmark's game: the superuser, the repository
+    on the path, this interpreter's scripts first, no test settings."""
+    env = {
+        **os.environ,
+        "EVENNIA_SUPERUSER_USERNAME": "admin",
+        "EVENNIA_SUPERUSER_PASSWORD": PASSWORD,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    return env
+
+
 def reactor_responsiveness(
     folder: str, quick: bool = False, assistants: int | None = None, latency: float = 0.3
 ) -> Result:
@@ -329,14 +351,7 @@ def reactor_responsiveness(
     lag_file = os.path.join(folder, "lag.txt")
     model = ModelProcess(latency).start()
     game = _game_dir(folder, model.base_url, telnet, lag_file)
-    env = {
-        **os.environ,
-        "EVENNIA_SUPERUSER_USERNAME": "admin",
-        "EVENNIA_SUPERUSER_PASSWORD": PASSWORD,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-    }
-    env.pop("DJANGO_SETTINGS_MODULE", None)
+    env = server_env()
     results = {0: [], count: []}
     lags = {0: [], count: []}
     calls = {0: 0, count: 0}

@@ -1,10 +1,13 @@
 """
 Run by tests/test_threading.py in a subprocess (a reactor cannot be restarted in one process):
-drives a real turn with `deferToThread` against a slow local model and prints what it saw.
+drives a real turn against a slow local model and prints what it saw. With no argument the
+model calls run with `deferToThread`; with "queue", through the server's model call queue (the
+SDK's async client on the queue's event loop), as a live server runs them.
 
 """
 
 import json
+import sys
 import threading
 from functools import partial
 
@@ -42,6 +45,10 @@ def main():
             http_threads.append(threading.current_thread().name)
             return client.complete(request)
 
+        async def acomplete(self, request):
+            http_threads.append(threading.current_thread().name)
+            return await client.acomplete(request)
+
     world = FakeWorld()
     said_on = []
     original_say = world.say
@@ -57,7 +64,12 @@ def main():
         heartbeat.start(0.01)
         turn = awake_tick(assistant, T0)
         # resumed through the step queue, as the shell does on a live server
-        drive(turn, in_thread, schedule=reactor_steps.submit).addBoth(finish)
+        runner = in_thread
+        if "queue" in sys.argv[1:]:
+            from ai_assistant.model_queue import queued_runner
+
+            runner = queued_runner("aria", max_in_flight=8, threads=2)
+        drive(turn, runner, schedule=reactor_steps.submit_continuation).addBoth(finish)
 
     def finish(outcome):
         heartbeat.stop()

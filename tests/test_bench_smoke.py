@@ -28,6 +28,8 @@ def test_bench_quick_runs_every_benchmark():
     lines = [line for line in out.splitlines() if re.search(r"\(target .*\) (PASS|FAIL)$", line)]
     names = [
         "reactor: command round trip p99",
+        "reply latency, 1 assistant addressed",
+        "reply latency, 5 assistants addressed by one line",
         "tick overhead",
         "journal append",
         "idle cost",
@@ -58,5 +60,8 @@ def test_bench_quick_runs_every_benchmark():
     assert re.search(r"reactor: command round trip .*: \d+\.\d+x, worst \d+ ms", out)
     assert re.search(r"recall per turn at .*: \d+\.\d+x", out)
     assert re.search(r"memory write at .*: \d+\.\d+x", out)
+    # every addressed assistant answers, at any size (how fast is for `make bench` to judge)
+    assert re.search(r"reply latency, 1 assistant addressed: p50 \d+ ms", out)
+    assert re.search(r"reply latency, 5 assistants addressed by one line: 5/5 answered", out)
     # recall quality is deterministic, but the smallest data set is too small to judge it by
     assert re.search(r"recall quality, .*: R@10 \d\.\d\d / \d\.\d\d / \d\.\d\d vs BM25", out)

@@ -125,6 +125,31 @@ def test_structured_output_falls_back_to_json_mode_and_remembers(scripted_server
     assert "JSON schema" in scripted_server.responder.requests[1]["messages"][-1]["content"]
 
 
+def test_the_coroutine_forms_send_the_same_and_fall_back_the_same(scripted_server):
+    import asyncio
+
+    scripted_server.responder.add(
+        text_reply("hello"),
+        error_reply(400, "response_format json_schema not supported"),
+        text_reply('{"scores": [4]}'),
+        error_reply(429, "slow down"),
+    )
+    client = client_for_server(scripted_server)
+
+    async def calls():
+        reply = await client.acomplete(request())
+        result, replies = await structured.acomplete_structured(client, request(), Scores)
+        with pytest.raises(LLMError) as refused:
+            await client.acomplete(request())
+        return reply, result, replies, refused.value
+
+    reply, result, replies, refused = asyncio.run(calls())
+    assert reply.content == "hello" and result.scores == [4] and len(replies) == 1
+    formats = [r.get("response_format", {}).get("type") for r in scripted_server.responder.requests]
+    assert formats == [None, "json_schema", "json_object", None]
+    assert refused.kind == "rate_limit"
+
+
 def test_structured_output_that_does_not_fit_is_an_error(scripted_server):
     scripted_server.responder.add(text_reply('{"scores": "high"}'), refusal_reply("won't"))
     client = client_for_server(scripted_server)
@@ -150,6 +175,18 @@ def test_token_counting_offline_and_cached():
     assert len(counter._cache) == size + 1  # only the new message was tokenized
 
 
+def test_a_message_kept_with_its_metadata_is_counted_once():
+    counter = TokenCounter("gpt-4o-mini")
+    message = {"role": "user", "content": "Bob says hello to Aria at the well."}
+    first = counter.count_message(message)
+    encoded = []
+    original = counter.count_text
+    counter.count_text = lambda text: encoded.append(text) or original(text)
+    kept = {**message, "metadata": {"audience": "room", "speakers": ["#5"]}}
+    assert counter.count_message(kept) == first  # metadata is never sent, never counted
+    assert encoded == [] and len(counter._cache) == 1
+
+
 def test_token_counting_never_crashes(monkeypatch):
     import tiktoken
 
@@ -160,3 +197,18 @@ def test_token_counting_never_crashes(monkeypatch):
         assert counter.count_text("abcdefgh") == 2  # four characters a token
     finally:
         encoding_for.cache_clear()
+
+
+def test_the_wait_a_provider_asks_for_is_read_from_its_headers():
+    from types import SimpleNamespace
+
+    from ai_assistant.llm.client import _retry_after
+
+    def refused(headers):
+        return SimpleNamespace(response=SimpleNamespace(headers=headers))
+
+    assert _retry_after(refused({"retry-after": "2"})) == 2.0
+    assert _retry_after(refused({"retry-after-ms": "1500", "retry-after": "9"})) == 1.5
+    assert _retry_after(refused({"retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"})) is None
+    assert _retry_after(refused({"retry-after": "86400"})) is None  # not believed: too long
+    assert _retry_after(SimpleNamespace()) is None

@@ -102,6 +102,21 @@ class TestStoredValueUpdate(BaseEvenniaTest):
         # as after Evennia's own save: its caches do not follow a rollback
         assert attr.value == [1, 2]
 
+    def test_a_steps_updates_go_in_one_batch_at_its_end(self):
+        from ai_assistant.storage import step_transaction
+
+        store = AttributeStore(self.char1, MEMORY_CATEGORY)
+        store.set("queue", [1])
+        store.set("usage", {"calls": 1})
+        queue = self.char1.attributes.get("queue", category=MEMORY_CATEGORY, return_obj=True)
+        usage = self.char1.attributes.get("usage", category=MEMORY_CATEGORY, return_obj=True)
+        with step_transaction():
+            store.set("queue", [1, 2])
+            store.set("usage", {"calls": 2})
+            assert _in_database(queue.id) == [1]
+        # the driver's row count for executemany decides whether the batch stood: both rows
+        assert _in_database(queue.id) == [1, 2] and _in_database(usage.id) == {"calls": 2}
+
     def test_a_refused_update_marks_the_transaction_for_rollback(self):
         store = AttributeStore(self.char1, MEMORY_CATEGORY)
         store.set("queue", [1])

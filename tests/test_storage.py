@@ -2,7 +2,8 @@
 
 import threading
 
-from django.db import connection
+import pytest
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from evennia.typeclasses.attributes import Attribute
 from evennia.utils.test_resources import BaseEvenniaTest
@@ -90,3 +91,108 @@ CHANGES = []
 
 def _record_change(obj=None, fieldname=None, **kwargs):
     CHANGES.append(obj.value)
+
+
+def _stored(attr) -> object:
+    from evennia.utils.dbserialize import from_pickle
+
+    # what the database holds, not the cached object (the idmapper returns that one)
+    (raw,) = Attribute.objects.filter(pk=attr.pk).values_list("db_value", flat=True)
+    return from_pickle(raw)
+
+
+class TestStepTransaction(BaseEvenniaTest):
+    """A step's updates are seen at once and sent together when the step ends."""
+
+    def _store_with(self, **values):
+        store = AttributeStore(self.char1, MEMORY_CATEGORY)
+        for key, value in values.items():
+            store.set(key, value)
+        attrs = {
+            key: self.char1.attributes.get(key, category=MEMORY_CATEGORY, return_obj=True)
+            for key in values
+        }
+        return store, attrs
+
+    def test_updates_are_seen_at_once_and_sent_together_at_the_end(self):
+        from ai_assistant.storage import step_transaction
+
+        store, attrs = self._store_with(queue=[1], usage={"calls": 1})
+        with CaptureQueriesContext(connection) as queries:
+            with step_transaction():
+                store.set("queue", [1, 2])
+                store.set("usage", {"calls": 2})
+                store.set("queue", [1, 2, 3])  # the later value wins, written once
+                assert store.get("queue") == [1, 2, 3]  # readers see it before the end
+                assert _stored(attrs["queue"]) == [1]  # the database not yet
+        assert _stored(attrs["queue"]) == [1, 2, 3] and _stored(attrs["usage"]) == {"calls": 2}
+        updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+        # one executemany (Django logs each of its rows), two rows: queue once, usage once
+        assert len(updates) <= 2, updates
+
+    def test_a_step_that_raises_writes_nothing(self):
+        from ai_assistant.storage import step_transaction
+
+        store, attrs = self._store_with(queue=[1])
+        with pytest.raises(RuntimeError):
+            with step_transaction():
+                store.set("queue", [1, 2])
+                raise RuntimeError("the step gives up")
+        assert _stored(attrs["queue"]) == [1]
+
+    def test_a_step_marked_for_rollback_writes_nothing(self):
+        from ai_assistant.storage import step_transaction
+
+        store, attrs = self._store_with(queue=[1])
+        with step_transaction():
+            store.set("queue", [1, 2])
+            transaction.set_rollback(True)
+        assert _stored(attrs["queue"]) == [1]
+
+    def test_a_step_inside_a_step_joins_it(self):
+        from ai_assistant.storage import step_transaction
+
+        store, attrs = self._store_with(queue=[1])
+        with step_transaction():
+            with step_transaction():
+                store.set("queue", [1, 2])
+            assert _stored(attrs["queue"]) == [1]  # sent when the outer step ends
+        assert _stored(attrs["queue"]) == [1, 2]
+
+    def test_monitors_hear_of_a_batched_change(self):
+        from evennia.scripts.monitorhandler import MONITOR_HANDLER
+
+        from ai_assistant.storage import step_transaction
+
+        store, _ = self._store_with(usage={"calls": 1})
+        MONITOR_HANDLER.add(self.char1, "usage", _record_change, category=MEMORY_CATEGORY)
+        try:
+            with step_transaction():
+                store.set("usage", {"calls": 5})
+        finally:
+            MONITOR_HANDLER.remove(self.char1, "usage", category=MEMORY_CATEGORY)
+        assert CHANGES and CHANGES[-1] == {"calls": 5}
+
+    def test_a_row_deleted_under_the_step_is_written_again(self):
+        from ai_assistant.storage import step_transaction
+
+        store, attrs = self._store_with(queue=[1], usage={"calls": 1})
+        with step_transaction():
+            store.set("queue", [1, 2])
+            store.set("usage", {"calls": 2})
+            Attribute.objects.filter(pk=attrs["queue"].pk).delete()  # gone under the step
+        assert _stored(attrs["usage"]) == {"calls": 2}
+        assert self.char1.attributes.get("queue", category=MEMORY_CATEGORY) == [1, 2]
+
+    def test_a_value_changed_then_deleted_in_a_step_leaves_no_row(self):
+        from ai_assistant.storage import step_transaction
+
+        store, attrs = self._store_with(current_sleep={"id": "s1"}, usage={"calls": 1})
+        rows = Attribute.objects.count()
+        with step_transaction():
+            store.set("current_sleep", {"id": "s1", "end": "later"})
+            store.set("usage", {"calls": 2})
+            store.delete("current_sleep")
+        assert Attribute.objects.count() == rows - 1  # gone, and not written back as an orphan
+        assert store.get("current_sleep") is None
+        assert _stored(attrs["usage"]) == {"calls": 2}

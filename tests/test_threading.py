@@ -12,9 +12,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_turn_uses_worker_threads_and_never_blocks_the_reactor():
+def _probe(*args: str) -> dict:
+    """Run `tests.reactor_probe` in its own process (a reactor runs once per process)."""
     done = subprocess.run(
-        [sys.executable, "-m", "tests.reactor_probe"],
+        [sys.executable, "-m", "tests.reactor_probe", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -22,7 +23,11 @@ def test_turn_uses_worker_threads_and_never_blocks_the_reactor():
         env={"DJANGO_SETTINGS_MODULE": "tests.settings", "PATH": ""},
     )
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_turn_uses_worker_threads_and_never_blocks_the_reactor():
+    result = _probe()
     assert result["runner_is_thread"] is True
     assert result["stop_reason"] == "noop" and result["said"] == ["hello"]
     # HTTP in worker threads, tools on the reactor (main) thread
@@ -30,6 +35,16 @@ def test_turn_uses_worker_threads_and_never_blocks_the_reactor():
     assert all(name != result["reactor_thread"] for name in result["http_threads"])
     assert result["said_on"] == [result["reactor_thread"]] == ["MainThread"]
     # 0.6 s of model latency: a 10 ms heartbeat kept beating throughout
+    assert result["beats"] >= 30
+
+
+def test_a_live_server_sends_model_calls_from_the_queue_loop():
+    result = _probe("queue")
+    assert result["stop_reason"] == "noop" and result["said"] == ["hello"]
+    # both calls from the queue's one event-loop thread (no thread per call); tools on the
+    # reactor thread
+    assert result["http_threads"] == ["ai_assistant_model_calls"] * 2
+    assert result["said_on"] == [result["reactor_thread"]] == ["MainThread"]
     assert result["beats"] >= 30
 
 
@@ -71,6 +86,62 @@ def test_step_queue_runs_one_step_per_reactor_iteration_in_order():
     queue.submit(ran.append, "e")  # an empty queue starts again
     fake.iterate()
     assert ran[-1] == "e" and fake.iterations == 5
+
+
+def test_step_queue_runs_work_under_way_before_new_work():
+    from ai_assistant.driver import StepQueue
+
+    fake = FakeReactor()
+    queue = StepQueue(call_later=fake.call_later)
+    ran = []
+    for name in ("tick-1", "tick-2"):
+        queue.submit(ran.append, name)
+    fake.iterate()
+    # a reply arrived for a turn under way: its stretch goes before the tick still waiting
+    queue.submit_continuation(ran.append, "turn-a")
+    queue.submit_continuation(ran.append, "turn-b")
+    for _ in range(3):
+        fake.iterate()
+    assert ran == ["tick-1", "turn-a", "turn-b", "tick-2"]
+    assert len(queue) == 0 and fake.iterations == 4
+
+
+def test_a_turns_closing_work_waits_behind_answers_and_ticks():
+    from twisted.internet import defer
+
+    from ai_assistant.driver import CLOSING_STEP, StepQueue, drive
+
+    fake = FakeReactor()
+    queue = StepQueue(call_later=fake.call_later)
+    ran = []
+
+    def turn(name):
+        ran.append(f"{name}: answer")
+        yield CLOSING_STEP
+        ran.append(f"{name}: prepare the closing call")
+        yield "closing call"
+        ran.append(f"{name}: closed")
+
+    for name in ("a", "b"):
+        drive(
+            turn(name),
+            lambda work: defer.succeed(None),
+            schedule=queue.submit_continuation,
+            start_later=True,
+            schedule_closing=queue.submit_closing,
+        )
+    queue.submit(ran.append, "tick")
+    while fake.due:
+        fake.iterate()
+    assert ran == [
+        "a: answer",
+        "b: answer",
+        "tick",
+        "a: prepare the closing call",
+        "b: prepare the closing call",
+        "a: closed",
+        "b: closed",
+    ]
 
 
 def test_step_queue_keeps_going_after_a_step_raises():
@@ -126,6 +197,34 @@ def test_drive_resumes_through_the_schedule():
     assert results == [["WORK-1", "WORK-2"]]
 
 
+def test_drive_can_start_as_a_step_of_its_own():
+    from twisted.internet import defer
+
+    from ai_assistant.driver import drive
+
+    scheduled, started, results = [], [], []
+
+    def turn():
+        started.append(True)
+        value = yield "work"
+        return value
+
+    drive(
+        turn(),
+        lambda work: defer.succeed(work.upper()),
+        schedule=lambda func, *args: scheduled.append((func, args)),
+        start_later=True,
+    ).addCallback(results.append)
+    # nothing of the turn ran in the caller's step: its first stretch waits for the schedule
+    assert started == [] and len(scheduled) == 1
+    func, args = scheduled.pop()
+    func(*args)
+    assert started == [True] and len(scheduled) == 1 and results == []
+    func, args = scheduled.pop()
+    func(*args)
+    assert results == ["WORK"]
+
+
 def test_drive_wraps_each_stretch_in_step_and_reports_errors_after_it():
     from contextlib import contextmanager
 
@@ -153,3 +252,30 @@ def test_drive_wraps_each_stretch_in_step_and_reports_errors_after_it():
     # two stretches, both left cleanly: the writes before the error are kept, not rolled back
     assert exits == ["clean", "clean"]
     assert len(failures) == 1 and "tool bug" in str(failures[0].value)
+
+
+def test_tools_that_reach_players_end_the_answer_part_of_a_turn():
+    from tests.core_fakes import make_assistant
+
+    registry = make_assistant().registry
+    assert [name for name in ("say", "emote", "whisper") if registry.reaches_players(name)] == [
+        "say",
+        "emote",
+        "whisper",
+    ]
+    assert not any(registry.reaches_players(name) for name in ("recall", "look", "noop", "nope"))
+
+
+def test_a_runner_that_raises_at_once_fails_the_turn():
+    from ai_assistant.driver import drive
+
+    def turn():
+        yield "work"
+        return "never"
+
+    def broken_runner(work):
+        raise RuntimeError("no pool")
+
+    failures = []
+    drive(turn(), broken_runner).addErrback(lambda failure: failures.append(failure.value))
+    assert len(failures) == 1 and "no pool" in str(failures[0])

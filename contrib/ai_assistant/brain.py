@@ -12,18 +12,20 @@ it.
 
 """
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
 
 from .conf import AssistantConfig, ConfigError
-from .driver import BlockingWork
+from .debt import SleepDebt
+from .sleeps import SleepHistory
+from .driver import BlockingWork, ModelWork
 from .budget import TokenBudget
 from .events import EventQueue
 from .lifecycle import SLEEP, Lifecycle
 from .llm.client import ChatClient, ChatRequest
-from .llm.structured import complete_structured
+from .llm.structured import acomplete_structured, complete_structured
 from .llm.tokens import TokenCounter
 from .llm.usage import UsageStats
 from .memory.core import CoreMemory
@@ -121,7 +123,12 @@ class Brain:
         self._tool_tokens: dict[str, int] = {}
         self._weights: RecallWeights | None = None
         self.lifecycle = Lifecycle(
-            self.state, self.journal, self.config, lambda *args: self.on_transition(*args)
+            self.state,
+            self.journal,
+            self.config,
+            lambda *args: self.on_transition(*args),
+            game_now=lambda now: self.game_now(now),
+            entities=self.entities,
         )
         if self.long_term is None:
             self.long_term = EmbeddedMemoryStore(self.memory_store)
@@ -148,7 +155,7 @@ class Brain:
             BlockingWork: A call to run in a worker thread; it returns a `ChatReply`.
 
         """
-        return partial(_complete, self.client_factory, request)
+        return ModelWork(_complete, _acomplete, self.client_factory, request)
 
     def structured(self, request: ChatRequest, output_model) -> BlockingWork:
         """A structured completion, as blocking work returning `(object, replies)`.
@@ -161,7 +168,7 @@ class Brain:
             BlockingWork: A call to run in a worker thread; it returns `(object, replies)`.
 
         """
-        return partial(_structured, self.client_factory, request, output_model)
+        return ModelWork(_structured, _astructured, self.client_factory, request, output_model)
 
     def embed(self, texts: list[str]) -> BlockingWork:
         """Embeddings of `texts`, as blocking work returning a list of vectors.
@@ -173,7 +180,7 @@ class Brain:
             BlockingWork: A call to run in a worker thread; it returns one vector per text.
 
         """
-        return partial(_embed, self.client_factory, self.embedding_model, texts)
+        return ModelWork(_embed, _aembed, self.client_factory, self.embedding_model, texts)
 
     def semantic_search(self, query: str) -> BlockingWork | None:
         """The memories nearest `query` by embeddings, as blocking work returning
@@ -190,8 +197,9 @@ class Brain:
         """
         if not self.embedding_model or not query.strip():
             return None
-        return partial(
+        return ModelWork(
             _embed_and_search,
+            _aembed_and_search,
             self.client_factory,
             self.embedding_model,
             query,
@@ -549,6 +557,7 @@ class Brain:
             )
         else:
             schedule = "off"
+        debt = SleepDebt(state)
         return AssistantStatus(
             mode=self.lifecycle.mode,
             phase=self.lifecycle.phase,
@@ -581,6 +590,11 @@ class Brain:
             last_compaction=state.get(LAST_COMPACTION),
             wait_until=state.get(WAIT_UNTIL),
             retry_after=state.get(RETRY_AFTER),
+            sleep_debt=debt.points,
+            debt_level=debt.level,
+            last_sleep=debt.last_sleep(),
+            turns_since_sleep=debt.turns_since_sleep,
+            recent_sleeps=SleepHistory(state).recent(3),
         )
 
     @property
@@ -628,18 +642,48 @@ def visible_history(history: list[dict], served: frozenset[str] | None) -> list[
     return shown
 
 
+# the blocking work and its coroutine twin; a client without coroutines (a game's own
+# `ChatClient`, the test doubles) has its blocking call run in a thread of the event loop's
+
+
 def _complete(client_factory, request):
     return client_factory().complete(request)
+
+
+async def _acomplete(client_factory, request):
+    client = client_factory()
+    if hasattr(client, "acomplete"):
+        return await client.acomplete(request)
+    return await asyncio.to_thread(client.complete, request)
 
 
 def _structured(client_factory, request, output_model):
     return complete_structured(client_factory(), request, output_model)
 
 
+async def _astructured(client_factory, request, output_model):
+    client = client_factory()
+    if hasattr(client, "acomplete"):
+        return await acomplete_structured(client, request, output_model)
+    return await asyncio.to_thread(complete_structured, client, request, output_model)
+
+
 def _embed(client_factory, model, texts):
     return client_factory().embed(model, texts)
 
 
+async def _aembed(client_factory, model, texts):
+    client = client_factory()
+    if hasattr(client, "aembed"):
+        return await client.aembed(model, texts)
+    return await asyncio.to_thread(client.embed, model, texts)
+
+
 def _embed_and_search(client_factory, model, query, snapshot, limit):
     (vector,) = client_factory().embed(model, [query])
+    return nearest(snapshot, vector, limit)
+
+
+async def _aembed_and_search(client_factory, model, query, snapshot, limit):
+    (vector,) = await _aembed(client_factory, model, [query])
     return nearest(snapshot, vector, limit)

@@ -38,7 +38,6 @@ ERROR_ADVICE = {
 }
 MEMORY_VIEWS = ("links", "people", "reflections", "reviews", "forget", "trust")
 # switches whose refusals say that nothing was changed
-SWITCHES_THAT_EDIT = ("set", "core")
 SWITCHES_WITH_TARGET = (
     "status",
     "set",
@@ -52,7 +51,10 @@ SWITCHES_WITH_TARGET = (
     "pause",
     "resume",
     "clear",
+    "debt",
+    "sleeps",
 )
+SWITCHES_THAT_EDIT = ("set", "core", "debt")
 
 
 def progress_bar(done: int, total: int, width: int = PROGRESS_WIDTH) -> str:
@@ -125,6 +127,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/core <name>[/<key>[=<value>]]
       @assistant/sleep <name>[=<hours> [light|deep] [<reason>]]
       @assistant/wake <name>[=<reason>]
+      @assistant/debt <name>[=<1-3> <reason>]
+      @assistant/sleeps <name>
       @assistant/instruct <name>=<instruction>
       @assistant/tick <name>
       @assistant/pause <name>
@@ -153,6 +157,12 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                  wakes on urgent events, deep only when the time is up. The
                  safeguards the assistant itself must pass do not bind you.
       wake     - wake it now.
+      debt     - its sleep debt: each turn adds 0-3 by its memory writes and
+                 tool calls; Alert 0-3, Drowsy 4-6, Sleepy 7-9 (it is told to
+                 consider sleep), Must Sleep 10+ (told to sleep). A completed
+                 sleep pays it off. =<1-3> <reason> adds points by hand.
+      sleeps   - its sleeps, newest first: how each began, how deep, the
+                 phases done, the debt paid, what was consolidated, calls.
       instruct - give the assistant a builder instruction (heard as a direct
                  message with builder authority).
       tick     - run one tick now.
@@ -168,6 +178,9 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/instruct Aria=Greet newcomers and tell them about the library.
       @assistant/status Aria
       @assistant/sleep Aria=2 deep quiet hours
+      @assistant/debt Aria
+      @assistant/debt Aria=2 ran the harvest festival all day
+      @assistant/sleeps Aria
       @assistant/memory Aria=east door
       @assistant/memory Aria/people=Bob
       @assistant/memory Aria/forget=m000012
@@ -454,6 +467,92 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             return
         self.msg(f"{self.target.key} is asleep ({depth}, {hours} h), starting with {phase}.")
 
+    def do_debt(self):
+        """Show the assistant's sleep debt, or add 1-3 points with a reason."""
+        usage = "Usage: @assistant/debt <name>[=<1-3> <reason>]"
+        if self.rhs is None:
+            self.msg(self.format_debt(self.target, self.handler.debt()))
+            return
+        words = self.rhs.split(None, 1)
+        if not words or not words[0].lstrip("-").isdigit():
+            self.msg(f"Not changed. Give 1 to 3 points and a reason. {usage}")
+            return
+        reason = words[1] if len(words) > 1 else ""
+        debt = self.handler.add_debt(int(words[0]), reason)
+        self.msg(
+            f"Added {int(words[0])} to {self.target.key}'s sleep debt: now {debt['points']} "
+            f"({debt['level']})."
+        )
+
+    @staticmethod
+    def format_debt(assistant, debt: dict) -> str:
+        """Render an assistant's sleep debt for `/debt`.
+
+        Args:
+            assistant (Object): The assistant character.
+            debt (dict): As `AssistantHandler.debt` gives it.
+
+        Returns:
+            str: One fact a line.
+
+        """
+        last = _when(debt["last_sleep"]) if debt["last_sleep"] else "never"
+        rows = [
+            ("sleep debt", f"{debt['points']} ({debt['level']})"),
+            ("last sleep", f"{last}, {debt['turns_since_sleep']} turns since"),
+            ("levels", "Alert 0-3, Drowsy 4-6, Sleepy 7-9, Must Sleep 10+"),
+        ]
+        if debt.get("last_reason"):
+            rows.append(("last added", debt["last_reason"]))
+        lines = [f"|w{label:>12}|n: {value}" for label, value in rows]
+        return f"|w{assistant.key}'s sleep debt|n\n" + "\n".join(lines)
+
+    def do_sleeps(self):
+        """List the assistant's sleeps, newest first."""
+        if self.rhs is not None:
+            self.msg("Usage: @assistant/sleeps <name>")
+            return
+        self.more(self.format_sleeps(self.target, self.handler.sleeps(50)))
+
+    @staticmethod
+    def format_sleeps(assistant, sleeps: list) -> str:
+        """Render an assistant's sleeps for `/sleeps`.
+
+        Args:
+            assistant (Object): The assistant character.
+            sleeps (list): Sleep records, newest first.
+
+        Returns:
+            str: A title and a table that fits 80 columns.
+
+        """
+        if not sleeps:
+            return f"{assistant.key} has not slept yet."
+        columns = [("id", 6), ("game time", 13), ("began", 12), ("debt", 9), ("done", 38)]
+        rows = []
+        for record in sleeps:
+            counts = record.get("counts") or {}
+            done = (
+                f"{counts.get('consolidated', 0)} consolidated, "
+                f"{counts.get('memories', 0)} memories, {counts.get('links', 0)} links, "
+                f"{counts.get('profiles', 0)} people, {counts.get('reflections', 0)} insights, "
+                f"{counts.get('pruned', 0)} pruned; {record.get('calls', 0)} calls, "
+                f"{record.get('tokens', 0)} tokens"
+                + (f", {record['errors']} errors" if record.get("errors") else "")
+                + ("; quiet" if record.get("quiet") else "")
+            )
+            rows.append(
+                (
+                    record.get("id"),
+                    f"{_short_when(record.get('start'))}\n{_short_when(record.get('end'))}",
+                    f"{record.get('began')}\n{record.get('depth')}",
+                    f"{record.get('debt_before')} -> {record.get('debt_after')}",
+                    done,
+                )
+            )
+        title = f"|w{assistant.key}'s sleeps, newest first ({len(sleeps)})|n\n"
+        return title + render_table(columns, rows)
+
     def do_wake(self):
         """Wake the assistant now."""
         self.handler.wake((self.rhs or "").strip() or f"woken by {self.caller.key}")
@@ -598,6 +697,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             ("pending events", f"{status.pending_events} ({status.events_dropped} dropped)"),
             ("last tick", f"{_when(status.last_tick)} ({status.tick_count} ticks)"),
             ("turn in flight", "yes" if status.in_flight else "no"),
+            ("prompt starts", status.prompt_starts),
+            ("model calls (server)", self.format_model_calls(status.model_calls)),
             ("activity since wake", status.activity_since_wake),
             (
                 "context tokens",
@@ -611,6 +712,21 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 f"{status.cooldown_minutes_left} min" if status.cooldown_minutes_left else "none",
             ),
             ("sleep schedule", status.schedule),
+            ("sleep debt", f"{status.sleep_debt} ({status.debt_level})"),
+            (
+                "last sleep",
+                f"{_when(status.last_sleep) if status.last_sleep else 'never'}, "
+                f"{status.turns_since_sleep} turns since",
+            ),
+            *(
+                (
+                    f"sleep {record.get('id')}",
+                    f"{_when(record.get('start'))} -> {_when(record.get('end'))}, "
+                    f"{record.get('began')}, debt {record.get('debt_before')} -> "
+                    f"{record.get('debt_after')}, {record.get('calls', 0)} calls",
+                )
+                for record in status.recent_sleeps
+            ),
             ("model usage", usage.summary()),
             ("token spend", self.format_spend(status)),
             ("model problems", usage.problems()),
@@ -656,6 +772,28 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         # client instead of in a narrow table cell
         lines = [f"|w{label:>20}|n: {value}" for label, value in rows]
         return f"|wAssistant {assistant.key} ({assistant.dbref})|n\n" + "\n".join(lines)
+
+    def format_model_calls(self, queue: dict | None) -> str:
+        """Render the server's model call queue (shared by every assistant) in one line.
+
+        Args:
+            queue (dict or None): `AssistantStatus.model_calls`.
+
+        Returns:
+            str: Calls in flight and waiting, the waits, and any rate limiting.
+
+        """
+        if not queue:
+            return "none made since the server started"
+        line = (
+            f"{queue['in_flight']} in flight of {queue['max_in_flight']}, {queue['queued']} "
+            f"waiting ({queue['owners_waiting']} assistants); wait for a slot "
+            f"{queue['wait_p50_ms']:.0f} ms median, {queue['wait_max_ms']:.0f} ms longest; "
+            f"{queue['calls']} calls, {queue['rate_limited']} refused for rate"
+        )
+        if queue["paused_for"]:
+            line += f"; |ypaused {queue['paused_for']:.1f} s for the provider's rate limit|n"
+        return line
 
     def format_options(self, assistant, rows: list) -> str:
         """Render a table of an assistant's settings.

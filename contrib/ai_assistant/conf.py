@@ -31,6 +31,11 @@ class AssistantConfig(BaseModel):
     # --- ticking ---
     tick_rate: int = Field(5, ge=1, le=3600, description="Seconds between awake ticks.")
     tick_rate_sleep: int = Field(60, ge=1, le=86400, description="Seconds between sleep ticks.")
+    prompt_start: bool = Field(
+        True,
+        description="Start a turn at once (not at the next tick) for a whisper, page, "
+        "instruction or speech naming the assistant.",
+    )
 
     # --- the model ---
     model: str | None = Field(
@@ -153,6 +158,32 @@ class AssistantConfig(BaseModel):
         "{name} stirs and opens their eyes.",
         max_length=300,
         description="Room line when waking ({name}); None or empty turns it off.",
+    )
+
+    # --- sleep debt (see ai_assistant.debt) ---
+    debt_memory_writes_1: int = Field(
+        1, ge=1, le=1000, description="Memory writes in a turn that add 1 sleep debt."
+    )
+    debt_memory_writes_2: int = Field(
+        4, ge=1, le=1000, description="Memory writes in a turn that add 2 sleep debt."
+    )
+    debt_memory_writes_3: int = Field(
+        9, ge=1, le=1000, description="Memory writes in a turn that add 3 sleep debt."
+    )
+    debt_tool_calls_1: int = Field(
+        1, ge=1, le=1000, description="Tool calls in a turn that add 1 sleep debt."
+    )
+    debt_tool_calls_2: int = Field(
+        16, ge=1, le=1000, description="Tool calls in a turn that add 2 sleep debt."
+    )
+    debt_tool_calls_3: int = Field(
+        41, ge=1, le=1000, description="Tool calls in a turn that add 3 sleep debt."
+    )
+    auto_sleep_at_must_sleep_idle_minutes: int = Field(
+        0,
+        ge=0,
+        le=10080,
+        description="At Must Sleep, quiet minutes before it sleeps by itself (0: never).",
     )
 
     # --- recall ---
@@ -307,7 +338,32 @@ class AssistantConfig(BaseModel):
                 "compact_emergency_threshold must be >= compact_sleep_threshold "
                 f"({self.compact_sleep_threshold})"
             )
+        for kind in ("memory_writes", "tool_calls"):
+            low, mid, high = (getattr(self, f"debt_{kind}_{n}") for n in (1, 2, 3))
+            if not low < mid < high:
+                raise ValueError(
+                    f"debt_{kind}_1 < debt_{kind}_2 < debt_{kind}_3 is required "
+                    f"(now {low}, {mid}, {high})"
+                )
         return self
+
+    def debt_memory_thresholds(self) -> tuple[int, int, int]:
+        """The memory writes in one turn that add 1, 2 and 3 sleep debt.
+
+        Returns:
+            tuple: Three ascending counts.
+
+        """
+        return self.debt_memory_writes_1, self.debt_memory_writes_2, self.debt_memory_writes_3
+
+    def debt_tool_thresholds(self) -> tuple[int, int, int]:
+        """The tool calls in one turn that add 1, 2 and 3 sleep debt.
+
+        Returns:
+            tuple: Three ascending counts.
+
+        """
+        return self.debt_tool_calls_1, self.debt_tool_calls_2, self.debt_tool_calls_3
 
     def trusts(self) -> dict[str, float]:
         """The configured trust of each source (`memory.provenance`), plus `corroborated`.
@@ -389,6 +445,9 @@ def _first_error(exc: ValidationError, source: str) -> ConfigError:
         return ConfigError(
             f"{source}: unknown key '{key}'. Allowed keys: {', '.join(config_keys())}."
         )
+    if key not in AssistantConfig.model_fields:
+        # a rule across keys (thresholds in order) names its keys in its message
+        return ConfigError(f"{source}: {err['msg']}.")
     return ConfigError(
         f"{source}: bad value for '{key}' ({err['msg']}). Allowed: {describe_key(key)}."
     )

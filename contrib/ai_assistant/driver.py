@@ -1,15 +1,18 @@
 """
 Driving a turn: the pure core's generators meet Twisted's threads here.
 
-A turn is a generator that yields *blocking work* (a zero-argument callable doing HTTP only, such
-as `partial(client.complete, request)`) and receives its result, or has its exception thrown in.
-Everything between two yields (tool execution, Attribute writes) runs on the thread that resumes
-the generator. `drive` resumes it from Deferred callbacks, which Twisted fires on the reactor
-thread, so world and database access stays on the reactor thread while HTTP runs in a worker.
+A turn is a generator that yields *model work* (`ModelWork`: one model call, callable as
+blocking work and awaitable as a coroutine) and receives its result, or has its exception thrown
+in. Everything between two yields (tool execution, Attribute writes) runs on the thread that
+resumes the generator. `drive` resumes it from Deferred callbacks, which Twisted fires on the
+reactor thread, so world and database access stays on the reactor thread while HTTP runs
+elsewhere.
 
-Two ways to run the blocking work:
+Ways to run the work (a *runner*: work in, Deferred out):
 
-- `in_thread`: `deferToThread`, for a running server (the reactor must be running).
+- on a live server, the shell hands it to the server's model call queue
+  (`ai_assistant.model_queue`), which awaits the coroutine on its own event loop;
+- `in_thread`: the blocking form in a small daemon thread pool (the reactor must be running);
 - `inline`: in the calling thread, for tests, the headless demo and scripts where no reactor
   runs.
 
@@ -31,14 +34,57 @@ BlockingWork = Callable[[], Any]
 Runner = Callable[[BlockingWork], defer.Deferred]
 
 
+class ModelWork:
+    """Blocking work that can also run as a coroutine: one model call (or a short sequence of
+    them), in the two forms the runners need.
+
+    Calling it runs the blocking form (`inline`, `in_thread`); `coroutine()` makes the
+    coroutine the server's model call queue awaits on its event loop.
+
+    Args:
+        blocking (callable): The blocking function.
+        asynchronous (callable): The coroutine function taking the same arguments.
+        *args: The arguments of both.
+
+    """
+
+    __slots__ = ("blocking", "asynchronous", "args")
+
+    def __init__(self, blocking: Callable, asynchronous: Callable, *args: Any):
+        self.blocking = blocking
+        self.asynchronous = asynchronous
+        self.args = args
+
+    def __call__(self) -> Any:
+        return self.blocking(*self.args)
+
+    def coroutine(self):
+        """The coroutine form.
+
+        Returns:
+            Coroutine: Awaiting it does the work.
+
+        """
+        return self.asynchronous(*self.args)
+
+    def __repr__(self) -> str:
+        return f"ModelWork({getattr(self.blocking, '__name__', self.blocking)})"
+
+
 class _NextStep:
     """Yielded by a turn instead of blocking work: "let the reactor serve others, then go on"."""
 
+    def __init__(self, name: str = "NEXT_STEP"):
+        self.name = name
+
     def __repr__(self) -> str:
-        return "NEXT_STEP"
+        return self.name
 
 
 NEXT_STEP = _NextStep()
+# as NEXT_STEP, and what is left of the turn is closing work (the players have their answer):
+# from here on its stretches wait behind other turns' answers and new ticks
+CLOSING_STEP = _NextStep("CLOSING_STEP")
 
 
 DEFAULT_MODEL_THREADS = 4
@@ -69,7 +115,7 @@ def model_pool(size: int = DEFAULT_MODEL_THREADS):
     if _pool is None:
         from twisted.internet import reactor
 
-        _pool = _AbandonedAtShutdown(minthreads=0, maxthreads=size, name="ai_assistant_model")
+        _pool = AbandonedThreadPool(minthreads=0, maxthreads=size, name="ai_assistant_model")
         _pool.start()
         reactor.addSystemEventTrigger("during", "shutdown", _pool.abandon)
     elif _pool.max != size:
@@ -77,10 +123,11 @@ def model_pool(size: int = DEFAULT_MODEL_THREADS):
     return _pool
 
 
-class _AbandonedAtShutdown(ThreadPool):
+class AbandonedThreadPool(ThreadPool):
     """A thread pool of daemon threads that shutdown leaves behind instead of joining."""
 
-    threadFactory = partial(threading.Thread, daemon=True)
+    # staticmethod: a bare partial as a class attribute will bind like a method (Python 3.13+)
+    threadFactory = staticmethod(partial(threading.Thread, daemon=True))
 
     def abandon(self) -> None:
         """Stop taking work and let idle threads end; never wait for busy ones."""
@@ -122,10 +169,11 @@ def inline(work: BlockingWork) -> defer.Deferred:
 
 
 def default_runner() -> Runner:
-    """Choose how blocking work runs: worker threads when the reactor runs, else inline.
+    """Choose how work runs: off the reactor when it runs, else inline.
 
     Returns:
-        callable: `in_thread` on a live server, else `inline`.
+        callable: `in_thread` on a live server (which the script replaces with the model call
+            queue, `AssistantScript.drive`), else `inline`.
 
     """
     from twisted.internet import reactor
@@ -134,12 +182,21 @@ def default_runner() -> Runner:
 
 
 class StepQueue:
-    """Runs submitted calls on the reactor thread one per reactor iteration, in order.
+    """Runs submitted calls on the reactor thread one per reactor iteration.
 
-    Model calls finish in worker threads, and Twisted runs every result that has arrived in
-    one go before it looks at the network again. Several turns resuming at once would hold
-    the reactor for all of their steps back to back while players' commands wait. Through
-    this queue each step waits its turn, and the reactor serves its I/O between two steps.
+    Model calls finish off the reactor, and Twisted runs every result that has arrived in one
+    go before it looks at the network again. Several turns resuming at once would hold the
+    reactor for all of their steps back to back while players' commands wait. Through this
+    queue each step waits its turn, and the reactor serves its I/O between two steps.
+
+    Work under way goes first: the next stretch of a turn (`submit_continuation`: a reply
+    arrived, or the turn let the reactor in) runs before a tick or a prompt start queued
+    earlier (`submit`). A turn then reaches the model, and its answer the player, as soon as
+    the reactor can take it there, instead of waiting behind every other assistant's tick.
+    A turn's closing work (`submit_closing`: what follows once its answer has reached the
+    players, such as the call that sees the tool results) goes last, so many assistants
+    answering at once all answer before any of them closes. Within each kind the order is
+    first in, first out.
 
     Args:
         call_later (callable, optional): `reactor.callLater` or a stand-in (tests).
@@ -149,13 +206,15 @@ class StepQueue:
     def __init__(self, call_later: Callable | None = None):
         self._call_later = call_later
         self._ready: deque = deque()
+        self._going: deque = deque()
+        self._closing: deque = deque()
         self._scheduled = False
 
     def __len__(self) -> int:
-        return len(self._ready)
+        return len(self._ready) + len(self._going) + len(self._closing)
 
     def submit(self, func: Callable, *args: Any) -> None:
-        """Queue a call to run on a later reactor iteration, after those queued before it.
+        """Queue new work (a tick, a prompt start) for a later reactor iteration.
 
         Args:
             func (callable): What to call.
@@ -163,6 +222,31 @@ class StepQueue:
 
         """
         self._ready.append((func, args))
+        self._schedule()
+
+    def submit_continuation(self, func: Callable, *args: Any) -> None:
+        """Queue the next stretch of work under way, ahead of new work.
+
+        Args:
+            func (callable): What to call.
+            *args: Its arguments.
+
+        """
+        self._going.append((func, args))
+        self._schedule()
+
+    def submit_closing(self, func: Callable, *args: Any) -> None:
+        """Queue a stretch of a turn's closing work (its answer is out), after all else.
+
+        Args:
+            func (callable): What to call.
+            *args: Its arguments.
+
+        """
+        self._closing.append((func, args))
+        self._schedule()
+
+    def _schedule(self) -> None:
         if not self._scheduled:
             self._scheduled = True
             self._later(self._run_next)
@@ -177,13 +261,13 @@ class StepQueue:
         call_later(0, func)
 
     def _run_next(self) -> None:
-        func, args = self._ready.popleft()
+        func, args = (self._going or self._ready or self._closing).popleft()
         try:
             func(*args)
         except Exception:
             log.err(Failure(), "ai_assistant: a queued step raised")
         finally:
-            if self._ready:
+            if self._going or self._ready or self._closing:
                 self._later(self._run_next)
             else:
                 self._scheduled = False
@@ -197,6 +281,8 @@ def drive(
     run: Runner,
     step: Callable[[], AbstractContextManager] = nullcontext,
     schedule: Callable[..., None] | None = None,
+    start_later: bool = False,
+    schedule_closing: Callable[..., None] | None = None,
 ) -> defer.Deferred:
     """Run a turn generator to completion.
 
@@ -208,7 +294,15 @@ def drive(
             The shell passes a database transaction, so a stretch's writes commit once.
         schedule (callable, optional): How to resume the turn when blocking work finishes,
             called as `schedule(func, *args)`; by default at once. The shell passes
-            `reactor_steps.submit`.
+            `reactor_steps.submit_continuation`.
+        start_later (bool, optional): With `schedule`, run the first stretch as a step of its
+            own instead of now. The shell starts turns from a tick, and the tick's own work
+            (queueing what was heard) and the turn's first stretch (recall, the prompt) are
+            each a few milliseconds: apart, a player's command waits for one of them, never
+            for both.
+        schedule_closing (callable, optional): How to resume the turn once it has yielded
+            `CLOSING_STEP` (its answer is out), for the rest of it; by default `schedule`.
+            The shell passes `reactor_steps.submit_closing`.
 
     Returns:
         Deferred: Fires with the generator's return value, or errbacks with what it raised.
@@ -220,41 +314,67 @@ def drive(
     Notes:
         Whatever a stretch raises is caught inside `step` and reported after it, so the
         context manager always exits cleanly: a transaction keeps what the stretch wrote
-        before the error, as separate writes would have.
+        before the error, as separate writes would have. A step that fails as it ends (its
+        batched writes refused) ends the turn with that failure.
 
     """
     done = defer.Deferred()
+    closing = [False]
+
+    def later(*args: Any) -> None:
+        (schedule_closing if closing[0] and schedule_closing else schedule)(*args)
 
     def resume(value: Any = None, error: BaseException | None = None) -> None:
         while True:
             failure = None
-            with step():
-                try:
-                    work = turn.send(value) if error is None else turn.throw(error)
-                except StopIteration as stop:
-                    done.callback(stop.value)
+            finished = False
+            try:
+                with step():
+                    try:
+                        work = turn.send(value) if error is None else turn.throw(error)
+                    except StopIteration as stop:
+                        finished = True
+                        done.callback(stop.value)
+                    except BaseException:
+                        failure = Failure()
+            except BaseException:
+                # the step failed as it ended (its writes were refused and rolled back): the
+                # turn cannot go on from a state the database does not hold
+                if finished or done.called:
+                    log.err(Failure(), "ai_assistant: a step's writes failed after its turn")
                     return
-                except BaseException:
-                    failure = Failure()
+                failure = Failure()
+                try:
+                    turn.close()
+                except BaseException:  # noqa: BLE001 - its clean-up failed too: keep the first
+                    log.err(Failure(), "ai_assistant: a turn's clean-up failed")
+            if finished:
+                return
             if failure is not None:
                 # reported after the step: a database error may have left its transaction
                 # unusable, and whoever is told may want to write (record the error)
                 done.errback(failure)
                 return
-            if work is not NEXT_STEP:
+            if work is CLOSING_STEP:
+                closing[0] = True
+            elif work is not NEXT_STEP:
                 break
             if schedule is not None:
-                schedule(resume)
+                later(resume)
                 return
             value, error = None, None  # inline: nothing else to serve, go straight on
-        pending = run(work)
+        # a runner that raises at once fails the turn like a failed call
+        pending = defer.maybeDeferred(run, work)
         if schedule is None:
             pending.addCallbacks(resume, lambda failure: resume(error=failure.value))
         else:
             pending.addCallbacks(
-                lambda value: schedule(resume, value),
-                lambda failure: schedule(resume, None, failure.value),
+                lambda value: later(resume, value),
+                lambda failure: later(resume, None, failure.value),
             )
 
-    resume()
+    if start_later and schedule is not None:
+        schedule(resume)
+    else:
+        resume()
     return done

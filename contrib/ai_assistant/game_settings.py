@@ -11,9 +11,11 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_MODEL` | None ("gpt-4o-mini") | chat model, unless an assistant sets `model` |
 | `AI_ASSISTANT_EMBEDDING_MODEL` | None (lexical search only) | embeddings model |
 | `AI_ASSISTANT_DEFAULTS` | {} | per-assistant configuration defaults, game-wide |
-| `AI_ASSISTANT_MODEL_THREADS` | 4 | worker threads for model calls |
+| `AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT` | 64 | model calls in flight at once, server-wide |
+| `AI_ASSISTANT_MODEL_THREADS` | 4 | threads for model calls of clients without coroutines |
 | `AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE` | 10 | turns one player's lines may start per minute, all assistants together (0: no limit) |
 | `AI_ASSISTANT_TYPECLASS` | "ai_assistant.characters.AssistantCharacter" | what `/create` makes |
+| `AI_ASSISTANT_FREEZE_STARTUP_OBJECTS` | True | keep start-up objects out of full garbage collections (`heap.py`) |
 | `AI_ASSISTANT_SCRIPT_TYPECLASS` | "ai_assistant.scripts.AssistantScript" | the assistant's script |
 
 """
@@ -23,6 +25,7 @@ import os
 from django.conf import settings
 
 from .driver import DEFAULT_MODEL_THREADS
+from .model_queue import DEFAULT_MAX_IN_FLIGHT
 
 
 def base_url() -> str | None:
@@ -85,6 +88,26 @@ def model_threads() -> int:
     return getattr(settings, "AI_ASSISTANT_MODEL_THREADS", DEFAULT_MODEL_THREADS)
 
 
+def model_calls_in_flight() -> int:
+    """How many model calls may be in flight at once, server-wide
+    (`AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT`; see `ai_assistant.model_queue`).
+
+    Returns:
+        int: The limit, at least 1.
+
+    Raises:
+        ValueError: The setting is not a whole number of at least 1.
+
+    """
+    value = getattr(settings, "AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT", DEFAULT_MAX_IN_FLIGHT)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT must be a whole number of at least 1, "
+            f"not {value!r}."
+        )
+    return value
+
+
 def player_turns_per_minute() -> int:
     """How many turns one player's lines may start a minute, across all assistants.
 
@@ -95,6 +118,17 @@ def player_turns_per_minute() -> int:
 
     """
     return int(getattr(settings, "AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE", 10))
+
+
+def freeze_startup_objects() -> bool:
+    """Whether to keep the process's start-up objects out of full garbage collections
+    (`AI_ASSISTANT_FREEZE_STARTUP_OBJECTS`; see `ai_assistant.heap`).
+
+    Returns:
+        bool: True to freeze them once, when the first assistant script starts.
+
+    """
+    return bool(getattr(settings, "AI_ASSISTANT_FREEZE_STARTUP_OBJECTS", True))
 
 
 def assistant_typeclass() -> str:

@@ -17,7 +17,7 @@ the model is given) are the places meant for it.
 """
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from functools import partial
 
@@ -36,8 +36,11 @@ from .conf import (
     parse_override,
     resolve_config,
 )
+from .debt import SleepDebt
+from .sleeps import SleepHistory
 from .driver import default_runner
-from .events import EventQueue, HeardLine
+from . import model_queue
+from .events import EventQueue, HeardLine, classify, is_urgent, triggers_model
 from .lifecycle import AWAKE, DEFAULT_HOURS, DEPTHS, LIGHT, SLEEP, SleepRefused
 from .llm.client import EndpointSettings, client_for
 from .memory.audience import label as audience_label
@@ -76,6 +79,10 @@ MAX_CORE_VALUE_CHARS = 1000
 # lines heard between two ticks, at most (the queue keeps max_pending_events of them)
 HEARD_BUFFER = 2000
 _MOVE_TYPES = {"move", "teleport", "traverse"}
+# heard types that are never direct (unless flagged urgent by whoever called `hear`)
+_PLAIN_TYPES = frozenset({"arrive", "depart"})
+# heard in the room: direct only when they name the assistant
+_SPEECH_TYPES = frozenset({"say", "emote"})
 
 
 class AssistantError(Exception):
@@ -196,8 +203,11 @@ class AssistantHandler:
         clock: Where "now" comes from (`SystemClock`; tests and demos set a `ManualClock`).
         game_clock: The game clock for the sleep schedule (`EvenniaGameClock`).
         runner: How blocking work runs (None: worker threads on a live server, inline else).
+        submit: How a prompt start is queued, `submit(func, *args)` (None: the reactor's step
+            queue on a live server, no prompt start else; tests pass a stand-in).
         on_turn, on_sleep_tick: Optional callbacks after each turn or sleep step (demos).
         in_flight (bool): A turn or sleep step is waiting on the model.
+        prompt_starts (int): Prompt starts run (turns begun by a direct event, not a tick).
 
     """
 
@@ -209,6 +219,12 @@ class AssistantHandler:
         self.on_turn = None
         self.on_sleep_tick = None
         self.in_flight = False
+        self.submit = None
+        self.prompt_starts = 0
+        # at most one prompt start queued; a direct line heard during a turn asks for one after
+        self._prompt_queued = False
+        self._prompt_after_turn = False
+        self._names: list[str] | None = None
         self.tick_count = 0
         self.skipped_ticks = 0
         self.last_tick: str | None = None
@@ -488,6 +504,59 @@ class AssistantHandler:
                 metadata=metadata,
             )
         )
+        if from_assistant or (event_type in _PLAIN_TYPES and not metadata):
+            # arrivals and departures are never direct: no more work on the hot path. Other
+            # assistants wait for the tick, which keeps two of them talking at its pace
+            return
+        names = self._names
+        if names is None:
+            names = self._names = [self.obj.key, *self.obj.aliases.all()]
+        if not metadata and event_type in _SPEECH_TYPES:
+            # a line naming no one costs a substring search, nothing more (a line this misses
+            # is still classified at the tick: it only waits for it)
+            folded = text.lower()
+            if not any(name.lower() in folded for name in names if name):
+                return
+        # the same classification the queue makes at the tick
+        if is_urgent(classify(event_type, text, names), metadata or {}):
+            self._direct_heard()
+
+    def _direct_heard(self) -> None:
+        """A direct line was heard: queue a prompt start, unless one is queued or a turn runs
+        (then the turn's end queues it), or `prompt_start` is off."""
+        if self._prompt_queued:
+            return  # a burst: the queued start takes every line heard before it runs
+        brain = self._brain
+        config = brain.config if brain is not None else self.checked_config()[0]
+        if not config.prompt_start:
+            return
+        if self.in_flight:
+            self._prompt_after_turn = True
+            return
+        self._prompt_queued = self.script.schedule_prompt_start(self.submit)
+
+    def _after_work(self, answered: bool = False) -> None:
+        """After a turn or sleep step: queue the next prompt start at once when a direct line
+        came in meanwhile, or when this turn answered its events and others still call for the
+        model (another person's whispers wait for a turn of their own).
+
+        Args:
+            answered (bool, optional): The turn had a reply (its events left the queue).
+
+        """
+        wanted, self._prompt_after_turn = self._prompt_after_turn, False
+        if not wanted and answered:
+            # only after a turn that made progress: a turn that kept its events (an error,
+            # backing off) must not start itself again and again
+            brain = self.brain
+            # urgent lines of people only, as in hearing: ambient speech and other assistants
+            # stay on the ticker
+            wanted = brain.config.prompt_start and any(
+                triggers_model(event, respond_to_ambient=False, respond_to_assistants=False)
+                for event in brain.events.peek()
+            )
+        if wanted and not self._prompt_queued:
+            self._prompt_queued = self.script.schedule_prompt_start(self.submit)
 
     def flush_heard(self) -> int:
         """Write what was heard since the last tick to the event queue, in one write.
@@ -501,7 +570,8 @@ class AssistantHandler:
             return 0
         self._heard = []
         config = self.checked_config()[0]
-        names = [self.obj.key, *self.obj.aliases.all()]
+        # kept for hearing, which must not query: renewed here, at every tick that heard a line
+        names = self._names = [self.obj.key, *self.obj.aliases.all()]
         queue = EventQueue(AttributeStore(self.script))
         last_id = queue.next_id() - 1
         room = config.room_speech_audience
@@ -570,17 +640,39 @@ class AssistantHandler:
         mode = self.script.attributes.get(MODE) or AWAKE
         return config.tick_rate if mode == AWAKE else config.tick_rate_sleep
 
-    def tick(self) -> None:
+    def tick(self, prompt: bool = False) -> None:
         """One tick: queue what was heard, then start the awake turn or the sleep work that is
-        due. Called by the script inside a database transaction; never blocks."""
+        due. Called by the script inside a database transaction; never blocks.
+
+        A prompt start (a direct line was heard) is this tick without its clockwork: it passes
+        the same gates (paused, a turn in flight, and in `awake_tick` the budgets, the backoff
+        after errors and the per-player limit), but starts only an awake turn. Asleep, it does
+        nothing: the sleep tick's wake rules decide. Nor does it start scheduled sleep or count
+        as a tick.
+
+        Args:
+            prompt (bool, optional): This is a prompt start, not a tick of the ticker.
+
+        """
+        if prompt:
+            self._prompt_queued = False  # lines heard from now on ask for a start of their own
         self.flush_heard()
         self.refresh_presence()
         if self.script.attributes.get(PAUSED):
             return
         if self.in_flight:
-            self.skipped_ticks += 1
+            if prompt:
+                self._prompt_after_turn = True
+            else:
+                self.skipped_ticks += 1
             return
         now = self.now()
+        if prompt:
+            brain = self.brain
+            if brain.lifecycle.mode == AWAKE:
+                self.prompt_starts += 1
+                self._start(awake_tick(brain, now), self._turn_done)
+            return
         # on the handler, not in Attributes: an idle tick writes nothing to the database
         self.tick_count += 1
         self.last_tick = to_iso(now)
@@ -607,6 +699,7 @@ class AssistantHandler:
 
     def _work_failed(self, failure) -> None:
         self.in_flight = False
+        self._after_work()
 
     def _turn_done(self, outcome: TurnOutcome) -> None:
         self.in_flight = False
@@ -624,6 +717,7 @@ class AssistantHandler:
             )
         if self.on_turn:
             self.on_turn(self, outcome)
+        self._after_work(answered=bool(outcome.events) and not outcome.error)
 
     def _sleep_work_done(self, report) -> None:
         """After a sleep step: the wake conditions."""
@@ -639,6 +733,7 @@ class AssistantHandler:
             )
         brain = self.brain
         brain.lifecycle.apply_wake_conditions(brain.events.peek(), self.now())
+        self._after_work()
 
     def _on_transition(self, mode: str, reason: str) -> None:
         """After falling asleep or waking: swap the ticker, tell the character and the room."""
@@ -679,6 +774,8 @@ class AssistantHandler:
             last_error=redacted(last_error) if last_error else None,
             config_error=config_error,
             overrides=self.overrides(),
+            prompt_starts=self.prompt_starts,
+            model_calls=asdict(queue) if (queue := model_queue.current_stats()) else None,
         )
 
     # ---- builder operations ----------------------------------------------------------------
@@ -784,6 +881,60 @@ class AssistantHandler:
             self.brain.lifecycle.wake_up(self.now(), (reason or "woken by a builder")[:300])
         except SleepRefused:
             raise AssistantError(f"{self.obj.key} is not asleep.") from None
+
+    def debt(self) -> dict:
+        """The assistant's sleep debt.
+
+        Returns:
+            dict: "points", "level", "turns_since_sleep", "last_sleep" (ISO or None) and
+                "last_reason" (the last builder's reason, or None).
+
+        """
+        debt = SleepDebt(self.brain.state)
+        return {
+            "points": debt.points,
+            "level": debt.level,
+            "turns_since_sleep": debt.turns_since_sleep,
+            "last_sleep": debt.last_sleep(),
+            "last_reason": debt.last_reason(),
+        }
+
+    def add_debt(self, points: int, reason: str) -> dict:
+        """Add sleep debt by hand: a builder's account of a day the assistant did not log.
+
+        Args:
+            points (int): 1 to 3.
+            reason (str): Why.
+
+        Returns:
+            dict: The debt after (as `debt()` gives it).
+
+        Raises:
+            AssistantError: Points outside 1-3 or no reason; nothing is changed.
+
+        """
+        try:
+            SleepDebt(self.brain.state).add(points, reason)
+        except ValueError as err:
+            raise AssistantError(str(err)) from None
+        return self.debt()
+
+    def sleeps(self, limit: int = 20) -> list[dict]:
+        """The assistant's last sleeps, newest first (see `ai_assistant.sleeps`).
+
+        Args:
+            limit (int): How many at most (1-500).
+
+        Returns:
+            list: Sleep records.
+
+        Raises:
+            AssistantError: A limit outside 1-500.
+
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
+            raise AssistantError(f"The limit must be a whole number from 1 to 500, not {limit!r}.")
+        return SleepHistory(self.brain.state).recent(limit)
 
     def pause(self) -> None:
         """Stop acting: it keeps hearing, and its events wait in the queue."""

@@ -17,8 +17,10 @@ from datetime import datetime, timedelta
 from .events import Event
 from .clock import from_iso, to_iso
 from .conf import AssistantConfig
+from .debt import MUST_SLEEP, SleepDebt
 from .memory.journal import Journal
 from .memory.store import ChunkedList, KeyValueStore
+from .sleeps import SleepHistory, nothing_new
 from .state import (
     ACTIVITY,
     COMPACTING_FAILURES,
@@ -29,6 +31,7 @@ from .state import (
     DEPTH,
     INITIATED_BY,
     LAST_TRANSITION,
+    LAST_TURN,
     MODE,
     MODE_LOG,
     PHASE,
@@ -91,6 +94,10 @@ class Lifecycle:
         config (AssistantConfig): Its configuration.
         on_transition (callable): `on_transition(mode, reason)`, called after the state changed;
             the shell swaps the ticker and tells the character and the room.
+        game_now (callable, optional): `game_now(now)` -> the game clock's time (the sleep
+            history keeps game times); by default real time.
+        entities (EntityMemory, optional): The people it knows (a sleep with no new
+            observation and no journal entry to consolidate is a quiet one).
 
     """
 
@@ -100,11 +107,15 @@ class Lifecycle:
         journal: Journal,
         config: AssistantConfig,
         on_transition: Callable[[str, str], None] = lambda mode, reason: None,
+        game_now: Callable[[datetime], datetime] = lambda now: now,
+        entities=None,
     ):
         self.state = state
         self.journal = journal
         self.config = config
         self.on_transition = on_transition
+        self.game_now = game_now
+        self.entities = entities
 
     # ---- reading ------------------------------------------------------------------------
 
@@ -222,7 +233,7 @@ class Lifecycle:
             hours (int): 1-24.
             depth (str): "light" (urgent events wake it) or "deep" (only the timer).
             reason (str): Why (kept for the audit trail).
-            initiated_by (str): "tool", "builder" or "schedule".
+            initiated_by (str): "tool", "builder", "schedule" or "debt".
             enforce_safeguards (bool): False for builders: only "already asleep" applies.
             wake_time (datetime, optional): Overrides now + hours (scheduled sleep).
 
@@ -259,6 +270,15 @@ class Lifecycle:
         )
         for key in (WAKE_DEFERRED, WAKE_DEFERRED_SINCE, DREAMING_PROGRESS, COMPACTING_FAILURES):
             state.delete(key)
+        history = SleepHistory(state)
+        history.start(
+            to_iso(self.game_now(now)),
+            began=initiated_by,
+            depth=depth,
+            debt_before=SleepDebt(state).points,
+            # the first sleep has no "last one" to compare with: everything is new to it
+            quiet=len(history) > 0 and nothing_new(self.journal, self.entities),
+        )
         if self.config.sleep_schedule_enabled and not state.get(SCHEDULE_SUSPENDED):
             # a sleep of its own suspends the schedule until it wakes
             state.set(SCHEDULE_WAS_ENABLED, True)
@@ -348,6 +368,16 @@ class Lifecycle:
         if self.mode != SLEEP:
             raise SleepRefused("Not asleep.")
         state = self.state
+        progress = self.progress()
+        if progress.get("completed"):
+            # only a sleep that consolidated everything pays the debt; one cut short by
+            # failing calls left entries for the next sleep, and the tiredness with them
+            SleepDebt(state).reset(now)
+        phases = [COMPACTING] if progress.get("completed") and progress.get("total_entries") else []
+        phases += (state.get(DREAMING_PROGRESS) or {}).get("done", [])
+        SleepHistory(state).finish(
+            to_iso(self.game_now(now)), phases=phases, debt_after=SleepDebt(state).points
+        )
         cooldown = now + timedelta(minutes=self.config.sleep_cooldown_minutes)
         state.set(COOLDOWN_UNTIL, to_iso(cooldown))
         state.set(ACTIVITY, 0)
@@ -434,6 +464,40 @@ class Lifecycle:
             enforce_safeguards=False,
             wake_time=now + timedelta(seconds=real_seconds),
         )
+        return True
+
+    def maybe_sleep_off_debt(self, now: datetime, pending_events: int) -> bool:
+        """From the awake tick: at Must Sleep, after `auto_sleep_at_must_sleep_idle_minutes`
+        without events, start sleep by itself. The safeguards still apply: a refused sleep
+        is simply tried again at a later tick.
+
+        Args:
+            now (datetime): The real time.
+            pending_events (int): Events waiting in the queue (any means it is not idle).
+
+        Returns:
+            bool: True when the assistant fell asleep.
+
+        """
+        minutes = self.config.auto_sleep_at_must_sleep_idle_minutes
+        if not minutes or pending_events or self.mode == SLEEP:
+            return False
+        debt = SleepDebt(self.state)
+        if debt.level != MUST_SLEEP:
+            return False
+        last_turn = (self.state.get(LAST_TURN) or {}).get("at")
+        times = [t for t in (from_iso(last_turn), from_iso(self.state.get(LAST_TRANSITION))) if t]
+        if times and now - max(times) < timedelta(minutes=minutes):
+            return False
+        try:
+            self.go_to_sleep(
+                now,
+                depth=LIGHT,
+                reason=f"Sleep debt {debt.points} (Must Sleep) after {minutes} quiet minutes",
+                initiated_by="debt",
+            )
+        except SleepRefused:
+            return False
         return True
 
     def count_awake_tick(self) -> None:

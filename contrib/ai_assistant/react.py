@@ -29,7 +29,7 @@ from types import GeneratorType
 from typing import Any
 
 from .brain import Brain
-from .driver import NEXT_STEP
+from .driver import CLOSING_STEP, NEXT_STEP
 from .llm.client import ChatReply, LLMError
 from .tools.base import TOOL_EXCEPTION, ToolContext, ToolResult
 
@@ -124,6 +124,7 @@ def react(
     result = LoopResult()
     tools = brain.registry.schemas(policy.scope)
     pending = list(pending)
+    answered = False
     try:
         for iteration in range(policy.max_iterations):
             if before_request is not None and not (yield from _checked(before_request, pending)):
@@ -154,6 +155,9 @@ def react(
             result.model_calls += 1
             result.prompt_tokens += reply.usage.prompt
             result.completion_tokens += reply.usage.completion
+            # the reply's bookkeeping is a step of its own; the events leave the queue in the
+            # next, with the tools that answer them (a reload in between answers them later)
+            yield NEXT_STEP
             if iteration == 0 and on_first_reply is not None:
                 on_first_reply()
             final = yield from _apply_reply(brain, ctx, reply, pending, policy, result)
@@ -166,6 +170,12 @@ def react(
                 pending = []
             if final:
                 break
+            # what this reply did is stored: the next request is prepared in a step of its own,
+            # and once the players have their answer the rest of the turn is closing work
+            answered = answered or any(
+                brain.registry.reaches_players(call["name"]) for call in result.tool_calls
+            )
+            yield CLOSING_STEP if answered else NEXT_STEP
         else:
             result.stop_reason = "iteration_limit"
     finally:

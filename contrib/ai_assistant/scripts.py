@@ -18,17 +18,17 @@ counted in `db.tick_errors`, secrets redacted.
 
 """
 
-from functools import partial
-
 from django.db import DatabaseError, transaction
 from evennia.scripts.scripts import DefaultScript
 from evennia.scripts.tickerhandler import TICKER_HANDLER
 from evennia.utils import logger
 from twisted.internet import reactor
 
-from . import game_settings
+from . import game_settings, heap
 from .driver import drive, in_thread, inline, reactor_steps
 from .lifecycle import AWAKE
+from .storage import step_transaction
+from .model_queue import queued_runner
 from .state import (
     ACTIVITY,
     CONFIG_OVERRIDES,
@@ -61,6 +61,7 @@ class AssistantScript(DefaultScript):
         ):
             self.attributes.add(key, value)
         self.ensure_ticker()
+        _freeze_startup_objects()
 
     # ---- the ticker -----------------------------------------------------------------------
 
@@ -79,6 +80,7 @@ class AssistantScript(DefaultScript):
         # after a start or reload: the ticker store restored our subscription; re-adding it
         # with the same arguments replaces it, and a changed rate is corrected here
         self.ensure_ticker()
+        _freeze_startup_objects()
 
     def at_script_delete(self):
         """Remove the ticker subscription before the script is deleted.
@@ -182,30 +184,61 @@ class AssistantScript(DefaultScript):
 
     # ---- steps ----------------------------------------------------------------------------
 
-    def run_tick(self) -> None:
+    def schedule_prompt_start(self, submit=None) -> bool:
+        """Queue a prompt start: this assistant's tick step, as an answer to a direct event.
+
+        It joins the reactor's step queue, so it runs within a few reactor iterations (after
+        the speaker's command has finished, and after the steps queued before it) instead of
+        at the next tick. It goes through `run_tick`, the tick's own frame and gates.
+
+        Args:
+            submit (callable, optional): How to queue it, called as `submit(func, *args)`; by
+                default `reactor_steps.submit` when the reactor runs (tests pass their own).
+
+        Returns:
+            bool: True when it was queued; False without a running reactor and no `submit`
+                (tests and headless runs drive the ticks themselves).
+
+        """
+        if submit is None:
+            if not reactor.running:
+                return False
+            submit = reactor_steps.submit
+        submit(self.run_tick, True)
+        return True
+
+    def run_tick(self, prompt: bool = False) -> None:
         """One tick's work, now, in one transaction. Never raises.
 
         The tick's writes (the heard events, the start of a turn) commit together: each
         commit is a wait on the database, and this runs on the reactor thread. An error is
         recorded after the transaction: a database error leaves it unusable.
 
+        Args:
+            prompt (bool, optional): A prompt start (see `AssistantHandler.tick`) instead of
+                a tick of the ticker.
+
         """
         error = None
-        with transaction.atomic():
-            # caught inside the transaction, so what was written before an error is kept
-            try:
-                self.obj.assistant.tick()
-            except Exception as err:
-                error = err
-                if isinstance(err, DatabaseError):
-                    # the database refused a statement: PostgreSQL has aborted the transaction
-                    # (Django marks it so on SQLite too), so nothing more can be written in it
-                    transaction.set_rollback(True)
+        try:
+            with step_transaction():
+                # caught inside the transaction, so what was written before an error is kept
+                try:
+                    self.obj.assistant.tick(prompt=prompt)
+                except Exception as err:
+                    error = err
+                    if isinstance(err, DatabaseError):
+                        # the database refused a statement: PostgreSQL has aborted the
+                        # transaction (Django marks it so on SQLite too), so nothing more can
+                        # be written in it
+                        transaction.set_rollback(True)
+        except DatabaseError as err:
+            error = err  # the tick's writes, sent as it ended, were refused (and rolled back)
         if error is not None:
             handler = getattr(self.obj, "assistant", None)
             if handler is not None:
                 handler.in_flight = False
-            self.record_error("tick", error)
+            self.record_error("prompt start" if prompt else "tick", error)
 
     def drive(self, work, on_done, on_failure, runner) -> None:
         """Run a turn or sleep step generator to its end.
@@ -222,14 +255,26 @@ class AssistantScript(DefaultScript):
 
         """
         if runner is in_thread:
-            runner = partial(in_thread, threads_count=game_settings.model_threads())
-        schedule = reactor_steps.submit if runner is not inline and reactor.running else None
+            # a live server: the server-wide queue, many calls in flight, fair across assistants
+            runner = queued_runner(
+                self.obj.id, game_settings.model_calls_in_flight(), game_settings.model_threads()
+            )
+        schedule = (
+            reactor_steps.submit_continuation if runner is not inline and reactor.running else None
+        )
 
         def failed(failure):
             self.record_error("turn", failure.value)
             on_failure(failure)
 
-        done = drive(work, runner, step=transaction.atomic, schedule=schedule)
+        done = drive(
+            work,
+            runner,
+            step=step_transaction,
+            schedule=schedule,
+            start_later=True,
+            schedule_closing=reactor_steps.submit_closing if schedule else None,
+        )
         done.addCallbacks(on_done, failed)
         done.addErrback(lambda failure: self.record_error("after a turn", failure.value))
 
@@ -246,4 +291,18 @@ class AssistantScript(DefaultScript):
         self.attributes.add(LAST_ERROR, f"{where}: {message[:300]}")
         logger.log_err(
             f"ai_assistant {self.obj} (#{getattr(self.obj, 'id', '?')}) {where} failed: {message}"
+        )
+
+
+def _freeze_startup_objects() -> None:
+    """Once per process, in a running server, when the game setting allows it (see
+    `ai_assistant.heap`). Tests and headless scripts, where no reactor runs, keep Python's
+    collections as they are."""
+    if not reactor.running or not game_settings.freeze_startup_objects():
+        return
+    frozen = heap.freeze_startup_objects()
+    if frozen is not None:
+        logger.log_info(
+            f"ai_assistant: {frozen[0]} start-up objects kept out of full garbage collections "
+            f"(collected first in {frozen[1] * 1000:.0f} ms; AI_ASSISTANT_FREEZE_STARTUP_OBJECTS)"
         )

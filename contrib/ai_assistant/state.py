@@ -55,3 +55,9 @@ CONFIG_OVERRIDES = "config_overrides"
 TICK_ERRORS = "tick_errors"
 LAST_ERROR = "last_error"
 TICKER_SUBSCRIPTION = "ticker_subscription"
+
+# sleep debt (see ai_assistant.debt)
+SLEEP_DEBT = "sleep_debt"
+LAST_SLEEP = "last_sleep"
+CURRENT_SLEEP = "current_sleep"
+SLEEP_HISTORY = "sleep_history"  # chunked: sleep_history:meta, sleep_history:000000, ...

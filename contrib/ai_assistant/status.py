@@ -45,6 +45,11 @@ class AssistantStatus:
         last_compaction (dict or None): A summary of the last context compaction.
         wait_until (str or None): The end of a `wait` the model asked for.
         retry_after (str or None): The end of a back-off after model errors.
+        sleep_debt (int): Its sleep debt (`ai_assistant.debt`).
+        debt_level (str): Alert, Drowsy, Sleepy or Must Sleep.
+        last_sleep (str or None): When its last completed sleep ended (ISO time).
+        turns_since_sleep (int): Turns handled since then.
+        recent_sleeps (list): The last few sleep records, newest first.
         paused (bool): Ticking is paused by a builder (shell).
         tick_rate (int or None): Seconds between ticks, None when not ticking (shell).
         in_flight (bool): A turn or sleep step is waiting on the model (shell).
@@ -54,6 +59,11 @@ class AssistantStatus:
         last_error (str or None): The last such error, secrets redacted (shell).
         config_error (str or None): Why its configuration is invalid, if it is (shell).
         overrides (dict): Its own configuration overrides (shell).
+        prompt_starts (int): Turns begun at once by a direct line since the server started
+            (shell).
+        model_calls (dict or None): The server's model call queue, shared by every assistant:
+            in_flight, max_in_flight, queued, owners_waiting, calls, rate_limited, paused_for,
+            wait_p50_ms, wait_max_ms; None before the first call (shell).
 
     """
 
@@ -84,6 +94,11 @@ class AssistantStatus:
     last_compaction: dict | None
     wait_until: str | None
     retry_after: str | None
+    sleep_debt: int = 0
+    debt_level: str = "Alert"
+    last_sleep: str | None = None
+    turns_since_sleep: int = 0
+    recent_sleeps: list = field(default_factory=list)
     paused: bool = False
     tick_rate: int | None = None
     in_flight: bool = False
@@ -93,6 +108,8 @@ class AssistantStatus:
     last_error: str | None = None
     config_error: str | None = None
     overrides: dict = field(default_factory=dict)
+    prompt_starts: int = 0
+    model_calls: dict | None = None
 
     @property
     def asleep(self) -> bool:

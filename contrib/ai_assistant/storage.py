@@ -9,6 +9,7 @@ collides with the game's own Attributes on that character.
 """
 
 import threading
+from contextlib import contextmanager
 
 from django.db import connections, router, transaction
 from evennia.scripts.monitorhandler import MONITOR_HANDLER
@@ -16,6 +17,38 @@ from evennia.typeclasses.attributes import Attribute
 from evennia.utils.dbserialize import deserialize, to_pickle
 
 MEMORY_CATEGORY = "ai_assistant"
+
+# the Attributes changed in the open step (see `step_transaction`), by primary key; None when
+# no step is open. Only the reactor thread opens steps and writes through them.
+_changed: dict | None = None
+
+
+@contextmanager
+def step_transaction():
+    """One step of an assistant on the reactor thread: a transaction whose Attribute updates
+    are sent together when the step ends.
+
+    A turn's step changes about ten stored values. Inside a step `AttributeStore.set` changes
+    the cached Attribute at once (readers see the new value) and leaves the UPDATE to the end
+    of the step, where all of them go in one `executemany`, each value once however often it
+    changed. Nothing is written when the step raised or marked its transaction for rollback.
+    A step opened inside another joins it.
+
+    """
+    global _changed
+    if _changed is not None:
+        yield
+        return
+    with transaction.atomic():
+        _changed = {}
+        try:
+            yield
+            changed = _changed
+        finally:
+            _changed = None
+        if changed and not transaction.get_rollback():
+            # an Attribute deleted since it changed has no row (and no pk) to write
+            _update_values([attr for attr in changed.values() if attr.pk is not None])
 
 
 def _update_value(attr) -> None:
@@ -48,6 +81,37 @@ def _update_value(attr) -> None:
         attr.save()
         return
     MONITOR_HANDLER.at_update(attr, "db_value")
+
+
+def _update_values(attrs: list) -> None:
+    """`_update_value` for many Attributes in one `executemany` per database."""
+    by_alias: dict[str, list] = {}
+    for attr in attrs:
+        alias = attr._state.db or router.db_for_write(Attribute, instance=attr)
+        by_alias.setdefault(alias, []).append(attr)
+    field = Attribute._meta.get_field("db_value")
+    for alias, group in by_alias.items():
+        connection = connections[alias]
+        quote = connection.ops.quote_name
+        sql = (
+            f"UPDATE {quote(Attribute._meta.db_table)} SET {quote(field.column)} = %s "
+            f"WHERE {quote(Attribute._meta.pk.column)} = %s"
+        )
+        rows = [
+            (field.get_db_prep_save(field.pre_save(attr, False), connection), attr.pk)
+            for attr in group
+        ]
+        with transaction.mark_for_rollback_on_error(alias), connection.cursor() as cursor:
+            cursor.executemany(sql, rows)
+            updated = cursor.rowcount
+        if updated != len(rows):
+            # a row is gone (deleted under us), or the driver does not count: one at a time,
+            # as a single write does it (`save` reports or recreates a missing row)
+            for attr in group:
+                _update_value(attr)
+            continue
+        for attr in group:
+            MONITOR_HANDLER.at_update(attr, "db_value")
 
 
 class AttributeStore:
@@ -98,6 +162,9 @@ class AttributeStore:
             # Evennia's save hands writes from other threads to the reactor thread
             attr.save(update_fields=["db_value"])
             return
+        if _changed is not None:
+            _changed[attr.pk] = attr  # written when the step ends (`step_transaction`)
+            return
         _update_value(attr)
 
     def delete(self, key):
@@ -107,4 +174,9 @@ class AttributeStore:
             key (str): The Attribute key.
 
         """
+        if _changed is not None:
+            # a value changed earlier in this step must not be written after its row is gone
+            attr = self.obj.attributes.get(key, category=self.category, return_obj=True)
+            if attr is not None and not isinstance(attr, list):
+                _changed.pop(attr.pk, None)
         self.obj.attributes.remove(key, category=self.category)

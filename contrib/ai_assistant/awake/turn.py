@@ -25,6 +25,7 @@ from typing import Any
 
 from ..brain import Brain
 from ..clock import from_iso, to_iso
+from ..debt import SleepDebt, turn_id
 from ..context.compaction import compaction_summary, extract_then_compact, fit_to_budget
 from ..events import DIRECT_MESSAGE, ROOM, SPEECH_TYPES, Event, speakers_of, triggers_model
 from ..llm.client import LLMError
@@ -62,6 +63,7 @@ class TurnOutcome:
     completion_tokens: int = 0
     compaction: dict | None = None
     recalled: list[str] = field(default_factory=list)
+    debt_added: int = 0
 
     @classmethod
     def of(cls, events: list[Event], loop: LoopResult) -> "TurnOutcome":
@@ -160,6 +162,8 @@ def awake_tick(brain: Brain, now: datetime) -> Generator | None:
     if brain.budget_spent(now):
         _say_budget_spent(brain, now)
         return None  # it keeps hearing: the events wait for the next day or hour
+    if brain.lifecycle.maybe_sleep_off_debt(now, len(brain.events)):
+        return None
     turn = _plan_turn(brain, now)
     if not needs_emergency_compaction(brain):
         return turn
@@ -315,6 +319,7 @@ def run_turn(
         recalled=recalled_lines,
         talking_with=working.lines(served, now, config.working_memory_stale_minutes),
         private_with=events[0].speaker if private else None,
+        advisory=SleepDebt(state).advisory(),
     )
 
     def metadata() -> dict:
@@ -363,5 +368,13 @@ def run_turn(
             state.set(CONTEXT_TOKENS, loop.request_tokens[-1])
     outcome = TurnOutcome.of(events, loop)
     outcome.recalled = [item.id for item in shown]
+    if loop.model_calls:
+        # handled once a reply came; a retry after a failed first call answers the same
+        # events, so the same id, and is not counted again
+        # the game's notices all have id 0: a turn of only a notice is keyed by its time
+        ids = [event.id for event in events if event.id]
+        outcome.debt_added = SleepDebt(state).add_turn(
+            loop.tool_calls, config, turn_id(ids) if ids else f"notice@{to_iso(now)}"
+        )
     state.set(LAST_TURN, {"at": to_iso(now), **outcome.summary()})
     return outcome

@@ -5,9 +5,12 @@ The model client: plain request/reply types and an OpenAI-compatible implementat
 `ChatRequest` with a `ChatReply`. `OpenAIChatClient` uses the `openai` SDK against any
 OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio, OpenRouter).
 
-Calls are blocking and do HTTP only: the shell runs them in a worker thread and applies the
-result on the reactor thread. Every failure surfaces as `LLMError` with a `kind` that the usage
-accounting counts.
+Each call comes in two forms that send the same request and build the same reply: blocking
+(`complete`, `embed`: tests, the headless demo, scripts) and a coroutine (`acomplete`,
+`aembed`), which the server's model call queue (`ai_assistant.model_queue`) runs on its own
+event loop, many at once, without a thread per call. Neither touches the game: the shell applies
+the reply on the reactor thread. Every failure surfaces as `LLMError` with a `kind` that the
+usage accounting counts.
 
 """
 
@@ -34,6 +37,7 @@ BAD_REQUEST = "bad_request"
 AUTH = "auth"
 NOT_CONFIGURED = "not_configured"
 INVALID_RESPONSE = "invalid_response"
+CANCELLED = "cancelled"
 OTHER = "other"
 
 
@@ -44,13 +48,22 @@ class LLMError(Exception):
         kind (str): One of the error kinds above.
         message (str): What happened (secrets redacted by whoever raises it).
         status (int, optional): The HTTP status, when there was one.
+        retry_after (float, optional): Seconds the provider asked to wait (a 429's
+            `retry-after`), when it said.
 
     """
 
-    def __init__(self, kind: str, message: str, status: int | None = None):
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ):
         super().__init__(message)
         self.kind = kind
         self.status = status
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -195,13 +208,17 @@ class OpenAIChatClient:
             import os
 
             api_key = os.environ.get("OPENAI_API_KEY") or "not-needed"
+        self._options = dict(
+            api_key=api_key,
+            base_url=endpoint.base_url,
+            timeout=endpoint.timeout,
+            max_retries=endpoint.max_retries,
+        )
+        # the coroutine client is made on the first coroutine call, in the event loop that
+        # runs it (its connection pool belongs to that loop)
+        self._async_sdk = None
         try:
-            self._sdk = openai.OpenAI(
-                api_key=api_key,
-                base_url=endpoint.base_url,
-                timeout=endpoint.timeout,
-                max_retries=endpoint.max_retries,
-            )
+            self._sdk = openai.OpenAI(**self._options)
         except openai.OpenAIError as exc:
             raise LLMError(
                 NOT_CONFIGURED,
@@ -227,28 +244,46 @@ class OpenAIChatClient:
                 bad request) or the reply has no choices. The message has the API key removed.
 
         """
-        kwargs: dict[str, Any] = {
-            "model": request.model,
-            "messages": request.messages,
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-        }
-        if request.tools:
-            kwargs["tools"] = request.tools
-        if request.response_format:
-            kwargs["response_format"] = request.response_format
         started = time.perf_counter()
         try:
             # `client.post` (the SDK's documented way to send a body as-is) rather than
             # `chat.completions.create`: our messages are already wire format, and `create`
             # walks every message of the history through its type annotations on each call,
-            # Python work that grows with the history and holds the GIL the reactor needs.
-            # Retries, timeouts, errors and the typed reply are the same.
-            completion = self._sdk.post("/chat/completions", cast_to=ChatCompletion, body=kwargs)
+            # Python work that grows with the history. Retries, timeouts, errors and the typed
+            # reply are the same.
+            completion = self._sdk.post(
+                "/chat/completions", cast_to=ChatCompletion, body=_body(request)
+            )
         except openai.APIError as exc:
             raise _translate(exc, self._secrets()) from None
-        latency = (time.perf_counter() - started) * 1000
-        return _to_reply(completion, latency)
+        return _to_reply(completion, (time.perf_counter() - started) * 1000)
+
+    def _async_client(self):
+        if self._async_sdk is None:
+            self._async_sdk = openai.AsyncOpenAI(**self._options)
+        return self._async_sdk
+
+    async def acomplete(self, request: ChatRequest) -> ChatReply:
+        """`complete` as a coroutine, for an asyncio event loop (the model call queue's).
+
+        Args:
+            request (ChatRequest): What to send.
+
+        Returns:
+            ChatReply: The model's reply, with token usage and latency.
+
+        Raises:
+            LLMError: As `complete`.
+
+        """
+        started = time.perf_counter()
+        try:
+            completion = await self._async_client().post(
+                "/chat/completions", cast_to=ChatCompletion, body=_body(request)
+            )
+        except openai.APIError as exc:
+            raise _translate(exc, self._secrets()) from None
+        return _to_reply(completion, (time.perf_counter() - started) * 1000)
 
     def embed(self, model: str, texts: list[str]) -> list[list[float]]:
         """Embeddings for `texts`, in order.
@@ -268,10 +303,64 @@ class OpenAIChatClient:
             response = self._sdk.embeddings.create(model=model, input=texts)
         except openai.APIError as exc:
             raise _translate(exc, self._secrets()) from None
-        vectors = [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
-        if len(vectors) != len(texts):
-            raise LLMError(INVALID_RESPONSE, f"{len(vectors)} embeddings for {len(texts)} texts.")
-        return vectors
+        return _vectors(response, texts)
+
+    async def aembed(self, model: str, texts: list[str]) -> list[list[float]]:
+        """`embed` as a coroutine, for an asyncio event loop (the model call queue's).
+
+        Args:
+            model (str): The embedding model's name.
+            texts (list[str]): The texts to embed.
+
+        Returns:
+            list[list[float]]: One vector per text, in the same order as `texts`.
+
+        Raises:
+            LLMError: As `embed`.
+
+        """
+        try:
+            response = await self._async_client().embeddings.create(model=model, input=texts)
+        except openai.APIError as exc:
+            raise _translate(exc, self._secrets()) from None
+        return _vectors(response, texts)
+
+
+def _body(request: ChatRequest) -> dict:
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": request.messages,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+    }
+    if request.tools:
+        body["tools"] = request.tools
+    if request.response_format:
+        body["response_format"] = request.response_format
+    return body
+
+
+def _vectors(response: Any, texts: list[str]) -> list[list[float]]:
+    vectors = [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+    if len(vectors) != len(texts):
+        raise LLMError(INVALID_RESPONSE, f"{len(vectors)} embeddings for {len(texts)} texts.")
+    return vectors
+
+
+def _retry_after(exc: openai.APIError) -> float | None:
+    """The wait a provider asked for, in seconds (`retry-after-ms` or `retry-after`)."""
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except (TypeError, ValueError):
+            continue  # an HTTP date: rare from model providers; the caller's backoff applies
+        if 0 <= seconds <= 3600:
+            return seconds
+    return None
 
 
 def _translate(exc: openai.APIError, secrets: list[str]) -> LLMError:
@@ -293,7 +382,12 @@ def _translate(exc: openai.APIError, secrets: list[str]) -> LLMError:
     else:
         kind = OTHER
     # the SDK's messages carry the server's text, and some servers echo the key in it
-    return LLMError(kind, redact(f"{type(exc).__name__}: {exc}", secrets)[:300], status)
+    return LLMError(
+        kind,
+        redact(f"{type(exc).__name__}: {exc}", secrets)[:300],
+        status,
+        retry_after=_retry_after(exc) if kind == RATE_LIMIT else None,
+    )
 
 
 def _to_reply(completion: Any, latency_ms: float) -> ChatReply:

@@ -6,12 +6,14 @@ as many local servers do) is asked again in JSON mode with the schema in the pro
 endpoint is remembered so later calls go straight to JSON mode. Whatever comes back is validated
 with the pydantic model; a reply that does not fit raises `LLMError(INVALID_RESPONSE)`.
 
-Blocking and HTTP-only, like the client: run it in a worker thread.
+Like the client's calls, it comes blocking (`complete_structured`) and as a coroutine
+(`acomplete_structured`); both follow the same steps (`_requests`).
 
 """
 
 import json
 import threading
+from collections.abc import Generator
 from dataclasses import replace
 from typing import TypeVar
 
@@ -87,6 +89,36 @@ def parse_reply(reply: ChatReply, output_model: type[Model]) -> Model:
         ) from None
 
 
+def _requests(
+    client: ChatClient, request: ChatRequest, output_model: type[Model]
+) -> Generator[ChatRequest, ChatReply, tuple[Model, list[ChatReply]]]:
+    """The steps of a structured completion, without the I/O: yields each request to send,
+    receives its reply (or has its `LLMError` thrown in), returns the result."""
+    key = id(client)
+    with _LOCK:
+        json_mode_only = key in _JSON_MODE_ONLY
+    if not json_mode_only:
+        try:
+            reply = yield replace(request, response_format=schema_format(output_model))
+            return parse_reply(reply, output_model), [reply]
+        except LLMError as exc:
+            if exc.kind != BAD_REQUEST:
+                raise
+            with _LOCK:
+                _JSON_MODE_ONLY.add(key)
+    reply = yield _json_mode_request(request, output_model)
+    return parse_reply(reply, output_model), [reply]
+
+
+def _advance(steps: Generator, reply: ChatReply | None = None, error: LLMError | None = None):
+    """Give the steps a reply (or its error): (False, the next request) or (True, the result).
+    An error the steps do not handle is raised."""
+    try:
+        return False, (steps.throw(error) if error is not None else steps.send(reply))
+    except StopIteration as done:
+        return True, done.value
+
+
 def complete_structured(
     client: ChatClient, request: ChatRequest, output_model: type[Model]
 ) -> tuple[Model, list[ChatReply]]:
@@ -104,17 +136,38 @@ def complete_structured(
         LLMError: When the call fails or the reply does not fit.
 
     """
-    key = id(client)
-    with _LOCK:
-        json_mode_only = key in _JSON_MODE_ONLY
-    if not json_mode_only:
+    steps = _requests(client, request, output_model)
+    finished, value = False, next(steps)
+    while not finished:
         try:
-            reply = client.complete(replace(request, response_format=schema_format(output_model)))
-            return parse_reply(reply, output_model), [reply]
+            finished, value = _advance(steps, client.complete(value))
         except LLMError as exc:
-            if exc.kind != BAD_REQUEST:
-                raise
-            with _LOCK:
-                _JSON_MODE_ONLY.add(key)
-    reply = client.complete(_json_mode_request(request, output_model))
-    return parse_reply(reply, output_model), [reply]
+            finished, value = _advance(steps, error=exc)
+    return value
+
+
+async def acomplete_structured(
+    client, request: ChatRequest, output_model: type[Model]
+) -> tuple[Model, list[ChatReply]]:
+    """`complete_structured` as a coroutine, for a client with `acomplete`.
+
+    Args:
+        client: The client to call (it has `acomplete`).
+        request (ChatRequest): The request, without `response_format`.
+        output_model (type): The pydantic model the reply must fit.
+
+    Returns:
+        tuple: (validated object, list of every ChatReply received).
+
+    Raises:
+        LLMError: When the call fails or the reply does not fit.
+
+    """
+    steps = _requests(client, request, output_model)
+    finished, value = False, next(steps)
+    while not finished:
+        try:
+            finished, value = _advance(steps, await client.acomplete(value))
+        except LLMError as exc:
+            finished, value = _advance(steps, error=exc)
+    return value

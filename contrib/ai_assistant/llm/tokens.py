@@ -112,14 +112,17 @@ class TokenCounter:
             int: Its number of tokens.
 
         """
-        key = json.dumps(message, sort_keys=True, default=str)
+        # `metadata` is never sent: the same message counted before and after it was kept in
+        # the history (with its metadata added) is one cache entry
+        sent = {name: value for name, value in message.items() if name != "metadata"}
+        key = json.dumps(sent, sort_keys=True, default=str)
         cached = self._cache.get(key)
         if cached is not None:
             self._cache.move_to_end(key)
             return cached
         tokens = TOKENS_PER_MESSAGE
-        for name, value in message.items():
-            if name == "metadata" or value is None:
+        for name, value in sent.items():
+            if value is None:
                 continue  # not sent to the provider
             if isinstance(value, str):
                 tokens += self.count_text(value)

@@ -24,6 +24,8 @@ from ..lifecycle import COMPACTING, DREAMING
 from .compacting import compacting_step
 from .dreaming import DREAMING_STEPS, dreaming_tick
 from .triage import triage
+from ..sleeps import SleepHistory
+from ..state import DREAMING_PROGRESS
 
 __all__ = ["DREAMING_STEPS", "sleep_tick"]
 
@@ -41,12 +43,45 @@ def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
     """
     if brain.budget_spent(now):
         return None  # no model calls until the next day or hour; nothing is lost
+    history = SleepHistory(brain.state)
     phase = brain.lifecycle.phase
     if phase == COMPACTING:
-        return compacting_step(brain, now)
+        return _tallied(history, compacting_step(brain, now))
     if phase == DREAMING:
-        decision = triage(brain, now)
-        if decision is not None:
-            return decision
-        return dreaming_tick(brain, now)
+        record = history.current()
+        if record and record.get("quiet"):
+            _skip_model_steps(brain)
+        else:
+            decision = triage(brain, now)
+            if decision is not None:
+                return _tallied(history, decision)
+        work = dreaming_tick(brain, now)
+        return None if work is None else _tallied(history, work)
     return None
+
+
+# the dreaming steps that may call the model; a quiet day's sleep skips them
+MODEL_STEPS = ("people", "reflection", "context")
+QUIET = "nothing new since the last sleep"
+
+
+def _skip_model_steps(brain: Brain) -> None:
+    """On a quiet day, mark the steps that call the model done: with nothing new to sleep on,
+    a call could only spend tokens on what the last sleep already did. Light sleep's wake
+    decision is skipped too (the caller): the timer and urgent events still wake it."""
+    progress = dict(brain.state.get(DREAMING_PROGRESS) or {})
+    done = progress.setdefault("done", [])
+    if all(name in done for name in MODEL_STEPS):
+        return
+    for name in MODEL_STEPS:
+        if name not in done:
+            done.append(name)
+            progress.setdefault("reports", {})[name] = {"skipped": QUIET}
+    brain.state.set(DREAMING_PROGRESS, progress)
+
+
+def _tallied(history: SleepHistory, work: Generator) -> Generator:
+    """The work, its report added to the sleep's record once it returns."""
+    report = yield from work
+    history.tally(report)
+    return report

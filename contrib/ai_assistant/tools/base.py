@@ -233,6 +233,9 @@ class Tool(ABC):
     description: ClassVar[str]
     Args: ClassVar[type[ToolArgs]] = ToolArgs
     scopes: ClassVar[frozenset[str]] = frozenset({TURN})
+    # it puts something in front of players (speech, an emote): once it has run, the rest of
+    # the turn is its closing work, which waits behind other assistants' answers
+    reaches_players: ClassVar[bool] = False
 
     @abstractmethod
     def run(self, ctx: ToolContext, args: Any) -> ToolResult:
@@ -303,6 +306,19 @@ class ToolRegistry:
 
         """
         return [name for name, tool in self._tools.items() if scope is None or scope in tool.scopes]
+
+    def reaches_players(self, name: str) -> bool:
+        """Whether the tool called `name` puts something in front of players.
+
+        Args:
+            name (str): A tool name (an unknown one reaches no one).
+
+        Returns:
+            bool: The tool's `reaches_players`.
+
+        """
+        tool = self._tools.get(name)
+        return bool(tool and tool.reaches_players)
 
     def schemas(self, scope: str) -> list[dict]:
         """Tool schemas offered in `scope`, in a stable order (prompt caching).

@@ -40,6 +40,7 @@ class SayTool(Tool):
     """Tool that makes the assistant say something aloud to the whole room."""
 
     name = "say"
+    reaches_players = True
     description = "Say something aloud to everyone in the room."
     Args = SayArgs
 
@@ -75,6 +76,7 @@ class EmoteTool(Tool):
     """Tool that shows an action or gesture by the assistant to the room."""
 
     name = "emote"
+    reaches_players = True
     description = "Show an action or gesture to the room, e.g. 'nods slowly.'"
     Args = EmoteArgs
 
@@ -109,6 +111,7 @@ class WhisperTool(Tool):
     """Tool that whispers privately to one person in the same room."""
 
     name = "whisper"
+    reaches_players = True
     description = "Whisper privately to one person who is in the room with you."
     Args = WhisperArgs
 
