@@ -107,3 +107,22 @@ def test_the_sdist_installs_into_an_empty_folder_with_every_subpackage(built, tm
     for package in ("ai_assistant", "ai_assistant.sleep", "ai_assistant.llm", "ai_assistant.tools"):
         assert package in installed and package in in_wheel, package
     assert (target / "ai_assistant" / "compat.py").exists()
+
+
+def test_the_dashboard_templates_are_in_the_wheel_and_the_sdist(built, tmp_path):
+    sdist, wheel = built
+    on_disk = {
+        p.name for p in (ROOT / "contrib/ai_assistant/web/templates/ai_assistant").glob("*.html")
+    }
+    assert {"list.html", "detail.html"} <= on_disk
+    with zipfile.ZipFile(wheel) as archive:
+        in_wheel = {
+            Path(n).name
+            for n in archive.namelist()
+            if n.startswith("ai_assistant/web/templates/ai_assistant/")
+        }
+    with tarfile.open(sdist) as archive:
+        in_sdist = {
+            Path(n).name for n in archive.getnames() if "/web/templates/ai_assistant/" in n
+        }
+    assert in_wheel == on_disk and in_sdist == on_disk
