@@ -5,6 +5,8 @@ from datetime import datetime, timezone
 from django.test import Client, override_settings
 from django.urls import reverse
 
+from ai_assistant.testing.server import tool_call, tool_reply
+
 from .helpers import AssistantTestCase
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
@@ -133,20 +135,116 @@ class TestDashboard(AssistantTestCase):
         # the page's forms carry the token
         assert "csrfmiddlewaretoken" in client.get(self.url).content.decode()
 
-    def test_timeline_people_links_and_last_turn(self):
+    def test_timeline_people_and_links(self):
         self.handler.sleep(hours=1)
         self.handler.wake("a test")
         self.add_entries(3)
         brain = self.handler.brain
         brain.entities.observe("#77", "Bob", "Bob likes <b>maps</b>.", now=NOW, author="Aria")
         brain.links.link([("j000000", "j000001", 0.8), ("j000001", "j000002", 0.4)], 5)
-        brain.state.set("last_turn", {"at": "2026-01-01T12:00:00+00:00", "tools": ["say"]})
         text = self.builder.get(self.url).content.decode()
         timeline = text.split('<svg class="timeline"')[1].split("</svg>")[0]
         assert timeline.count("<rect") == 2 and "awake from" in timeline and "a test" in timeline
         assert "Bob likes &lt;b&gt;maps&lt;/b&gt;." in text  # escaped, never markup
         assert text.count("<circle") == 3 and text.count("<line") == 2
-        assert "[&#x27;say&#x27;]" in text or "['say']" in text
+
+    def test_recent_turns_show_the_tools_and_the_prompt_shape(self):
+        self.responder.add(
+            tool_reply(tool_call("say", {"text": "Hello there."})), tool_reply(tool_call("noop"))
+        )
+        self.char1.execute_cmd("say Hello Aria")
+        self.tick()
+        turns = self.handler.recent_turns()
+        assert len(turns) == 1 and turns[0]["tools"] == ["say", "noop"]
+        shape = turns[0]["prompt"]
+        fixed = self.handler.brain.fixed_tokens()
+        assert shape["fixed"] == fixed and shape["conversation"] > 0
+        assert shape["last_request"] > shape["fixed"] + shape["conversation"]
+        text = self.builder.get(self.url).content.decode()
+        row = text.split('<tr class="turn">')[1].split("</tr>")[0]
+        assert "say, noop" in row and f"<td>{fixed}</td>" in row
+        assert f"<td>{shape['last_request']}</td>" in row
+
+    def test_recent_turns_keep_the_last_ten(self):
+        from ai_assistant.state import RECENT_TURNS, RECENT_TURNS_KEPT
+
+        older = [{"at": f"2025-01-01T00:00:{n:02d}+00:00", "tools": []} for n in range(10)]
+        self.handler.brain.state.set(RECENT_TURNS, older)
+        self.responder.add(tool_reply(tool_call("noop")))
+        self.char1.execute_cmd("say Aria, a question")
+        self.tick()
+        turns = self.handler.recent_turns()
+        assert RECENT_TURNS_KEPT == 10 and len(turns) == 10
+        assert turns[0]["tools"] == ["noop"]  # newest first
+        assert [t["at"] for t in turns[1:]] == [t["at"] for t in reversed(older[1:])]
+
+    def test_sleeps_and_debt_are_shown(self):
+        self.handler.add_debt(2, "a long talk")
+        self.handler.sleep(hours=1, by="Dev")
+        self.handler.wake("enough")
+        records = self.handler.sleeps()
+        assert len(records) == 1
+        text = self.builder.get(self.url).content.decode()
+        row = text.split('<tr class="sleep">')[1].split("</tr>")[0]
+        assert f"<td>{records[0]['id']}</td>" in row
+        assert f"{records[0]['debt_before']} -&gt; {records[0]['debt_after']}" in row
+        listing = self.builder.get(self.list_url).content.decode()
+        assert f"<td>{self.handler.status().sleep_debt} (" in listing
+
+    def test_reading_writes_nothing_and_leaves_heard_lines_unqueued(self):
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        self.add_entries(3)
+        self.builder.get(self.url)  # warm: the first read loads the caches
+        self.char1.execute_cmd("say nice weather today")  # ambient: held until the next tick
+        with CaptureQueriesContext(connection) as queries:
+            detail = self.builder.get(self.url).content.decode()
+            self.builder.get(self.list_url)
+            self.builder.get(self.url, {"q": "number"})
+        writes = [
+            q["sql"]
+            for q in queries.captured_queries
+            if q["sql"].split()[0].upper() in ("INSERT", "UPDATE", "DELETE")
+            and "django_session" not in q["sql"]
+        ]
+        assert writes == []
+        assert "<tr><th>Pending events</th><td>1 (" in detail
+        assert len(self.handler._heard) == 1  # still waiting for the tick, not queued by a read
+
+    def test_state_is_read_on_the_reactor_when_the_server_runs(self):
+        from unittest.mock import patch
+
+        from ai_assistant.web import views
+
+        hops = []
+
+        def blocking_call(reactor, func, *args, **kwargs):
+            hops.append(getattr(func, "__name__", repr(func)))
+            return func(*args, **kwargs)
+
+        self.add_entries(3)
+        with (
+            patch.object(views.reactor, "running", True),
+            patch.object(views.threadable, "isInIOThread", lambda: False),
+            patch.object(views, "blockingCallFromThread", blocking_call),
+        ):
+            assert self.builder.get(self.url, {"q": "number"}).status_code == 200
+            assert self.builder.get(self.list_url).status_code == 200
+            self.builder.post(self.action_url, {"action": "pause"})
+        assert self.handler.paused
+        assert "_detail_data" in hops and "_list_page" in hops and "get_assistant" in hops
+        assert "slice" in hops  # the filter reads the journal chunk by chunk, on the reactor
+        assert "<lambda>" in hops  # the action
+        # on the reactor itself, nothing hops
+        hops.clear()
+        with (
+            patch.object(views.reactor, "running", True),
+            patch.object(views.threadable, "isInIOThread", lambda: True),
+            patch.object(views, "blockingCallFromThread", blocking_call),
+        ):
+            self.builder.get(self.url)
+        assert hops == []
 
     @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=25)
     def test_list_is_paginated(self):

@@ -122,7 +122,5 @@ def test_the_dashboard_templates_are_in_the_wheel_and_the_sdist(built, tmp_path)
             if n.startswith("ai_assistant/web/templates/ai_assistant/")
         }
     with tarfile.open(sdist) as archive:
-        in_sdist = {
-            Path(n).name for n in archive.getnames() if "/web/templates/ai_assistant/" in n
-        }
+        in_sdist = {Path(n).name for n in archive.getnames() if "/web/templates/ai_assistant/" in n}
     assert in_wheel == on_disk and in_sdist == on_disk

@@ -53,6 +53,7 @@ from .state import (
     CONFIG_OVERRIDES,
     LAST_ERROR,
     LAST_TURN,
+    RECENT_TURNS,
     MODE,
     PAUSED,
     RETRY_AFTER,
@@ -751,20 +752,31 @@ class AssistantHandler:
 
     # ---- status ----------------------------------------------------------------------------
 
-    def status(self) -> AssistantStatus:
+    def status(self, flush: bool = True) -> AssistantStatus:
         """Everything `@assistant/status` shows, as one snapshot.
+
+        Args:
+            flush (bool, optional): Queue what was heard since the last tick first (a write), as
+                the command does; False reads without writing anything (the web dashboard),
+                counting those lines among the pending events.
 
         Returns:
             AssistantStatus: The state, usage, errors and overrides of this assistant.
 
         """
         config_error = self.checked_config()[1]
-        self.flush_heard()
+        unqueued = 0
+        if flush:
+            self.flush_heard()
+        else:
+            unqueued = len(self._heard)
         script = self.script
         subscription = script.attributes.get(TICKER_SUBSCRIPTION) or {}
         last_error = script.attributes.get(LAST_ERROR)
+        brain_status = self.brain.status(self.now())
         return replace(
-            self.brain.status(self.now()),
+            brain_status,
+            pending_events=brain_status.pending_events + unqueued,
             paused=bool(script.attributes.get(PAUSED)),
             tick_rate=subscription.get("interval"),
             in_flight=self.in_flight,
@@ -1012,6 +1024,16 @@ class AssistantHandler:
         usage.malformed.clear()
         brain.save_usage(usage)
         brain.state.delete(LAST_TURN)
+
+    def recent_turns(self) -> list[dict]:
+        """Summaries of the last few awake turns, newest first.
+
+        Returns:
+            list: Dicts with the turn's time, events, model calls, tools, stop reason, error
+                (redacted) and the prompt's shape in tokens (see `TurnOutcome.prompt_shape`).
+
+        """
+        return list(reversed(self.brain.state.get(RECENT_TURNS) or []))
 
     def journal(self) -> list[dict]:
         """Every journal entry, oldest first.

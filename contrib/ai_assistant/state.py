@@ -38,6 +38,9 @@ WAIT_REASON = "wait_reason"
 RETRY_AFTER = "retry_after"
 CONSECUTIVE_ERRORS = "consecutive_errors"
 LAST_TURN = "last_turn"
+# the last few turns' summaries, newest last (the dashboard shows them)
+RECENT_TURNS = "recent_turns"
+RECENT_TURNS_KEPT = 10
 WORKING_MEMORY = "working_memory"
 
 # the model and the context

@@ -40,6 +40,8 @@ from ..state import (
     CONTEXT_TOKENS,
     LAST_COMPACTION,
     LAST_TURN,
+    RECENT_TURNS,
+    RECENT_TURNS_KEPT,
     RETRY_AFTER,
     WAIT_REASON,
     WAIT_SET_AT,
@@ -64,6 +66,7 @@ class TurnOutcome:
     compaction: dict | None = None
     recalled: list[str] = field(default_factory=list)
     debt_added: int = 0
+    fixed_tokens: int = 0
 
     @classmethod
     def of(cls, events: list[Event], loop: LoopResult) -> "TurnOutcome":
@@ -103,6 +106,25 @@ class TurnOutcome:
             "stop_reason": self.stop_reason,
             "error": redact(self.error) if self.error else None,
             "recalled": list(self.recalled),
+            "prompt": self.prompt_shape(),
+        }
+
+    def prompt_shape(self) -> dict:
+        """What the turn's requests were made of, in tokens.
+
+        Returns:
+            dict: `fixed` (system prompt, core memory and tool schemas), `conversation` (history
+                and the turn's new events in its first request), `last_request` (the last
+                request's size, with the turn's own replies and tool results) and `recalled`
+                (memories shown); zeros when no request was made.
+
+        """
+        first = self.request_tokens[0] if self.request_tokens else 0
+        return {
+            "fixed": self.fixed_tokens if first else 0,
+            "conversation": max(0, first - self.fixed_tokens) if first else 0,
+            "last_request": self.request_tokens[-1] if self.request_tokens else 0,
+            "recalled": len(self.recalled),
         }
 
 
@@ -368,6 +390,7 @@ def run_turn(
             state.set(CONTEXT_TOKENS, loop.request_tokens[-1])
     outcome = TurnOutcome.of(events, loop)
     outcome.recalled = [item.id for item in shown]
+    outcome.fixed_tokens = brain.fixed_tokens(TURN)
     if loop.model_calls:
         # handled once a reply came; a retry after a failed first call answers the same
         # events, so the same id, and is not counted again
@@ -376,5 +399,7 @@ def run_turn(
         outcome.debt_added = SleepDebt(state).add_turn(
             loop.tool_calls, config, turn_id(ids) if ids else f"notice@{to_iso(now)}"
         )
-    state.set(LAST_TURN, {"at": to_iso(now), **outcome.summary()})
+    summary = {"at": to_iso(now), **outcome.summary()}
+    state.set(LAST_TURN, summary)
+    state.set(RECENT_TURNS, [*(state.get(RECENT_TURNS) or [])[1 - RECENT_TURNS_KEPT :], summary])
     return outcome

@@ -6,6 +6,11 @@ with a few builder operations (POST only), each through the same handler operati
 Only accounts with the Builder permission (or higher) see anything; anonymous visitors are sent
 to the login page.
 
+Evennia serves its website from a pool of threads, but an assistant's state (its Attributes and
+in-memory caches) belongs to the reactor thread. So every read of that state and every operation
+runs on the reactor (`on_reactor`), in short pieces, while the web thread filters, draws and
+renders. Reading never writes: the status is read without queueing what was heard.
+
 """
 
 import math
@@ -25,6 +30,9 @@ from django.utils.http import urlencode
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
+from twisted.internet import reactor
+from twisted.internet.threads import blockingCallFromThread
+from twisted.python import threadable
 
 from ..handler import ASSISTANT_TAG, AssistantError, find_assistants, redacted
 from ..lifecycle import DEFAULT_HOURS
@@ -52,6 +60,27 @@ def render(request, template: str, context: dict) -> HttpResponse:
     """
     page = ENGINE.get_template(template).render(RequestContext(request, context))
     return HttpResponse(page)
+
+
+def on_reactor(func, *args, **kwargs):
+    """Call `func` on the reactor thread and wait for its result.
+
+    A web request runs in one of the website's threads while the server runs; the assistants'
+    state may only be touched on the reactor. Called on the reactor, or with no reactor running
+    (tests, scripts), `func` simply runs here.
+
+    Args:
+        func (callable): What to run.
+        *args: Its arguments.
+        **kwargs: Its keyword arguments.
+
+    Returns:
+        object: What `func` returned (its exception is raised here).
+
+    """
+    if reactor.running and not threadable.isInIOThread():
+        return blockingCallFromThread(reactor, func, *args, **kwargs)
+    return func(*args, **kwargs)
 
 
 def _page_size() -> int:
@@ -139,26 +168,33 @@ def assistant_list(request):
         HttpResponse: The list page.
 
     """
+    page, rows = on_reactor(_list_page, request.GET.get("page"))
+    return render(request, "ai_assistant/list.html", {"page": page, "rows": rows})
+
+
+def _list_page(number) -> tuple:
+    """One page of the list, read on the reactor: the assistants and their statuses."""
     assistants = sorted(find_assistants(), key=lambda obj: obj.id)
-    page = Paginator(assistants, _page_size()).get_page(request.GET.get("page"))
+    page = Paginator(assistants, _page_size()).get_page(number)
     rows = []
     # statuses are read only for the page shown: each one loads the assistant's state
     for obj in page.object_list:
+        row = {"obj": obj, "key": obj.key, "id": obj.id, "dbref": obj.dbref}
         try:
-            status = obj.assistant.status()
+            status = obj.assistant.status(flush=False)
         except Exception as err:  # one broken assistant must not hide the others
-            rows.append({"obj": obj, "error": redacted(err)})
+            rows.append({**row, "error": redacted(err)})
             continue
         rows.append(
             {
-                "obj": obj,
+                **row,
                 "status": status,
                 "tokens": _tokens(status.usage),
                 "errors": sum(status.usage.errors.values()) + status.tick_errors,
                 "last_turn_at": (status.last_turn or {}).get("at"),
             }
         )
-    return render(request, "ai_assistant/list.html", {"page": page, "rows": rows})
+    return page, rows
 
 
 class JournalSlice:
@@ -209,8 +245,9 @@ def journal_matches(journal, speaker: str = "", query: str = "", audience: str =
     speaker, query = speaker.strip().lower(), query.strip().lower()
     seqs = []
     step = max(1, entries.chunk_size)
-    for start in range(0, len(entries), step):
-        for offset, entry in enumerate(entries.slice(start, start + step)):
+    # one chunk per visit to the reactor: a long journal never holds the game up for long
+    for start in range(0, on_reactor(len, entries), step):
+        for offset, entry in enumerate(on_reactor(entries.slice, start, start + step)):
             who = f"{entry.get('heard_from') or ''} {entry.get('author') or ''}".lower()
             if speaker and speaker not in who:
                 continue
@@ -402,7 +439,8 @@ def _person(profile: dict) -> dict:
 
 @builder_required
 def assistant_detail(request, dbid: int):
-    """One assistant: status, timeline, usage chart, journal, memories, people, links, turns.
+    """One assistant: status, timeline, sleeps, usage chart, journal, memories, people, links,
+    core memory and recent turns.
 
     Args:
         request (HttpRequest): The request; `page`, `speaker`, `q` and `audience` page and
@@ -413,22 +451,18 @@ def assistant_detail(request, dbid: int):
         HttpResponse: The assistant's page (404 for an unknown id).
 
     """
-    obj = get_assistant(dbid)
-    handler = obj.assistant
-    status = handler.status()
-    brain = handler.brain
-    journal = brain.journal
+    obj = on_reactor(get_assistant, dbid)
     speaker = request.GET.get("speaker", "")[:100]
     query = request.GET.get("q", "")[:200]
     audience = request.GET.get("audience", "")
     if audience not in ("private", "public"):
         audience = ""
-    seqs = (
-        journal_matches(journal, speaker, query, audience)
-        if (speaker or query or audience)
-        else None
-    )
-    page = Paginator(JournalSlice(journal, seqs), _page_size()).get_page(request.GET.get("page"))
+    seqs = None
+    if speaker or query or audience:
+        journal = on_reactor(lambda: obj.assistant.brain.journal)
+        seqs = journal_matches(journal, speaker, query, audience)
+    data = on_reactor(_detail_data, obj, seqs, request.GET.get("page"))
+    status, page = data["status"], data["journal_page"]
     filters = urlencode(
         [
             (name, value)
@@ -436,38 +470,92 @@ def assistant_detail(request, dbid: int):
             if value
         ]
     )
-    core_items, core_tokens, core_budget = handler.core_memory()
-    transitions = brain.lifecycle.log().tail(200)
-    now = handler.now()
-    last_turn = status.last_turn or {}
     context = {
-        "obj": obj,
-        "status": status,
+        **data,
         "tokens": _tokens(status.usage),
-        "timeline": mark_safe(timeline_svg(transitions, now)),
-        "transitions": list(reversed(transitions[-20:])),
-        "usage_chart": mark_safe(usage_svg(brain.usage_by_hour())),
-        "journal_page": page,
+        "timeline": mark_safe(timeline_svg(data["transitions_all"], data["now"])),
+        "transitions": list(reversed(data["transitions_all"][-20:])),
+        "usage_chart": mark_safe(usage_svg(data["usage_by_hour"])),
         "journal_rows": [_journal_row(entry) for entry in page.object_list],
         "filters": {"speaker": speaker, "q": query, "audience": audience},
         "filter_query": filters,
         "memories": [
-            {**memory, "text": redacted(memory.get("text", ""))}
-            for memory in handler.recent_memories(50)
+            {**memory, "text": redacted(memory.get("text", ""))} for memory in data["memories"]
         ],
-        "people": [_person(profile) for profile in handler.people()],
-        "links_graph": mark_safe(links_svg(handler.memory_links(200), _max_graph_nodes())),
-        "core_items": sorted(core_items.items()),
-        "core_tokens": core_tokens,
-        "core_budget": core_budget,
+        "people": [_person(profile) for profile in data["people"]],
+        "links_graph": mark_safe(links_svg(data["links"], _max_graph_nodes())),
+        "sleeps": [_sleep_row(record) for record in data["sleeps"]],
+        "turns": [_turn_row(turn) for turn in data["turns"]],
         # the summary is shown key by key: each value redacted, never the request itself
-        "last_turn": [(key, redacted(value)) for key, value in last_turn.items()],
+        "last_turn": [(key, redacted(value)) for key, value in (status.last_turn or {}).items()],
         "last_error": status.last_error,
         "sleep_reason": redacted(status.sleep_reason) if status.sleep_reason else "",
         "last_compaction": redacted(status.last_compaction) if status.last_compaction else "",
-        "action_url": reverse("ai_assistant:action", args=[obj.id]),
+        "action_url": reverse("ai_assistant:action", args=[dbid]),
     }
     return render(request, "ai_assistant/detail.html", context)
+
+
+def _detail_data(obj, seqs, page_number) -> dict:
+    """What an assistant's page shows, read on the reactor (nothing is written)."""
+    handler = obj.assistant
+    brain = handler.brain
+    page = Paginator(JournalSlice(brain.journal, seqs), _page_size()).get_page(page_number)
+    # evaluated here: the page's entries are read from the journal's chunks
+    page.object_list = list(page.object_list)
+    core_items, core_tokens, core_budget = handler.core_memory()
+    return {
+        "obj": obj,
+        "key": obj.key,
+        "dbref": obj.dbref,
+        "status": handler.status(flush=False),
+        "now": handler.now(),
+        "transitions_all": brain.lifecycle.log().tail(200),
+        "usage_by_hour": brain.usage_by_hour(),
+        "journal_page": page,
+        "memories": handler.recent_memories(50),
+        "people": handler.people(),
+        "links": handler.memory_links(200),
+        "core_items": sorted(core_items.items()),
+        "core_tokens": core_tokens,
+        "core_budget": core_budget,
+        "sleeps": handler.sleeps(20),
+        "turns": handler.recent_turns(),
+    }
+
+
+def _sleep_row(record: dict) -> dict:
+    counts = record.get("counts") or {}
+    return {
+        "id": record.get("id"),
+        "start": record.get("start"),
+        "end": record.get("end") or "asleep",
+        "began": redacted(record.get("began") or ""),
+        "depth": record.get("depth"),
+        "quiet": record.get("quiet"),
+        "phases": ", ".join(record.get("phases") or []),
+        "counts": ", ".join(f"{name} {value}" for name, value in counts.items() if value),
+        "debt": f"{record.get('debt_before')} -> {record.get('debt_after')}",
+        "calls": record.get("calls", 0),
+        "tokens": record.get("tokens", 0),
+        "errors": record.get("errors", 0),
+    }
+
+
+def _turn_row(turn: dict) -> dict:
+    shape = turn.get("prompt") or {}
+    return {
+        "at": turn.get("at"),
+        "events": turn.get("events"),
+        "model_calls": turn.get("model_calls"),
+        "tools": ", ".join(turn.get("tools") or []) or "none",
+        "stop_reason": turn.get("stop_reason"),
+        "error": redacted(turn["error"]) if turn.get("error") else "",
+        "recalled": len(turn.get("recalled") or []),
+        "fixed": shape.get("fixed"),
+        "conversation": shape.get("conversation"),
+        "last_request": shape.get("last_request"),
+    }
 
 
 def _do_action(handler, action: str, data, by: str) -> str:
@@ -510,12 +598,11 @@ def assistant_action(request, dbid: int):
         HttpResponse: A redirect to the assistant's page, with the outcome as a message.
 
     """
-    obj = get_assistant(dbid)
+    obj = on_reactor(get_assistant, dbid)
     by = f"{request.user.username} (web)"
+    action, data = request.POST.get("action", ""), request.POST.dict()
     try:
-        messages.success(
-            request, _do_action(obj.assistant, request.POST.get("action", ""), request.POST, by)
-        )
+        messages.success(request, on_reactor(lambda: _do_action(obj.assistant, action, data, by)))
     except AssistantError as err:
         messages.error(request, redacted(err))
-    return redirect(reverse("ai_assistant:detail", args=[obj.id]))
+    return redirect(reverse("ai_assistant:detail", args=[dbid]))
