@@ -87,7 +87,7 @@ test: test-sqlite test-postgres
 
 test-sqlite: $(STAMP)
 	@$(PY) -c "import sys; from importlib.metadata import version as v; print(f'Evennia {v(\"evennia\")}, Django {v(\"django\")}, Python {sys.version.split()[0]}: SQLite')"
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -rs
 
 test-postgres: $(STAMP)
 ifneq ($(POSTGRES),no)

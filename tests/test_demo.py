@@ -77,9 +77,43 @@ def test_demo_stops_early_naming_a_failing_endpoint():
     )
     assert done.returncode == 1
     assert done.stdout.splitlines()[0] == (
-        "Model: gpt-4o-mini at http://127.0.0.1:9/v1 (configured in the environment)."
+        "Model: gpt-4o-mini at http://127.0.0.1:9/v1 (configured in the game's settings)."
     )
     assert "The demo stopped: the model endpoint http://127.0.0.1:9/v1 failed: connection" in (
         done.stderr
     )
     assert "Traceback" not in done.stderr and "sk-nope" not in done.stdout + done.stderr
+
+
+def test_demo_uses_an_endpoint_from_the_settings_files(tmp_path):
+    # where the README tells owners to keep the key: a settings file, not the environment
+    (tmp_path / "owner_settings.py").write_text(
+        "from server.conf.settings import *\n"
+        "AI_ASSISTANT_BASE_URL = 'http://127.0.0.1:9/v1'\n"
+        "AI_ASSISTANT_API_KEY = 'sk-from-a-file'\n"
+        "AI_ASSISTANT_MODEL = 'owner-model'\n"
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "AI_ASSISTANT_", "DJANGO_SETTINGS"))
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="owner_settings",
+        PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT), env.get("PYTHONPATH", "")]),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "world.demo_scene"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.splitlines()[0] == (
+        "Model: owner-model at http://127.0.0.1:9/v1 (configured in the game's settings)."
+    )
+    assert "REHEARSAL" not in done.stdout
+    assert "The demo stopped: the model endpoint http://127.0.0.1:9/v1 failed" in done.stderr
+    assert "Traceback" not in done.stderr and "sk-from-a-file" not in done.stdout + done.stderr

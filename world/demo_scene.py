@@ -31,9 +31,22 @@ class EndpointFailed(Exception):
     """The configured model endpoint failed: the scene cannot go on."""
 
 
-def _configured_endpoint() -> bool:
-    keys = ("AI_ASSISTANT_BASE_URL", "AI_ASSISTANT_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY")
-    return any(os.environ.get(key) for key in keys)
+def configured_model() -> tuple[str, str] | None:
+    """The model and endpoint the game is configured with (its settings, secret_settings.py
+    included, or the `openai` SDK's environment variables), or None when there is none.
+
+    Returns:
+        tuple or None: (model, endpoint).
+
+    """
+    from django.conf import settings
+
+    base_url = getattr(settings, "AI_ASSISTANT_BASE_URL", None) or os.environ.get("OPENAI_BASE_URL")
+    api_key = getattr(settings, "AI_ASSISTANT_API_KEY", None) or os.environ.get("OPENAI_API_KEY")
+    if not (base_url or api_key):
+        return None
+    model = getattr(settings, "AI_ASSISTANT_MODEL", None) or "gpt-4o-mini"
+    return model, base_url or "https://api.openai.com/v1"
 
 
 class Transcript:
@@ -72,29 +85,29 @@ def main() -> int:
     from ai_assistant.testing.server import LocalModelServer
 
     rehearsal = None
-    if _configured_endpoint():
-        endpoint = (
-            os.environ.get("AI_ASSISTANT_BASE_URL")
-            or os.environ.get("OPENAI_BASE_URL")
-            or "https://api.openai.com/v1"
-        )
-        model = os.environ.get("AI_ASSISTANT_MODEL") or "gpt-4o-mini"
-        print(f"Model: {model} at {endpoint} (configured in the environment).")
-    else:
-        rehearsal = LocalModelServer(RehearsalResponder()).start()
-        os.environ["AI_ASSISTANT_BASE_URL"] = endpoint = rehearsal.base_url
-        os.environ["AI_ASSISTANT_API_KEY"] = "rehearsal"
-        print(
-            "No model endpoint configured: using the offline REHEARSAL model (deterministic "
-            f"rules at {endpoint}, not intelligence)."
-        )
-        print(
-            "Set AI_ASSISTANT_API_KEY (and AI_ASSISTANT_MODEL / AI_ASSISTANT_BASE_URL) to "
-            "use a real model."
-        )
     with tempfile.TemporaryDirectory(prefix="ai-assistant-demo-") as folder:
-        print("Setting up an in-process Evennia on a throwaway database...")
+        # the game's settings first: they say which model to use
         setup_evennia(os.path.join(folder, "demo.db3"))
+        from django.conf import settings
+
+        configured = configured_model()
+        if configured:
+            model, endpoint = configured
+            print(f"Model: {model} at {endpoint} (configured in the game's settings).")
+        else:
+            rehearsal = LocalModelServer(RehearsalResponder()).start()
+            # read at call time, like every AI_ASSISTANT_ setting
+            settings.AI_ASSISTANT_BASE_URL = endpoint = rehearsal.base_url
+            settings.AI_ASSISTANT_API_KEY = "rehearsal"
+            print(
+                "No model endpoint configured: using the offline REHEARSAL model (deterministic "
+                f"rules at {endpoint}, not intelligence)."
+            )
+            print(
+                "Set AI_ASSISTANT_API_KEY (and AI_ASSISTANT_MODEL / AI_ASSISTANT_BASE_URL) to "
+                "use a real model."
+            )
+        print("An in-process Evennia runs the scene on a throwaway database.")
         try:
             run_scene(ManualClock, inline, endpoint, rehearsal is not None)
         except EndpointFailed as failed:
@@ -324,8 +337,9 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             f"{brain.context_tokens()}",
             did,
         )
-    first = brain.history.all()[0]
-    show.line(f"history now starts with: {crop(first['content'], 70)}", did)
+    history = brain.history.all()
+    if history:
+        show.line(f"history now starts with: {crop(history[0]['content'], 70)}", did)
 
     title("What Aria wrote down, and what it cost (the builder's view)")
     for entry in brain.journal.all():

@@ -473,6 +473,8 @@ def assistant_detail(request, dbid: int):
     context = {
         **data,
         "tokens": _tokens(status.usage),
+        "model_errors": _counts(status.usage.errors),
+        "malformed": _counts(status.usage.malformed),
         "timeline": mark_safe(timeline_svg(data["transitions_all"], data["now"])),
         "transitions": list(reversed(data["transitions_all"][-20:])),
         "usage_chart": mark_safe(usage_svg(data["usage_by_hour"])),
@@ -522,6 +524,10 @@ def _detail_data(obj, seqs, page_number) -> dict:
         "sleeps": handler.sleeps(20),
         "turns": handler.recent_turns(),
     }
+
+
+def _counts(counts: dict) -> str:
+    return ", ".join(f"{kind} x{count}" for kind, count in sorted(counts.items())) or "none"
 
 
 def _sleep_row(record: dict) -> dict:

@@ -1,0 +1,168 @@
+"""
+The dashboard in a real browser: headless Chromium (the system's package, driven by Selenium
+through the system's chromedriver) logs in through the website's own login form as a builder,
+opens an assistant's page and checks that the chart, the timeline and the link graph are drawn,
+then saves a screenshot in the test's temporary folder.
+
+Skipped, with the reason, when Chromium, chromedriver or Selenium is missing; the CI run sets
+`AI_ASSISTANT_REQUIRE_BROWSER=1`, which makes their absence a failure.
+
+"""
+
+import os
+import shutil
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from django.contrib.staticfiles.handlers import StaticFilesHandler
+from django.db import connections
+from django.test.testcases import LiveServerThread
+from django.urls import reverse
+
+from .helpers import AssistantTestCase
+
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+PASSWORD = "a-builder-password"
+
+
+def _browser_missing() -> str:
+    """Why the browser test cannot run here, or "" when it can."""
+    missing = [name for name in ("chromium", "chromedriver") if not _program(name)]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("the selenium package (pip install -e '.[test]')")
+    if not missing:
+        return ""
+    return (
+        f"the headless-browser test needs {', '.join(missing)}: on Debian or Ubuntu, "
+        "apt-get install chromium chromium-driver"
+    )
+
+
+def _program(name: str) -> str | None:
+    return shutil.which(name) or (f"/usr/bin/{name}" if Path(f"/usr/bin/{name}").exists() else None)
+
+
+MISSING = _browser_missing()
+if MISSING and os.environ.get("AI_ASSISTANT_REQUIRE_BROWSER") == "1":
+    raise RuntimeError(f"AI_ASSISTANT_REQUIRE_BROWSER=1, but {MISSING}")
+pytestmark = pytest.mark.skipif(bool(MISSING), reason=MISSING or "browser available")
+
+
+class TestDashboardInBrowser(AssistantTestCase):
+    def setUp(self):
+        super().setUp()
+        # the page's data: a journal, a person, linked memories, sleep and waking, tokens
+        self.handler.sleep(hours=1)
+        self.handler.wake("the browser test")
+        brain = self.handler.brain
+        for number in range(3):
+            brain.journal.add(f"Entry number {number}.", author="Aria", now=NOW, heard_from="Bob")
+        brain.entities.observe("#77", "Bob", "Bob likes maps.", now=NOW, author="Aria")
+        brain.links.link([("j000000", "j000001", 0.8), ("j000001", "j000002", 0.4)], 5)
+        brain.state.set("usage_by_hour", {"2026-01-01T11": {"calls": 3, "prompt": 120}})
+        self.account.set_password(PASSWORD)
+        self.account.save()
+        self.server = self.start_web_server()
+        self.driver = self.start_browser()
+
+    def start_web_server(self) -> LiveServerThread:
+        # the test's in-memory database is shared with the server's thread, as Django's own
+        # live-server tests do it
+        shared = {alias: connections[alias] for alias in connections}
+        for connection in shared.values():
+            connection.inc_thread_sharing()
+        server = LiveServerThread("127.0.0.1", StaticFilesHandler, connections_override=shared)
+        server.daemon = True
+        server.start()
+        server.is_ready.wait()
+        if server.error:
+            raise server.error
+
+        def stop():
+            server.terminate()
+            for connection in shared.values():
+                connection.dec_thread_sharing()
+
+        self.addCleanup(stop)
+        return server
+
+    def start_browser(self):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = _program("chromium")
+        # no sandbox as root; no background connections, which a closed network refuses
+        for flag in (
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--window-size=1280,2000",
+            f"--user-data-dir={tempfile.mkdtemp(prefix='chromium-')}",
+        ):
+            options.add_argument(flag)
+        driver = webdriver.Chrome(service=Service(_program("chromedriver")), options=options)
+        driver.set_page_load_timeout(30)
+        self.addCleanup(driver.quit)
+        return driver
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.port}{path}"
+
+    def test_a_builder_logs_in_and_sees_the_chart_and_the_graph(self):
+        from selenium.webdriver.common.by import By
+
+        driver = self.driver
+        page = reverse("ai_assistant:detail", args=[self.aria.id])
+        driver.get(self.url(page))
+        # not logged in: the website's login form, which returns to the page afterwards
+        assert "login" in driver.current_url
+        driver.find_element(By.NAME, "username").send_keys(self.account.username)
+        driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+        driver.find_element(By.CSS_SELECTOR, "form [type=submit]").click()
+        assert driver.current_url.endswith(page), driver.current_url
+        assert driver.find_element(By.TAG_NAME, "h1").text.startswith("Aria")
+
+        chart = driver.find_element(By.CSS_SELECTOR, "svg.usage")
+        assert chart.size["width"] > 100 and chart.size["height"] > 100
+        assert len(chart.find_elements(By.TAG_NAME, "rect")) == 1
+        assert len(chart.find_elements(By.TAG_NAME, "polyline")) == 1
+        timeline = driver.find_element(By.CSS_SELECTOR, "svg.timeline")
+        assert len(timeline.find_elements(By.TAG_NAME, "rect")) == 2
+        graph = driver.find_element(By.CSS_SELECTOR, "svg.links")
+        assert len(graph.find_elements(By.TAG_NAME, "circle")) == 3
+        assert len(graph.find_elements(By.TAG_NAME, "line")) == 2
+        # drawn: the browser laid the nodes out where the page put them, inside the graph
+        box = graph.rect
+        for node in graph.find_elements(By.TAG_NAME, "circle"):
+            assert box["x"] <= node.rect["x"] <= box["x"] + box["width"]
+            assert box["y"] <= node.rect["y"] <= box["y"] + box["height"]
+        rows = driver.find_elements(By.CSS_SELECTOR, "#journal tr.entry")
+        assert [row.text.split()[-1] for row in rows] == ["2.", "1.", "0."]
+
+        shot = Path(tempfile.mkdtemp(prefix="dashboard-")) / "assistant.png"
+        assert driver.save_screenshot(str(shot))
+        assert shot.stat().st_size > 10_000 and shot.read_bytes()[:4] == b"\x89PNG"
+        print(f"screenshot: {shot}")
+
+    def test_a_non_builder_is_refused(self):
+        from selenium.webdriver.common.by import By
+
+        self.account2.set_password(PASSWORD)
+        self.account2.save()
+        driver = self.driver
+        driver.get(self.url(reverse("ai_assistant:list")))
+        driver.find_element(By.NAME, "username").send_keys(self.account2.username)
+        driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+        driver.find_element(By.CSS_SELECTOR, "form [type=submit]").click()
+        assert "for builders" in driver.find_element(By.TAG_NAME, "body").text
+        assert "Aria" not in driver.page_source
