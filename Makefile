@@ -12,6 +12,8 @@
 
 EVENNIA ?= 6
 POSTGRES ?= auto
+# `make serve REHEARSAL=1`: play without a model (the offline rehearsal model answers)
+REHEARSAL ?= 0
 
 ifeq ($(EVENNIA),6)
 VENV_NAME := .venv
@@ -110,7 +112,12 @@ serve: $(STAMP)
 	fi
 	mkdir -p server/logs
 	$(EVENNIA_CLI) migrate
-	$(EVENNIA_CLI) start
+ifeq ($(REHEARSAL),1)
+	@echo "REHEARSAL mode: the assistants answer with the offline rehearsal model (simple rules,"
+	@echo "not intelligence; its lines end with '(rehearsal)'). Without REHEARSAL=1 they use the"
+	@echo "model your settings name."
+endif
+	AI_ASSISTANT_REHEARSAL=$(REHEARSAL) $(EVENNIA_CLI) start
 	@echo "Connect with a MUD client to localhost:4000 or a browser to http://localhost:4001"
 	@echo "Builders see the assistant dashboard at http://localhost:4001/assistants/"
 	@echo "The demo world (built on first start) has the assistant Aria in the Reading Room."

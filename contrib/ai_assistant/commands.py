@@ -693,6 +693,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 rows.append(("wake deferred", status.wake_deferred_reason))
         context_share = 100 * status.context_tokens / status.max_context_tokens
         rows += [
+            ("model", assistant.assistant.model_in_use()),
             ("tick rate", f"{status.tick_rate} s" if status.tick_rate else "not ticking"),
             ("pending events", f"{status.pending_events} ({status.events_dropped} dropped)"),
             ("last tick", f"{_when(status.last_tick)} ({status.tick_count} ticks)"),

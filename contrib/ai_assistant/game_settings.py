@@ -58,6 +58,17 @@ def chat_model() -> str | None:
     return getattr(settings, "AI_ASSISTANT_MODEL", None)
 
 
+def rehearsal() -> bool:
+    """Whether the game runs on the offline rehearsal model (`AI_ASSISTANT_REHEARSAL`), so
+    status can say so.
+
+    Returns:
+        bool: True in rehearsal mode.
+
+    """
+    return bool(getattr(settings, "AI_ASSISTANT_REHEARSAL", False))
+
+
 def embedding_model() -> str | None:
     """The embeddings model (`AI_ASSISTANT_EMBEDDING_MODEL`).
 

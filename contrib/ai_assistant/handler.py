@@ -16,6 +16,7 @@ the model is given) are the places meant for it.
 
 """
 
+import os
 import time
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
@@ -1024,6 +1025,25 @@ class AssistantHandler:
         usage.malformed.clear()
         brain.save_usage(usage)
         brain.state.delete(LAST_TURN)
+
+    def model_in_use(self) -> str:
+        """The chat model this assistant calls, and where.
+
+        Returns:
+            str: e.g. "gpt-4o-mini at https://api.openai.com/v1", marked when it is the offline
+                rehearsal model; the endpoint redacted like any text shown.
+
+        """
+        model = self.checked_config()[0].effective_model(game_settings.chat_model())
+        endpoint = (
+            game_settings.base_url()
+            or os.environ.get("OPENAI_BASE_URL")
+            or "https://api.openai.com/v1"
+        )
+        text = f"{model} at {redacted(endpoint)}"
+        if game_settings.rehearsal():
+            text += " (the offline REHEARSAL model: simple rules, not intelligence)"
+        return text
 
     def recent_turns(self) -> list[dict]:
         """Summaries of the last few awake turns, newest first.

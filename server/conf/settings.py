@@ -60,6 +60,9 @@ BASE_SCRIPT_TYPECLASS = "evennia.scripts.scripts.DefaultScript"
 AI_ASSISTANT_BASE_URL = os.environ.get("AI_ASSISTANT_BASE_URL") or None  # noqa: F405
 AI_ASSISTANT_API_KEY = os.environ.get("AI_ASSISTANT_API_KEY") or None  # noqa: F405
 AI_ASSISTANT_MODEL = os.environ.get("AI_ASSISTANT_MODEL") or None  # noqa: F405
+# Rehearsal mode (`make serve REHEARSAL=1`): the offline rehearsal model, started in the server's
+# process (world/rehearsal.py), answers instead of a real one. For trying the game without a key.
+AI_ASSISTANT_REHEARSAL = os.environ.get("AI_ASSISTANT_REHEARSAL") == "1"  # noqa: F405
 # Game-wide overrides of per-assistant defaults (see docs/configuration.md), e.g.
 # AI_ASSISTANT_DEFAULTS = {"tick_rate": 5, "max_react_iterations": 4}
 AI_ASSISTANT_DEFAULTS = {}

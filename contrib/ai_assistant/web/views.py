@@ -511,6 +511,7 @@ def _detail_data(obj, seqs, page_number) -> dict:
         "key": obj.key,
         "dbref": obj.dbref,
         "status": handler.status(flush=False),
+        "model": handler.model_in_use(),
         "now": handler.now(),
         "transitions_all": brain.lifecycle.log().tail(200),
         "usage_by_hour": brain.usage_by_hour(),
