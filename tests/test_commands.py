@@ -165,6 +165,43 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         text = self.cmd("/tick Aria")
         assert "2 model calls, tools: say, noop, ended by noop" in text
 
+    def test_without_a_model_status_says_what_to_do_and_clear_starts_afresh(self):
+        from unittest.mock import patch
+
+        from django.test import override_settings
+
+        no_model = override_settings(AI_ASSISTANT_BASE_URL=None, AI_ASSISTANT_API_KEY=None)
+        sdk_env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("OPENAI")}
+        with no_model, patch.dict("os.environ", sdk_env, clear=True):
+            self.char1.execute_cmd("say Aria, are you there?")
+            self.tick()
+            text = self.cmd("/status Aria")
+            assert "last model error" in text and "not_configured" in text
+            assert "what to do" in text and "set AI_ASSISTANT_API_KEY" in text
+            assert "backing off until" in text
+            # a tick while backing off says so, not that nothing needed the model
+            text = self.cmd("/tick Aria")
+            assert "is backing off after model errors until" in text and "1 events wait" in text
+            self.cmd("/clear Aria", "Aria: error counts and back-off cleared.")
+            text = self.cmd("/status Aria")
+            assert "last model error" not in text and "backing off" not in text
+            assert "tick errors" not in text or "tick errors: 0" in text
+        # the model is back: the next tick asks it at once, the event still queued
+        self.responder.add(
+            tool_reply(tool_call("say", {"text": "I am here."})), tool_reply(tool_call("noop"))
+        )
+        text = self.cmd("/tick Aria")
+        assert "2 model calls, tools: say, noop" in text
+
+    def test_create_uses_the_games_own_typeclass(self):
+        from django.test import override_settings
+
+        with override_settings(AI_ASSISTANT_TYPECLASS="typeclasses.characters.Assistant"):
+            self.cmd("/create Quill=A scribe.", "Created assistant Quill (#")
+        quill = [obj for obj in self.room1.contents if obj.key == "Quill"][0]
+        assert quill.typeclass_path == "typeclasses.characters.Assistant"
+        assert quill.is_ai_assistant and quill.assistant.script is not None
+
     def test_pause_and_resume(self):
         self.cmd("/pause Aria", "Aria is paused")
         assert self.script.db.paused

@@ -168,7 +168,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       tick     - run one tick now.
       pause    - stop acting (it keeps hearing; events wait in its queue).
       resume   - start acting again.
-      clear    - reset its error counts and last error.
+      clear    - reset its error counts, last error and back-off: after
+                 fixing the model's settings, its next tick tries again.
 
     Examples:
       @assistant/create Aria=A cheerful librarian who loves riddles.
@@ -605,7 +606,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
     def do_clear(self):
         """Reset the assistant's error counts and last error."""
         self.handler.clear_errors()
-        self.msg(f"{self.target.key}: error counts cleared.")
+        self.msg(f"{self.target.key}: error counts and back-off cleared.")
 
     # ---- formatting -----------------------------------------------------------------------
 

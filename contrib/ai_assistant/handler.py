@@ -52,6 +52,7 @@ from .prompt import SYSTEM_PROMPT
 from .sleep.tick import sleep_tick
 from .state import (
     CONFIG_OVERRIDES,
+    CONSECUTIVE_ERRORS,
     LAST_ERROR,
     LAST_TURN,
     RECENT_TURNS,
@@ -1014,8 +1015,9 @@ class AssistantHandler:
         )
 
     def clear_errors(self) -> None:
-        """Reset the error counts (tick errors, model errors, malformed output) and the last
-        error, e.g. after fixing the endpoint."""
+        """Reset the error counts (tick errors, model errors, malformed output), the last error
+        and the back-off after model errors, e.g. after fixing the endpoint: the next tick with
+        work asks the model at once."""
         script = self.script
         script.attributes.add(TICK_ERRORS, 0)
         script.attributes.remove(LAST_ERROR)
@@ -1025,6 +1027,9 @@ class AssistantHandler:
         usage.malformed.clear()
         brain.save_usage(usage)
         brain.state.delete(LAST_TURN)
+        for key in (RETRY_AFTER, CONSECUTIVE_ERRORS):
+            if brain.state.get(key) is not None:
+                brain.state.delete(key)
 
     def model_in_use(self) -> str:
         """The chat model this assistant calls, and where.
