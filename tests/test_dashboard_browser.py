@@ -115,6 +115,20 @@ class TestDashboardInBrowser(AssistantTestCase):
         self.addCleanup(driver.quit)
         return driver
 
+    def wait_for(self, condition, seconds: float = 20):
+        """Wait until `condition(driver)` holds: a click starts a page load, it does not end it."""
+        from selenium.common.exceptions import (
+            NoSuchElementException,
+            StaleElementReferenceException,
+        )
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(
+            self.driver,
+            seconds,
+            ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
+        ).until(condition)
+
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.server.port}{path}"
 
@@ -129,8 +143,10 @@ class TestDashboardInBrowser(AssistantTestCase):
         driver.find_element(By.NAME, "username").send_keys(self.account.username)
         driver.find_element(By.NAME, "password").send_keys(PASSWORD)
         driver.find_element(By.CSS_SELECTOR, "form [type=submit]").click()
-        assert driver.current_url.endswith(page), driver.current_url
-        assert driver.find_element(By.TAG_NAME, "h1").text.startswith("Aria")
+        self.wait_for(
+            lambda d: d.current_url.endswith(page)
+            and d.find_element(By.TAG_NAME, "h1").text.startswith("Aria")
+        )
 
         chart = driver.find_element(By.CSS_SELECTOR, "svg.usage")
         assert chart.size["width"] > 100 and chart.size["height"] > 100
@@ -164,5 +180,5 @@ class TestDashboardInBrowser(AssistantTestCase):
         driver.find_element(By.NAME, "username").send_keys(self.account2.username)
         driver.find_element(By.NAME, "password").send_keys(PASSWORD)
         driver.find_element(By.CSS_SELECTOR, "form [type=submit]").click()
-        assert "for builders" in driver.find_element(By.TAG_NAME, "body").text
+        self.wait_for(lambda d: "for builders" in d.find_element(By.TAG_NAME, "body").text)
         assert "Aria" not in driver.page_source
