@@ -118,6 +118,7 @@ BENCH_STALL_SECONDS = {float(os.environ.get("BENCH_STALL_MS", 300)) / 1000!r}
 AI_ASSISTANT_BASE_URL = {model_url!r}
 AI_ASSISTANT_API_KEY = "bench"
 AI_ASSISTANT_MODEL_THREADS = {int(os.environ.get("BENCH_MODEL_THREADS", 4))}
+AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT = {int(os.environ.get("BENCH_CALLS_IN_FLIGHT", 64))}
 AI_ASSISTANT_DEFAULTS = {defaults or BENCH_1_DEFAULTS!r}
 # the talker is one player addressing every assistant: the per-player limit would hold it back
 AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE = 0

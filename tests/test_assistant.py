@@ -372,7 +372,9 @@ class TestHearingIsCheap(AssistantTestCase):
             self.script.at_assistant_tick()
         assert 0 <= offset < 5
         # at its offset, the tick joins the step queue (one step per reactor iteration)
-        fake.callLater.assert_called_once_with(offset, reactor_steps.submit, self.script.run_tick)
+        fake.callLater.assert_called_once_with(
+            offset, reactor_steps.submit_background, self.script.run_tick
+        )
 
     def test_the_ticker_callback_reads_no_attribute(self):
         # the ticker calls every assistant on a rate in one reactor step: each call stays tiny

@@ -106,7 +106,24 @@ def test_step_queue_runs_work_under_way_before_new_work():
     assert len(queue) == 0 and fake.iterations == 4
 
 
-def test_a_turns_closing_work_waits_behind_answers_and_ticks():
+def test_ticks_of_the_ticker_wait_behind_every_other_kind():
+    from ai_assistant.driver import StepQueue
+
+    fake = FakeReactor()
+    queue = StepQueue(call_later=fake.call_later)
+    ran = []
+    queue.submit_background(ran.append, "tick-1")
+    queue.submit_closing(ran.append, "closing")
+    queue.submit(ran.append, "prompt start")
+    queue.submit_background(ran.append, "tick-2")
+    queue.submit_continuation(ran.append, "turn")
+    while fake.due:
+        fake.iterate()
+    assert ran == ["turn", "prompt start", "closing", "tick-1", "tick-2"]
+    assert len(queue) == 0 and fake.iterations == 5
+
+
+def test_a_turns_closing_work_waits_behind_answers_and_prompt_starts():
     from twisted.internet import defer
 
     from ai_assistant.driver import CLOSING_STEP, StepQueue, drive
@@ -130,13 +147,13 @@ def test_a_turns_closing_work_waits_behind_answers_and_ticks():
             start_later=True,
             schedule_closing=queue.submit_closing,
         )
-    queue.submit(ran.append, "tick")
+    queue.submit(ran.append, "prompt start")
     while fake.due:
         fake.iterate()
     assert ran == [
         "a: answer",
         "b: answer",
-        "tick",
+        "prompt start",
         "a: prepare the closing call",
         "b: prepare the closing call",
         "a: closed",

@@ -194,9 +194,11 @@ class StepQueue:
     earlier (`submit`). A turn then reaches the model, and its answer the player, as soon as
     the reactor can take it there, instead of waiting behind every other assistant's tick.
     A turn's closing work (`submit_closing`: what follows once its answer has reached the
-    players, such as the call that sees the tool results) goes last, so many assistants
-    answering at once all answer before any of them closes. Within each kind the order is
-    first in, first out.
+    players, such as the call that sees the tool results) goes after that, so many assistants
+    answering at once all answer before any of them closes. The ticker's periodic ticks
+    (`submit_background`) go last: they hear ambient speech and do sleep work, which can wait a
+    few milliseconds, while a prompt start means someone is waiting for an answer. Within each
+    kind the order is first in, first out.
 
     Args:
         call_later (callable, optional): `reactor.callLater` or a stand-in (tests).
@@ -208,10 +210,11 @@ class StepQueue:
         self._ready: deque = deque()
         self._going: deque = deque()
         self._closing: deque = deque()
+        self._background: deque = deque()
         self._scheduled = False
 
     def __len__(self) -> int:
-        return len(self._ready) + len(self._going) + len(self._closing)
+        return len(self._ready) + len(self._going) + len(self._closing) + len(self._background)
 
     def submit(self, func: Callable, *args: Any) -> None:
         """Queue new work (a tick, a prompt start) for a later reactor iteration.
@@ -246,6 +249,17 @@ class StepQueue:
         self._closing.append((func, args))
         self._schedule()
 
+    def submit_background(self, func: Callable, *args: Any) -> None:
+        """Queue periodic work (a tick of the ticker), behind every other kind.
+
+        Args:
+            func (callable): What to call.
+            *args: Its arguments.
+
+        """
+        self._background.append((func, args))
+        self._schedule()
+
     def _schedule(self) -> None:
         if not self._scheduled:
             self._scheduled = True
@@ -261,13 +275,13 @@ class StepQueue:
         call_later(0, func)
 
     def _run_next(self) -> None:
-        func, args = (self._going or self._ready or self._closing).popleft()
+        func, args = (self._going or self._ready or self._closing or self._background).popleft()
         try:
             func(*args)
         except Exception:
             log.err(Failure(), "ai_assistant: a queued step raised")
         finally:
-            if self._going or self._ready or self._closing:
+            if len(self):
                 self._later(self._run_next)
             else:
                 self._scheduled = False

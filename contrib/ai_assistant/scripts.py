@@ -154,7 +154,9 @@ class AssistantScript(DefaultScript):
         """
         offset = self.tick_offset()
         if offset:
-            reactor.callLater(offset, reactor_steps.submit, self.run_tick)
+            # behind prompt starts and turns under way: a tick hears ambient speech, which
+            # can wait a little while someone waits for an answer
+            reactor.callLater(offset, reactor_steps.submit_background, self.run_tick)
         else:
             self.run_tick()
         return None
