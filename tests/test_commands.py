@@ -202,6 +202,39 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         assert quill.typeclass_path == "typeclasses.characters.Assistant"
         assert quill.is_ai_assistant and quill.assistant.script is not None
 
+    def test_trigger_lists_sets_and_removes_reminders(self):
+        assert "Aria has no reminders." in self.cmd("/trigger Aria")
+        self.cmd(
+            "/trigger Aria=Mira: give her the letter from her brother",
+            "Aria: reminder t1 set: when Mira comes up (at most 3 times).",
+        )
+        self.cmd("/trigger Aria/5=east door: it sticks when it rains", "Aria: reminder t2 set")
+        reminders = self.handler.reminders()
+        assert [(r["pattern"], r["max_fires"], r["audience"]) for r in reminders] == [
+            ("Mira", 3, None),
+            ("east door", 5, None),
+        ]
+        text = self.cmd("/trigger Aria")
+        assert "t1" in text and "Mira" in text and "0/3" in text and "give her the" in text
+        assert max(len(line) for line in text.splitlines()) <= 80
+        self.cmd("/trigger Aria/remove=t1", "Removed reminder t1 (Mira).")
+        assert [r["id"] for r in self.handler.reminders()] == ["t2"]
+
+    def test_trigger_bad_input_changes_nothing(self):
+        self.cmd("/trigger Aria=Mira: give her the letter")
+        before = self.handler.reminders()
+        for args, expected in (
+            ("/trigger Aria=no colon here", "Separate the pattern and the reminder with ':'"),
+            ("/trigger Aria/many=Mira: x", "Max fires must be a whole number from 1 to 20"),
+            ("/trigger Aria/50=Mira: x", "max_fires must be from 1 to 20"),
+            ("/trigger Aria=: x", "The pattern must be"),
+            ("/trigger Aria=Mira: ", "The reminder must be"),
+            ("/trigger Aria/remove=t9", "No reminder 't9' (there are: t1)"),
+            ("/trigger Aria/remove", "Not changed."),
+        ):
+            assert expected in self.cmd(args), args
+        assert self.handler.reminders() == before
+
     def test_pause_and_resume(self):
         self.cmd("/pause Aria", "Aria is paused")
         assert self.script.db.paused

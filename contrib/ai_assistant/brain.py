@@ -38,6 +38,7 @@ from .memory.review import MemoryReview
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .memory.store import KeyValueStore
 from .prompt import SYSTEM_PROMPT, system_prompt
+from .reminders import Reminders
 from .state import (
     ACTIVITY,
     DEPTH,
@@ -458,6 +459,7 @@ class Brain:
             speakers=speakers,
             lifecycle=self.lifecycle,
             core_memory=self.core_memory,
+            reminders=Reminders(self.state),
         )
 
     # ---- the context budget -----------------------------------------------------------------

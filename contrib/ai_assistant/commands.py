@@ -53,8 +53,9 @@ SWITCHES_WITH_TARGET = (
     "clear",
     "debt",
     "sleeps",
+    "trigger",
 )
-SWITCHES_THAT_EDIT = ("set", "core", "debt")
+SWITCHES_THAT_EDIT = ("set", "core", "debt", "trigger")
 
 
 def progress_bar(done: int, total: int, width: int = PROGRESS_WIDTH) -> str:
@@ -129,6 +130,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/wake <name>[=<reason>]
       @assistant/debt <name>[=<1-3> <reason>]
       @assistant/sleeps <name>
+      @assistant/trigger <name>[[/<max fires>]=<pattern>: <reminder>]
+      @assistant/trigger <name>/remove=<reminder id>
       @assistant/instruct <name>=<instruction>
       @assistant/tick <name>
       @assistant/pause <name>
@@ -163,6 +166,10 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                  sleep pays it off. =<1-3> <reason> adds points by hand.
       sleeps   - its sleeps, newest first: how each began, how deep, the
                  phases done, the debt paid, what was consolidated, calls.
+      trigger  - its reminders: when <pattern> (a name, word or place) comes
+                 up in what it hears, <reminder> rides in that turn, at most
+                 <max fires> times (default 3, 1-20). It sets its own with the
+                 set_reminder tool. /remove=<id> removes one.
       instruct - give the assistant a builder instruction (heard as a direct
                  message with builder authority).
       tick     - run one tick now.
@@ -182,6 +189,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/debt Aria
       @assistant/debt Aria=2 ran the harvest festival all day
       @assistant/sleeps Aria
+      @assistant/trigger Aria=Mira: give her the letter from her brother
+      @assistant/trigger Aria/remove=t2
       @assistant/memory Aria=east door
       @assistant/memory Aria/people=Bob
       @assistant/memory Aria/forget=m000012
@@ -507,6 +516,63 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             rows.append(("last added", debt["last_reason"]))
         lines = [f"|w{label:>12}|n: {value}" for label, value in rows]
         return f"|w{assistant.key}'s sleep debt|n\n" + "\n".join(lines)
+
+    def do_trigger(self):
+        """List the assistant's reminders, set one, or remove one."""
+        usage = (
+            "Usage: @assistant/trigger <name>[[/<max fires>]=<pattern>: <reminder>] or "
+            "@assistant/trigger <name>/remove=<reminder id>"
+        )
+        if self.rhs is None:
+            if self.subkey:
+                self.msg(f"Not changed. {usage}")
+                return
+            self.msg(self.format_reminders(self.target, self.handler.reminders()))
+            return
+        if self.subkey.lower() == "remove":
+            removed = self.handler.remove_reminder(self.rhs)
+            self.msg(f"Removed reminder {removed['id']} ({removed['pattern']}).")
+            return
+        if self.subkey and not self.subkey.isdigit():
+            self.msg(f"Not changed. Max fires must be a whole number from 1 to 20. {usage}")
+            return
+        pattern, colon, reminder = self.rhs.partition(":")
+        if not colon:
+            self.msg(f"Not changed. Separate the pattern and the reminder with ':'. {usage}")
+            return
+        added = self.handler.add_reminder(
+            pattern, reminder, int(self.subkey) if self.subkey else 3, by=self.caller.key
+        )
+        self.msg(
+            f"{self.target.key}: reminder {added['id']} set: when {added['pattern']} comes up "
+            f"(at most {added['max_fires']} times)."
+        )
+
+    @staticmethod
+    def format_reminders(assistant, reminders: list) -> str:
+        """Render an assistant's reminders for `/trigger`.
+
+        Args:
+            assistant (Object): The assistant character.
+            reminders (list): As `AssistantHandler.reminders` gives them.
+
+        Returns:
+            str: A table, or a line saying there are none.
+
+        """
+        if not reminders:
+            return f"{assistant.key} has no reminders."
+        table = EvTable("id", "when", "fired", "set by", "who may see", "reminder", width=WIDTH)
+        for item in reminders:
+            table.add_row(
+                item["id"],
+                crop(item["pattern"], 16),
+                f"{item['fired_count']}/{item['max_fires']}",
+                crop(item["by"], 10),
+                audience_label(item.get("audience")),
+                crop(item["reminder"], 60),
+            )
+        return f"|w{assistant.key}'s reminders|n\n{table}"
 
     def do_sleeps(self):
         """List the assistant's sleeps, newest first."""

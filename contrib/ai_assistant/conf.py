@@ -190,6 +190,12 @@ class AssistantConfig(BaseModel):
     recall_limit: int = Field(
         8, ge=0, le=50, description="Memories recalled into each turn's message (0: none)."
     )
+    max_triggers: int = Field(
+        20,
+        ge=0,
+        le=100,
+        description="Most reminders (set_reminder, @assistant/trigger) an assistant holds.",
+    )
     recall_budget_tokens: int = Field(
         600, ge=0, le=20000, description="Most tokens the recalled memories take in a turn."
     )

@@ -25,7 +25,9 @@ SLEEPY = "Sleepy"
 MUST_SLEEP = "Must Sleep"
 # the least debt of each level, highest first
 LEVELS = ((10, MUST_SLEEP), (7, SLEEPY), (4, DROWSY), (0, ALERT))
-MEMORY_TOOLS = frozenset({"add_journal_entry", "update_entity_observation", "memory_edit"})
+MEMORY_TOOLS = frozenset(
+    {"add_journal_entry", "bookmark", "update_entity_observation", "memory_edit"}
+)
 MIN_BUILDER_POINTS, MAX_BUILDER_POINTS = 1, 3
 # turn ids remembered to count each turn once; a retry comes within a few ticks, not hundreds
 COUNTED_KEPT = 20
@@ -234,16 +236,21 @@ class SleepDebt:
         self.state.set(LAST_SLEEP, to_iso(now))
         return before
 
-    def advisory(self) -> str | None:
+    def advisory(self, critical_bookmark: bool = False) -> str | None:
         """The line the turn's message carries at Sleepy and Must Sleep.
 
+        Args:
+            critical_bookmark (bool, optional): A critical bookmark waits for consolidation:
+                the advisory is given whatever the debt.
+
         Returns:
-            str or None: The advisory (Sleepy), the directive (Must Sleep), else None.
+            str or None: The advisory (Sleepy, or a critical bookmark), the directive (Must
+                Sleep), else None.
 
         """
         level = self.level
         if level == MUST_SLEEP:
             return DIRECTIVE
-        if level == SLEEPY:
+        if level == SLEEPY or critical_bookmark:
             return ADVISORY
         return None

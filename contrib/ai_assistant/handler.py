@@ -38,6 +38,7 @@ from .conf import (
     resolve_config,
 )
 from .debt import SleepDebt
+from .reminders import Reminders, TriggerError
 from .sleeps import SleepHistory
 from .driver import default_runner
 from . import model_queue
@@ -932,6 +933,65 @@ class AssistantHandler:
         except ValueError as err:
             raise AssistantError(str(err)) from None
         return self.debt()
+
+    def reminders(self) -> list[dict]:
+        """The assistant's reminders (contextual triggers), oldest first.
+
+        Returns:
+            list: Dicts with id, pattern, reminder, max_fires, fired_count, audience, by and
+                created_at (see `ai_assistant.reminders`).
+
+        """
+        return Reminders(self.brain.state).all()
+
+    def add_reminder(self, pattern: str, reminder: str, max_fires: int, by: str) -> dict:
+        """Set a reminder: when `pattern` comes up in what it hears, `reminder` rides in that
+        turn's message, at most `max_fires` times. A builder's reminder is public.
+
+        Args:
+            pattern (str): A person, word or place (1-80 characters).
+            reminder (str): The reminder (1-300 characters).
+            max_fires (int): How many times it may fire (1-20).
+            by (str): The builder's name.
+
+        Returns:
+            dict: The reminder.
+
+        Raises:
+            AssistantError: A value out of bounds, or `max_triggers` already held; nothing is
+                changed.
+
+        """
+        brain = self.brain
+        try:
+            return Reminders(brain.state).add(
+                pattern,
+                reminder,
+                now=self.now(),
+                by=by,
+                limit=brain.config.max_triggers,
+                max_fires=max_fires,
+            )
+        except TriggerError as err:
+            raise AssistantError(str(err)) from None
+
+    def remove_reminder(self, reminder_id: str) -> dict:
+        """Remove a reminder.
+
+        Args:
+            reminder_id (str): Its id, such as "t3".
+
+        Returns:
+            dict: The reminder removed.
+
+        Raises:
+            AssistantError: No reminder has that id; nothing is changed.
+
+        """
+        try:
+            return Reminders(self.brain.state).remove(reminder_id)
+        except TriggerError as err:
+            raise AssistantError(str(err)) from None
 
     def sleeps(self, limit: int = 20) -> list[dict]:
         """The assistant's last sleeps, newest first (see `ai_assistant.sleeps`).

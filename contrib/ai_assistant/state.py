@@ -41,6 +41,8 @@ LAST_TURN = "last_turn"
 # the last few turns' summaries, newest last (the dashboard shows them)
 RECENT_TURNS = "recent_turns"
 RECENT_TURNS_KEPT = 10
+# contextual triggers: reminders that come back when a pattern comes up (ai_assistant.reminders)
+TRIGGERS = "triggers"
 WORKING_MEMORY = "working_memory"
 
 # the model and the context

@@ -333,6 +333,10 @@ def run_turn(
     working = WorkingMemory(state)
     audience = narrowest([event.audience for event in events] + [r.audience for r in shown])
     ctx = brain.tool_context(now, speakers, served=served, audience=audience)
+    # reminders these events bring back; counted as fired once the turn is handled
+    reminded = ctx.reminders.matching(
+        [f"{event.speaker}\n{event.text}\n{event.location or ''}" for event in events], served
+    )
     message = events_message(
         events,
         location=brain.location,
@@ -341,7 +345,8 @@ def run_turn(
         recalled=recalled_lines,
         talking_with=working.lines(served, now, config.working_memory_stale_minutes),
         private_with=events[0].speaker if private else None,
-        advisory=SleepDebt(state).advisory(),
+        reminders=[match.line for match in reminded],
+        advisory=SleepDebt(state).advisory(brain.journal.critical_bookmark_pending()),
     )
 
     def metadata() -> dict:
@@ -355,6 +360,7 @@ def run_turn(
     def commit_events() -> None:
         # only now, with a reply in hand, do the events leave the queue
         brain.events.remove({event.id for event in events})
+        ctx.reminders.fired([match.id for match in reminded])
         state.set(ACTIVITY, (state.get(ACTIVITY) or 0) + interactions)
         for key in (RETRY_AFTER, CONSECUTIVE_ERRORS):
             if state.get(key) is not None:

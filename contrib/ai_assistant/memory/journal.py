@@ -41,6 +41,9 @@ SYNTHESIS = "synthesis"
 SYNTHESIS_PREFIXES = ("[SYNTHESIS]", "[CONTEXT SYNTHESIS]")
 # the running sum of importance since the last reflection, kept with the journal's meta
 REFLECTION_COUNTER = "importance_since_reflection"
+# ids of critical bookmarks (salience 3), checked cheaply at every turn until consolidated
+CRITICAL_BOOKMARKS = "critical_bookmarks"
+MAX_CRITICAL_BOOKMARKS = 20
 
 
 class Journal:
@@ -79,6 +82,7 @@ class Journal:
         about: list[str] | None = None,
         kind: str = EXPERIENCE,
         cites: list[str] | None = None,
+        salience: int | None = None,
     ) -> dict:
         """Append an entry and return it.
 
@@ -98,6 +102,8 @@ class Journal:
             about (list, optional): Keys of the people it is about.
             kind (str): EXPERIENCE, REFLECTION_KIND or SYNTHESIS.
             cites (list, optional): Entry ids it rests on (reflections).
+            salience (int, optional): 1-3 for a bookmark (what matters now; 3 is critical):
+                sleep consolidates bookmarks first, the most salient first.
 
         Returns:
             dict: The entry.
@@ -125,12 +131,30 @@ class Journal:
             "consolidated": kind != EXPERIENCE,  # reflections and summaries are not raw
             "memory_ids": [],
         }
+        if salience is not None:
+            entry["salience"] = salience
         if kind == EXPERIENCE:
             extra = self.entries.extra
             extra[REFLECTION_COUNTER] = extra.get(REFLECTION_COUNTER, 0) + score
+            if salience == 3:
+                kept = extra.get(CRITICAL_BOOKMARKS, [])[1 - MAX_CRITICAL_BOOKMARKS :]
+                extra[CRITICAL_BOOKMARKS] = [*kept, entry["id"]]
         self.entries.append(entry)
         self._tell(entry)
         return entry
+
+    def critical_bookmark_pending(self) -> bool:
+        """Whether a critical bookmark (salience 3) waits for consolidation.
+
+        Returns:
+            bool: True while one is neither consolidated nor skipped.
+
+        """
+        for entry_id in self.entries.extra.get(CRITICAL_BOOKMARKS, []):
+            entry = self.get(entry_id)
+            if entry is not None and not (entry.get("consolidated") or entry.get("skipped")):
+                return True
+        return False
 
     def get(self, entry_id: str) -> dict | None:
         """The entry with this id, or None.

@@ -39,6 +39,19 @@ from ..memory.consolidation import (
 from ..state import COMPACTING_FAILURES, PROGRESS, SLEEP_ERRORS
 
 
+def by_salience(entries: list[dict]) -> list[dict]:
+    """Bookmarks first, the most salient first; otherwise oldest first.
+
+    Args:
+        entries (list): Journal entries, oldest first.
+
+    Returns:
+        list: The same entries in the order compacting takes them.
+
+    """
+    return sorted(entries, key=lambda entry: -(entry.get("salience") or 0))
+
+
 def needs_scoring(entry: dict, trust_turn: bool) -> bool:
     """Whether sleep-time scoring should (re)score this entry.
 
@@ -82,21 +95,22 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
     state = brain.state
     report = {"scored": 0, "consolidated": 0, "skipped": 0, "memories": 0, "error": None}
     try:
-        pending = journal.unconsolidated()
+        pending = by_salience(journal.unconsolidated())
         to_score = [e for e in pending if needs_scoring(e, config.trust_turn_importance)]
         to_score = to_score[: config.scoring_batch_size]
         if to_score:
             result = yield from _ask(brain, SCORING_PROMPT, to_score, ImportanceScores, now)
             report["scored"] = _apply_scores(journal, to_score, result)
-            pending = journal.unconsolidated()
+            pending = by_salience(journal.unconsolidated())
 
         scored = [e for e in pending if not needs_scoring(e, config.trust_turn_importance)]
         minimum = config.min_importance_to_consolidate
-        low = [e for e in scored if e["importance"] < minimum]
+        # a bookmark was marked to matter: never skipped as unimportant
+        low = [e for e in scored if e["importance"] < minimum and not e.get("salience")]
         if low:
             journal.update([{**e, "skipped": "below min_importance_to_consolidate"} for e in low])
             report["skipped"] = len(low)
-        important = [e for e in scored if e["importance"] >= minimum]
+        important = [e for e in scored if e["importance"] >= minimum or e.get("salience")]
         batch = _one_audience(important)[: config.scoring_batch_size]
         still_to_score = any(needs_scoring(e, config.trust_turn_importance) for e in pending)
         if len(batch) < config.scoring_batch_size and still_to_score:

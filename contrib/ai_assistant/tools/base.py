@@ -207,6 +207,7 @@ class ToolContext:
     control: TurnControl = field(default_factory=TurnControl)
     lifecycle: Any = None  # ai_assistant.lifecycle.Lifecycle
     core_memory: Any = None  # ai_assistant.memory.core.CoreMemory
+    reminders: Any = None  # ai_assistant.reminders.Reminders
     served: frozenset | None = None
     audience: list[str] | None = None
     recall: Callable[..., list] | None = None

@@ -19,6 +19,13 @@ from pydantic import Field
 
 from ..memory.core import CoreMemoryFull
 from ..memory.provenance import INFERRED, OBSERVED, spoken_source
+from ..reminders import (
+    DEFAULT_MAX_FIRES,
+    MAX_FIRES_ALLOWED,
+    MAX_PATTERN_CHARS,
+    MAX_REMINDER_CHARS,
+    TriggerError,
+)
 from .base import EXTRACTION, TURN, Speaker, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 MEMORY_SCOPES = frozenset({TURN, EXTRACTION})
@@ -262,4 +269,133 @@ class MemoryEditTool(Tool):
         return ToolResult(ok=True, content=f"Saved '{args.key}' ({tokens}/{budget} tokens).")
 
 
-MEMORY_TOOLS = [AddJournalEntryTool(), UpdateEntityObservationTool(), MemoryEditTool()]
+# a bookmark is kept above the consolidation threshold whatever it says: it was marked to matter
+BOOKMARK_IMPORTANCE = {1: 6, 2: 8, 3: 10}
+
+
+class BookmarkArgs(ToolArgs):
+    """Arguments of `bookmark`."""
+
+    text: str = Field(min_length=1, max_length=500, description="What matters, in a sentence.")
+    salience: int = Field(2, ge=1, le=3, description="1 useful, 2 important, 3 critical.")
+
+
+class BookmarkTool(Tool):
+    """Tool that marks what matters now, for the next sleep to handle first.
+
+    The bookmark is a journal entry with a salience: compacting scores and consolidates
+    bookmarks before other entries, the most salient first, never skips one as unimportant, and
+    pruning never touches an entry before it is consolidated. A critical bookmark (salience 3)
+    makes the turn's message advise sleeping until it is consolidated, whatever the sleep debt.
+
+    """
+
+    name = "bookmark"
+    description = "Mark what matters now (a promise, a danger) for your next sleep to file first."
+    Args = BookmarkArgs
+    scopes = frozenset({TURN})
+
+    def run(self, ctx: ToolContext, args: BookmarkArgs) -> ToolResult:
+        """Write the bookmark into the journal with the conversation's audience.
+
+        Args:
+            ctx (ToolContext): The conversation's context.
+            args (BookmarkArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result with the entry's id.
+
+        """
+        entry = ctx.journal.add(
+            args.text,
+            author=ctx.assistant_name,
+            now=ctx.now,
+            location=ctx.location,
+            source_type=OBSERVED,
+            importance=BOOKMARK_IMPORTANCE[args.salience],
+            scoring_method="turn",
+            tags=["bookmark"],
+            audience=ctx.audience,
+            salience=args.salience,
+        )
+        ctx.control.journal_written += 1
+        return ToolResult(
+            ok=True, content=f"Bookmarked as {entry['id']} (salience {args.salience})."
+        )
+
+
+class ReminderArgs(ToolArgs):
+    """Arguments of `set_reminder`."""
+
+    pattern: str = Field(
+        min_length=1,
+        max_length=MAX_PATTERN_CHARS,
+        description="A name, word or place.",
+    )
+    reminder: str = Field(
+        min_length=1, max_length=MAX_REMINDER_CHARS, description="What to be reminded of."
+    )
+    max_fires: int = Field(
+        DEFAULT_MAX_FIRES,
+        ge=1,
+        le=MAX_FIRES_ALLOWED,
+        description="Times it may come back.",
+    )
+
+
+class SetReminderTool(Tool):
+    """Tool that sets a contextual trigger (`ai_assistant.reminders`): when the pattern comes
+    up in what the assistant hears, the reminder rides in that turn's message.
+
+    The trigger keeps the conversation's audience: set while answering a whisper, it comes
+    back only in turns that serve that person.
+
+    """
+
+    name = "set_reminder"
+    description = "Be reminded of something when a name, word or place comes up again."
+    Args = ReminderArgs
+    scopes = frozenset({TURN})
+
+    def run(self, ctx: ToolContext, args: ReminderArgs) -> ToolResult:
+        """Set the trigger.
+
+        Args:
+            ctx (ToolContext): The conversation's context.
+            args (ReminderArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: A success result with the trigger's id.
+
+        Raises:
+            ToolError: The assistant already holds its most reminders.
+
+        """
+        try:
+            trigger = ctx.reminders.add(
+                args.pattern,
+                args.reminder,
+                now=ctx.now,
+                by=ctx.assistant_name,
+                limit=ctx.config.max_triggers,
+                max_fires=args.max_fires,
+                audience=ctx.audience,
+            )
+        except TriggerError as err:
+            raise ToolError(str(err)) from None
+        return ToolResult(
+            ok=True,
+            content=(
+                f"Reminder {trigger['id']} set: when {trigger['pattern']} comes up (at most "
+                f"{trigger['max_fires']} times)."
+            ),
+        )
+
+
+MEMORY_TOOLS = [
+    AddJournalEntryTool(),
+    UpdateEntityObservationTool(),
+    MemoryEditTool(),
+    BookmarkTool(),
+    SetReminderTool(),
+]
