@@ -8,20 +8,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_demo_scene_runs_offline_with_the_rehearsal_model():
+def run_demo(timeout: float, **settings: str) -> subprocess.CompletedProcess:
+    """`python -m world.demo_scene` with no model configured but what `settings` set."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("OPENAI_", "AI_ASSISTANT_", "DJANGO_SETTINGS"))
     }
-    done = subprocess.run(
+    env.update(settings)
+    return subprocess.run(
         [sys.executable, "-m", "world.demo_scene"],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
     )
+
+
+def test_demo_scene_runs_offline_with_the_rehearsal_model():
+    done = run_demo(300)
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     first = out.splitlines()[0]
@@ -60,20 +66,9 @@ def test_demo_scene_runs_offline_with_the_rehearsal_model():
 
 
 def test_demo_stops_early_naming_a_failing_endpoint():
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "AI_ASSISTANT_", "DJANGO_SETTINGS"))
-    }
     # a configured endpoint nobody listens on
-    env.update(AI_ASSISTANT_BASE_URL="http://127.0.0.1:9/v1", AI_ASSISTANT_API_KEY="sk-nope")
-    done = subprocess.run(
-        [sys.executable, "-m", "world.demo_scene"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    done = run_demo(
+        120, AI_ASSISTANT_BASE_URL="http://127.0.0.1:9/v1", AI_ASSISTANT_API_KEY="sk-nope"
     )
     assert done.returncode == 1
     assert done.stdout.splitlines()[0] == (
@@ -93,22 +88,10 @@ def test_demo_uses_an_endpoint_from_the_settings_files(tmp_path):
         "AI_ASSISTANT_API_KEY = 'sk-from-a-file'\n"
         "AI_ASSISTANT_MODEL = 'owner-model'\n"
     )
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "AI_ASSISTANT_", "DJANGO_SETTINGS"))
-    }
-    env.update(
+    done = run_demo(
+        120,
         DJANGO_SETTINGS_MODULE="owner_settings",
-        PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT), env.get("PYTHONPATH", "")]),
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "world.demo_scene"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+        PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]),
     )
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert done.stdout.splitlines()[0] == (
