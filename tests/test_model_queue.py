@@ -145,6 +145,22 @@ def test_a_429_pauses_everyone_and_the_call_is_sent_again(queue):
     assert later["first"] - refused_at >= 0.25 and later["other"] - refused_at >= 0.25
 
 
+def test_a_call_back_from_a_429_goes_first_though_its_owner_has_more_waiting(queue):
+    q = queue(max_in_flight=1)
+    log, results = [], Results()
+    gate, open_gate = _gate(q)
+    refused = LLMError(RATE_LIMIT, "slow down", 429, retry_after=0.05)
+    results.track("a1", q.submit("A", Work("a1", log, gate=gate, fail=[refused])))
+    _until(lambda: q.stats().in_flight == 1)
+    for owner, name in (("B", "b1"), ("A", "a2"), ("C", "c1")):
+        results.track(name, q.submit(owner, Work(name, log)))
+    _until(lambda: q.stats().queued == 3)
+    open_gate()
+    results.wait(4)
+    assert [name for name, _ in log] == ["a1", "a1", "b1", "c1", "a2"]
+    assert not results.errors and q.stats().queued == 0
+
+
 def test_a_call_refused_again_and_again_fails_as_a_rate_limit(queue):
     q = queue()
     log, results = [], Results()

@@ -216,10 +216,17 @@ class ModelCallQueue:
         line = self._lines.get(call.owner)
         if line is None:
             line = self._lines[call.owner] = deque()
-        if not line:
-            # an owner with nothing waiting joins the round; a call back from a 429 goes first
-            (self._turns.appendleft if first else self._turns.append)(call.owner)
-        (line.appendleft if first else line.append)(call)
+        if first:
+            # a call back from a 429 goes first, before its owner's other calls and before
+            # every other owner (it was sent before all of them)
+            if line:
+                self._turns.remove(call.owner)
+            self._turns.appendleft(call.owner)
+            line.appendleft(call)
+        else:
+            if not line:
+                self._turns.append(call.owner)  # an owner with nothing waiting joins the round
+            line.append(call)
         self._dispatch()
 
     def _dispatch(self) -> None:
