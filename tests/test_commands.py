@@ -183,6 +183,8 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
             text = self.cmd("/tick Aria")
             assert "is backing off after model errors until" in text and "1 events wait" in text
             self.cmd("/clear Aria", "Aria: error counts and back-off cleared.")
+            turns = self.handler.recent_turns()  # kept on record, their errors cleared
+            assert turns and all(turn["error"] is None for turn in turns)
             text = self.cmd("/status Aria")
             assert "last model error" not in text and "backing off" not in text
             assert "tick errors" not in text or "tick errors: 0" in text

@@ -156,6 +156,8 @@ class TestDashboard(AssistantTestCase):
         self.tick()
         turns = self.handler.recent_turns()
         assert len(turns) == 1 and turns[0]["tools"] == ["say", "noop"]
+        assert self.handler.status().last_turn == turns[0]  # the newest, not a second copy
+        assert self.handler.brain.state.get("last_turn") is None
         shape = turns[0]["prompt"]
         fixed = self.handler.brain.fixed_tokens()
         assert shape["fixed"] == fixed and shape["conversation"] > 0

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.staticfiles.handlers import StaticFilesHandler
+from django.core.servers.basehttp import WSGIServer
 from django.db import connections
 from django.test.testcases import LiveServerThread
 from django.urls import reverse
@@ -52,6 +53,22 @@ if MISSING and os.environ.get("AI_ASSISTANT_REQUIRE_BROWSER") == "1":
 pytestmark = pytest.mark.skipif(bool(MISSING), reason=MISSING or "browser available")
 
 
+class SerialWSGIServer(WSGIServer):
+    """Serves one request at a time, on the live server's own thread."""
+
+    def __init__(self, *args, connections_override=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.connections_override = connections_override
+
+
+class SerialLiveServerThread(LiveServerThread):
+    """Django's live server, one request at a time: the browser asks for a page and its favicon
+    together, and two threads must not share the test's one database connection (an error in
+    one would break the test's transaction for the other)."""
+
+    server_class = SerialWSGIServer
+
+
 class TestDashboardInBrowser(AssistantTestCase):
     def setUp(self):
         super().setUp()
@@ -75,7 +92,9 @@ class TestDashboardInBrowser(AssistantTestCase):
         shared = {alias: connections[alias] for alias in connections}
         for connection in shared.values():
             connection.inc_thread_sharing()
-        server = LiveServerThread("127.0.0.1", StaticFilesHandler, connections_override=shared)
+        server = SerialLiveServerThread(
+            "127.0.0.1", StaticFilesHandler, connections_override=shared
+        )
         server.daemon = True
         server.start()
         server.is_ready.wait()

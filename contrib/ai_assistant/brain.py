@@ -45,7 +45,6 @@ from .state import (
     DREAMING_PROGRESS,
     INITIATED_BY,
     LAST_COMPACTION,
-    LAST_TURN,
     REASON,
     RETRY_AFTER,
     SCHEDULE_SUSPENDED,
@@ -54,6 +53,7 @@ from .state import (
     WAIT_UNTIL,
     WAKE_DEFERRED,
     WAKE_TIME,
+    last_turn,
 )
 from .status import AssistantStatus
 from .memory.audience import visible
@@ -588,7 +588,7 @@ class Brain:
                 "hour": config.token_budget_per_hour,
                 "spent": self.budget_spent(now),
             },
-            last_turn=state.get(LAST_TURN),
+            last_turn=last_turn(state),
             last_compaction=state.get(LAST_COMPACTION),
             wait_until=state.get(WAIT_UNTIL),
             retry_after=state.get(RETRY_AFTER),

@@ -1086,8 +1086,11 @@ class AssistantHandler:
         usage.errors.clear()
         usage.malformed.clear()
         brain.save_usage(usage)
-        brain.state.delete(LAST_TURN)
-        for key in (RETRY_AFTER, CONSECUTIVE_ERRORS):
+        # the turns stay on record, their errors are cleared
+        recent = brain.state.get(RECENT_TURNS)
+        if recent:
+            brain.state.set(RECENT_TURNS, [{**turn, "error": None} for turn in recent])
+        for key in (LAST_TURN, RETRY_AFTER, CONSECUTIVE_ERRORS):
             if brain.state.get(key) is not None:
                 brain.state.delete(key)
 

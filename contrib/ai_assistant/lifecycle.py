@@ -31,7 +31,6 @@ from .state import (
     DEPTH,
     INITIATED_BY,
     LAST_TRANSITION,
-    LAST_TURN,
     MODE,
     MODE_LOG,
     PHASE,
@@ -42,6 +41,7 @@ from .state import (
     TRANSITION_REASON,
     WAKE_DEFERRED,
     WAKE_TIME,
+    last_turn,
 )
 
 AWAKE = "awake"
@@ -485,8 +485,8 @@ class Lifecycle:
         debt = SleepDebt(self.state)
         if debt.level != MUST_SLEEP:
             return False
-        last_turn = (self.state.get(LAST_TURN) or {}).get("at")
-        times = [t for t in (from_iso(last_turn), from_iso(self.state.get(LAST_TRANSITION))) if t]
+        turn_at = (last_turn(self.state) or {}).get("at")
+        times = [t for t in (from_iso(turn_at), from_iso(self.state.get(LAST_TRANSITION))) if t]
         if times and now - max(times) < timedelta(minutes=minutes):
             return False
         try:

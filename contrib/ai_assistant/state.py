@@ -37,10 +37,11 @@ WAIT_SET_AT = "wait_set_at"
 WAIT_REASON = "wait_reason"
 RETRY_AFTER = "retry_after"
 CONSECUTIVE_ERRORS = "consecutive_errors"
-LAST_TURN = "last_turn"
-# the last few turns' summaries, newest last (the dashboard shows them)
+# the last few turns' summaries, newest last (status shows the last, the dashboard all)
 RECENT_TURNS = "recent_turns"
 RECENT_TURNS_KEPT = 10
+# where the last turn's summary was kept alone before RECENT_TURNS; still read when it is all
+LAST_TURN = "last_turn"
 # contextual triggers: reminders that come back when a pattern comes up (ai_assistant.reminders)
 TRIGGERS = "triggers"
 WORKING_MEMORY = "working_memory"
@@ -66,3 +67,18 @@ SLEEP_DEBT = "sleep_debt"
 LAST_SLEEP = "last_sleep"
 CURRENT_SLEEP = "current_sleep"
 SLEEP_HISTORY = "sleep_history"  # chunked: sleep_history:meta, sleep_history:000000, ...
+
+
+def last_turn(state) -> dict | None:
+    """The last awake turn's summary.
+
+    Args:
+        state (KeyValueStore): The script's store.
+
+    Returns:
+        dict or None: The newest of `RECENT_TURNS` (or a summary stored alone by an earlier
+            version), None before the first turn.
+
+    """
+    recent = state.get(RECENT_TURNS)
+    return recent[-1] if recent else state.get(LAST_TURN)

@@ -39,7 +39,6 @@ from ..state import (
     CONSECUTIVE_ERRORS,
     CONTEXT_TOKENS,
     LAST_COMPACTION,
-    LAST_TURN,
     RECENT_TURNS,
     RECENT_TURNS_KEPT,
     RETRY_AFTER,
@@ -406,6 +405,5 @@ def run_turn(
             loop.tool_calls, config, turn_id(ids) if ids else f"notice@{to_iso(now)}"
         )
     summary = {"at": to_iso(now), **outcome.summary()}
-    state.set(LAST_TURN, summary)
     state.set(RECENT_TURNS, [*(state.get(RECENT_TURNS) or [])[1 - RECENT_TURNS_KEPT :], summary])
     return outcome

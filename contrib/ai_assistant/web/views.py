@@ -488,8 +488,6 @@ def assistant_detail(request, dbid: int):
         "links_graph": mark_safe(links_svg(data["links"], _max_graph_nodes())),
         "sleeps": [_sleep_row(record) for record in data["sleeps"]],
         "turns": [_turn_row(turn) for turn in data["turns"]],
-        # the summary is shown key by key: each value redacted, never the request itself
-        "last_turn": [(key, redacted(value)) for key, value in (status.last_turn or {}).items()],
         "last_error": status.last_error,
         "sleep_reason": redacted(status.sleep_reason) if status.sleep_reason else "",
         "last_compaction": redacted(status.last_compaction) if status.last_compaction else "",
