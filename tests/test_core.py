@@ -226,6 +226,21 @@ def test_dispatch_respects_the_scope():
     assert "add_journal_entry" in result.content and "say," not in result.content
 
 
+class _BrokenWorld(FakeWorld):
+    def say(self, text):
+        raise LookupError("the database refused the write")
+
+
+def test_a_tool_that_raises_becomes_an_error_result_unless_its_error_must_propagate():
+    registry = default_registry()
+    call = ToolCall("1", "say", '{"text": "hi"}')
+    result = registry.dispatch(_ctx(_BrokenWorld()), call, TURN)
+    assert not result.ok and result.malformed == "tool_exception"
+    registry.propagate = (LookupError,)  # what the shell sets for the database's errors
+    with pytest.raises(LookupError, match="refused"):
+        registry.dispatch(_ctx(_BrokenWorld()), call, TURN)
+
+
 def test_whisper_only_to_someone_present():
     world = FakeWorld(present=["Alice"])
     result = default_registry().dispatch(

@@ -229,6 +229,76 @@ class TestDatabaseErrorsInTheLifecycle(AssistantTestCase):
         assert self.script.db.tick_errors == 1
         assert self.script.db.last_error.startswith("turn: ")
 
+    def _live_runner(self):
+        pending = []
+
+        def later(work):
+            # as on a live server: the model's answer arrives after the tick has returned
+            deferred = defer.Deferred()
+            pending.append((work, deferred))
+            return deferred
+
+        self.handler.runner = later
+        return pending
+
+    def test_a_tool_cannot_swallow_a_database_error(self):
+        original = AddJournalEntryTool.run
+
+        def run(tool, ctx, args):
+            original(tool, ctx, args)
+            _failing_statement()
+
+        AddJournalEntryTool.run = run
+        self.addCleanup(setattr, AddJournalEntryTool, "run", original)
+        pending = self._live_runner()
+        self.responder.add(
+            tool_reply(tool_call("add_journal_entry", {"content": "Char asked for the map."}))
+        )
+        self.char1.execute_cmd("whisper Aria = where is the map?")
+        self.tick()
+        work, deferred = pending.pop()
+        deferred.callback(work())
+        # the turn failed with the database's error, not with a tool result the model reads
+        assert self.script.db.last_error.startswith("turn: ")
+        assert "no_such_table" in self.script.db.last_error
+        assert not pending  # no second model call over a transaction that cannot stand
+        assert not [e for e in self.handler.brain.journal.all() if "map" in e["content"]]
+        assert self.handler.brain.events.peek()  # what was heard waits for the next turn
+
+    def test_a_step_rolled_back_in_silence_fails_its_turn_and_leaves_no_stale_memory(self):
+        original = AddJournalEntryTool.run
+
+        def run(tool, ctx, args):
+            result = original(tool, ctx, args)  # the entry is written...
+            # ...then game code swallows an error of a save, which marks the step's
+            # transaction for rollback (Django does so for a failed save inside it)
+            transaction.set_rollback(True)
+            return result
+
+        AddJournalEntryTool.run = run
+        self.addCleanup(setattr, AddJournalEntryTool, "run", original)
+        pending = self._live_runner()
+        self.responder.add(
+            tool_reply(tool_call("add_journal_entry", {"content": "Char asked for the map."}))
+        )
+        self.char1.execute_cmd("whisper Aria = where is the map?")
+        self.tick()
+        brain_before = self.handler.brain
+        work, deferred = pending.pop()
+        deferred.callback(work())
+        # the turn fails (at its next query, or as the step ends when there is none)
+        assert self.script.db.last_error.startswith("turn: ")
+        assert not self.handler.in_flight
+        # the brain is built again from what is stored: the entry was never kept
+        assert self.handler.brain is not brain_before
+        assert not [e for e in self.handler.brain.journal.all() if "map" in e["content"]]
+        fresh = AttributeStore(self.char1, MEMORY_CATEGORY)
+        self.char1.attributes.reset_cache()
+        from ai_assistant.memory.journal import Journal
+
+        assert not [e for e in Journal(fresh).all() if "map" in e["content"]]
+        assert self.handler.brain.events.peek()
+
 
 def test_the_server_programs_are_found_where_postgres_bindir_points(tmp_path, monkeypatch):
     for name in ("initdb", "pg_ctl"):

@@ -140,14 +140,51 @@ class TestStepTransaction(BaseEvenniaTest):
                 raise RuntimeError("the step gives up")
         assert _stored(attrs["queue"]) == [1]
 
-    def test_a_step_marked_for_rollback_writes_nothing(self):
+    def test_a_step_marked_for_rollback_writes_nothing_and_says_so(self):
+        from ai_assistant.storage import StepRolledBack, step_transaction
+
+        store, attrs = self._store_with(queue=[1])
+        told = []
+        store.on_rollback = lambda: told.append(True)
+        with pytest.raises(StepRolledBack, match="marked for rollback"):
+            with step_transaction():
+                store.set("queue", [1, 2])
+                store.set("fresh", {"new": True})  # created in the step
+                transaction.set_rollback(True)
+        assert _stored(attrs["queue"]) == [1]
+        # what readers see follows the database, not the writes that were not kept
+        assert store.get("queue") == [1]
+        assert store.get("fresh") is None
+        assert told == [True]
+
+    def test_a_step_whose_writes_are_refused_leaves_no_stale_cache(self):
+        from django.db import DatabaseError
+
         from ai_assistant.storage import step_transaction
 
         store, attrs = self._store_with(queue=[1])
+
+        def refuse_updates(execute, sql, params, many, context):
+            if sql.startswith("UPDATE"):
+                sql = sql.replace(Attribute._meta.db_table, "no_such_table")
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(refuse_updates):
+            with pytest.raises(DatabaseError):
+                with step_transaction():
+                    store.set("queue", [1, 2])
+        assert _stored(attrs["queue"]) == [1]
+        assert store.get("queue") == [1]
+
+    def test_a_step_that_stands_tells_no_one(self):
+        from ai_assistant.storage import step_transaction
+
+        store, attrs = self._store_with(queue=[1])
+        told = []
+        store.on_rollback = lambda: told.append(True)
         with step_transaction():
             store.set("queue", [1, 2])
-            transaction.set_rollback(True)
-        assert _stored(attrs["queue"]) == [1]
+        assert store.get("queue") == [1, 2] and told == []
 
     def test_a_step_inside_a_step_joins_it(self):
         from ai_assistant.storage import step_transaction

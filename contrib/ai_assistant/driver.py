@@ -357,7 +357,8 @@ def drive(
                 if finished or done.called:
                     log.err(Failure(), "ai_assistant: a step's writes failed after its turn")
                     return
-                failure = Failure()
+                # an error the stretch raised comes first: it is why the step did not stand
+                failure = failure if failure is not None else Failure()
                 try:
                     turn.close()
                 except BaseException:  # noqa: BLE001 - its clean-up failed too: keep the first

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from functools import partial
 
+from django.db import DatabaseError
 from evennia.utils import create, logger, search
 
 from . import game_settings
@@ -378,7 +379,9 @@ class AssistantHandler:
         key = (config, model, self.persona, embedding_model, endpoint)
         if self._brain is None or key != self._brain_key:
             character = self.obj
-            memory_store = AttributeStore(character, MEMORY_CATEGORY)
+            memory_store = AttributeStore(character, MEMORY_CATEGORY, self._forget_brain)
+            registry = self.make_registry()
+            registry.propagate = (DatabaseError,)
             self._brain = Brain(
                 name=character.key,
                 aliases=list(character.aliases.all()),
@@ -386,10 +389,10 @@ class AssistantHandler:
                 prompt_template=self.system_prompt_template(),
                 config=config,
                 model=model,
-                state=AttributeStore(self.script),
+                state=AttributeStore(self.script, on_rollback=self._forget_brain),
                 memory_store=memory_store,
                 world=self.make_world(),
-                registry=self.make_registry(),
+                registry=registry,
                 client_factory=partial(client_for, endpoint),
                 embedding_model=embedding_model,
                 on_transition=self._on_transition,
@@ -401,6 +404,12 @@ class AssistantHandler:
         location = self.obj.location
         self._brain.location = location.key if location else None
         return self._brain
+
+    def _forget_brain(self) -> None:
+        """A step's writes were rolled back: what the brain keeps in memory (usage, indexes,
+        caches of its stores) may hold values the database does not; the next use builds it
+        again from what is stored."""
+        self._brain = None
 
     def _game_now(self, now: datetime) -> datetime:
         return (self.game_clock or EvenniaGameClock()).now()

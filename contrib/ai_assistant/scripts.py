@@ -19,6 +19,7 @@ counted in `db.tick_errors`, secrets redacted.
 """
 
 from django.db import DatabaseError, transaction
+from django.db.transaction import TransactionManagementError
 from evennia.scripts.scripts import DefaultScript
 from evennia.scripts.tickerhandler import TICKER_HANDLER
 from evennia.utils import logger
@@ -235,7 +236,9 @@ class AssistantScript(DefaultScript):
                         # be written in it
                         transaction.set_rollback(True)
         except DatabaseError as err:
-            error = err  # the tick's writes, sent as it ended, were refused (and rolled back)
+            # the tick's writes, sent as it ended, were refused, or its transaction was
+            # marked for rollback (after an error already caught: that one is reported)
+            error = error or err
         if error is not None:
             handler = getattr(self.obj, "assistant", None)
             if handler is not None:
@@ -288,6 +291,10 @@ class AssistantScript(DefaultScript):
             err (BaseException): The error.
 
         """
+        while isinstance(err, TransactionManagementError) and err.__context__ is not None:
+            # clean-up code that wrote after a database error met the transaction it had
+            # broken: the error that broke it is the one worth reporting
+            err = err.__context__
         message = redact(f"{type(err).__name__}: {err}", game_settings.secrets())
         self.attributes.add(TICK_ERRORS, (self.attributes.get(TICK_ERRORS) or 0) + 1)
         self.attributes.add(LAST_ERROR, f"{where}: {message[:300]}")

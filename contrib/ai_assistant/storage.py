@@ -11,7 +11,7 @@ collides with the game's own Attributes on that character.
 import threading
 from contextlib import contextmanager
 
-from django.db import connections, router, transaction
+from django.db import DatabaseError, connections, router, transaction
 from evennia.scripts.monitorhandler import MONITOR_HANDLER
 from evennia.typeclasses.attributes import Attribute
 from evennia.utils.dbserialize import deserialize, to_pickle
@@ -21,6 +21,12 @@ MEMORY_CATEGORY = "ai_assistant"
 # the Attributes changed in the open step (see `step_transaction`), by primary key; None when
 # no step is open. Only the reactor thread opens steps and writes through them.
 _changed: dict | None = None
+# the stores written in the open step, told when the step's writes are rolled back
+_written: dict | None = None
+
+
+class StepRolledBack(DatabaseError):
+    """A step ended with its transaction marked for rollback: nothing it wrote was kept."""
 
 
 @contextmanager
@@ -34,21 +40,40 @@ def step_transaction():
     changed. Nothing is written when the step raised or marked its transaction for rollback.
     A step opened inside another joins it.
 
+    When the step's writes do not stand (it raised, its transaction was marked for rollback,
+    or its writes were refused as it ended), the caches of everything it wrote would hold
+    values the database does not: each store written in the step is told
+    (`AttributeStore.rolled_back`), which empties the Attribute cache of its object and calls
+    its `on_rollback`. A step marked for rollback that raised nothing raises `StepRolledBack`
+    as it ends, so losing its writes is never silent.
+
     """
-    global _changed
+    global _changed, _written
     if _changed is not None:
         yield
         return
-    with transaction.atomic():
-        _changed = {}
-        try:
-            yield
-            changed = _changed
-        finally:
-            _changed = None
-        if changed and not transaction.get_rollback():
-            # an Attribute deleted since it changed has no row (and no pk) to write
-            _update_values([attr for attr in changed.values() if attr.pk is not None])
+    kept = False
+    written = {}
+    try:
+        with transaction.atomic():
+            _changed, _written = {}, written
+            try:
+                yield
+                changed = _changed
+            finally:
+                _changed, _written = None, None
+            if transaction.get_rollback():
+                raise StepRolledBack(
+                    "the step's transaction was marked for rollback: nothing it wrote was kept"
+                )
+            if changed:
+                # an Attribute deleted since it changed has no row (and no pk) to write
+                _update_values([attr for attr in changed.values() if attr.pk is not None])
+        kept = True
+    finally:
+        if not kept:
+            for store, keys in written.values():
+                store.rolled_back(keys)
 
 
 def _update_value(attr) -> None:
@@ -120,11 +145,40 @@ class AttributeStore:
     Values come back as plain Python data (not Evennia's auto-saving wrappers), so the core's
     changes are written only when it calls `set`, once per changed value.
 
+    Args:
+        obj: The object whose Attributes hold the values.
+        category (str, optional): Their Attribute category.
+        on_rollback (callable, optional): Called with no arguments when a step that wrote
+            through this store was rolled back (see `step_transaction`): whoever keeps values
+            read from it drops them.
+
     """
 
-    def __init__(self, obj, category: str | None = None):
+    def __init__(self, obj, category: str | None = None, on_rollback=None):
         self.obj = obj
         self.category = category
+        self.on_rollback = on_rollback
+
+    def rolled_back(self, keys) -> None:
+        """What a step wrote under `keys` through this store was rolled back.
+
+        The Attributes written are dropped from Evennia's caches (which would otherwise keep
+        the values that were not kept), so the next reads come from the database, and
+        `on_rollback` is called.
+
+        Args:
+            keys (set): The keys written in the step.
+
+        """
+        for key in keys:
+            attr = self.obj.attributes.get(key, category=self.category, return_obj=True)
+            if attr is not None and not isinstance(attr, list):
+                # Evennia keeps one instance per row, and a reload returns that same instance:
+                # it is dropped, so the next read builds one from the row (if any is left)
+                attr.flush_from_cache(force=True)
+        self.obj.attributes.reset_cache()
+        if self.on_rollback is not None:
+            self.on_rollback()
 
     def get(self, key, default=None):
         """Read the value stored under `key`, as plain Python data.
@@ -153,6 +207,8 @@ class AttributeStore:
             value: The value to store.
 
         """
+        if _written is not None:
+            _written.setdefault(id(self), (self, set()))[1].add(key)
         attr = self.obj.attributes.get(key, category=self.category, return_obj=True)
         if attr is None or isinstance(attr, list) or attr.db_strvalue is not None:
             self.obj.attributes.add(key, value, category=self.category)
@@ -175,6 +231,7 @@ class AttributeStore:
 
         """
         if _changed is not None:
+            _written.setdefault(id(self), (self, set()))[1].add(key)
             # a value changed earlier in this step must not be written after its row is gone
             attr = self.obj.attributes.get(key, category=self.category, return_obj=True)
             if attr is not None and not isinstance(attr, list):

@@ -295,6 +295,10 @@ class ToolRegistry:
     def __init__(self, tools: list[Tool]):
         self._tools = {tool.name: tool for tool in tools}
         self._schemas: dict[str, list[dict]] = {}
+        # errors no tool may turn into an error result: the shell sets the database's, since
+        # a refused statement leaves the step's transaction unusable (or marked to roll back)
+        # and the turn must fail visibly instead of going on over writes that will not stand
+        self.propagate: tuple[type[BaseException], ...] = ()
 
     def names(self, scope: str | None = None) -> list[str]:
         """The names of the tools offered in `scope` (all tools when None).
@@ -340,7 +344,8 @@ class ToolRegistry:
         return self._schemas[scope]
 
     def dispatch(self, ctx: ToolContext, call: ToolCall, scope: str) -> ToolResult:
-        """Validate and run one tool call made in `scope`; every failure becomes an error result.
+        """Validate and run one tool call made in `scope`; every failure becomes an error result
+        (but the kinds of error in `propagate`, which are raised).
 
         Args:
             ctx (ToolContext): What the tools may use in this conversation.
@@ -389,6 +394,8 @@ class ToolRegistry:
             return tool.run(ctx, args)
         except ToolError as exc:
             return ToolResult.error(str(exc))
+        except self.propagate:
+            raise
         except Exception:
             return ToolResult.error(
                 f"'{call.name}' failed unexpectedly; try something else.",
