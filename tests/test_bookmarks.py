@@ -75,8 +75,26 @@ def test_a_bookmark_is_never_skipped_as_unimportant():
     assistant.lifecycle.go_to_sleep(T0, reason="rest", initiated_by="tool")
     report = drive_inline(sleep_tick(assistant, T0))
     entry = assistant.journal.get("j000000")
-    assert entry["importance"] == 1 and not entry.get("skipped")
+    # scored 1, kept at the floor its salience gives (6), above the threshold of 5
+    assert entry["importance"] == 6 and entry["scoring_method"] == "llm"
+    assert not entry.get("skipped")
     assert report["consolidated"] == 1 and entry["consolidated"]
+    assert assistant.long_term.all()[0]["importance"] == 6
+
+
+def test_a_critical_bookmark_scored_low_keeps_its_importance():
+    model = ScriptedModel(
+        scores(("j000000", 3), ("j000001", 3)),
+        facts(("j000000", ["The cellar stairs are broken."]), ("j000001", ["Tea is hot."])),
+    )
+    assistant = make_assistant(model, scoring_batch_size=2, trust_turn_importance=False)
+    bookmark(assistant, "The cellar stairs are broken.", 3)
+    assistant.journal.add("Tea is hot.", author="Aria", now=T0)
+    active(assistant)
+    assistant.lifecycle.go_to_sleep(T0, reason="rest", initiated_by="tool")
+    drive_inline(sleep_tick(assistant, T0))
+    assert assistant.journal.get("j000000")["importance"] == 10
+    assert assistant.journal.get("j000001")["importance"] == 3  # no bookmark: as scored
 
 
 def test_a_critical_bookmark_advises_sleep_until_consolidated():

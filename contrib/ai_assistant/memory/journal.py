@@ -41,6 +41,9 @@ SYNTHESIS = "synthesis"
 SYNTHESIS_PREFIXES = ("[SYNTHESIS]", "[CONTEXT SYNTHESIS]")
 # the running sum of importance since the last reflection, kept with the journal's meta
 REFLECTION_COUNTER = "importance_since_reflection"
+# a bookmark's importance by its salience (1-3), given when it is written and kept as a floor
+# when sleep scores it again: it was marked to matter, and stays above the usual threshold
+BOOKMARK_IMPORTANCE = {1: 6, 2: 8, 3: 10}
 # ids of critical bookmarks (salience 3), checked cheaply at every turn until consolidated
 CRITICAL_BOOKMARKS = "critical_bookmarks"
 MAX_CRITICAL_BOOKMARKS = 20

@@ -36,6 +36,7 @@ from ..memory.consolidation import (
     clean_facts,
     entries_request,
 )
+from ..memory.journal import BOOKMARK_IMPORTANCE
 from ..state import COMPACTING_FAILURES, PROGRESS, SLEEP_ERRORS
 
 
@@ -162,7 +163,10 @@ def _apply_scores(journal, entries: list[dict], result: ImportanceScores) -> int
     changed = []
     for entry in entries:
         if entry["id"] in scores:
-            changed.append({**entry, "importance": scores[entry["id"]], "scoring_method": "llm"})
+            # a bookmark keeps the floor its salience gives: the assistant marked it to matter
+            floor = BOOKMARK_IMPORTANCE.get(entry.get("salience"), 1)
+            importance = max(scores[entry["id"]], floor)
+            changed.append({**entry, "importance": importance, "scoring_method": "llm"})
         else:
             # not scored by the model: keep the score it has rather than ask again forever
             changed.append({**entry, "scoring_method": "heuristic_kept"})

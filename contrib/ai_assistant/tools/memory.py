@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..memory.core import CoreMemoryFull
+from ..memory.journal import BOOKMARK_IMPORTANCE
 from ..memory.provenance import INFERRED, OBSERVED, spoken_source
 from ..reminders import (
     DEFAULT_MAX_FIRES,
@@ -267,10 +268,6 @@ class MemoryEditTool(Tool):
         except CoreMemoryFull as full:
             raise ToolError(str(full)) from None
         return ToolResult(ok=True, content=f"Saved '{args.key}' ({tokens}/{budget} tokens).")
-
-
-# a bookmark is kept above the consolidation threshold whatever it says: it was marked to matter
-BOOKMARK_IMPORTANCE = {1: 6, 2: 8, 3: 10}
 
 
 class BookmarkArgs(ToolArgs):
