@@ -1,11 +1,19 @@
 """`make demo` runs offline end to end and shows the loop (a smoke test, so it cannot rot)."""
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from ai_assistant.debt import ADVISORY, DIRECTIVE
+from ai_assistant.testing.rehearsal import RehearsalResponder
+
 ROOT = Path(__file__).resolve().parent.parent
+DEBT_LINE = re.compile(r"Aria  did \| sleep debt \+(\d) = (\d+) \(([A-Za-z ]+)\)")
 
 
 def run_demo(timeout: float, **settings: str) -> subprocess.CompletedProcess:
@@ -26,8 +34,20 @@ def run_demo(timeout: float, **settings: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_demo_scene_runs_offline_with_the_rehearsal_model():
-    done = run_demo(300)
+@pytest.fixture(scope="module")
+def offline_demo() -> subprocess.CompletedProcess:
+    """One offline run of the whole scene, shared by the tests that read its transcript."""
+    return run_demo(300)
+
+
+def section(out: str, title: str, until: str | None = None) -> str:
+    """The transcript from the section titled `title` (to the one titled `until`)."""
+    start = out.index(title)
+    return out[start : out.index(until, start) if until else None]
+
+
+def test_demo_scene_runs_offline_with_the_rehearsal_model(offline_demo):
+    done = offline_demo
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     first = out.splitlines()[0]
@@ -100,3 +120,116 @@ def test_demo_uses_an_endpoint_from_the_settings_files(tmp_path):
     assert "REHEARSAL" not in done.stdout
     assert "The demo stopped: the model endpoint http://127.0.0.1:9/v1 failed" in done.stderr
     assert "Traceback" not in done.stderr and "sk-from-a-file" not in done.stdout + done.stderr
+
+
+EVENING = "Evening: sleep debt climbs"
+NIGHT = "Her second night"
+MORNING = "Morning: a builder's reminder"
+
+
+def test_demo_shows_sleep_debt_rising_to_sleepy_and_the_advisory_it_brings(offline_demo):
+    out = offline_demo.stdout
+    assert offline_demo.returncode == 0, offline_demo.stderr[-3000:]
+    # day one: every handled turn adds a point, from nothing up to Must Sleep, and she sleeps
+    day_one = section(out, "Day one", "Night:")
+    points = [int(p) for _, p, _ in DEBT_LINE.findall(day_one)]
+    assert points[:4] == [1, 2, 3, 4] and points == sorted(points) and points[-1] >= 10
+    # the advisory appears once she is Sleepy, the directive once she must sleep, each once
+    sleepy_at = day_one.index("= 7 (Sleepy)")
+    assert day_one.index(f"Aria is told | {ADVISORY}") > sleepy_at
+    assert day_one.index(f"Aria is told | {DIRECTIVE}") > day_one.index("(Must Sleep)")
+    assert day_one.count(ADVISORY) == 1 and day_one.count(DIRECTIVE) == 1
+    # the evening: the builder's view first, then the debt after each turn until she sleeps
+    evening = section(out, EVENING, NIGHT)
+    assert "Builder sees |   sleep debt: 6 (Drowsy)" in evening
+    rises = DEBT_LINE.findall(evening)
+    assert [int(p) for _, p, _ in rises] == [7, 8, 9]
+    assert [level for _, _, level in rises] == ["Sleepy"] * 3
+    assert all(added == "1" for added, _, _ in rises)
+    # the turn after she became Sleepy carries the advisory, as it was sent to the model
+    advisory_at = evening.index(f"Aria is told | {ADVISORY}")
+    assert evening.index("= 7 (Sleepy)") < advisory_at < evening.index("= 8 (Sleepy)")
+    assert "*** awake -> sleep: Tobin suggested I rest" in evening
+
+
+def test_demo_sleep_files_the_critical_bookmark_first_and_records_it(offline_demo):
+    out = offline_demo.stdout
+    assert offline_demo.returncode == 0, offline_demo.stderr[-3000:]
+    evening = section(out, EVENING, NIGHT)
+    older = re.search(r"Journal entry (j\d+) saved", evening).group(1)
+    bookmark = re.search(r"bookmark\(.*\) -> ok: Bookmarked as (j\d+) \(salience 3\)", evening)
+    assert bookmark, evening[-3000:]
+    bookmark = bookmark.group(1)
+    assert older < bookmark  # the bookmark was written last...
+    night = section(out, NIGHT, MORNING)
+    filed = re.findall(r"filed, first to last: (.*)", night)
+    # ...and filed first: its memory was stored before the older entry's
+    assert filed and filed[0].startswith(f"{bookmark} (critical bookmark) -> m")
+    order = " ".join(filed)
+    assert order.index(bookmark) < order.index(older)
+    assert "*** sleep -> awake: Scheduled wake time reached" in night
+    # its line in the sleep history (newest first), begun by her own go_to_sleep, debt paid
+    history = night[night.index("@assistant/sleeps Aria") :]
+    assert "Aria's sleeps, newest first (2)" in history
+    record = re.search(r"\| s2 \|[^|]*\| tool\s+\| (\d+) -> 0\s+\|", history)
+    assert record and int(record.group(1)) >= 7, history
+    assert history.index("| s2 |") < history.index("| s1 |")
+    assert "2 consolidated, 2 memories" in history
+    assert "Builder sees |   sleep debt: 0 (Alert)" in history
+    # the builder's listing marks it, consolidated though its score was low
+    assert re.search(rf"journal {bookmark} \([a-z]+, critical bookmark, .*consolidated\)", out)
+
+
+def test_demo_fires_a_builders_reminder_once(offline_demo):
+    out = offline_demo.stdout
+    assert offline_demo.returncode == 0, offline_demo.stderr[-3000:]
+    morning = section(out, MORNING, "What Aria wrote down")
+    assert "reminder t1 set: when cellar comes up (at most 3 times)" in morning
+    # the reminder rides in the message of the turn that mentions the cellar, and she uses it
+    assert (
+        "Aria is told | Reminder (you asked to be reminded when cellar comes up): mind the broken "
+        "cellar stairs"
+    ) in morning
+    assert (
+        'Tobin sees | Aria says, "Tobin, a reminder: mind the broken cellar stairs. (rehearsal)"'
+        in (morning)
+    )
+    # the builder's list counts the firing
+    listing = morning[morning.rindex("@assistant/trigger Aria") :]
+    assert re.search(r"\| t1\s+\| cellar\s+\| 1/3\s+\| Builder", listing), listing
+
+
+def rehearsal_turn(text: str, *extra_lines: str) -> list[dict]:
+    """What the rehearsal model calls when Mira says `text` to it, with `extra_lines` (a
+    reminder, say) in the turn's message."""
+    event = (
+        f'<event type="say" from="Mira" time="2026-11-21T09:00:00" to_you="direct">{text}</event>'
+    )
+    request = {
+        "messages": [
+            {"role": "system", "content": "You are Aria, a character in a game."},
+            {"role": "user", "content": "\n".join(["[now] Location: here.", event, *extra_lines])},
+        ],
+        "tools": [{"type": "function", "function": {"name": "noop"}}],
+    }
+    reply = RehearsalResponder().respond(request)
+    calls = reply.body["choices"][0]["message"]["tool_calls"]
+    return [(call["function"]["name"], json.loads(call["function"]["arguments"])) for call in calls]
+
+
+def test_the_rehearsal_model_bookmarks_on_a_cue_with_its_salience():
+    calls = rehearsal_turn("Aria, this is critical: the well is poisoned.")
+    assert calls[1] == (
+        "bookmark",
+        {"text": "Mira warned me: the well is poisoned.", "salience": 3},
+    )
+    assert calls[0][0] == "say" and "(rehearsal)" in calls[0][1]["text"]
+    assert rehearsal_turn("Important: the gate shuts at dusk.")[1][1]["salience"] == 2
+    # no cue, no bookmark
+    assert all(name != "bookmark" for name, _ in rehearsal_turn("The well is deep."))
+
+
+def test_the_rehearsal_model_says_a_reminder_that_rides_in_its_message():
+    line = "Reminder (you asked to be reminded when well comes up): the well is &lt;poisoned&gt;"
+    calls = rehearsal_turn("I am going to the well.", line)
+    assert calls == [("say", {"text": "Mira, a reminder: the well is <poisoned>. (rehearsal)"})]

@@ -5,7 +5,11 @@ Two players, Mira and Tobin, talk to the assistant Aria over two days; an accele
 drives her ticks (5 game-seconds each, no waiting). The transcript shows what the players see
 and what Aria did: the tools she called, what she recalled, what her sleep made of her day
 (long-term memories, links, people, a reflection), and on the second day what comes back to
-her, and what does not (a secret whispered to her stays with the one who told it).
+her, and what does not (a secret whispered to her stays with the one who told it). Every turn
+adds to her sleep debt (shown after each); when she grows sleepy, the advisory her next message
+carries is shown. That evening she bookmarks a warning as critical, and her second sleep files
+it before anything older (its history line is shown as `@assistant/sleeps` lists it); in the
+morning a builder's reminder comes up when someone mentions the cellar.
 
 When a model endpoint is configured (`AI_ASSISTANT_BASE_URL` / `AI_ASSISTANT_API_KEY`, or the
 SDK's `OPENAI_BASE_URL` / `OPENAI_API_KEY`) the scene uses it, and stops at once with the
@@ -121,6 +125,8 @@ def main() -> int:
 
 
 def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
+    from ai_assistant.clock import from_iso
+    from ai_assistant.debt import ADVISORY, DIRECTIVE
     from evennia.utils import create
 
     from world.build import build_demo_world
@@ -163,6 +169,22 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     for character in (mira, tobin, builder):
         show.watch(character)
     did = "   Aria  did | "
+    told = "   Aria is told | "
+    last_advisory: list[str | None] = [None]
+
+    def told_this_turn() -> list[str]:
+        """The reminders and the sleep advisory the turn's message carried, as it was sent (the
+        history keeps the message exactly); an advisory only when it is new since last turn."""
+        message = next(
+            (m for m in reversed(handler.brain.history.all()) if m.get("role") == "user"), None
+        )
+        lines = str((message or {}).get("content") or "").splitlines()
+        shown = [line for line in lines if line.startswith("Reminder (")]
+        advisory = next((line for line in lines if line in (ADVISORY, DIRECTIVE)), None)
+        if advisory and advisory != last_advisory[0]:
+            shown.append(advisory)
+        last_advisory[0] = advisory
+        return shown
 
     def on_turn(_handler, outcome):
         if outcome.stop_reason == "compaction_only":
@@ -178,6 +200,8 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             item = handler.brain.index.doc(memory_id)
             if item is not None:
                 show.line(f"{memory_id}: {crop(item.text, 58)}", "   Aria recalls | ")
+        for line in told_this_turn():
+            show.line(line, told)
         for call in outcome.tool_calls:
             mark = "ok" if call["ok"] else "REFUSED"
             show.line(
@@ -189,9 +213,35 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             f"ended by {outcome.stop_reason}" + (f" ({outcome.error})" if outcome.error else ""),
             did,
         )
+        if outcome.model_calls:
+            debt = handler.debt()  # what @assistant/debt shows
+            show.line(f"sleep debt +{outcome.debt_added} = {debt['points']} ({debt['level']})", did)
 
     phase_before = [""]
     failed: list[str] = []
+    # what was filed before a compacting tick, to show what the tick filed and in which order
+    filed_before: set[str] = set()
+    memories_before: set[str] = set()
+
+    def filing_order() -> str:
+        """The entries the last compacting tick consolidated, in the order their memories were
+        stored (the order compacting took them)."""
+        brain = handler.brain
+        new_memories = {m["id"] for m in brain.long_term.all()} - memories_before
+        filed = [
+            entry
+            for entry in brain.journal.all()
+            if entry.get("consolidated") and entry["id"] not in filed_before
+        ]
+
+        def first_new_memory(entry: dict) -> str:
+            return min([i for i in entry.get("memory_ids") or [] if i in new_memories] or ["~"])
+
+        return ", ".join(
+            f"{entry['id']}{bookmark_label(entry)} -> "
+            + (", ".join(entry.get("memory_ids") or []) or "no new memory")
+            for entry in sorted(filed, key=first_new_memory)
+        )
 
     def on_sleep_tick(_handler, report):
         if isinstance(report, list):  # dreaming: one report per step
@@ -215,6 +265,9 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
                 f"{report['skipped']}; progress {done}",
                 did,
             )
+            order = filing_order()
+            if order:
+                show.line(f"filed, first to last: {order}", did)
         else:
             show.line(f"sleep tick ({phase_before[0]}): nothing left to do, sleeping on", did)
 
@@ -226,6 +279,12 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             clock.advance((script.db.ticker_subscription or {}).get("interval", 5))
             mode = script.db.operating_mode
             phase_before[0] = script.db.sleep_phase or mode
+            if phase_before[0] == "compacting":
+                brain = handler.brain
+                filed_before.clear()
+                filed_before.update(e["id"] for e in brain.journal.all() if e.get("consolidated"))
+                memories_before.clear()
+                memories_before.update(m["id"] for m in brain.long_term.all())
             usage_before = script.db.usage or {}
             script.at_assistant_tick()
             if failed:
@@ -341,7 +400,40 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     if history:
         show.line(f"history now starts with: {crop(history[0]['content'], 70)}", did)
 
+    title("Evening: sleep debt climbs, and a warning she bookmarks as critical")
+    overrides = dict(script.db.config_overrides)
+    overrides.pop("max_context_tokens", None)
+    script.db.config_overrides = overrides
+    show.line("(the builder gives Aria her context budget back)")
+    act(builder, "@assistant/debt Aria")
+    act(tobin, "say Aria, remember that the lamp oil is running low.")
+    tick()
+    act(mira, "say Aria, this is critical: the cellar stairs are broken, nobody may go down.")
+    tick()
+    act(tobin, "say Aria, you look tired. Go get some rest.")
+    tick()
+
+    if script.db.operating_mode != "sleep":  # a real model may choose to stay up
+        act(builder, "@assistant/sleep Aria=2 light the builder sends her to bed")
+
+    title("Her second night: the critical bookmark is filed first, and the debt is paid")
+    sleep_until_dreams_are_done()
+    wake_at = from_iso(script.db.scheduled_wake_time)
+    if script.db.operating_mode == "sleep" and wake_at:
+        show.line("(the night passes)")
+        clock.advance(max(0, (wake_at - clock.now()).total_seconds()))
+        tick()
+    act(builder, "@assistant/sleeps Aria")
+    act(builder, "@assistant/debt Aria")
+
+    title("Morning: a builder's reminder comes up when someone mentions the cellar")
+    act(builder, "@assistant/trigger Aria=cellar: mind the broken cellar stairs")
+    act(tobin, "say Aria, I'm off to the cellar to fetch more oil.")
+    tick()
+    act(builder, "@assistant/trigger Aria")
+
     title("What Aria wrote down, and what it cost (the builder's view)")
+    brain = handler.brain  # rebuilt since: her settings changed
     for entry in brain.journal.all():
         source = entry["source_type"]
         if entry["heard_from"]:
@@ -349,9 +441,11 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
         state = "consolidated" if entry.get("consolidated") else "pending"
         if entry.get("skipped"):
             state = "skipped (low importance)"
-        private = " private" if entry.get("audience") is not None else ""
+        kind = entry["kind"] + (" private" if entry.get("audience") is not None else "")
+        if entry.get("salience"):
+            kind += f", {bookmark_name(entry)}"
         print(
-            f"  journal {entry['id']} ({entry['kind']}{private}, importance "
+            f"  journal {entry['id']} ({kind}, importance "
             f"{entry['importance']} by {entry['scoring_method']}, {source}, {state}): "
             f"{crop(entry['content'], 80)}"
         )
@@ -362,6 +456,19 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             f"{memory['text']}"
         )
     act(builder, "@assistant/status Aria")
+
+
+def bookmark_name(entry: dict) -> str:
+    """ "critical bookmark" and the like for a bookmark's journal entry, else ""."""
+    salience = entry.get("salience")
+    names = {1: "useful", 2: "important", 3: "critical"}
+    return f"{names.get(salience, salience)} bookmark" if salience else ""
+
+
+def bookmark_label(entry: dict) -> str:
+    """ " (critical bookmark)" and the like for a bookmark's journal entry, else ""."""
+    name = bookmark_name(entry)
+    return f" ({name})" if name else ""
 
 
 def crop(text: str, width: int = 60) -> str:

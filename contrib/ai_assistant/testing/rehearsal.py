@@ -9,6 +9,8 @@ Rules, applied to the newest event addressed to the assistant:
 - after tool results come back, it ends the turn with `noop`;
 - "my name is X" / "call me X": greets X by name, journals it (heard from the speaker) and notes
   it as an observation of the speaker;
+- "critical: ..." / "urgent: ..." (or "important: ..."): bookmarks what follows with salience
+  3 (or 2) and says so;
 - "remember ...": journals what follows, heard from the speaker;
 - "wait" / "give me a minute": `wait` for a minute;
 - "go to sleep" / "get some rest": `go_to_sleep` for two hours, light; a refusal that comes back
@@ -17,6 +19,8 @@ Rules, applied to the newest event addressed to the assistant:
 - "do you remember ...": says the first memory recalled into the turn's message, or that
   nothing comes back;
 - a notice from the game (a wait is over): says it is ready again;
+- a reminder riding in the turn's message (a trigger fired): says the first one aloud (whispers
+  it in a private exchange);
 - anything else addressed to it: says a templated acknowledgement quoting what it heard.
 
 Context upkeep is answered by rule as well: the pre-compaction prompt gets one journal entry
@@ -60,6 +64,10 @@ _RECALL_RE = re.compile(
     r"\b(do you remember|what do you (?:remember|know)|what did (?:i|we) tell you)\b", re.I
 )
 _REMEMBERED_RE = re.compile(r"^- \[[^\]]*\] (?P<text>.+)$", re.MULTILINE)
+_BOOKMARK_RE = re.compile(r"\b(?P<level>critical|urgent|important)\s*:\s*(?P<what>.{3,300})", re.I)
+_REMINDER_RE = re.compile(
+    r"^Reminder \(you asked to be reminded when .{1,200}? comes up\): (?P<text>.+)$", re.MULTILINE
+)
 _SLEEP_RE = re.compile(r"\b(go to sleep|get some rest|go (?:and )?rest|take a rest)\b", re.I)
 
 
@@ -106,7 +114,9 @@ class RehearsalResponder:
         text = html.unescape(event.group("text"))
         if _RECALL_RE.search(text):
             return tool_reply(self._recollection(event.group("type"), speaker, messages[-1]))
-        return tool_reply(*self._calls_for(event.group("type"), speaker, text, myself))
+        reminder = _REMINDER_RE.search(messages[-1].get("content") or "")
+        reminded = html.unescape(reminder.group("text")) if reminder else None
+        return tool_reply(*self._calls_for(event.group("type"), speaker, text, myself, reminded))
 
     @staticmethod
     def _recollection(event_type: str, speaker: str, message: dict) -> dict:
@@ -218,7 +228,9 @@ class RehearsalResponder:
         return text_reply(json.dumps({"entries": facts}))
 
     @staticmethod
-    def _calls_for(event_type: str, speaker: str, text: str, myself: str) -> list[dict]:
+    def _calls_for(
+        event_type: str, speaker: str, text: str, myself: str, reminder: str | None = None
+    ) -> list[dict]:
         private = event_type in ("whisper", "page")
 
         def speak(words: str) -> dict:
@@ -228,6 +240,8 @@ class RehearsalResponder:
 
         if event_type == "notice":  # the game tells it something, e.g. its wait is over
             return [tool_call("say", {"text": "I am ready again. (rehearsal)"})]
+        if reminder:  # a trigger fired: what it was set for comes first
+            return [speak(f"{speaker}, a reminder: {reminder.rstrip('.')}. (rehearsal)")]
         name = _NAME_RE.search(text)
         if name:
             given = name.group(1)
@@ -244,6 +258,16 @@ class RehearsalResponder:
                 tool_call(
                     "update_entity_observation",
                     {"entity": speaker, "observation": f"Introduced themselves as {given}."},
+                ),
+            ]
+        bookmark = _BOOKMARK_RE.search(text)
+        if bookmark:
+            what = bookmark.group("what").strip().rstrip(".!")
+            salience = 2 if bookmark.group("level").lower() == "important" else 3
+            return [
+                speak(f"I have bookmarked that, {speaker}: {what}. (rehearsal)"),
+                tool_call(
+                    "bookmark", {"text": f"{speaker} warned me: {what}.", "salience": salience}
                 ),
             ]
         remember = _REMEMBER_RE.search(text)
