@@ -206,6 +206,17 @@ def test_a_completed_sleep_resets_the_debt():
     assert status.last_sleep == debt.last_sleep() and status.sleep_debt == 0
 
 
+def test_the_turn_that_begins_a_sleep_counts_its_debt_into_that_sleep():
+    # the turn ends with falling asleep: no second call
+    model = ScriptedModel(reply(("go_to_sleep", {"duration_hours": 2, "reason": "tired"})))
+    assistant = active(make_assistant(model))
+    SleepDebt(assistant.state).add(3, "earlier")
+    hear(assistant, "Aria, you look tired")
+    outcome = run_tick(assistant)
+    assert assistant.lifecycle.mode == life.SLEEP and outcome.debt_added == 1
+    assert SleepHistory(assistant.state).current()["debt_before"] == 4
+
+
 def test_a_sleep_cut_short_keeps_the_debt():
     assistant = active(make_assistant())
     assistant.journal.add("Bob lost his key.", author="Aria", now=T0)

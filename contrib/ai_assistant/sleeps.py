@@ -139,6 +139,19 @@ class SleepHistory:
                     counts[name] += value
         self.state.set(CURRENT_SLEEP, record)
 
+    def add_debt_before(self, points: int) -> None:
+        """Count `points` of debt into the current sleep's "debt before": the debt of the turn
+        that began the sleep is added as that turn ends, after the record opened.
+
+        Args:
+            points (int): The debt the turn added.
+
+        """
+        record = self.current()
+        if record is not None:
+            record["debt_before"] += points
+            self.state.set(CURRENT_SLEEP, record)
+
     def finish(self, game_now: str, *, phases: list[str], debt_after: int) -> dict | None:
         """Close the current record and keep it in the history.
 

@@ -26,6 +26,8 @@ from typing import Any
 from ..brain import Brain
 from ..clock import from_iso, to_iso
 from ..debt import SleepDebt, turn_id
+from ..lifecycle import AWAKE
+from ..sleeps import SleepHistory
 from ..context.compaction import compaction_summary, extract_then_compact, fit_to_budget
 from ..events import DIRECT_MESSAGE, ROOM, SPEECH_TYPES, Event, speakers_of, triggers_model
 from ..llm.client import LLMError
@@ -404,6 +406,9 @@ def run_turn(
         outcome.debt_added = SleepDebt(state).add_turn(
             loop.tool_calls, config, turn_id(ids) if ids else f"notice@{to_iso(now)}"
         )
+        if outcome.debt_added and brain.lifecycle.mode != AWAKE:
+            # the turn that put it to sleep: its debt is part of what this sleep pays off
+            SleepHistory(state).add_debt_before(outcome.debt_added)
     summary = {"at": to_iso(now), **outcome.summary()}
     state.set(RECENT_TURNS, [*(state.get(RECENT_TURNS) or [])[1 - RECENT_TURNS_KEPT :], summary])
     return outcome
