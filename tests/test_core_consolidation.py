@@ -386,3 +386,19 @@ def test_settings_are_bounded(key, bad):
 
 def test_the_prompt_names_its_limits():
     assert "{max_entries}" in REM_PROMPT and "{tokens}" in REM_PROMPT
+
+
+def test_the_offline_rehearsal_model_keeps_notes_and_adds_candidates_within_the_limits():
+    from ai_assistant.testing.rehearsal import RehearsalResponder
+    from ai_assistant.testing.server import ResponderClient
+
+    brain = make_assistant(ResponderClient(RehearsalResponder()), core_memory_max_entries=3)
+    brain.core_memory.set("motto", 'Books are "friends".', T0 - timedelta(days=2), 2000)
+    before = stored(brain)["motto"]
+    for i in range(4):
+        memory(brain, f"Important fact <{i}>.", importance=9)
+    result = rem(brain)
+    assert result.report["kept"] == 1 and result.report["added"] == 2
+    after = stored(brain)
+    assert after["motto"] == before and len(after) == 3
+    assert "Important fact <3>." in [note["value"] for note in after.values()]
