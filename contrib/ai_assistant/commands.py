@@ -1106,7 +1106,9 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             (
                 name,
                 item["value"],
-                f"{_short_when(item.get('recorded'))}\n{audience_label(item.get('audience'))}",
+                f"{_short_when(item.get('recorded'))}\n{audience_label(item.get('audience'))}"
+                # a builder's note: sleep's consolidation leaves it as it is
+                + (", pinned" if item.get("pinned") else ""),
             )
             for name, item in sorted(items.items())
         ]

@@ -401,7 +401,7 @@ def consolidate_core(brain: Brain, now: datetime, budget: Budget) -> StepResult 
     return _core_consolidated(brain, plan, now)
 
 
-def _core_consolidated(brain: Brain, plan, now: datetime) -> Generator:
+def _core_consolidated(brain: Brain, plan: core_consolidation.CorePlan, now: datetime) -> Generator:
     result, replies = yield brain.structured(plan.request, core_consolidation.ConsolidatedCore)
     _record(brain, replies, now)
     counts = core_consolidation.apply_consolidation(brain, plan, result, now)
