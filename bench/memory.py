@@ -512,6 +512,7 @@ STEPS = {
     "FactExtraction": "facts",
     "EntitySynthesis": "people",
     "Reflection": "reflection",
+    "ConsolidatedCore": "core memory",
 }
 
 
@@ -597,9 +598,14 @@ def dreaming_cost(quick: bool = False) -> Result:
         "facts": sum(math.ceil(count / batch) for count in consolidated.values()),
         "people": sum(math.ceil(count / config.entity_batch_size) for count in groups.values()),
         "reflection": sum(1 for count in reflected.values() if count >= 3),
+        "core memory": 1,  # one call a sleep, public notes only
     }
     over = [step for step, bound in bounds.items() if model.calls[step] > bound]
-    mismatch = [step for step in ("people", "reflection") if reported[step] != model.calls[step]]
+    mismatch = [
+        step
+        for step in ("people", "reflection", "core memory")
+        if reported[step] != model.calls[step]
+    ]
     details = [
         f"{entries} new journal entries ({sum(1 for l in lines if l.audience)} private), "
         f"{people} people with {minimum}+ new observations each "
@@ -608,10 +614,10 @@ def dreaming_cost(quick: bool = False) -> Result:
         f"(dream_max_calls_per_tick {config.dream_max_calls_per_tick})",
         f"{'step':<10}  calls  most allowed  prompt tokens  completion tokens",
     ]
-    for step in ("scoring", "facts", "links", "people", "reflection", "context"):
+    for step in ("scoring", "facts", "links", "people", "reflection", "core memory", "context"):
         bound = bounds.get(step, 0)
         details.append(
-            f"{step:<10}  {model.calls[step]:>5}  {bound:>12}  {model.prompt[step]:>13}  "
+            f"{step:<11} {model.calls[step]:>5}  {bound:>12}  {model.prompt[step]:>13}  "
             f"{model.completion[step]:>17}"
         )
     details.append(

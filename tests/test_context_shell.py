@@ -22,7 +22,10 @@ class TestCoreAndBudget(AssistantTestCase, EvenniaCommandTest):
         assert "core memory 'owner' set (" in self.cmd("/core Aria/owner=Mira owns the inn")
         listing = self.cmd("/core Aria")
         assert "owner" in listing and "Mira owns the inn" in listing and "/2000 tokens" in listing
+        assert "public, pinned" in listing
         assert self.cmd("/core Aria/owner") == "owner: Mira owns the inn"
+        # a builder's note is pinned: sleep's consolidation leaves it as it is
+        assert self.handler.brain.core_memory.items()["owner"]["pinned"] is True
         assert "Removed 'owner'" in self.cmd("/core Aria/owner=")
         assert "No core memory 'owner' to remove" in self.cmd("/core Aria/owner=")
         assert "at most 1000 characters" in self.cmd("/core Aria/k=" + "x" * 1001)

@@ -14,6 +14,7 @@ from ai_assistant.driver import drive, inline
 from ai_assistant.llm.client import SERVER_ERROR, ChatReply, LLMError, TokenUsage
 from ai_assistant.memory.working import WorkingMemory
 from ai_assistant.sleep.dreaming import (
+    DREAMING_STEPS,
     Budget,
     consolidate_people,
     link_memories,
@@ -381,20 +382,7 @@ def test_compacting_gives_up_when_the_model_keeps_failing():
 
 def light_sleeper(model, **config) -> Brain:
     brain = dreaming(make_assistant(model, world=FakeWorld(("Alice", "Carol")), **config))
-    brain.state.set(
-        DREAMING_PROGRESS,
-        {
-            "done": [
-                "links",
-                "people",
-                "orphans",
-                "reflection",
-                "pruning",
-                "working memory",
-                "context",
-            ]
-        },
-    )
+    brain.state.set(DREAMING_PROGRESS, {"done": [step.name for step in DREAMING_STEPS]})
     return brain
 
 

@@ -109,6 +109,8 @@ class TestMemoryInTheGame(AssistantTestCase, EvenniaCommandTest):
                     ]
                 }
             ),
+            # the reflection is new and important: it is folded into the core memory notes
+            json_reply({"notes": [{"key": "east door", "value": "It needs a carpenter."}]}),
         )
         self.sleep_through_the_night()
         memories = brain.long_term.all()
@@ -122,6 +124,8 @@ class TestMemoryInTheGame(AssistantTestCase, EvenniaCommandTest):
         assert "likes maps" in profile and "(from o1, o2; public)" in profile
         reflections = self.cmd("/memory Aria/reflections")
         assert "carpenter" in reflections and "j000000," in reflections
+        core = self.cmd("/core Aria")
+        assert "east door" in core and "It needs a carpenter." in core
         found = self.cmd("/memory Aria=east door")
         assert "east door" in found and "Tobin" in found and "public" in found
         # the next day, a question about the door brings the memories back into the prompt

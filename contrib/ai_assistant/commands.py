@@ -603,6 +603,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 f"{counts.get('consolidated', 0)} consolidated, "
                 f"{counts.get('memories', 0)} memories, {counts.get('links', 0)} links, "
                 f"{counts.get('profiles', 0)} people, {counts.get('reflections', 0)} insights, "
+                f"{counts.get('core notes', 0)} core notes, "
                 f"{counts.get('pruned', 0)} pruned; {record.get('calls', 0)} calls, "
                 f"{record.get('tokens', 0)} tokens"
                 + (f", {record['errors']} errors" if record.get("errors") else "")
@@ -1105,7 +1106,9 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             (
                 name,
                 item["value"],
-                f"{_short_when(item.get('recorded'))}\n{audience_label(item.get('audience'))}",
+                f"{_short_when(item.get('recorded'))}\n{audience_label(item.get('audience'))}"
+                # a builder's note: sleep's consolidation leaves it as it is
+                + (", pinned" if item.get("pinned") else ""),
             )
             for name, item in sorted(items.items())
         ]

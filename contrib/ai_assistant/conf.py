@@ -327,6 +327,15 @@ class AssistantConfig(BaseModel):
     reflection_questions: int = Field(
         3, ge=1, le=10, description="Questions a reflection asks itself."
     )
+    core_memory_max_entries: int = Field(
+        20, ge=1, le=200, description="Most public core memory notes after sleep's consolidation."
+    )
+    core_memory_min_importance: int = Field(
+        7, ge=1, le=10, description="Importance a new memory needs to be a core memory candidate."
+    )
+    core_memory_max_candidates: int = Field(
+        30, ge=1, le=200, description="Most new memories one core memory consolidation weighs."
+    )
     working_memory_stale_minutes: int = Field(
         60, ge=1, le=10080, description="Minutes before a quiet conversation leaves working memory."
     )

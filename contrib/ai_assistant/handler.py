@@ -1333,7 +1333,10 @@ class AssistantHandler:
             )
         brain = self.brain
         try:
-            return brain.core_memory.set(key, value, self.now(), brain.config.memory_block_tokens)
+            # a builder's note is pinned: sleep's consolidation leaves it as it is
+            return brain.core_memory.set(
+                key, value, self.now(), brain.config.memory_block_tokens, pinned=True
+            )
         except CoreMemoryFull as full:
             raise AssistantError(str(full)) from None
 

@@ -8,8 +8,8 @@ so every call the sleep made is counted wherever it was made.
 
 A record: "id" (s1, s2, ...), "start" and "end" (game time, ISO), "began" (tool, builder,
 schedule, debt), "depth", "quiet" (nothing new to consolidate), "phases" (done), "debt_before",
-"debt_after", "counts" (scored, consolidated, memories, links, profiles, reflections, pruned),
-"calls", "tokens", "errors".
+"debt_after", "counts" (scored, consolidated, memories, links, profiles, reflections, core notes
+changed, pruned), "calls", "tokens", "errors".
 
 """
 
@@ -17,12 +17,22 @@ from .llm.usage import UsageStats
 from .memory.store import ChunkedList, KeyValueStore
 from .state import CURRENT_SLEEP, SLEEP_HISTORY, USAGE
 
-COUNTS = ("scored", "consolidated", "memories", "links", "profiles", "reflections", "pruned")
+COUNTS = (
+    "scored",
+    "consolidated",
+    "memories",
+    "links",
+    "profiles",
+    "reflections",
+    "core notes",
+    "pruned",
+)
 # what each dreaming step's report calls the count the history keeps
 STEP_COUNTS = {
     "links": ("links", "links"),
     "people": ("people", "profiles"),
     "reflection": ("insights", "reflections"),
+    "core memory": ("changed", "core notes"),
     "pruning": ("pruned", "pruned"),
 }
 
@@ -136,7 +146,8 @@ class SleepHistory:
                 key, name = STEP_COUNTS.get(step.get("step"), (None, None))
                 value = step.get(key) if key else None
                 if isinstance(value, int) and not isinstance(value, bool):
-                    counts[name] += value
+                    # a record begun before a count existed starts it at 0
+                    counts[name] = counts.get(name, 0) + value
         self.state.set(CURRENT_SLEEP, record)
 
     def add_debt_before(self, points: int) -> None:

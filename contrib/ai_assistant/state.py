@@ -29,6 +29,8 @@ SLEEP_ERRORS = "sleep_errors"
 COMPACTING_FAILURES = "compacting_failures"
 WAKE_DEFERRED_SINCE = "wake_deferred_since"
 DREAMING_PROGRESS = "dreaming_progress"
+# when core memory was last consolidated, and how far into long-term memory and the journal
+CORE_CONSOLIDATION = "core_memory_consolidation"
 LAST_TRIAGE = "last_triage"
 
 # the awake turn

@@ -8,7 +8,11 @@ with the numbers, so the assistant decides what to drop; nothing is evicted sile
 A note has an audience like every memory (`memory.audience`): written while answering a
 whisper, it is private to the whisperer, and it rides only in requests for conversations that
 may know it. A conversation sees, lists and changes only the notes it may see; builders see all
-(`@assistant/core`).
+(`@assistant/core`); a note a builder sets is pinned.
+
+In sleep, the public notes that are not pinned are consolidated with what is new
+(`memory.core_consolidation`); the new block replaces the old one in one write
+(`replace_all`).
 
 """
 
@@ -126,7 +130,13 @@ class CoreMemory:
         return self.tokens_of(self._stored())
 
     def set(
-        self, key: str, value: str, now: datetime, budget: int, audience: Audience = None
+        self,
+        key: str,
+        value: str,
+        now: datetime,
+        budget: int,
+        audience: Audience = None,
+        pinned: bool = False,
     ) -> int:
         """Set `key` for `audience`; returns the block's tokens.
 
@@ -138,6 +148,7 @@ class CoreMemory:
             now (datetime): When it is recorded.
             budget (int): The most tokens the whole block may use.
             audience (list, optional): Who may know the note; None for public.
+            pinned (bool): A builder's note, which sleep's consolidation leaves as it is.
 
         Returns:
             int: The block's tokens after the change.
@@ -153,6 +164,8 @@ class CoreMemory:
             "recorded": to_iso(now),
             "audience": audience,
         }
+        if pinned:
+            stored[_slot(key, audience)]["pinned"] = True
         tokens = self.tokens_of(stored)
         if tokens > budget:
             raise CoreMemoryFull(
@@ -161,6 +174,23 @@ class CoreMemory:
             )
         self.store.set(KEY, stored)
         return tokens
+
+    def replace_all(self, items: dict[str, dict]) -> None:
+        """Replace the whole block with `items` in one write (sleep's consolidation: the new
+        block exists in full before the old one goes).
+
+        Args:
+            items (dict): Every note, keyed by its slot, as `items()` without `served` lists
+                them; a note is a dict with `key`, `value`, `recorded` and `audience`.
+
+        Raises:
+            ValueError: A note keyed by the wrong slot (its key and audience name another).
+
+        """
+        for slot, item in items.items():
+            if slot != _slot(item["key"], item.get("audience")):
+                raise ValueError(f"core memory note '{item['key']}' is not in its slot '{slot}'")
+        self.store.set(KEY, dict(items))
 
     def remove(
         self, key: str, audience: Audience = None, served: frozenset[str] | None = None

@@ -15,11 +15,17 @@ The steps, in order (each a `DreamStep`: a name and a function returning the ste
    the model asks itself a few questions about the recent important entries and answers them,
    citing entry ids; each insight becomes a journal entry of importance 8-9 marked as a
    reflection (never consolidated again as raw experience), and the sum resets.
-5. `pruning`: consolidated entries of importance at most `prune_max_importance`, older than
+5. `core memory`: the public memories and reflections of importance at least
+   `core_memory_min_importance` new since the last time are folded into the public core memory
+   notes by one structured call that keeps, updates or drops them (at most
+   `core_memory_max_entries`, within `memory_block_tokens`); the new block replaces the old in
+   one write. Private and builder-pinned notes are left as they are. No call when nothing is
+   new and the block is within its limits.
+6. `pruning`: consolidated entries of importance at most `prune_max_importance`, older than
    `prune_age_days`, are emptied, with their links; never one not yet consolidated, never a
    reflection or a summary.
-6. `working memory`: conversations quiet for `working_memory_stale_minutes` are let go.
-7. `context`: journaling before compaction, then compaction, when the context is full enough.
+7. `working memory`: conversations quiet for `working_memory_stale_minutes` are let go.
+8. `context`: journaling before compaction, then compaction, when the context is full enough.
 
 Each sleep tick runs steps in order within a budget of model calls
 (`dream_max_calls_per_tick`); a step that has more to do continues at the next tick. What is
@@ -39,6 +45,7 @@ from ..brain import Brain
 from ..context.compaction import sleep_compaction_step
 from ..llm.client import LLMError
 from ..memory.audience import narrowest
+from ..memory import core_consolidation
 from ..memory.consolidation import (
     ENTITY_PROMPT,
     REFLECTION_PROMPT,
@@ -362,7 +369,46 @@ def reflect(brain: Brain, now: datetime, budget: Budget) -> Generator:
     return StepResult(True, {"calls": calls, "insights": insights})
 
 
-# ---- 5. pruning -----------------------------------------------------------------------------
+# ---- 5. core memory -------------------------------------------------------------------------
+
+
+def consolidate_core(brain: Brain, now: datetime, budget: Budget) -> StepResult | Generator:
+    """Fold the day's candidates into the core memory by one structured call
+    (`memory.core_consolidation`); no call when nothing is new and the block is within its
+    limits.
+
+    Args:
+        brain (Brain): The sleeping assistant's brain.
+        now (datetime): The current time.
+        budget (Budget): The model calls this tick may still make; this step takes one.
+
+    Returns:
+        StepResult or Generator: A done `StepResult` when there is nothing to do; a not-done one
+            when the budget is spent; else work that yields the call and returns a `StepResult`
+            with the candidates and the notes kept, updated, added and dropped.
+
+    Raises:
+        LLMError: From the returned work, when the call fails or its reply breaks a rule
+            (nothing is changed then).
+
+    """
+    plan = core_consolidation.plan_consolidation(brain, now)
+    if plan.request is None:
+        core_consolidation.skip(brain, plan)
+        return StepResult(True, {"skipped": plan.skipped})
+    if not budget.take():
+        return StepResult(False, {})
+    return _core_consolidated(brain, plan, now)
+
+
+def _core_consolidated(brain: Brain, plan: core_consolidation.CorePlan, now: datetime) -> Generator:
+    result, replies = yield brain.structured(plan.request, core_consolidation.ConsolidatedCore)
+    _record(brain, replies, now)
+    counts = core_consolidation.apply_consolidation(brain, plan, result, now)
+    return StepResult(True, {"calls": 1, "candidates": len(plan.candidates), **counts})
+
+
+# ---- 6. pruning -----------------------------------------------------------------------------
 
 
 def prune_episodes(brain: Brain, now: datetime, budget: Budget) -> StepResult:
@@ -398,7 +444,7 @@ def prune_episodes(brain: Brain, now: datetime, budget: Budget) -> StepResult:
     return StepResult(True, {"pruned": len(doomed), "links_removed": removed})
 
 
-# ---- 6. working memory ----------------------------------------------------------------------
+# ---- 7. working memory ----------------------------------------------------------------------
 
 
 def clear_stale_conversations(brain: Brain, now: datetime, budget: Budget) -> StepResult:
@@ -418,7 +464,7 @@ def clear_stale_conversations(brain: Brain, now: datetime, budget: Budget) -> St
     return StepResult(True, {"cleared": cleared})
 
 
-# ---- 7. context -----------------------------------------------------------------------------
+# ---- 8. context -----------------------------------------------------------------------------
 
 
 def compact_context(brain: Brain, now: datetime, budget: Budget) -> StepResult | Generator:
@@ -461,6 +507,7 @@ DREAMING_STEPS: list[DreamStep] = [
     DreamStep("people", consolidate_people),
     DreamStep("orphans", prune_orphan_links),
     DreamStep("reflection", reflect),
+    DreamStep("core memory", consolidate_core),
     DreamStep("pruning", prune_episodes),
     DreamStep("working memory", clear_stale_conversations),
     DreamStep("context", compact_context),

@@ -68,6 +68,11 @@ _BOOKMARK_RE = re.compile(r"\b(?P<level>critical|urgent|important)\s*:\s*(?P<wha
 _REMINDER_RE = re.compile(
     r"^Reminder \(you asked to be reminded when .{1,200}? comes up\): (?P<text>.+)$", re.MULTILINE
 )
+_NOTE_RE = re.compile(r'<note key="(?P<key>[^"]*)"[^>]*>(?P<value>.*?)</note>')
+_CANDIDATE_RE = re.compile(
+    r'<candidate id="(?P<id>[^"]+)" kind="(?P<kind>[^"]+)"[^>]*>(?P<text>.*?)</candidate>'
+)
+_CORE_LIMITS_RE = re.compile(r"at most (\d+) notes, about (\d+) tokens")
 _SLEEP_RE = re.compile(r"\b(go to sleep|get some rest|go (?:and )?rest|take a rest)\b", re.I)
 
 
@@ -190,6 +195,7 @@ class RehearsalResponder:
                 ("ImportanceScores", '"scores"'),
                 ("EntitySynthesis", '"entities"'),
                 ("Reflection", '"insights"'),
+                ("ConsolidatedCore", '"notes"'),
             ):
                 if marker in text:
                     name = candidate
@@ -200,6 +206,8 @@ class RehearsalResponder:
             return text_reply(json.dumps({"entities": _attributes(data)}))
         if name == "Reflection":
             return text_reply(json.dumps({"insights": _insights(data)}))
+        if name == "ConsolidatedCore":
+            return text_reply(json.dumps({"notes": _core_notes(text, data)}))
         entries = list(_ENTRY_RE.finditer(data))
         if not entries:
             entries = list(_ENTRY_RE.finditer(text))
@@ -327,6 +335,26 @@ def _attributes(data: str) -> list[dict]:
             )
         people.append({"entity_id": person.group("id"), "attributes": attributes[:5]})
     return people
+
+
+def _core_notes(text: str, data: str) -> list[dict]:
+    """Every note kept as it is, then the candidates, most important first, while the limits
+    the prompt names allow (a token counted as 4 characters, with room to spare)."""
+    limits = _CORE_LIMITS_RE.search(text)
+    most, tokens = (int(limits.group(1)), int(limits.group(2))) if limits else (0, 0)
+    notes = [
+        {"key": html.unescape(m.group("key")), "value": html.unescape(m.group("value"))}
+        for m in _NOTE_RE.finditer(data)
+    ]
+    used = sum(len(n["key"]) + len(n["value"]) + 6 for n in notes)
+    for m in _CANDIDATE_RE.finditer(data):
+        value = html.unescape(m.group("text"))[:300]
+        cost = len(value) + 20
+        if len(notes) >= most or (used + cost) / 4 > tokens * 0.8:
+            break
+        notes.append({"key": f"{m.group('kind')} {m.group('id')}", "value": value})
+        used += cost
+    return notes
 
 
 def _insights(data: str) -> list[dict]:
