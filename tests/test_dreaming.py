@@ -21,7 +21,7 @@ from ai_assistant.sleep.dreaming import (
     prune_orphan_links,
     reflect,
 )
-from ai_assistant.sleep.tick import sleep_tick
+from ai_assistant.sleep.tick import DREAMING_STEPS, sleep_tick
 from ai_assistant.state import DREAMING_PROGRESS
 from ai_assistant.testing.scripted import ScriptedModel
 
@@ -381,20 +381,7 @@ def test_compacting_gives_up_when_the_model_keeps_failing():
 
 def light_sleeper(model, **config) -> Brain:
     brain = dreaming(make_assistant(model, world=FakeWorld(("Alice", "Carol")), **config))
-    brain.state.set(
-        DREAMING_PROGRESS,
-        {
-            "done": [
-                "links",
-                "people",
-                "orphans",
-                "reflection",
-                "pruning",
-                "working memory",
-                "context",
-            ]
-        },
-    )
+    brain.state.set(DREAMING_PROGRESS, {"done": [step.name for step in DREAMING_STEPS]})
     return brain
 
 

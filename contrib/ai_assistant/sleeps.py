@@ -8,8 +8,12 @@ so every call the sleep made is counted wherever it was made.
 
 A record: "id" (s1, s2, ...), "start" and "end" (game time, ISO), "began" (tool, builder,
 schedule, debt), "depth", "quiet" (nothing new to consolidate), "phases" (done), "debt_before",
-"debt_after", "counts" (scored, consolidated, memories, links, profiles, reflections, pruned),
-"calls", "tokens", "errors".
+"debt_after", "counts" (scored, consolidated, memories, links, profiles, reflections, pruned,
+digests, removed), "calls", "tokens", "errors".
+
+Records older than `sleep_history_retention_days` are removed by sleep's housekeeping
+(`remove_ended_before`); the newest is always kept (a quiet day is measured against it), and ids
+are never reused.
 
 """
 
@@ -17,13 +21,25 @@ from .llm.usage import UsageStats
 from .memory.store import ChunkedList, KeyValueStore
 from .state import CURRENT_SLEEP, SLEEP_HISTORY, USAGE
 
-COUNTS = ("scored", "consolidated", "memories", "links", "profiles", "reflections", "pruned")
+COUNTS = (
+    "scored",
+    "consolidated",
+    "memories",
+    "links",
+    "profiles",
+    "reflections",
+    "pruned",
+    "digests",
+    "removed",
+)
 # what each dreaming step's report calls the count the history keeps
 STEP_COUNTS = {
     "links": ("links", "links"),
     "people": ("people", "profiles"),
     "reflection": ("insights", "reflections"),
     "pruning": ("pruned", "pruned"),
+    "digest": ("digests", "digests"),
+    "housekeeping": ("removed", "removed"),
 }
 
 
@@ -93,8 +109,13 @@ class SleepHistory:
 
         """
         calls, tokens = _usage_totals(self.state)
+        # numbered on from the last id given (records removed by retention leave no gap to
+        # fill); written at once, so a reload before waking does not give the id again
+        number = self.records.extra.get("next_id", len(self.records) + 1)
+        self.records.extra["next_id"] = number + 1
+        self.records.save_meta()
         record = {
-            "id": f"s{len(self.records) + 1}",
+            "id": f"s{number}",
             "start": game_now,
             "end": None,
             "began": began,
@@ -126,7 +147,7 @@ class SleepHistory:
         counts = record["counts"]
         if isinstance(report, dict):
             for name in ("scored", "consolidated", "memories"):
-                counts[name] += int(report.get(name) or 0)
+                counts[name] = counts.get(name, 0) + int(report.get(name) or 0)
             record["errors"] += 1 if report.get("error") else 0
         else:
             for step in report:
@@ -136,7 +157,8 @@ class SleepHistory:
                 key, name = STEP_COUNTS.get(step.get("step"), (None, None))
                 value = step.get(key) if key else None
                 if isinstance(value, int) and not isinstance(value, bool):
-                    counts[name] += value
+                    # .get: a record opened by an earlier version lacks the newer counts
+                    counts[name] = counts.get(name, 0) + value
         self.state.set(CURRENT_SLEEP, record)
 
     def finish(self, game_now: str, *, phases: list[str], debt_after: int) -> dict | None:
@@ -180,6 +202,28 @@ class SleepHistory:
         if limit <= 0:
             return []
         return list(reversed(self.records.tail(limit)))
+
+    def remove_ended_before(self, cutoff: str) -> int:
+        """Remove the records of sleeps that ended before `cutoff`, keeping the newest.
+
+        Args:
+            cutoff (str): A game time (ISO), as the records' `end`.
+
+        Returns:
+            int: How many records were removed (the history is rewritten once, if any).
+
+        """
+        records = self.records.all()
+        kept = [
+            record
+            for position, record in enumerate(records)
+            if position == len(records) - 1 or not (record.get("end") or "") < cutoff
+        ]
+        removed = len(records) - len(kept)
+        if removed:
+            self.records.extra.setdefault("next_id", len(records) + 1)
+            self.records.replace_all(kept)
+        return removed
 
     def __len__(self) -> int:
         return len(self.records)
