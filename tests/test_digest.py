@@ -455,3 +455,20 @@ def test_the_daily_digests_direct_use_keeps_the_budget():
         next(work)
     done, report = stop.value.value
     assert not done and report["left"] == 1 and len(brain.digests) == 0
+
+
+# ---- the offline rehearsal model ------------------------------------------------------------
+
+
+def test_the_pure_core_entry_point_digests_with_the_offline_model():
+    from ai_assistant.memory_api import AssistantMemory
+
+    memory = AssistantMemory("Aria")
+    memory.add_entry("Bob says the lighthouse lamp is broken.", speaker="Bob", time=T0)
+    memory.add_entry("Is the ferry running tomorrow?", speaker="Carol", time=T0)
+    memory.consolidate(now=T0 + DAY)
+    (made,) = memory.brain.digests.all()
+    assert made["day"] == "2026-11-21" and made["people_met"] == ["Bob", "Carol"]
+    assert "(rehearsal)" in made["summary"]
+    assert made["open_threads"] == ["Is the ferry running tomorrow?"]
+    assert any(item.kind == "digest" for item in memory.recall("ferry", k=10, at=T0 + DAY))
