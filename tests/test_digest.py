@@ -472,3 +472,16 @@ def test_the_pure_core_entry_point_digests_with_the_offline_model():
     assert "(rehearsal)" in made["summary"]
     assert made["open_threads"] == ["Is the ferry running tomorrow?"]
     assert any(item.kind == "digest" for item in memory.recall("ferry", k=10, at=T0 + DAY))
+
+
+def test_entries_from_before_game_time_was_noted_are_passed_over_without_a_call():
+    model = ScriptedModel(digest("Today's news."))
+    brain = make_assistant(model)
+    for day in range(3):  # written by an earlier version: no game time
+        entry = note(brain, f"Old news {day}.", now=T0 + day * DAY)
+        brain.journal.update([{k: v for k, v in entry.items() if k != "game_at"}])
+    note(brain, "Fresh news.", now=T0 + 3 * DAY)
+    result = step(digest_days, brain, now=T0 + 4 * DAY)
+    assert result.report == {"calls": 1, "digests": 1, "days": 1, "left": 0}
+    assert "Old news" not in model.requests[0].messages[-1]["content"]
+    assert digests_of(brain)[0][0] == "2026-11-24" and brain.digests.next_seq == 4

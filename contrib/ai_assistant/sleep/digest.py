@@ -16,9 +16,10 @@ The daily digest, a dreaming step: each finished game day's journal replayed int
 - A call that fails (or a reply that does not fit `DayDigest`) stores nothing: the step is
   tried again at the next tick, and the digests already stored for that day are not made again.
 
-An entry's game day is its `game_at` (written by the journal from the game clock); an entry
-written before that field existed is placed by its real time shifted by the game clock's
-present offset.
+An entry's game day is its `game_at` (written by the journal from the game clock). An entry
+written before that field existed (by an earlier version) is placed by its real time shifted by
+the game clock's present offset, and is not digested: an upgraded assistant starts its digests
+with the day it was upgraded instead of paying a call for every day of its past.
 
 """
 
@@ -81,7 +82,8 @@ def finished_days(brain: Brain, now: datetime) -> list[tuple[str, list[dict], in
 
 def _digestible(entry: dict) -> bool:
     return (
-        entry.get("kind", EXPERIENCE) in (EXPERIENCE, SYNTHESIS)
+        bool(entry.get("game_at"))  # see the module doc
+        and entry.get("kind", EXPERIENCE) in (EXPERIENCE, SYNTHESIS)
         and not entry.get("pruned")
         and bool(entry.get("content"))
     )
