@@ -467,7 +467,7 @@ def test_the_pure_core_entry_point_digests_with_the_offline_model():
     memory.add_entry("Bob says the lighthouse lamp is broken.", speaker="Bob", time=T0)
     memory.add_entry("Is the ferry running tomorrow?", speaker="Carol", time=T0)
     memory.consolidate(now=T0 + DAY)
-    (made,) = memory.brain.digests.all()
+    (made,) = memory.digests()
     assert made["day"] == "2026-11-21" and made["people_met"] == ["Bob", "Carol"]
     assert "(rehearsal)" in made["summary"]
     assert made["open_threads"] == ["Is the ferry running tomorrow?"]
