@@ -22,7 +22,7 @@ from ai_assistant.sleep.dreaming import (
     prune_orphan_links,
     reflect,
 )
-from ai_assistant.sleep.tick import sleep_tick
+from ai_assistant.sleep.tick import DREAMING_STEPS, sleep_tick
 from ai_assistant.state import DREAMING_PROGRESS
 from ai_assistant.testing.scripted import ScriptedModel
 

@@ -29,6 +29,7 @@ from .llm.structured import acomplete_structured, complete_structured
 from .llm.tokens import TokenCounter
 from .llm.usage import UsageStats
 from .memory.core import CoreMemory
+from .memory.digests import DigestArchive
 from .memory.entities import EntityMemory
 from .memory.history import ConversationHistory, wire_format
 from .memory.journal import Journal
@@ -118,6 +119,9 @@ class Brain:
         self.events = EventQueue(self.state)
         self.history = ConversationHistory(self.state, self.counter)
         self.journal = Journal(self.memory_store)
+        # each entry notes its game time: the daily digest groups entries by game day
+        self.journal.game_clock = lambda now: self.game_now(now)
+        self.digests = DigestArchive(self.memory_store)
         self.entities = EntityMemory(self.memory_store)
         self.core_memory = CoreMemory(self.memory_store, self.counter)
         self._usage: UsageStats | None = None
@@ -134,7 +138,9 @@ class Brain:
         if self.long_term is None:
             self.long_term = EmbeddedMemoryStore(self.memory_store)
         self.links = MemoryLinks(self.memory_store)
-        self.index = MemoryIndex(self.journal, self.long_term, self.entities, self.links)
+        self.index = MemoryIndex(
+            self.journal, self.long_term, self.entities, self.links, digests=self.digests
+        )
         self.review = MemoryReview(
             self.memory_store, self.journal, self.long_term, self.entities, self.links
         )

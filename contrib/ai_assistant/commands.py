@@ -604,7 +604,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 f"{counts.get('memories', 0)} memories, {counts.get('links', 0)} links, "
                 f"{counts.get('profiles', 0)} people, {counts.get('reflections', 0)} insights, "
                 f"{counts.get('core notes', 0)} core notes, "
-                f"{counts.get('pruned', 0)} pruned; {record.get('calls', 0)} calls, "
+                f"{counts.get('pruned', 0)} pruned, {counts.get('digests', 0)} digests, "
+                f"{counts.get('removed', 0)} removed; {record.get('calls', 0)} calls, "
                 f"{record.get('tokens', 0)} tokens"
                 + (f", {record['errors']} errors" if record.get("errors") else "")
                 + ("; quiet" if record.get("quiet") else "")

@@ -345,6 +345,37 @@ class AssistantConfig(BaseModel):
     triage_interval_minutes: int = Field(
         10, ge=1, le=1440, description="Least minutes between two such wake decisions."
     )
+    digest_enabled: bool = Field(
+        True,
+        description="Digest each finished game day's journal in sleep (a call per day and "
+        "audience).",
+    )
+    digest_max_days_per_sleep: int = Field(
+        3, ge=1, le=60, description="Game days digested in one sleep at most (the rest wait)."
+    )
+    digest_max_entries: int = Field(
+        80, ge=5, le=1000, description="Entries one digest reads at most (the most important)."
+    )
+
+    # --- retention (sleep's housekeeping; no model call) ---
+    digest_retention_days: int = Field(
+        365, ge=0, le=36500, description="Days a daily digest is kept (0: forever)."
+    )
+    journal_retention_days: int = Field(
+        180,
+        ge=0,
+        le=36500,
+        description="Days a consolidated, digested raw journal entry is kept (0: forever).",
+    )
+    compaction_archive_retention_days: int = Field(
+        90,
+        ge=0,
+        le=36500,
+        description="Days a digested context summary is kept in the journal (0: forever).",
+    )
+    sleep_history_retention_days: int = Field(
+        90, ge=0, le=36500, description="Days a sleep's record is kept (0: forever)."
+    )
 
     @model_validator(mode="after")
     def _thresholds_in_order(self):

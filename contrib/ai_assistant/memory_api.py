@@ -345,5 +345,15 @@ class AssistantMemory:
         """
         return [entry for entry in self.brain.journal.all() if Journal.is_reflection(entry)]
 
+    def digests(self) -> list[dict]:
+        """The daily digests (one per game day and audience), oldest first.
+
+        Returns:
+            list: The digests as dicts (day, summary, people_met, open_threads, new_facts,
+                audience, entry_ids, ...).
+
+        """
+        return self.brain.digests.all()
+
 
 __all__ = ["AssistantMemory", "Audience"]

@@ -9,7 +9,11 @@ so every call the sleep made is counted wherever it was made.
 A record: "id" (s1, s2, ...), "start" and "end" (game time, ISO), "began" (tool, builder,
 schedule, debt), "depth", "quiet" (nothing new to consolidate), "phases" (done), "debt_before",
 "debt_after", "counts" (scored, consolidated, memories, links, profiles, reflections, core notes
-changed, pruned), "calls", "tokens", "errors".
+changed, pruned, digests, removed), "calls", "tokens", "errors".
+
+Records older than `sleep_history_retention_days` are removed by sleep's housekeeping
+(`remove_ended_before`); the newest is always kept (a quiet day is measured against it), and ids
+are never reused.
 
 """
 
@@ -26,6 +30,8 @@ COUNTS = (
     "reflections",
     "core notes",
     "pruned",
+    "digests",
+    "removed",
 )
 # what each dreaming step's report calls the count the history keeps
 STEP_COUNTS = {
@@ -34,6 +40,8 @@ STEP_COUNTS = {
     "reflection": ("insights", "reflections"),
     "core memory": ("changed", "core notes"),
     "pruning": ("pruned", "pruned"),
+    "digest": ("digests", "digests"),
+    "housekeeping": ("removed", "removed"),
 }
 
 
@@ -103,8 +111,13 @@ class SleepHistory:
 
         """
         calls, tokens = _usage_totals(self.state)
+        # numbered on from the last id given (records removed by retention leave no gap to
+        # fill); written at once, so a reload before waking does not give the id again
+        number = self.records.extra.get("next_id", len(self.records) + 1)
+        self.records.extra["next_id"] = number + 1
+        self.records.save_meta()
         record = {
-            "id": f"s{len(self.records) + 1}",
+            "id": f"s{number}",
             "start": game_now,
             "end": None,
             "began": began,
@@ -136,7 +149,7 @@ class SleepHistory:
         counts = record["counts"]
         if isinstance(report, dict):
             for name in ("scored", "consolidated", "memories"):
-                counts[name] += int(report.get(name) or 0)
+                counts[name] = counts.get(name, 0) + int(report.get(name) or 0)
             record["errors"] += 1 if report.get("error") else 0
         else:
             for step in report:
@@ -146,7 +159,7 @@ class SleepHistory:
                 key, name = STEP_COUNTS.get(step.get("step"), (None, None))
                 value = step.get(key) if key else None
                 if isinstance(value, int) and not isinstance(value, bool):
-                    # a record begun before a count existed starts it at 0
+                    # .get: a record opened by an earlier version lacks the newer counts
                     counts[name] = counts.get(name, 0) + value
         self.state.set(CURRENT_SLEEP, record)
 
@@ -204,6 +217,28 @@ class SleepHistory:
         if limit <= 0:
             return []
         return list(reversed(self.records.tail(limit)))
+
+    def remove_ended_before(self, cutoff: str) -> int:
+        """Remove the records of sleeps that ended before `cutoff`, keeping the newest.
+
+        Args:
+            cutoff (str): A game time (ISO), as the records' `end`.
+
+        Returns:
+            int: How many records were removed (the history is rewritten once, if any).
+
+        """
+        records = self.records.all()
+        kept = [
+            record
+            for position, record in enumerate(records)
+            if position == len(records) - 1 or not (record.get("end") or "") < cutoff
+        ]
+        removed = len(records) - len(kept)
+        if removed:
+            self.records.extra.setdefault("next_id", len(records) + 1)
+            self.records.replace_all(kept)
+        return removed
 
     def __len__(self) -> int:
         return len(self.records)

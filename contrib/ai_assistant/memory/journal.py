@@ -19,7 +19,8 @@ An entry:
 | `kind` | `experience` (what happened), `reflection` or `synthesis` (a summary) |
 | `source_type`, `heard_from`, `about` | provenance (see `memory.provenance`) |
 | `audience`, `witnesses` | who may know it (None: public), who was present |
-| `location`, `created_at` | where and when |
+| `location`, `created_at` | where and when (real time) |
+| `game_at` | when, on the game clock (which game day a digest puts it in) |
 | `importance`, `scoring_method` | 1-10; `heuristic`, `turn` (the awake model's), `llm` |
 | `consolidated`, `skipped`, `memory_ids` | what consolidation did with it |
 | `cites` | the entries a reflection rests on |
@@ -58,12 +59,15 @@ class Journal:
 
     Attributes:
         watchers (list): Callables told of every new or changed entry (the recall index).
+        game_clock (callable or None): `game_clock(now)` -> the game time, written on each new
+            entry as `game_at` (the brain sets it); None writes the real time.
 
     """
 
     def __init__(self, store: KeyValueStore, chunk_size: int = 100):
         self.entries = ChunkedList(store, "journal", chunk_size)
         self.watchers: list[Callable[[dict], None]] = []
+        self.game_clock: Callable[[datetime], datetime] | None = None
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -127,6 +131,7 @@ class Journal:
             "witnesses": sorted(set(witnesses or [])),
             "location": location,
             "created_at": to_iso(now),
+            "game_at": to_iso(self.game_clock(now) if self.game_clock else now),
             "importance": score,
             "scoring_method": scoring_method or ("turn" if importance else "heuristic"),
             "tags": list(tags or []),

@@ -2,7 +2,8 @@
 Recall: one retrieval pipeline over everything the assistant knows.
 
 What it searches: journal entries (reflections and summaries among them), long-term memories,
-and the people it knows (each profile's observations and attributes). `MemoryIndex` keeps all
+the people it knows (each profile's observations and attributes) and the daily digests (kind
+`digest`: a game day's summary, people met, open threads and new facts). `MemoryIndex` keeps all
 of them indexed in memory, built once from the stores and then kept current as they change (the
 stores tell it), so a search never rebuilds anything and never walks every memory.
 
@@ -33,6 +34,7 @@ import numpy
 from ..clock import from_iso
 from ..text import for_prompt
 from .audience import Audience, visible
+from .digests import DigestArchive, digest_text
 from .entities import EntityMemory
 from .journal import Journal
 from .lexical import LexicalIndex
@@ -103,7 +105,7 @@ class Doc:
     """One searchable memory."""
 
     id: str
-    kind: str  # entry, reflection, summary, memory, observation, attribute
+    kind: str  # entry, reflection, summary, memory, observation, attribute, digest
     text: str
     time: datetime
     importance: int
@@ -122,8 +124,9 @@ class Recalled:
 
     Attributes:
         id (str): `j000012` (journal entry), `m000003` (long-term memory), `#12/o3`
-            (an observation of a person), `#12/a5` (an attribute of a person).
-        kind (str): entry, reflection, summary, memory, observation or attribute.
+            (an observation of a person), `#12/a5` (an attribute of a person), `d000002`
+            (a daily digest).
+        kind (str): entry, reflection, summary, memory, observation, attribute or digest.
         text (str): What it says.
         score (float): Its total score.
         scores (dict): relevance, recency, importance, person (and link, for a neighbour).
@@ -164,7 +167,7 @@ class Recalled:
             f"trust {trust_word(self.trust)}",
             when + (f" in {where}" if where else ""),
         ]
-        if self.kind in ("reflection", "attribute", "memory"):
+        if self.kind in ("reflection", "attribute", "memory", "digest"):
             tags.append(self.kind)
         return f"- [{for_prompt('; '.join(tags))}] {for_prompt(self.text)}"
 
@@ -242,11 +245,20 @@ class MemoryIndex:
         long_term: Its long-term store (indexed when it is an `EmbeddedMemoryStore`).
         entities (EntityMemory): Its profiles.
         links (MemoryLinks): Links between memories.
+        digests (DigestArchive, optional): The daily digests.
 
     """
 
-    def __init__(self, journal: Journal, long_term, entities: EntityMemory, links: MemoryLinks):
+    def __init__(
+        self,
+        journal: Journal,
+        long_term,
+        entities: EntityMemory,
+        links: MemoryLinks,
+        digests: DigestArchive | None = None,
+    ):
         self.journal = journal
+        self.digests = digests
         self.long_term = long_term
         self.entities = entities
         self.links = links
@@ -260,6 +272,8 @@ class MemoryIndex:
         entities.watchers.append(self._profile_changed)
         if isinstance(long_term, EmbeddedMemoryStore):
             long_term.watchers.append(self._memory_changed)
+        if digests is not None:
+            digests.watchers.append(self._digest_changed)
 
     # ---- keeping current -------------------------------------------------------------------
 
@@ -275,6 +289,8 @@ class MemoryIndex:
                 self._memory_changed(memory)
         for profile in self.entities.profiles():
             self._profile_changed(profile)
+        for digest in self.digests.all() if self.digests is not None else []:
+            self._digest_changed(digest)
 
     def __len__(self) -> int:
         self.build()
@@ -359,6 +375,27 @@ class MemoryIndex:
         vector = unpack_vector(memory.get("vector"))
         if vector is not None:
             self._vectors.put(memory["id"], vector)
+
+    def _digest_changed(self, digest: dict) -> None:
+        if not self._built:
+            return
+        if digest.get("removed"):
+            self._drop(digest["id"])
+            return
+        people = {person.lower() for person in digest.get("people_met") or []}
+        self._put(
+            Doc(
+                id=digest["id"],
+                kind="digest",
+                text=digest_text(digest),
+                time=from_iso(digest["at"]),
+                importance=5,
+                audience=digest.get("audience"),
+                people=frozenset(people),
+                entry_ids=tuple(digest.get("entry_ids") or ()),
+                provenance={"source_type": "summary", "day": digest["day"]},
+            )
+        )
 
     def _profile_changed(self, profile: dict) -> None:
         if not self._built:

@@ -15,17 +15,23 @@ The steps, in order (each a `DreamStep`: a name and a function returning the ste
    the model asks itself a few questions about the recent important entries and answers them,
    citing entry ids; each insight becomes a journal entry of importance 8-9 marked as a
    reflection (never consolidated again as raw experience), and the sum resets.
-5. `core memory`: the public memories and reflections of importance at least
+5. `digest`: each finished game day not yet digested gets its daily digest (a summary, the
+   people met, open threads, new facts), one call per day and audience, kept where recall
+   finds it (`sleep.digest`, `memory.digests`).
+6. `core memory`: the public memories and reflections of importance at least
    `core_memory_min_importance` new since the last time are folded into the public core memory
    notes by one structured call that keeps, updates or drops them (at most
    `core_memory_max_entries`, within `memory_block_tokens`); the new block replaces the old in
    one write. Private and builder-pinned notes are left as they are. No call when nothing is
    new and the block is within its limits.
-6. `pruning`: consolidated entries of importance at most `prune_max_importance`, older than
+7. `pruning`: consolidated entries of importance at most `prune_max_importance`, older than
    `prune_age_days`, are emptied, with their links; never one not yet consolidated, never a
    reflection or a summary.
-7. `working memory`: conversations quiet for `working_memory_stale_minutes` are let go.
-8. `context`: journaling before compaction, then compaction, when the context is full enough.
+8. `housekeeping`: digests, consolidated raw entries, the compaction archive and sleep records
+   older than their retention ages are removed; never an entry not yet consolidated or
+   digested, never a reflection (`sleep.housekeeping`). No model call.
+9. `working memory`: conversations quiet for `working_memory_stale_minutes` are let go.
+10. `context`: journaling before compaction, then compaction, when the context is full enough.
 
 Each sleep tick runs steps in order within a budget of model calls
 (`dream_max_calls_per_tick`); a step that has more to do continues at the next tick. What is
@@ -60,6 +66,8 @@ from ..memory.lexical import terms
 from ..memory.provenance import REFLECTION
 from ..memory.working import WorkingMemory
 from ..state import DREAMING_PROGRESS
+from .digest import daily_digests
+from .housekeeping import keep_house
 
 
 @dataclass
@@ -369,7 +377,28 @@ def reflect(brain: Brain, now: datetime, budget: Budget) -> Generator:
     return StepResult(True, {"calls": calls, "insights": insights})
 
 
-# ---- 5. core memory -------------------------------------------------------------------------
+# ---- 5. digest ------------------------------------------------------------------------------
+
+
+def digest_days(brain: Brain, now: datetime, budget: Budget) -> Generator:
+    """Digest each finished game day not yet digested (see `sleep.digest`).
+
+    Args:
+        brain (Brain): The sleeping assistant's brain.
+        now (datetime): The current time.
+        budget (Budget): The model calls this tick may still make; one per day and audience.
+
+    Returns:
+        Generator: Work that yields model calls and returns a `StepResult` with the calls
+            made, digests stored, days digested and days left; not done when the budget ran
+            out first.
+
+    """
+    done, report = yield from daily_digests(brain, now, budget.take)
+    return StepResult(done, report)
+
+
+# ---- 6. core memory -------------------------------------------------------------------------
 
 
 def consolidate_core(brain: Brain, now: datetime, budget: Budget) -> StepResult | Generator:
@@ -408,7 +437,7 @@ def _core_consolidated(brain: Brain, plan: core_consolidation.CorePlan, now: dat
     return StepResult(True, {"calls": 1, "candidates": len(plan.candidates), **counts})
 
 
-# ---- 6. pruning -----------------------------------------------------------------------------
+# ---- 7. pruning -----------------------------------------------------------------------------
 
 
 def prune_episodes(brain: Brain, now: datetime, budget: Budget) -> StepResult:
@@ -444,7 +473,26 @@ def prune_episodes(brain: Brain, now: datetime, budget: Budget) -> StepResult:
     return StepResult(True, {"pruned": len(doomed), "links_removed": removed})
 
 
-# ---- 7. working memory ----------------------------------------------------------------------
+# ---- 8. housekeeping ------------------------------------------------------------------------
+
+
+def housekeeping(brain: Brain, now: datetime, budget: Budget) -> StepResult:
+    """Remove what is older than its retention age (see `sleep.housekeeping`).
+
+    Args:
+        brain (Brain): The sleeping assistant's brain.
+        now (datetime): The current time.
+        budget (Budget): The model calls this tick may still make. Unused: this step makes no
+            model call.
+
+    Returns:
+        StepResult: Done, with how many of each were removed and their sum ("removed").
+
+    """
+    return StepResult(True, keep_house(brain, now))
+
+
+# ---- 9. working memory ----------------------------------------------------------------------
 
 
 def clear_stale_conversations(brain: Brain, now: datetime, budget: Budget) -> StepResult:
@@ -464,7 +512,7 @@ def clear_stale_conversations(brain: Brain, now: datetime, budget: Budget) -> St
     return StepResult(True, {"cleared": cleared})
 
 
-# ---- 8. context -----------------------------------------------------------------------------
+# ---- 10. context ---------------------------------------------------------------------------
 
 
 def compact_context(brain: Brain, now: datetime, budget: Budget) -> StepResult | Generator:
@@ -507,8 +555,10 @@ DREAMING_STEPS: list[DreamStep] = [
     DreamStep("people", consolidate_people),
     DreamStep("orphans", prune_orphan_links),
     DreamStep("reflection", reflect),
+    DreamStep("digest", digest_days),
     DreamStep("core memory", consolidate_core),
     DreamStep("pruning", prune_episodes),
+    DreamStep("housekeeping", housekeeping),
     DreamStep("working memory", clear_stale_conversations),
     DreamStep("context", compact_context),
 ]

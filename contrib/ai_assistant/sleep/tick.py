@@ -3,9 +3,9 @@ The sleep tick: the work of the sleep phase the assistant is in.
 
 - Compacting (`sleep.compacting`): the journal scored and distilled into long-term memory, a
   batch per tick, while a wake is held back.
-- Dreaming (`sleep.dreaming`): links, people, orphaned links, reflection, core memory, pruning,
-  working memory, context compaction, within a budget of model calls per tick, until all is
-  done; after that a sleep tick costs nothing.
+- Dreaming (`sleep.dreaming`): links, people, orphaned links, reflection, the daily digest,
+  core memory, pruning, housekeeping (retention), working memory, context compaction, within a
+  budget of model calls per tick, until all is done; after that a sleep tick costs nothing.
 - In light sleep, while dreaming, something said nearby may get one cheap decision whether to
   wake (`sleep.triage`).
 
@@ -61,7 +61,7 @@ def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
 
 
 # the dreaming steps that may call the model; a quiet day's sleep skips them
-MODEL_STEPS = ("people", "reflection", "core memory", "context")
+MODEL_STEPS = ("people", "reflection", "digest", "core memory", "context")
 QUIET = "nothing new since the last sleep"
 
 

@@ -28,8 +28,9 @@ naming who was heard, and a summary request (no tools offered) gets a templated 
 
 Structured requests (sleep-time work) are answered by rule too: importance scores from the
 heuristic of `memory.importance` (plus two for what someone told it), facts that are the
-entries' own text, one attribute per observation of a person (typed by a keyword), and one
-reflection naming who told it the most.
+entries' own text, one attribute per observation of a person (typed by a keyword), one
+reflection naming who told it the most, and a daily digest counting the day's entries, naming
+who was heard from and keeping the first entries as its facts.
 
 """
 
@@ -192,6 +193,7 @@ class RehearsalResponder:
         text = "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
         if not name:  # JSON mode: the schema is in the prompt
             for candidate, marker in (
+                ("DayDigest", '"people_met"'),
                 ("ImportanceScores", '"scores"'),
                 ("EntitySynthesis", '"entities"'),
                 ("Reflection", '"insights"'),
@@ -208,6 +210,8 @@ class RehearsalResponder:
             return text_reply(json.dumps({"insights": _insights(data)}))
         if name == "ConsolidatedCore":
             return text_reply(json.dumps({"notes": _core_notes(text, data)}))
+        if name == "DayDigest":
+            return text_reply(json.dumps(_digest(data)))
         entries = list(_ENTRY_RE.finditer(data))
         if not entries:
             entries = list(_ENTRY_RE.finditer(text))
@@ -355,6 +359,23 @@ def _core_notes(text: str, data: str) -> list[dict]:
         notes.append({"key": f"{m.group('kind')} {m.group('id')}", "value": value})
         used += cost
     return notes
+
+
+def _digest(data: str) -> dict:
+    """A day's digest: how many entries, who was heard from, the first entries as facts."""
+    entries = list(_ENTRY_RE.finditer(data))
+    people = list(
+        dict.fromkeys(html.unescape(e.group("heard")) for e in entries if e.group("heard"))
+    )
+    texts = [" ".join(html.unescape(e.group("text")).split())[:300] for e in entries]
+    return {
+        "summary": f"A day of {len(entries)} journal entries"
+        + (f", with {', '.join(people[:5])}" if people else "")
+        + ". (rehearsal)",
+        "people_met": people[:20],
+        "open_threads": [text for text in texts if text.endswith("?")][:10],
+        "new_facts": [text for text in texts if text][:5],
+    }
 
 
 def _insights(data: str) -> list[dict]:
