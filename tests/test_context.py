@@ -14,7 +14,14 @@ from ai_assistant.context.compaction import (
     render_transcript,
     split_history,
 )
-from ai_assistant.llm.client import BAD_REQUEST, SERVER_ERROR, ChatReply, LLMError, TokenUsage, ToolCall
+from ai_assistant.llm.client import (
+    BAD_REQUEST,
+    SERVER_ERROR,
+    ChatReply,
+    LLMError,
+    TokenUsage,
+    ToolCall,
+)
 from ai_assistant.driver import drive, inline
 from ai_assistant.llm import structured
 from ai_assistant.memory.core import CoreMemoryFull
