@@ -241,7 +241,7 @@ def test_a_compacting_tick_has_a_phase_span_with_scoring_and_facts_steps(otel):
 
 
 def test_a_dreaming_tick_has_a_span_per_step_and_records_a_failing_one(otel):
-    exporter, _ = otel
+    exporter, reader = otel
     model = ScriptedModel(LLMError(SERVER_ERROR, "down"))
     assistant = make_assistant(model, entity_min_observations=2)
     assistant.lifecycle.go_to_sleep(
@@ -272,6 +272,7 @@ def test_a_dreaming_tick_has_a_span_per_step_and_records_a_failing_one(otel):
     )
     (call,) = spans_named(exporter, telemetry.MODEL_CALL_SPAN)
     assert call.parent.span_id == steps["people"].context.span_id
+    assert SECRET not in " ".join(all_attribute_values(exporter, reader))
 
 
 def test_a_wake_decision_is_a_step_of_dreaming(otel):
