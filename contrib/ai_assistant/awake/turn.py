@@ -203,6 +203,9 @@ def _turn_attributes(brain: Brain, outcome: "TurnOutcome") -> dict:
     """What a turn's span says of it once it is over (names and counts, never words), and the
     turn and debt metrics."""
     result = "error" if outcome.error else "ok"
+    known = set(brain.registry.names())
+    # a name the model made up is its own text: it stays out of the attributes
+    tools = [call["name"] if call["name"] in known else "unknown" for call in outcome.tool_calls]
     telemetry.count_turn(brain.name, result)
     debt = SleepDebt(brain.state).points
     telemetry.note_debt(brain.name, debt)
@@ -212,7 +215,7 @@ def _turn_attributes(brain: Brain, outcome: "TurnOutcome") -> dict:
         "ai_assistant.turn.events": len(outcome.events),
         "ai_assistant.turn.model_calls": outcome.model_calls,
         "ai_assistant.turn.tool_calls": len(outcome.tool_calls),
-        "ai_assistant.turn.tools": [call["name"] for call in outcome.tool_calls],
+        "ai_assistant.turn.tools": tools,
         "ai_assistant.turn.prompt_tokens": outcome.prompt_tokens,
         "ai_assistant.turn.completion_tokens": outcome.completion_tokens,
         "ai_assistant.turn.debt_added": outcome.debt_added,
