@@ -9,6 +9,7 @@ run alternately in the same process, never bare times.
 """
 
 import gc
+import json
 import math
 import statistics
 import time
@@ -354,8 +355,9 @@ def compaction_reduction(world: World) -> Result:
             return self
 
         def complete(self, request):
+            summary = {"summary": "A summary of the old conversation. " * 20}
             return ChatReply(
-                content="A summary of the old conversation. " * 20,
+                content=json.dumps(summary),
                 tool_calls=[],
                 finish_reason="stop",
                 usage=TokenUsage(100, 140),

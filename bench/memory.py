@@ -513,14 +513,16 @@ STEPS = {
     "EntitySynthesis": "people",
     "Reflection": "reflection",
     "ConsolidatedCore": "core memory",
+    "CompactionSummary": "context",
 }
 
 
 class CountingClient:
     """The offline rehearsal model answering in process, counting each step's calls and tokens.
 
-    Which step a call belongs to is read from the structured output it asks for (a request
-    without one is context upkeep: journaling before compaction, or a summary). Prompt tokens
+    Which step a call belongs to is read from the structured output it asks for (the
+    compaction summary, and a request without one, journaling before compaction, are context
+    upkeep). Prompt tokens
     are the whole request; completion tokens are what the model wrote back.
 
     """

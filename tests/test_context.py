@@ -1,5 +1,6 @@
 """Context compaction, pre-compaction extraction, the budget rule and core memory (pure core)."""
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -13,8 +14,16 @@ from ai_assistant.context.compaction import (
     render_transcript,
     split_history,
 )
-from ai_assistant.llm.client import SERVER_ERROR, ChatReply, LLMError, TokenUsage, ToolCall
+from ai_assistant.llm.client import (
+    BAD_REQUEST,
+    SERVER_ERROR,
+    ChatReply,
+    LLMError,
+    TokenUsage,
+    ToolCall,
+)
 from ai_assistant.driver import drive, inline
+from ai_assistant.llm import structured
 from ai_assistant.memory.core import CoreMemoryFull
 from ai_assistant import lifecycle as life
 from ai_assistant.sleep.tick import sleep_tick
@@ -33,6 +42,11 @@ def run(work):
 
 def text(content):
     return ChatReply(content=content, tool_calls=[], finish_reason="stop", usage=TokenUsage(10, 5))
+
+
+def summarised(summary, **parts):
+    """The structured compaction reply: a `CompactionSummary` as JSON."""
+    return text(json.dumps({"summary": summary, **parts}))
 
 
 def exchange(i, size=40):
@@ -120,7 +134,7 @@ def test_skips_below_threshold_and_within_window():
 
 
 def test_compaction_payload_replacement_and_archive():
-    model = ScriptedModel(text("Mira chatted about many things."))
+    model = ScriptedModel(summarised("Mira chatted about many things."))
     assistant = make_assistant(model, compact_preserve_window=6, compact_model="small-model")
     messages = with_history(assistant, 10)
     report = run(compact_history(assistant, T0, force=True))
@@ -152,7 +166,7 @@ def test_compaction_payload_replacement_and_archive():
 
 
 def test_custom_compaction_prompt():
-    model = ScriptedModel(text("summary"))
+    model = ScriptedModel(summarised("summary"))
     assistant = make_assistant(
         model, compact_prompt="Summarise for {name} in haiku.", compact_preserve_window=2
     )
@@ -161,14 +175,72 @@ def test_custom_compaction_prompt():
     assert model.requests[0].messages[0]["content"] == "Summarise for Aria in haiku."
 
 
-@pytest.mark.parametrize("answer", [LLMError(SERVER_ERROR, "down"), text("   ")])
-def test_failed_summary_keeps_history(answer):
+@pytest.mark.parametrize(
+    "answer, error",
+    [
+        (LLMError(SERVER_ERROR, "down"), "server_error: down"),
+        (text("   "), "invalid_response"),
+        (text("They talked about the weather."), "invalid_response"),
+        (text('{"people": ["Mira"]}'), "summary: Field required"),
+        (text('{"summary": "ok", "people": "Mira"}'), "people: Input should be a valid array"),
+        (summarised("x" * 4001), "summary: String should have at most 4000 characters"),
+        (summarised("ok", key_facts=["f"] * 21), "key_facts: List should have at most 20"),
+        (summarised("   "), "the summary came back empty"),
+        (ChatReply(None, [], "stop", refusal="no"), "invalid_response: The model refused"),
+    ],
+)
+def test_failed_summary_keeps_history(answer, error):
     assistant = make_assistant(ScriptedModel(answer), compact_preserve_window=4)
     messages = with_history(assistant, 5)
     report = run(compact_history(assistant, T0, force=True))
-    assert "error" in report
+    assert error in report["error"]
     assert assistant.history.all() == messages
     assert len(assistant.journal) == 0
+
+
+def test_the_summary_is_a_structured_reply_rendered_as_text():
+    model = ScriptedModel(
+        summarised(
+            "Mira asked about the <b>map</b>.",
+            people=["Mira: a cartographer, wants the old map", "  "],
+            open_threads=["Aria promised to find the map by dusk"],
+            key_facts=["The map is in the east wing"],
+        )
+    )
+    assistant = make_assistant(model, compact_preserve_window=6)
+    with_history(assistant, 10)
+    report = run(compact_history(assistant, T0, force=True))
+    (request,) = model.requests
+    assert request.response_format["type"] == "json_schema"
+    assert request.response_format["json_schema"]["name"] == "CompactionSummary"
+    expected = (
+        "Mira asked about the <b>map</b>.\n\n"
+        "People:\n- Mira: a cartographer, wants the old map\n\n"
+        "Open threads and promises:\n- Aria promised to find the map by dusk\n\n"
+        "Key facts:\n- The map is in the east wing"
+    )
+    assert report["summary"] == expected
+    # in the history, model-written text is escaped like any text entering a prompt
+    marker = assistant.history.all()[0]["content"]
+    assert marker.startswith(f"{SUMMARY_PREFIX}\nMira asked about the &lt;b&gt;map")
+    assert "\nOpen threads and promises:\n- Aria promised" in marker
+    (entry,) = assistant.journal.all()
+    assert entry["content"] == f"[CONTEXT SYNTHESIS]\n{expected}"
+    assert assistant.usage().calls == 1
+
+
+def test_the_summary_falls_back_to_json_mode():
+    model = ScriptedModel(LLMError(BAD_REQUEST, "no json_schema here"), summarised("In JSON mode."))
+    assistant = make_assistant(model, compact_preserve_window=4)
+    with_history(assistant, 5)
+    try:
+        report = run(compact_history(assistant, T0, force=True))
+    finally:
+        # the endpoint is remembered as JSON mode only: forget it, ids are reused
+        structured._JSON_MODE_ONLY.discard(id(model))
+    assert report["summary"] == "In JSON mode."
+    assert model.requests[1].response_format == {"type": "json_object"}
+    assert '"open_threads"' in model.requests[1].messages[-1]["content"]
 
 
 # ---- pre-compaction extraction -------------------------------------------------------------------------
@@ -255,7 +327,7 @@ def test_extraction_skips_short_history_and_when_disabled():
 def test_emergency_compaction_at_awake_tick_uses_three_iterations():
     model = ScriptedModel(
         *[reply(("add_journal_entry", {"content": f"fact {i}"})) for i in range(3)],
-        text("Summary of the long chat."),
+        summarised("Summary of the long chat."),
     )
     assistant = make_assistant(model, max_context_tokens=4000, compact_preserve_window=6)
     with_history(assistant, 12)
@@ -270,7 +342,7 @@ def test_emergency_compaction_at_awake_tick_uses_three_iterations():
 
 
 def test_sleep_compaction_in_dreaming_at_seventy_percent():
-    model = ScriptedModel(reply(("noop", {})), text("Sleep summary."))
+    model = ScriptedModel(reply(("noop", {})), summarised("Sleep summary."))
     assistant = make_assistant(model, max_context_tokens=5000, compact_preserve_window=6)
     with_history(assistant, 12)
     ratio = assistant.context_tokens() / 5000
@@ -292,7 +364,7 @@ class ChattyModel(ScriptedModel):
         self.requests.append(request)
         names = {t["function"]["name"] for t in request.tools}
         if not names:
-            return text("They talked a lot; nothing else matters.")
+            return summarised("They talked a lot; nothing else matters.")
         if "say" not in names:
             return reply(("noop", {}))
         if request.messages[-1]["role"] == "tool":
@@ -384,7 +456,7 @@ def test_memory_edit_not_offered_during_extraction():
 
 
 def test_prompt_order_system_core_summary_history():
-    model = ScriptedModel(text("S."), reply(("noop", {})))
+    model = ScriptedModel(summarised("S."), reply(("noop", {})))
     assistant = make_assistant(model, compact_preserve_window=3)
     assistant.core_memory.set("k", "v", T0, 2000)
     with_history(assistant, 3)
@@ -406,7 +478,7 @@ def test_fifty_message_reference_shape_reduction():
     from bench.cases import reference_fifty_message_shape
 
     old, recent = reference_fifty_message_shape()
-    model = ScriptedModel(text("A summary of the old conversation. " * 20))
+    model = ScriptedModel(summarised("A summary of the old conversation. " * 20))
     assistant = make_assistant(model, max_context_tokens=100000)
     assistant.history.extend(old + recent)
     before = assistant.history.tokens()
@@ -420,7 +492,7 @@ def test_fifty_message_reference_shape_reduction():
 
 
 def test_pending_tokens_equals_a_full_recount():
-    model = ScriptedModel(text("S."))
+    model = ScriptedModel(summarised("S."))
     assistant = make_assistant(model, compact_preserve_window=3)
     assistant.core_memory.set("k", "v", T0, 2000)
     with_history(assistant, 4)

@@ -1,5 +1,7 @@
 """Context features through Evennia: @assistant/core, the budget check on /set, status."""
 
+import json
+
 from evennia.utils.test_resources import EvenniaCommandTest
 
 from ai_assistant.testing.server import text_reply, tool_call, tool_reply
@@ -69,7 +71,7 @@ class TestCoreAndBudget(AssistantTestCase, EvenniaCommandTest):
                     {"role": "assistant", "content": "ok " * 20},
                 ]
             )
-        self.responder.add(text_reply("They chatted for a long time."))
+        self.responder.add(text_reply(json.dumps({"summary": "They chatted for a long time."})))
         self.tick()
         status = self.cmd("/status Aria")
         assert "last compaction" in status and "(emergency): compacted, 16 messages" in status

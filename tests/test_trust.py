@@ -162,7 +162,7 @@ def test_an_obedient_model_cannot_carry_a_whisper_into_public_core_memory():
 
 
 def test_a_whisper_never_reaches_a_summary():
-    model = ScriptedModel(said("They talked about the weather."))
+    model = ScriptedModel(said(json.dumps({"summary": "They talked about the weather."})))
     brain = make_assistant(model, compact_preserve_window=2)
     public = {"role": "user", "content": '<event type="say" from="Alice">nice weather</event>'}
     private = {

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from . import telemetry
 from .conf import AssistantConfig, ConfigError
 from .debt import SleepDebt
 from .sleeps import SleepHistory
@@ -162,7 +163,10 @@ class Brain:
             BlockingWork: A call to run in a worker thread; it returns a `ChatReply`.
 
         """
-        return ModelWork(_complete, _acomplete, self.client_factory, request)
+        forms = telemetry.model_call(
+            telemetry.CHAT, request.model, self.name, _complete, _acomplete
+        )
+        return ModelWork(*forms, self.client_factory, request)
 
     def structured(self, request: ChatRequest, output_model) -> BlockingWork:
         """A structured completion, as blocking work returning `(object, replies)`.
@@ -175,7 +179,10 @@ class Brain:
             BlockingWork: A call to run in a worker thread; it returns `(object, replies)`.
 
         """
-        return ModelWork(_structured, _astructured, self.client_factory, request, output_model)
+        forms = telemetry.model_call(
+            telemetry.STRUCTURED, request.model, self.name, _structured, _astructured
+        )
+        return ModelWork(*forms, self.client_factory, request, output_model)
 
     def embed(self, texts: list[str]) -> BlockingWork:
         """Embeddings of `texts`, as blocking work returning a list of vectors.
@@ -187,7 +194,10 @@ class Brain:
             BlockingWork: A call to run in a worker thread; it returns one vector per text.
 
         """
-        return ModelWork(_embed, _aembed, self.client_factory, self.embedding_model, texts)
+        forms = telemetry.model_call(
+            telemetry.EMBEDDING, self.embedding_model, self.name, _embed, _aembed
+        )
+        return ModelWork(*forms, self.client_factory, self.embedding_model, texts)
 
     def semantic_search(self, query: str) -> BlockingWork | None:
         """The memories nearest `query` by embeddings, as blocking work returning
@@ -204,9 +214,15 @@ class Brain:
         """
         if not self.embedding_model or not query.strip():
             return None
-        return ModelWork(
+        forms = telemetry.model_call(
+            telemetry.EMBEDDING,
+            self.embedding_model,
+            self.name,
             _embed_and_search,
             _aembed_and_search,
+        )
+        return ModelWork(
+            *forms,
             self.client_factory,
             self.embedding_model,
             query,

@@ -16,6 +16,7 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE` | 10 | turns one player's lines may start per minute, all assistants together (0: no limit) |
 | `AI_ASSISTANT_TYPECLASS` | "ai_assistant.characters.AssistantCharacter" | what `/create` makes |
 | `AI_ASSISTANT_FREEZE_STARTUP_OBJECTS` | True | keep start-up objects out of full garbage collections (`heap.py`) |
+| `AI_ASSISTANT_TELEMETRY` | True | OpenTelemetry spans and metrics, when `opentelemetry-api` is installed (`telemetry.py`) |
 | `AI_ASSISTANT_SCRIPT_TYPECLASS` | "ai_assistant.scripts.AssistantScript" | the assistant's script |
 
 """
@@ -162,6 +163,17 @@ def script_typeclass() -> str:
     return getattr(
         settings, "AI_ASSISTANT_SCRIPT_TYPECLASS", "ai_assistant.scripts.AssistantScript"
     )
+
+
+def telemetry() -> bool:
+    """Whether to report OpenTelemetry spans and metrics (`AI_ASSISTANT_TELEMETRY`), when the
+    `opentelemetry-api` package is installed; without it there is nothing to report.
+
+    Returns:
+        bool: True unless the game turned it off.
+
+    """
+    return bool(getattr(settings, "AI_ASSISTANT_TELEMETRY", True))
 
 
 def time_factor() -> float:

@@ -25,7 +25,7 @@ from functools import partial
 from django.db import DatabaseError
 from evennia.utils import create, logger, search
 
-from . import game_settings
+from . import game_settings, telemetry
 from .awake.turn import TurnOutcome, awake_tick
 from .brain import Brain
 from .budget import TurnRateLimiter
@@ -669,6 +669,8 @@ class AssistantHandler:
         """
         if prompt:
             self._prompt_queued = False  # lines heard from now on ask for a start of their own
+        # read each time, like every game setting: a test or a reload may change it
+        telemetry.set_enabled(game_settings.telemetry())
         self.flush_heard()
         self.refresh_presence()
         if self.script.attributes.get(PAUSED):

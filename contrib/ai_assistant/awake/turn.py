@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from .. import telemetry
 from ..brain import Brain
 from ..clock import from_iso, to_iso
 from ..debt import SleepDebt, turn_id
@@ -61,6 +62,7 @@ class TurnOutcome:
     tool_calls: list[dict] = field(default_factory=list)
     stop_reason: str = ""
     error: str | None = None
+    error_kind: str | None = None
     request_tokens: list[int] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -87,6 +89,7 @@ class TurnOutcome:
             tool_calls=loop.tool_calls,
             stop_reason=loop.stop_reason,
             error=loop.error,
+            error_kind=loop.error_kind,
             request_tokens=loop.request_tokens,
             prompt_tokens=loop.prompt_tokens,
             completion_tokens=loop.completion_tokens,
@@ -188,9 +191,44 @@ def awake_tick(brain: Brain, now: datetime) -> Generator | None:
     if brain.lifecycle.maybe_sleep_off_debt(now, len(brain.events)):
         return None
     turn = _plan_turn(brain, now)
-    if not needs_emergency_compaction(brain):
-        return turn
-    return _emergency_then(brain, now, turn)
+    if needs_emergency_compaction(brain):
+        turn = _emergency_then(brain, now, turn)
+    return telemetry.traced(
+        telemetry.TURN_SPAN,
+        turn,
+        {telemetry.ASSISTANT: brain.name},
+        lambda outcome: _turn_attributes(brain, outcome),
+    )
+
+
+def _turn_attributes(brain: Brain, outcome: "TurnOutcome") -> dict:
+    """What a turn's span says of it once it is over (names and counts, never words), and the
+    turn and debt metrics."""
+    result = "error" if outcome.error else "ok"
+    known = set(brain.registry.names())
+    # a name the model made up is its own text: it stays out of the attributes
+    tools = [call["name"] if call["name"] in known else "unknown" for call in outcome.tool_calls]
+    telemetry.count_turn(brain.name, result)
+    debt = SleepDebt(brain.state).points
+    telemetry.note_debt(brain.name, debt)
+    attributes = {
+        "ai_assistant.turn.result": result,
+        "ai_assistant.turn.stop_reason": outcome.stop_reason,
+        "ai_assistant.turn.events": len(outcome.events),
+        "ai_assistant.turn.model_calls": outcome.model_calls,
+        "ai_assistant.turn.tool_calls": len(outcome.tool_calls),
+        "ai_assistant.turn.tools": tools,
+        "ai_assistant.turn.prompt_tokens": outcome.prompt_tokens,
+        "ai_assistant.turn.completion_tokens": outcome.completion_tokens,
+        "ai_assistant.turn.debt_added": outcome.debt_added,
+        "ai_assistant.sleep.debt": debt,
+    }
+    if outcome.error:
+        attributes[telemetry.ERROR_TYPE] = outcome.error_kind or "other"
+    if outcome.compaction is not None:
+        compaction = outcome.compaction["compaction"]
+        attributes["ai_assistant.turn.compacted"] = compaction.get("compacted", 0)
+    return attributes
 
 
 def _say_budget_spent(brain: Brain, now: datetime) -> None:

@@ -22,6 +22,7 @@ import re
 from collections.abc import Generator
 from datetime import datetime
 
+from .. import telemetry
 from ..brain import Brain
 from ..clock import from_iso, to_iso
 from ..lifecycle import COMPACTING
@@ -148,7 +149,17 @@ def _one_audience(entries: list[dict]) -> list[dict]:
 
 
 def _ask(brain: Brain, prompt: str, entries: list[dict], output_model, now) -> Generator:
-    """One structured call over journal entries; its usage is recorded."""
+    """One structured call over journal entries (a step of compacting: "scoring" or
+    "facts"); its usage is recorded."""
+    step = "scoring" if output_model is ImportanceScores else "facts"
+    return telemetry.traced(
+        telemetry.SLEEP_STEP_SPAN,
+        _asked(brain, prompt, entries, output_model, now),
+        {telemetry.SLEEP_STEP: step, f"{telemetry.REPORT}.entries": len(entries)},
+    )
+
+
+def _asked(brain: Brain, prompt: str, entries: list[dict], output_model, now) -> Generator:
     request = entries_request(
         prompt, brain.model, brain.name, entries, brain.config.max_reply_tokens
     )

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from types import GeneratorType
 from datetime import datetime, timedelta
 
+from .. import telemetry
 from ..brain import Brain
 from ..context.compaction import sleep_compaction_step
 from ..llm.client import LLMError
@@ -594,9 +595,12 @@ def _dream(brain: Brain, now: datetime) -> Generator:
         if step.name in progress.get("done", []):
             continue
         try:
-            result = step.run(brain, now, budget)
-            if isinstance(result, GeneratorType):
-                result = yield from result
+            result = yield from telemetry.traced(
+                telemetry.SLEEP_STEP_SPAN,
+                _run_step(step, brain, now, budget),
+                {telemetry.SLEEP_STEP: step.name},
+                _step_attributes,
+            )
         except LLMError as err:
             brain.usage().record_error(err.kind)
             brain.save_usage()
@@ -615,6 +619,20 @@ def _dream(brain: Brain, now: datetime) -> Generator:
         if not result.done:
             break  # out of budget: the next tick goes on from here
     return reports
+
+
+def _run_step(step: DreamStep, brain: Brain, now: datetime, budget: Budget) -> Generator:
+    result = step.run(brain, now, budget)
+    if isinstance(result, GeneratorType):
+        result = yield from result
+    return result
+
+
+def _step_attributes(result: StepResult) -> dict:
+    return {
+        "ai_assistant.sleep.step_done": result.done,
+        **telemetry.counts(result.report, telemetry.REPORT),
+    }
 
 
 def _progress(brain: Brain) -> dict:

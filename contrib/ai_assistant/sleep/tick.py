@@ -19,7 +19,9 @@ fails.
 from collections.abc import Generator
 from datetime import datetime
 
+from .. import telemetry
 from ..brain import Brain
+from ..debt import SleepDebt
 from ..lifecycle import COMPACTING, DREAMING
 from .compacting import compacting_step
 from .dreaming import DREAMING_STEPS, dreaming_tick
@@ -46,7 +48,7 @@ def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
     history = SleepHistory(brain.state)
     phase = brain.lifecycle.phase
     if phase == COMPACTING:
-        return _tallied(history, compacting_step(brain, now))
+        return _tallied(history, _phase_traced(brain, COMPACTING, compacting_step(brain, now)))
     if phase == DREAMING:
         record = history.current()
         if record and record.get("quiet"):
@@ -54,10 +56,42 @@ def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
         else:
             decision = triage(brain, now)
             if decision is not None:
-                return _tallied(history, decision)
+                decision = telemetry.traced(
+                    telemetry.SLEEP_STEP_SPAN,
+                    decision,
+                    {telemetry.SLEEP_STEP: "wake decision"},
+                    lambda report: telemetry.counts(report, telemetry.REPORT),
+                )
+                return _tallied(history, _phase_traced(brain, DREAMING, decision))
         work = dreaming_tick(brain, now)
-        return None if work is None else _tallied(history, work)
+        return None if work is None else _tallied(history, _phase_traced(brain, DREAMING, work))
     return None
+
+
+def _phase_traced(brain: Brain, phase: str, work: Generator) -> Generator:
+    """The tick's work in an `ai_assistant.sleep.phase` span (when telemetry is on)."""
+
+    def describe(report) -> dict:
+        debt = SleepDebt(brain.state).points
+        telemetry.note_debt(brain.name, debt)
+        steps = report if isinstance(report, list) else [report]
+        attributes = {
+            "ai_assistant.sleep.steps": len(steps),
+            "ai_assistant.sleep.errors": sum(
+                1 for step in steps if isinstance(step, dict) and step.get("error")
+            ),
+            "ai_assistant.sleep.debt": debt,
+        }
+        if isinstance(report, dict):
+            attributes.update(telemetry.counts(report, telemetry.REPORT))
+        return attributes
+
+    return telemetry.traced(
+        telemetry.SLEEP_PHASE_SPAN,
+        work,
+        {telemetry.ASSISTANT: brain.name, "ai_assistant.sleep.phase": phase},
+        describe,
+    )
 
 
 # the dreaming steps that may call the model; a quiet day's sleep skips them

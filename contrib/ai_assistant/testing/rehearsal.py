@@ -24,7 +24,7 @@ Rules, applied to the newest event addressed to the assistant:
 - anything else addressed to it: says a templated acknowledgement quoting what it heard.
 
 Context upkeep is answered by rule as well: the pre-compaction prompt gets one journal entry
-naming who was heard, and a summary request (no tools offered) gets a templated summary.
+naming who was heard, and the compaction summary (a structured request) gets a templated one.
 
 Structured requests (sleep-time work) are answered by rule too: importance scores from the
 heuristic of `memory.importance` (plus two for what someone told it), facts that are the
@@ -77,6 +77,15 @@ _CORE_LIMITS_RE = re.compile(r"at most (\d+) notes, about (\d+) tokens")
 _SLEEP_RE = re.compile(r"\b(go to sleep|get some rest|go (?:and )?rest|take a rest)\b", re.I)
 
 
+def _asks_for_summary(request: dict) -> bool:
+    """Whether a structured request is the compaction summary (by its schema's name, or in JSON
+    mode by the schema in the prompt)."""
+    schema = request["response_format"].get("json_schema") or {}
+    if schema.get("name"):
+        return schema["name"] == "CompactionSummary"
+    return '"open_threads"' in str(request["messages"][-1].get("content") or "")
+
+
 class RehearsalResponder:
     """Deterministic replies by rule (see module doc)."""
 
@@ -86,8 +95,8 @@ class RehearsalResponder:
     def respond(self, request: dict) -> Reply:
         """Answer a chat request by rule, with no model.
 
-        Structured requests, requests after tool results, summaries (no tools) and memory
-        upkeep each get their own answer. Otherwise it answers the last event addressed to
+        Structured requests (the compaction summary among them), requests after tool results
+        and memory upkeep each get their own answer. Otherwise it answers the last event addressed to
         it with tool calls chosen by keyword (recall, a name, "remember", sleep, wait, ...),
         or calls `noop` when no event is addressed to it.
 
@@ -101,11 +110,11 @@ class RehearsalResponder:
         self.requests += 1
         messages = request.get("messages", [])
         if request.get("response_format"):
+            if _asks_for_summary(request):
+                return self._summary(messages)
             return self._structured(request)
         if not messages or messages[-1].get("role") == "tool":
             return self._after_tools(messages)
-        if not request.get("tools"):
-            return self._summary(messages)
         if "[Memory upkeep]" in (messages[-1].get("content") or ""):
             return self._upkeep(messages)
         system = messages[0].get("content", "") if messages[0].get("role") == "system" else ""
@@ -144,15 +153,24 @@ class RehearsalResponder:
         return sorted(set(html.unescape(name) for name in re.findall(r'from="([^"]+)"', text)))
 
     def _summary(self, messages: list[dict]) -> Reply:
-        transcript = messages[-1].get("content") or ""
+        transcript = next(
+            (m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), ""
+        )
         lines = [line for line in transcript.splitlines() if line.strip()]
         said = re.findall(r'"text": "([^"\\]{1,60})', transcript)
-        people = ", ".join(self._speakers(transcript)) or "no one"
+        speakers = self._speakers(transcript)
+        people = ", ".join(speakers) or "no one"
         text = (
             f"(rehearsal summary) {len(lines)} earlier lines of conversation with {people}. "
             f"Things said in reply included: {'; '.join(said[-3:]) or 'nothing'}."
         )
-        return text_reply(text)
+        summary = {
+            "summary": text,
+            "people": [f"{name}: spoke with me (rehearsal)" for name in speakers[:20]],
+            "open_threads": [],
+            "key_facts": [],
+        }
+        return text_reply(json.dumps(summary))
 
     def _upkeep(self, messages: list[dict]) -> Reply:
         history = "\n".join(str(m.get("content") or "") for m in messages)
