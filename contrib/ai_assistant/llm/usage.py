@@ -23,6 +23,9 @@ class UsageStats(BaseModel):
         latency_ms_last (float): Latency of the last call, in milliseconds.
         errors (dict): Failed calls, counted by error kind.
         malformed (dict): Malformed model output (e.g. bad tool calls), counted by kind.
+        batch_calls (int): Of `calls`, those answered in a batch (Batch API).
+        batch_prompt_tokens (int): Of `prompt_tokens`, those of batch calls.
+        batch_completion_tokens (int): Of `completion_tokens`, those of batch calls.
 
     """
 
@@ -34,6 +37,9 @@ class UsageStats(BaseModel):
     latency_ms_last: float = 0.0
     errors: dict[str, int] = Field(default_factory=dict)
     malformed: dict[str, int] = Field(default_factory=dict)
+    batch_calls: int = 0
+    batch_prompt_tokens: int = 0
+    batch_completion_tokens: int = 0
 
     @classmethod
     def load(cls, data: dict | None) -> "UsageStats":
@@ -61,6 +67,10 @@ class UsageStats(BaseModel):
         self.cached_tokens += reply.usage.cached
         self.latency_ms_total += reply.latency_ms
         self.latency_ms_last = reply.latency_ms
+        if reply.batch:
+            self.batch_calls += 1
+            self.batch_prompt_tokens += reply.usage.prompt
+            self.batch_completion_tokens += reply.usage.completion
 
     def record_error(self, kind: str) -> None:
         """Count one failed call.

@@ -12,6 +12,9 @@ Per sleep tick:
    then is the entry marked consolidated;
 3. update `consolidation_progress`; when nothing is left, the phase becomes dreaming.
 
+In batch mode (`sleep.batch`) a structured call may wait for a batch: the tick then stops where
+it is, having changed nothing for that call, and goes on once the answer is in.
+
 A batch never mixes audiences, so a fact drawn from one person's whisper cannot be blended into
 a memory anyone else may recall. Nothing is lost when a call fails: scores and marks are written
 only from results that arrived.
@@ -36,7 +39,8 @@ from ..memory.consolidation import (
     clean_facts,
     entries_request,
 )
-from ..state import COMPACTING_FAILURES, PROGRESS, SLEEP_ERRORS
+from ..state import BATCH_WAITING, COMPACTING_FAILURES, PROGRESS, SLEEP_ERRORS
+from .batch import BatchDeferred
 
 
 def by_salience(entries: list[dict]) -> list[dict]:
@@ -127,6 +131,12 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
             report["consolidated"] = len(stored)
             report["memories"] = sum(len(ids) for ids in stored.values())
         state.delete(COMPACTING_FAILURES)
+        state.delete(BATCH_WAITING)
+    except BatchDeferred:
+        # the call went into a batch (or waits for one): this tick changes nothing more, and a
+        # due wake does not wait for the batch (nothing is lost: the next sleep goes on)
+        state.set(BATCH_WAITING, True)
+        report["waiting"] = "batch"
     except LLMError as err:
         usage.record_error(err.kind)
         state.set(SLEEP_ERRORS, (state.get(SLEEP_ERRORS) or 0) + 1)

@@ -25,6 +25,8 @@ Each sleep tick runs steps in order within a budget of model calls
 (`dream_max_calls_per_tick`); a step that has more to do continues at the next tick. What is
 done is kept in `dreaming_progress` (so a reload resumes where it stopped, and `/status` shows
 it). A step that fails is logged, the others go on, and it is tried again at the next tick.
+In batch mode (`sleep.batch`) a step whose call waits for a batch is neither done nor failed:
+the others go on, and it runs again once the answer is in.
 Everything drawn from several memories keeps the narrowest audience of what it rests on.
 
 """
@@ -53,6 +55,7 @@ from ..memory.lexical import terms
 from ..memory.provenance import REFLECTION
 from ..memory.working import WorkingMemory
 from ..state import DREAMING_PROGRESS
+from .batch import BatchDeferred
 
 
 @dataclass
@@ -500,6 +503,11 @@ def _dream(brain: Brain, now: datetime) -> Generator:
             result = step.run(brain, now, budget)
             if isinstance(result, GeneratorType):
                 result = yield from result
+        except BatchDeferred:
+            # its call waits for a batch: not done, not an error; the others go on (their
+            # calls join the same batch)
+            reports.append({"step": step.name, "waiting": "batch"})
+            continue
         except LLMError as err:
             brain.usage().record_error(err.kind)
             brain.save_usage()

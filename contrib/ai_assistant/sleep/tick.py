@@ -9,7 +9,9 @@ The sleep tick: the work of the sleep phase the assistant is in.
 - In light sleep, while dreaming, something said nearby may get one cheap decision whether to
   wake (`sleep.triage`).
 
-While a token budget is spent (`ai_assistant.budget`), a sleep tick makes no model call.
+While a token budget is spent (`ai_assistant.budget`), a sleep tick makes no model call. With
+`batch_enabled`, the structured calls of compacting and dreaming go through the provider's Batch
+API (`sleep.batch`).
 
 Like the awake turn, a tick is a generator yielding blocking work; nothing is lost when a call
 fails.
@@ -21,6 +23,7 @@ from datetime import datetime
 
 from ..brain import Brain
 from ..lifecycle import COMPACTING, DREAMING
+from .batch import batch_mode, in_batches
 from .compacting import compacting_step
 from .dreaming import DREAMING_STEPS, dreaming_tick
 from .triage import triage
@@ -46,7 +49,7 @@ def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
     history = SleepHistory(brain.state)
     phase = brain.lifecycle.phase
     if phase == COMPACTING:
-        return _tallied(history, compacting_step(brain, now))
+        return _tallied(history, _maybe_batched(brain, compacting_step(brain, now), now))
     if phase == DREAMING:
         record = history.current()
         if record and record.get("quiet"):
@@ -56,8 +59,13 @@ def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
             if decision is not None:
                 return _tallied(history, decision)
         work = dreaming_tick(brain, now)
-        return None if work is None else _tallied(history, work)
+        return None if work is None else _tallied(history, _maybe_batched(brain, work, now))
     return None
+
+
+def _maybe_batched(brain: Brain, work: Generator, now: datetime) -> Generator:
+    """The work, its structured calls going through a batch with `batch_enabled`."""
+    return in_batches(brain, work, now) if batch_mode(brain.config, brain.state, now) else work
 
 
 # the dreaming steps that may call the model; a quiet day's sleep skips them
