@@ -354,3 +354,25 @@ def test_batch_settings_are_validated():
     assert parse_override("batch_enabled", "true") is True
     with pytest.raises(ConfigError, match="batch_enabled"):
         parse_override("batch_enabled", "maybe")
+
+
+def test_past_the_batches_under_way_a_new_request_is_called_directly(
+    server, responder, monkeypatch
+):
+    from ai_assistant.sleep import batch
+
+    monkeypatch.setattr(batch, "MAX_UNDER_WAY", 1)
+    brain = compacting(http_assistant(server, batch_enabled=True))
+    run(sleep_tick(brain, T0))
+    # the journal changed: the scoring request is not the one in the batch any more
+    brain.journal.add("Mira whispered the vault code.", author="Aria", now=T0, salience=3)
+    server.batch_script.append("in_progress")
+    responder.add(
+        json_reply({"scores": [{"entry_id": "j000003", "importance": 8}]}),
+        json_reply({"entries": []}),
+    )
+    report = run(sleep_tick(brain, T0 + MINUTE))
+    # scoring and then extraction, both called directly in this tick
+    assert report["scored"] == 1 and report["batch"]["direct"] == 2
+    assert report["batch"]["submitted"] == 0 and len(server.batches) == 1
+    assert schema_names(responder.requests) == ["ImportanceScores", "FactExtraction"]

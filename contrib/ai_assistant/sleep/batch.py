@@ -25,7 +25,9 @@ next batch round. Waking while a batch is pending loses nothing: nothing was app
 stays in the state and the next sleep polls it. A batch still unfinished after
 `batch_max_wait_hours`, or one the provider no longer knows, is given up: its requests are
 called directly. An endpoint without the Batch API (404 on the upload) turns batch mode off
-for the assistant for a day, with a log line; its requests are called directly.
+for the assistant for a day, with a log line; its requests are called directly. With
+`MAX_UNDER_WAY` batches under way, a new request is called directly (a request that changed
+since it was batched, e.g. the journal grew, does not wait behind them).
 
 Every HTTP call here runs as blocking work off the reactor, like any model call; the state is
 read and written only between yields, on the reactor thread.
@@ -54,6 +56,10 @@ NO_BATCH_API = (404, 405, 501)
 # how long batch mode stays off after the endpoint said it has no Batch API
 UNSUPPORTED_FOR = timedelta(days=1)
 BATCH_ENDPOINT = "/v1/chat/completions"
+# batches under way at once; past it, a new request is called directly. A step whose request
+# changes from tick to tick (never finding its answer) then still gets on, and the waste is
+# bounded
+MAX_UNDER_WAY = 3
 
 
 class BatchDeferred(Exception):
@@ -169,8 +175,12 @@ class BatchRound:
                 return ModelWork(_ready, _aready, (value, [reply]))
             self.report["direct"] += 1
             return direct(request, output_model)
-        if any(key in batch["keys"] for batch in self.brain.state.get(BATCHES) or []):
+        under_way = self.brain.state.get(BATCHES) or []
+        if any(key in batch["keys"] for batch in under_way):
             self.report["waiting"] += 1
+        elif len(under_way) >= MAX_UNDER_WAY:
+            self.report["direct"] += 1
+            return direct(request, output_model)
         else:
             self.new[key] = (request, output_model)
         raise BatchDeferred(key)
