@@ -376,3 +376,38 @@ def test_past_the_batches_under_way_a_new_request_is_called_directly(
     assert report["scored"] == 1 and report["batch"]["direct"] == 2
     assert report["batch"]["submitted"] == 0 and len(server.batches) == 1
     assert schema_names(responder.requests) == ["ImportanceScores", "FactExtraction"]
+
+
+# ---- in the game: the script's ticks, Attributes and all ----------------------------------------
+
+from .test_sleep import SleepTestCase  # noqa: E402
+
+
+class TestBatchModeInTheGame(SleepTestCase):
+    overrides = {**SleepTestCase.overrides, "batch_enabled": True}
+
+    def test_ticks_batch_poll_apply_and_a_wake_is_not_held_for_a_batch(self):
+        self.journal("Mira said she loves jasmine tea.", "Tobin keeps the ledger.", "Bob said hi.")
+        self.builder_sleep(hours=1)
+        self.tick(advance=60)
+        assert self.server.batch_calls == [("POST", "/v1/files"), ("POST", "/v1/batches")]
+        assert [b["id"] for b in self.script.db.batches] == ["batch-1"]
+        assert self.responder.requests == []
+        # the wake time comes while compacting waits on the batch: it wakes all the same
+        self.server.batch_script.append("in_progress")
+        self.tick(advance=3600)
+        assert self.mode() == "awake"
+        assert "kept for the next sleep" in self.script.db.mode_transition_reason
+        brain = self.handler.brain
+        assert len(brain.journal.unconsolidated()) == 3 and brain.long_term.count() == 0
+        assert [b["id"] for b in self.script.db.batches] == ["batch-1"]
+        # the next sleep applies it, then batches the extraction, then applies that
+        self.builder_sleep(hours=1)
+        self.responder.add(SCORES)
+        self.tick(advance=60)
+        assert [b["id"] for b in self.script.db.batches] == ["batch-2"]
+        self.responder.add(FACTS)
+        self.tick(advance=60)
+        assert brain.long_term.count() == 2 and self.script.db.sleep_phase == "dreaming"
+        assert self.handler.status().usage.batch_calls == 2
+        assert self.script.db.batches == [] and self.script.db.batch_results == {}
