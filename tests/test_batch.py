@@ -409,5 +409,23 @@ class TestBatchModeInTheGame(SleepTestCase):
         self.responder.add(FACTS)
         self.tick(advance=60)
         assert brain.long_term.count() == 2 and self.script.db.sleep_phase == "dreaming"
-        assert self.handler.status().usage.batch_calls == 2
+        usage = self.handler.status().usage
+        assert usage.batch_calls == 2 and "2 of the calls in batches" in usage.summary()
         assert self.script.db.batches == [] and self.script.db.batch_results == {}
+
+
+def test_batch_replies_are_counted_apart_and_have_no_latency():
+    from ai_assistant.llm.client import ChatReply, TokenUsage
+    from ai_assistant.llm.usage import UsageStats
+
+    usage = UsageStats()
+    usage.record_reply(ChatReply("{}", [], "stop", usage=TokenUsage(100, 10), latency_ms=300.0))
+    usage.record_reply(ChatReply("{}", [], "stop", usage=TokenUsage(200, 20), batch=True))
+    assert (usage.calls, usage.prompt_tokens, usage.completion_tokens) == (2, 300, 30)
+    assert (usage.batch_calls, usage.batch_prompt_tokens, usage.batch_completion_tokens) == (
+        1,
+        200,
+        20,
+    )
+    assert usage.mean_latency_ms == 300.0
+    assert UsageStats.load(usage.model_dump()) == usage

@@ -65,12 +65,14 @@ class UsageStats(BaseModel):
         self.prompt_tokens += reply.usage.prompt
         self.completion_tokens += reply.usage.completion
         self.cached_tokens += reply.usage.cached
-        self.latency_ms_total += reply.latency_ms
-        self.latency_ms_last = reply.latency_ms
         if reply.batch:
+            # answered in a batch: no latency of its own to count
             self.batch_calls += 1
             self.batch_prompt_tokens += reply.usage.prompt
             self.batch_completion_tokens += reply.usage.completion
+            return
+        self.latency_ms_total += reply.latency_ms
+        self.latency_ms_last = reply.latency_ms
 
     def record_error(self, kind: str) -> None:
         """Count one failed call.
@@ -105,16 +107,18 @@ class UsageStats(BaseModel):
         """Mean latency of the calls.
 
         Returns:
-            float: Milliseconds per call; 0.0 when there were no calls.
+            float: Milliseconds per call (batch replies have none); 0.0 without calls.
 
         """
-        return self.latency_ms_total / self.calls if self.calls else 0.0
+        timed = self.calls - self.batch_calls
+        return self.latency_ms_total / timed if timed else 0.0
 
     def summary(self) -> str:
         """One line for `@assistant/status`.
 
         Returns:
-            str: Calls, prompt, completion and cached tokens, and mean latency.
+            str: Calls, prompt, completion and cached tokens, and mean latency; the calls
+                answered in batches, when there were any.
 
         """
         text = (
@@ -122,6 +126,12 @@ class UsageStats(BaseModel):
             f"completion tokens ({self.cached_tokens} cached), "
             f"mean latency {self.mean_latency_ms:.0f} ms"
         )
+        if self.batch_calls:
+            text += (
+                f"; {self.batch_calls} of the calls in batches ("
+                f"{self.batch_prompt_tokens} prompt + {self.batch_completion_tokens} completion "
+                "tokens, at the batch price)"
+            )
         return text
 
     def problems(self) -> str:
