@@ -24,7 +24,6 @@ from ai_assistant.state import (
     BATCH_WAITING,
     BATCHES,
     DREAMING_PROGRESS,
-    WAKE_TIME,
 )
 from ai_assistant.clock import to_iso
 from ai_assistant.testing.server import (
