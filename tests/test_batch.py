@@ -428,3 +428,39 @@ def test_batch_replies_are_counted_apart_and_have_no_latency():
     )
     assert usage.mean_latency_ms == 300.0
     assert UsageStats.load(usage.model_dump()) == usage
+
+
+def test_compacting_asks_for_every_slice_in_one_batch_audiences_apart(server, responder):
+    brain = http_assistant(server, batch_enabled=True, scoring_batch_size=2)
+    for i in range(4):
+        brain.journal.add(f"Visitor {i} asked about the atlas.", author="Aria", now=T0)
+    brain.journal.add("Mira whispered her key.", author="Aria", now=T0, audience=["mira"])
+    brain.lifecycle.go_to_sleep(
+        T0, hours=4, reason="rest", initiated_by="builder", enforce_safeguards=False
+    )
+    first = run(sleep_tick(brain, T0))
+    assert first["batch"]["submitted"] == 3 and first["scored"] == 0
+    assert len(server.batches["batch-1"]["lines"]) == 3
+
+    def scores(*ids):
+        return json_reply({"scores": [{"entry_id": i, "importance": 6} for i in ids]})
+
+    responder.add(scores("j000000", "j000001"), scores("j000002", "j000003"), scores("j000004"))
+    second = run(sleep_tick(brain, T0 + MINUTE))
+    assert second["scored"] == 5 and second["batch"]["applied"] == 3
+    # every extraction at once, the whisper in a request of its own
+    assert second["batch"]["submitted"] == 3 and second["consolidated"] == 0
+    contents = [
+        line["body"]["messages"][-1]["content"] for line in server.batches["batch-2"]["lines"]
+    ]
+    assert ["Mira whispered" in content for content in contents] == [False, False, True]
+
+    def facts(*ids):
+        return json_reply({"entries": [{"entry_id": i, "facts": [f"Fact {i}."]} for i in ids]})
+
+    responder.add(facts("j000000", "j000001"), facts("j000002", "j000003"), facts("j000004"))
+    third = run(sleep_tick(brain, T0 + 2 * MINUTE))
+    assert third["consolidated"] == 5 and third["memories"] == 5
+    assert brain.lifecycle.phase == life.DREAMING
+    private = [m for m in brain.long_term.recent(10) if m["text"] == "Fact j000004."]
+    assert private[0]["audience"] == ["mira"]
