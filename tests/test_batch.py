@@ -226,7 +226,10 @@ def test_a_failed_expired_or_cancelled_batch_falls_back_to_direct_calls(server, 
     assert second["scored"] == 3 and second["batch"]["direct"] == 1
     assert f"batch batch-1 {status}" in second["batch"]["error"]
     assert "response_format" in responder.requests[-1]  # a direct chat completion
-    assert brain.usage().batch_calls == 0 and brain.usage().calls == 1
+    # the unusable reply was billed: counted, and counted as malformed
+    usage = brain.usage()
+    assert usage.batch_calls == 1 and usage.calls == 2
+    assert usage.malformed == {"batch_reply": 1}
     # the next request (extraction) goes into a new batch again
     assert second["batch"]["submitted"] == 1 and len(server.batches) == 2
     # the fallback is counted in the sleep's record
@@ -464,3 +467,17 @@ def test_compacting_asks_for_every_slice_in_one_batch_audiences_apart(server, re
     assert brain.lifecycle.phase == life.DREAMING
     private = [m for m in brain.long_term.recent(10) if m["text"] == "Fact j000004."]
     assert private[0]["audience"] == ["mira"]
+
+
+def test_a_batch_reply_that_does_not_fit_is_asked_again_directly(server, responder):
+    brain = compacting(http_assistant(server, batch_enabled=True))
+    run(sleep_tick(brain, T0))
+    responder.add(text_reply("not json at all"))  # the batch's answer
+    responder.add(SCORES)  # the direct call that replaces it
+    report = run(sleep_tick(brain, T0 + MINUTE))
+    assert report["scored"] == 3 and report["batch"]["direct"] == 1
+    assert "did not fit" in report["batch"]["error"] and not report["error"]
+    # the unusable reply was billed: counted, and counted as malformed
+    usage = brain.usage()
+    assert usage.batch_calls == 1 and usage.calls == 2
+    assert usage.malformed == {"batch_reply": 1}

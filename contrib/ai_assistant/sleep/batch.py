@@ -168,6 +168,9 @@ class BatchRound:
                 try:
                     value = parse_reply(reply, output_model)
                 except LLMError as err:
+                    # billed all the same: counted, then asked again directly
+                    self.brain.record_reply(reply, self.now)
+                    self.brain.usage().record_malformed("batch_reply")
                     self.report["direct"] += 1
                     self.report["fallbacks"].append(f"a batch reply did not fit: {err}"[:300])
                     return direct(request, output_model)
