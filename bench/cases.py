@@ -300,6 +300,108 @@ def sleep_cost(world: World, entries=200, batch=10) -> Result:
     )
 
 
+# list prices per million tokens of a small hosted model (gpt-4o-mini); a batch costs half
+PRICE_PROMPT = 0.15
+PRICE_COMPLETION = 0.60
+BATCH_DISCOUNT = 0.5
+
+
+def _estimated_cost(usage) -> float:
+    """Dollars for the usage: direct tokens at list price, batch tokens at the discount."""
+    direct_prompt = usage.prompt_tokens - usage.batch_prompt_tokens
+    direct_completion = usage.completion_tokens - usage.batch_completion_tokens
+    direct = direct_prompt * PRICE_PROMPT + direct_completion * PRICE_COMPLETION
+    batch = usage.batch_prompt_tokens * PRICE_PROMPT + usage.batch_completion_tokens * (
+        PRICE_COMPLETION
+    )
+    return (direct + batch * BATCH_DISCOUNT) / 1_000_000
+
+
+def _day_of_sleep(world: World, batch_mode: bool, entries: int, people: int) -> dict:
+    """One assistant sleeps on a day's journal and observations until dreaming is done."""
+    from ai_assistant.sleep.dreaming import DREAMING_STEPS
+    from ai_assistant.state import DREAMING_PROGRESS
+
+    recording = Recording(RehearsalResponder())
+    with LocalModelServer(recording) as server:
+        _use_server(server)
+        overrides = {
+            "scoring_batch_size": 10,
+            "entity_min_observations": 3,
+            "reflection_threshold": 20,
+            "batch_enabled": batch_mode,
+        }
+        _, handler = world.assistant(overrides)
+        brain = handler.brain
+        now = handler.clock.now()
+        for i in range(entries):
+            content = _CONTENTS[i % len(_CONTENTS)].format(i=i)
+            brain.journal.add(content, author="Bench", now=now, location="Hall")
+        for p in range(people):
+            for i in range(3):
+                brain.entities.observe(
+                    f"name:guest{p}",
+                    f"Guest{p}",
+                    f"Guest{p} likes map {i}",
+                    now=now,
+                    author="Bench",
+                )
+        brain.lifecycle.go_to_sleep(
+            now, reason="bench", initiated_by="builder", enforce_safeguards=False
+        )
+        names = [step.name for step in DREAMING_STEPS]
+        ticks = 0
+        while ticks < 20 * entries:
+            done = (handler.script.attributes.get(DREAMING_PROGRESS) or {}).get("done", [])
+            if handler.script.db.sleep_phase == life.DREAMING and all(n in done for n in names):
+                break
+            handler.clock.advance(60)
+            handler.script.at_assistant_tick()
+            ticks += 1
+        usage = handler.status().usage
+        memories = sorted(m["text"] for m in brain.long_term.recent(10 * entries))
+        return {
+            "http": server.requests_served,
+            "ticks": ticks,
+            "usage": usage,
+            "cost": _estimated_cost(usage),
+            "memories": memories,
+            "profiles": sorted(
+                (p["name"], len(p.get("attributes", []))) for p in brain.entities.profiles()
+            ),
+        }
+
+
+def batch_cost(world: World, entries=60, people=4) -> Result:
+    """13. A day's sleep with and without batch mode: HTTP requests, tokens, estimated cost."""
+    direct = _day_of_sleep(world, False, entries, people)
+    batched = _day_of_sleep(world, True, entries, people)
+    ratio = batched["cost"] / direct["cost"] if direct["cost"] else 1.0
+    same = direct["memories"] == batched["memories"] and direct["profiles"] == batched["profiles"]
+
+    def row(label, run):
+        usage = run["usage"]
+        return (
+            f"{label}: {run['http']} HTTP requests over {run['ticks']} sleep ticks, "
+            f"{usage.calls} model replies ({usage.batch_calls} from batches), "
+            f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens, "
+            f"${run['cost'] * 1000:.3f} per 1000 such sleeps"
+        )
+
+    return Result(
+        f"sleep cost with batches ({entries} entries, {people} people)",
+        f"{ratio:.2f}x the direct cost, same memories: {'yes' if same else 'no'}",
+        "<= 0.55x, same memories",
+        ratio <= 0.55 and same,
+        [
+            row("direct", direct),
+            row("batch ", batched),
+            f"prices: ${PRICE_PROMPT}/M prompt, ${PRICE_COMPLETION}/M completion tokens, "
+            f"batch at {BATCH_DISCOUNT:.0%}",
+        ],
+    )
+
+
 def prompt_stability(world: World, turns=15) -> Result:
     """6. Share of prompt tokens that repeat the previous call's prefix (cacheable)."""
     recording = Recording(RehearsalResponder())

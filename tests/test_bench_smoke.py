@@ -41,6 +41,7 @@ def test_bench_quick_runs_every_benchmark():
         "recall per turn",
         "memory write",
         "dreaming cost",
+        "sleep cost with batches",
     ]
     for name in names:
         assert any(line.startswith(name) for line in lines), f"missing {name}: {out[-2000:]}"
@@ -52,6 +53,7 @@ def test_bench_quick_runs_every_benchmark():
         "compaction on the reference",
         "private entries recalled for others",
         "dreaming cost",
+        "sleep cost with batches",
     ):
         line = next(line for line in lines if line.startswith(name))
         assert line.endswith("PASS"), line

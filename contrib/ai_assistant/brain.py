@@ -145,6 +145,8 @@ class Brain:
         self.review = MemoryReview(
             self.memory_store, self.journal, self.long_term, self.entities, self.links
         )
+        # set by the sleep tick in batch mode (`sleep.batch.BatchRound`), for its structured calls
+        self.batch_round = None
 
     @property
     def names(self) -> list[str]:
@@ -170,6 +172,24 @@ class Brain:
 
     def structured(self, request: ChatRequest, output_model) -> BlockingWork:
         """A structured completion, as blocking work returning `(object, replies)`.
+
+        Args:
+            request (ChatRequest): What to send to the model.
+            output_model: The pydantic model the answer must fit.
+
+        In batch mode (a sleep tick with `batch_enabled`) the answer may come from a batch, or
+        the request go into one: then `sleep.batch.BatchDeferred` is raised (the step waits).
+
+        Returns:
+            BlockingWork: A call to run in a worker thread; it returns `(object, replies)`.
+
+        """
+        if self.batch_round is not None:
+            return self.batch_round.structured(request, output_model, self.direct_structured)
+        return self.direct_structured(request, output_model)
+
+    def direct_structured(self, request: ChatRequest, output_model) -> BlockingWork:
+        """A structured completion sent now, never through a batch.
 
         Args:
             request (ChatRequest): What to send to the model.

@@ -377,6 +377,15 @@ class AssistantConfig(BaseModel):
         90, ge=0, le=36500, description="Days a sleep's record is kept (0: forever)."
     )
 
+    # --- batch requests (sleep-time structured work through the provider's Batch API) ---
+    batch_enabled: bool = Field(
+        False,
+        description="Send sleep-time structured calls as one Batch API batch per tick (cheaper).",
+    )
+    batch_max_wait_hours: int = Field(
+        24, ge=1, le=168, description="Hours a batch may stay unfinished before direct calls."
+    )
+
     @model_validator(mode="after")
     def _thresholds_in_order(self):
         if self.compact_emergency_threshold < self.compact_sleep_threshold:

@@ -23,6 +23,7 @@ from .memory.store import ChunkedList, KeyValueStore
 from .sleeps import SleepHistory, nothing_new
 from .state import (
     ACTIVITY,
+    BATCH_WAITING,
     COMPACTING_FAILURES,
     DREAMING_PROGRESS,
     WAKE_DEFERRED_SINCE,
@@ -342,6 +343,12 @@ class Lifecycle:
             state.set(WAKE_DEFERRED_SINCE, to_iso(now))
             since = now
         state.set(WAKE_DEFERRED, check.reason)
+        if state.get(BATCH_WAITING):
+            # a batch may take hours: the wake does not wait for it, and nothing is lost (the
+            # batch stays in the state, the entries unconsolidated, for the next sleep)
+            reason = f"{check.reason}; the batch of sleep work under way is kept for the next sleep"
+            self.wake_up(now, reason)
+            return WakeCheck(True, reason, False)
         limit = timedelta(minutes=self.config.compacting_give_up_minutes)
         if state.get(COMPACTING_FAILURES) and now - since >= limit:
             left = len(self.journal.unconsolidated())
@@ -391,6 +398,7 @@ class Lifecycle:
             WAKE_DEFERRED,
             WAKE_DEFERRED_SINCE,
             COMPACTING_FAILURES,
+            BATCH_WAITING,
         ):
             state.delete(key)
         state.set(PROGRESS, empty_progress())

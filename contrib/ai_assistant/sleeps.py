@@ -151,6 +151,8 @@ class SleepHistory:
             for name in ("scored", "consolidated", "memories"):
                 counts[name] = counts.get(name, 0) + int(report.get(name) or 0)
             record["errors"] += 1 if report.get("error") else 0
+            # sleep work that fell back from a batch to direct calls (`sleep.batch`)
+            record["errors"] += 1 if (report.get("batch") or {}).get("error") else 0
         else:
             for step in report:
                 if step.get("error"):

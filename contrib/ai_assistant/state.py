@@ -32,6 +32,11 @@ DREAMING_PROGRESS = "dreaming_progress"
 # when core memory was last consolidated, and how far into long-term memory and the journal
 CORE_CONSOLIDATION = "core_memory_consolidation"
 LAST_TRIAGE = "last_triage"
+# sleep-time batch requests (see ai_assistant.sleep.batch)
+BATCHES = "batches"  # submitted batches not yet settled
+BATCH_RESULTS = "batch_results"  # request key -> the reply, or why it goes direct
+BATCH_UNSUPPORTED = "batch_unsupported"  # the endpoint has no Batch API: when and why
+BATCH_WAITING = "batch_waiting"  # compacting waits on a batch (a wake does not)
 
 # the awake turn
 WAIT_UNTIL = "wait_until"

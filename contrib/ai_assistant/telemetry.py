@@ -261,8 +261,11 @@ def _traced(name: str, work: Generator, attributes: dict, describe) -> Generator
         span.end()
         raise
     except BaseException as exc:
-        span.set_attribute(ERROR_TYPE, error_kind(exc))
-        span.set_status(Status(StatusCode.ERROR, error_kind(exc)))
+        if getattr(exc, "waiting", False) is True:
+            span.set_attribute("ai_assistant.waiting", type(exc).__name__)
+        else:
+            span.set_attribute(ERROR_TYPE, error_kind(exc))
+            span.set_status(Status(StatusCode.ERROR, error_kind(exc)))
         span.end()
         raise
     try:

@@ -14,6 +14,7 @@ usage accounting counts.
 
 """
 
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -116,6 +117,7 @@ class ChatReply:
         usage (TokenUsage): The tokens the call used.
         latency_ms (float): How long the call took, in milliseconds.
         model (str): The model that answered, as the server named it.
+        batch (bool): It came from a batch (Batch API), priced at the batch discount.
 
     """
 
@@ -126,6 +128,7 @@ class ChatReply:
     usage: TokenUsage = field(default_factory=TokenUsage)
     latency_ms: float = 0.0
     model: str = ""
+    batch: bool = False
 
     def as_message(self) -> dict:
         """The assistant message to append to the history (valid OpenAI wire format).
@@ -324,6 +327,78 @@ class OpenAIChatClient:
         except openai.APIError as exc:
             raise _translate(exc, self._secrets()) from None
         return _vectors(response, texts)
+
+    # ---- the Batch API: sleep-time work at a discount (see ai_assistant.sleep.batch) ---------
+
+    def submit_batch(self, lines: list[dict]) -> str:
+        """Upload `lines` as a JSONL file and start a batch of chat completions over it.
+
+        Args:
+            lines (list): One request a line: `{"custom_id", "method", "url", "body"}`.
+
+        Returns:
+            str: The batch's id.
+
+        Raises:
+            LLMError: If the upload or the batch's creation fails (an endpoint without the
+                Files or Batches API answers 404).
+
+        """
+        data = "\n".join(json.dumps(line, separators=(",", ":")) for line in lines).encode()
+        try:
+            uploaded = self._sdk.files.create(
+                file=("sleep-batch.jsonl", data, "application/jsonl"), purpose="batch"
+            )
+            batch = self._sdk.batches.create(
+                input_file_id=uploaded.id,
+                endpoint="/v1/chat/completions",
+                completion_window="24h",
+            )
+        except openai.APIError as exc:
+            raise _translate(exc, self._secrets()) from None
+        return batch.id
+
+    def batch_status(self, batch_id: str) -> dict:
+        """Where a batch stands.
+
+        Args:
+            batch_id (str): The batch's id.
+
+        Returns:
+            dict: "status" (validating, in_progress, finalizing, completed, failed, expired,
+                cancelling, cancelled), "output_file_id" and "error_file_id" (or None).
+
+        Raises:
+            LLMError: If the call fails (an unknown batch answers 404).
+
+        """
+        try:
+            batch = self._sdk.batches.retrieve(batch_id)
+        except openai.APIError as exc:
+            raise _translate(exc, self._secrets()) from None
+        return {
+            "status": batch.status,
+            "output_file_id": batch.output_file_id,
+            "error_file_id": batch.error_file_id,
+        }
+
+    def file_text(self, file_id: str) -> str:
+        """The content of a file (a batch's output), as text.
+
+        Args:
+            file_id (str): The file's id.
+
+        Returns:
+            str: Its content.
+
+        Raises:
+            LLMError: If the call fails.
+
+        """
+        try:
+            return self._sdk.files.content(file_id).text
+        except openai.APIError as exc:
+            raise _translate(exc, self._secrets()) from None
 
 
 def _body(request: ChatRequest) -> dict:

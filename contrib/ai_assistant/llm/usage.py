@@ -23,6 +23,9 @@ class UsageStats(BaseModel):
         latency_ms_last (float): Latency of the last call, in milliseconds.
         errors (dict): Failed calls, counted by error kind.
         malformed (dict): Malformed model output (e.g. bad tool calls), counted by kind.
+        batch_calls (int): Of `calls`, those answered in a batch (Batch API).
+        batch_prompt_tokens (int): Of `prompt_tokens`, those of batch calls.
+        batch_completion_tokens (int): Of `completion_tokens`, those of batch calls.
 
     """
 
@@ -34,6 +37,9 @@ class UsageStats(BaseModel):
     latency_ms_last: float = 0.0
     errors: dict[str, int] = Field(default_factory=dict)
     malformed: dict[str, int] = Field(default_factory=dict)
+    batch_calls: int = 0
+    batch_prompt_tokens: int = 0
+    batch_completion_tokens: int = 0
 
     @classmethod
     def load(cls, data: dict | None) -> "UsageStats":
@@ -59,6 +65,12 @@ class UsageStats(BaseModel):
         self.prompt_tokens += reply.usage.prompt
         self.completion_tokens += reply.usage.completion
         self.cached_tokens += reply.usage.cached
+        if reply.batch:
+            # answered in a batch: no latency of its own to count
+            self.batch_calls += 1
+            self.batch_prompt_tokens += reply.usage.prompt
+            self.batch_completion_tokens += reply.usage.completion
+            return
         self.latency_ms_total += reply.latency_ms
         self.latency_ms_last = reply.latency_ms
 
@@ -95,16 +107,18 @@ class UsageStats(BaseModel):
         """Mean latency of the calls.
 
         Returns:
-            float: Milliseconds per call; 0.0 when there were no calls.
+            float: Milliseconds per call (batch replies have none); 0.0 without calls.
 
         """
-        return self.latency_ms_total / self.calls if self.calls else 0.0
+        timed = self.calls - self.batch_calls
+        return self.latency_ms_total / timed if timed else 0.0
 
     def summary(self) -> str:
         """One line for `@assistant/status`.
 
         Returns:
-            str: Calls, prompt, completion and cached tokens, and mean latency.
+            str: Calls, prompt, completion and cached tokens, and mean latency; the calls
+                answered in batches, when there were any.
 
         """
         text = (
@@ -112,6 +126,12 @@ class UsageStats(BaseModel):
             f"completion tokens ({self.cached_tokens} cached), "
             f"mean latency {self.mean_latency_ms:.0f} ms"
         )
+        if self.batch_calls:
+            text += (
+                f"; {self.batch_calls} of the calls in batches ("
+                f"{self.batch_prompt_tokens} prompt + {self.batch_completion_tokens} completion "
+                "tokens, at the batch price)"
+            )
         return text
 
     def problems(self) -> str:

@@ -12,6 +12,10 @@ Per sleep tick:
    then is the entry marked consolidated;
 3. update `consolidation_progress`; when nothing is left, the phase becomes dreaming.
 
+In batch mode (`sleep.batch`) a tick asks for every slice at once: each scoring call, then (once
+all is scored) each extraction call, goes into the tick's one batch. A call that waits for a
+batch changes nothing; what has arrived is applied, and the rest waits for a later tick.
+
 A batch never mixes audiences, so a fact drawn from one person's whisper cannot be blended into
 a memory anyone else may recall. Nothing is lost when a call fails: scores and marks are written
 only from results that arrived.
@@ -38,7 +42,8 @@ from ..memory.consolidation import (
     entries_request,
 )
 from ..memory.journal import BOOKMARK_IMPORTANCE
-from ..state import COMPACTING_FAILURES, PROGRESS, SLEEP_ERRORS
+from ..state import BATCH_WAITING, COMPACTING_FAILURES, PROGRESS, SLEEP_ERRORS
+from .batch import BatchDeferred
 
 
 def by_salience(entries: list[dict]) -> list[dict]:
@@ -96,13 +101,23 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
     usage = brain.usage()
     state = brain.state
     report = {"scored": 0, "consolidated": 0, "skipped": 0, "memories": 0, "error": None}
+    # in batch mode every slice of the journal is asked for at once (one request each, all in
+    # the tick's one batch); directly, one slice a tick
+    in_batch = brain.batch_round is not None
+    size = config.scoring_batch_size
     try:
         pending = by_salience(journal.unconsolidated())
         to_score = [e for e in pending if needs_scoring(e, config.trust_turn_importance)]
-        to_score = to_score[: config.scoring_batch_size]
-        if to_score:
-            result = yield from _ask(brain, SCORING_PROMPT, to_score, ImportanceScores, now)
-            report["scored"] = _apply_scores(journal, to_score, result)
+        slices = _slices(to_score, size) if in_batch else [to_score[:size]] if to_score else []
+        waiting = 0
+        for chunk in slices:
+            try:
+                result = yield from _ask(brain, SCORING_PROMPT, chunk, ImportanceScores, now)
+            except BatchDeferred:
+                waiting += 1
+                continue
+            report["scored"] += _apply_scores(journal, chunk, result)
+        if slices:
             pending = by_salience(journal.unconsolidated())
 
         scored = [e for e in pending if not needs_scoring(e, config.trust_turn_importance)]
@@ -113,12 +128,21 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
             journal.update([{**e, "skipped": "below min_importance_to_consolidate"} for e in low])
             report["skipped"] = len(low)
         important = [e for e in scored if e["importance"] >= minimum or e.get("salience")]
-        batch = _one_audience(important)[: config.scoring_batch_size]
         still_to_score = any(needs_scoring(e, config.trust_turn_importance) for e in pending)
-        if len(batch) < config.scoring_batch_size and still_to_score:
-            batch = []  # a full batch next tick: one call per batch, not a partial one now
-        if batch:
-            extraction = yield from _ask(brain, EXTRACTION_PROMPT, batch, FactExtraction, now)
+        if in_batch:
+            # every audience's slices once all is scored (what is important is known then)
+            batches = [] if still_to_score else _audience_slices(important, size)
+        else:
+            batch = _one_audience(important)[:size]
+            if len(batch) < size and still_to_score:
+                batch = []  # a full batch next tick: one call per batch, not a partial one now
+            batches = [batch] if batch else []
+        for batch in batches:
+            try:
+                extraction = yield from _ask(brain, EXTRACTION_PROMPT, batch, FactExtraction, now)
+            except BatchDeferred:
+                waiting += 1
+                continue
             facts = _facts_by_entry(brain, batch, extraction)
             vectors: dict[str, list[float]] = {}
             texts = [fact for entry_facts in facts.values() for fact in entry_facts]
@@ -126,9 +150,17 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
                 embedded = yield brain.embed(texts)
                 vectors = dict(zip(texts, embedded))
             stored = _store(brain, batch, facts, vectors, now)
-            report["consolidated"] = len(stored)
-            report["memories"] = sum(len(ids) for ids in stored.values())
+            report["consolidated"] += len(stored)
+            report["memories"] += sum(len(ids) for ids in stored.values())
+        if waiting:
+            raise BatchDeferred(f"{waiting} requests")
         state.delete(COMPACTING_FAILURES)
+        state.delete(BATCH_WAITING)
+    except BatchDeferred:
+        # the call went into a batch (or waits for one): this tick changes nothing more, and a
+        # due wake does not wait for the batch (nothing is lost: the next sleep goes on)
+        state.set(BATCH_WAITING, True)
+        report["waiting"] = "batch"
     except LLMError as err:
         usage.record_error(err.kind)
         state.set(SLEEP_ERRORS, (state.get(SLEEP_ERRORS) or 0) + 1)
@@ -138,6 +170,20 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
         brain.save_usage(usage)
         _update_progress(brain)
     return report
+
+
+def _slices(entries: list[dict], size: int) -> list[list[dict]]:
+    """The entries in slices of `size`, in order."""
+    return [entries[start : start + size] for start in range(0, len(entries), size)]
+
+
+def _audience_slices(entries: list[dict], size: int) -> list[list[dict]]:
+    """The entries in slices of at most `size` that each share one audience, in order."""
+    groups: dict[tuple | None, list[dict]] = {}
+    for entry in entries:
+        audience = entry.get("audience")
+        groups.setdefault(tuple(audience) if audience is not None else None, []).append(entry)
+    return [chunk for group in groups.values() for chunk in _slices(group, size)]
 
 
 def _one_audience(entries: list[dict]) -> list[dict]:

@@ -37,6 +37,8 @@ Each sleep tick runs steps in order within a budget of model calls
 (`dream_max_calls_per_tick`); a step that has more to do continues at the next tick. What is
 done is kept in `dreaming_progress` (so a reload resumes where it stopped, and `/status` shows
 it). A step that fails is logged, the others go on, and it is tried again at the next tick.
+In batch mode (`sleep.batch`) a step whose call waits for a batch is neither done nor failed:
+the others go on, and it runs again once the answer is in.
 Everything drawn from several memories keeps the narrowest audience of what it rests on.
 
 """
@@ -67,6 +69,7 @@ from ..memory.lexical import terms
 from ..memory.provenance import REFLECTION
 from ..memory.working import WorkingMemory
 from ..state import DREAMING_PROGRESS
+from .batch import BatchDeferred
 from .digest import daily_digests
 from .housekeeping import keep_house
 
@@ -601,6 +604,11 @@ def _dream(brain: Brain, now: datetime) -> Generator:
                 {telemetry.SLEEP_STEP: step.name},
                 _step_attributes,
             )
+        except BatchDeferred:
+            # its call waits for a batch: not done, not an error; the others go on (their
+            # calls join the same batch)
+            reports.append({"step": step.name, "waiting": "batch"})
+            continue
         except LLMError as err:
             brain.usage().record_error(err.kind)
             brain.save_usage()

@@ -9,7 +9,9 @@ The sleep tick: the work of the sleep phase the assistant is in.
 - In light sleep, while dreaming, something said nearby may get one cheap decision whether to
   wake (`sleep.triage`).
 
-While a token budget is spent (`ai_assistant.budget`), a sleep tick makes no model call.
+While a token budget is spent (`ai_assistant.budget`), a sleep tick makes no model call. With
+`batch_enabled`, the structured calls of compacting and dreaming go through the provider's Batch
+API (`sleep.batch`).
 
 Like the awake turn, a tick is a generator yielding blocking work; nothing is lost when a call
 fails.
@@ -23,6 +25,7 @@ from .. import telemetry
 from ..brain import Brain
 from ..debt import SleepDebt
 from ..lifecycle import COMPACTING, DREAMING
+from .batch import batch_mode, in_batches
 from .compacting import compacting_step
 from .dreaming import DREAMING_STEPS, dreaming_tick
 from .triage import triage
@@ -48,7 +51,8 @@ def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
     history = SleepHistory(brain.state)
     phase = brain.lifecycle.phase
     if phase == COMPACTING:
-        return _tallied(history, _phase_traced(brain, COMPACTING, compacting_step(brain, now)))
+        work = _maybe_batched(brain, compacting_step(brain, now), now)
+        return _tallied(history, _phase_traced(brain, COMPACTING, work))
     if phase == DREAMING:
         record = history.current()
         if record and record.get("quiet"):
@@ -64,8 +68,15 @@ def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
                 )
                 return _tallied(history, _phase_traced(brain, DREAMING, decision))
         work = dreaming_tick(brain, now)
-        return None if work is None else _tallied(history, _phase_traced(brain, DREAMING, work))
+        if work is None:
+            return None
+        return _tallied(history, _phase_traced(brain, DREAMING, _maybe_batched(brain, work, now)))
     return None
+
+
+def _maybe_batched(brain: Brain, work: Generator, now: datetime) -> Generator:
+    """The work, its structured calls going through a batch with `batch_enabled`."""
+    return in_batches(brain, work, now) if batch_mode(brain.config, brain.state, now) else work
 
 
 def _phase_traced(brain: Brain, phase: str, work: Generator) -> Generator:

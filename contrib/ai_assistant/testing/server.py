@@ -255,23 +255,58 @@ def bag_of_words_embedding(text: str) -> list[float]:
     return [value / norm for value in vector]
 
 
+@dataclass
+class BatchOutcome:
+    """What the next `GET /batches/<id>` says of a batch (scripted in `batch_script`).
+
+    Attributes:
+        status (str): "validating", "in_progress", "finalizing" (unsettled), or "completed",
+            "failed", "expired", "cancelled" (settled).
+        answered (int or None): Settled as expired or cancelled: how many lines (the first
+            ones) were answered before it stopped; None: none. Completed answers them all;
+            failed none.
+
+    """
+
+    status: str
+    answered: int | None = None
+
+
+SETTLED_BATCH = ("completed", "failed", "expired", "cancelled")
+
+
 class LocalModelServer:
     """A threaded HTTP server on 127.0.0.1 (a free port) answering with `responder`.
 
     Args:
         responder (Responder): Decides each answer.
         latency (float): Extra seconds before every answer (benchmarks).
+        batches (bool): Serve the Files and Batches APIs (False: they answer 404).
 
     Use as a context manager, or call `start()` and `stop()`. `base_url` is what the SDK needs.
 
+    The Batch API: `POST /files` keeps an uploaded JSONL file, `POST /batches` starts a batch
+    over one, `GET /batches/<id>` tells its status and `GET /files/<id>/content` returns a
+    file. What a batch's status is when asked comes from `batch_script` (a queue of
+    `BatchOutcome` or status names, one taken per `GET /batches/<id>`; empty: "completed").
+    When a batch settles, each line it answers is put to the responder like a direct request,
+    in order: a 200 reply goes to its output file, an error reply to its error file (a batch
+    that fails halfway). `batch_calls` records every Files/Batches request as (method, path).
+
     """
 
-    def __init__(self, responder: Responder, latency: float = 0.0):
+    def __init__(self, responder: Responder, latency: float = 0.0, batches: bool = True):
         self.responder = responder
         self.latency = latency
+        self.serve_batches = batches
         self.counter = TokenCounter()
         self._previous: list = []
         self.embedding_requests: list = []
+        self.batch_calls: list[tuple[str, str]] = []
+        self.batch_script: deque = deque()
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self.requests_served = 0
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -300,10 +335,29 @@ class LocalModelServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's naming)
+                server._count()
+                if server._is_batch_path(self.path):
+                    server.batch_calls.append(("GET", self.path))
+                    if server.serve_batches:
+                        status, body = server._batch_get(self.path)
+                        if isinstance(body, bytes):
+                            return self._send_bytes(status, body, "application/jsonl")
+                        return self._send(status, body)
+                return self._send(404, {"error": {"message": f"no route {self.path}"}})
+
             def do_POST(self):  # noqa: N802 (http.server's naming)
+                server._count()
                 length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if server._is_batch_path(self.path):
+                    server.batch_calls.append(("POST", self.path))
+                    if not server.serve_batches:
+                        return self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    content_type = self.headers.get("Content-Type") or ""
+                    return self._send(*server._batch_post(self.path, content_type, raw))
                 try:
-                    request = json.loads(self.rfile.read(length) or b"{}")
+                    request = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     return self._send(400, {"error": {"message": "invalid JSON body"}})
                 if self.path.rstrip("/").endswith("/embeddings"):
@@ -322,9 +376,11 @@ class LocalModelServer:
                 return self._send(200, body)
 
             def _send(self, status: int, body: dict):
-                data = json.dumps(body).encode()
+                return self._send_bytes(status, json.dumps(body).encode(), "application/json")
+
+            def _send_bytes(self, status: int, data: bytes, content_type: str):
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 try:
@@ -353,6 +409,135 @@ class LocalModelServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    # ---- the Batch API ----------------------------------------------------------------------
+
+    def _count(self) -> None:
+        with self._lock:
+            self.requests_served += 1
+
+    @staticmethod
+    def _is_batch_path(path: str) -> bool:
+        parts = path.split("?")[0].strip("/").split("/")
+        return len(parts) >= 2 and parts[1] in ("files", "batches")
+
+    def _batch_post(self, path: str, content_type: str, raw: bytes) -> tuple[int, dict]:
+        parts = path.split("?")[0].strip("/").split("/")[1:]
+        now = int(time.time())
+        if parts == ["files"]:
+            data, name = _multipart_file(content_type, raw)
+            if data is None:
+                return 400, {"error": {"message": "no file in the upload"}}
+            with self._lock:
+                file_id = f"file-{len(self.files) + 1}"
+                self.files[file_id] = data
+            return 200, {
+                "id": file_id,
+                "object": "file",
+                "bytes": len(data),
+                "created_at": now,
+                "filename": name or "upload.jsonl",
+                "purpose": "batch",
+                "status": "processed",
+            }
+        if parts == ["batches"]:
+            try:
+                request = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                return 400, {"error": {"message": "invalid JSON body"}}
+            source = self.files.get(request.get("input_file_id"))
+            if source is None:
+                return 400, {"error": {"message": "unknown input_file_id"}}
+            lines = [json.loads(line) for line in source.decode().splitlines() if line.strip()]
+            with self._lock:
+                batch_id = f"batch-{len(self.batches) + 1}"
+                batch = {
+                    "id": batch_id,
+                    "object": "batch",
+                    "endpoint": request.get("endpoint"),
+                    "input_file_id": request.get("input_file_id"),
+                    "completion_window": request.get("completion_window"),
+                    "status": "validating",
+                    "created_at": now,
+                    "output_file_id": None,
+                    "error_file_id": None,
+                    "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+                }
+                self.batches[batch_id] = {"batch": batch, "lines": lines}
+            return 200, batch
+        return 404, {"error": {"message": f"no route {path}"}}
+
+    def _batch_get(self, path: str) -> tuple[int, dict | bytes]:
+        parts = path.split("?")[0].strip("/").split("/")[1:]
+        if len(parts) == 3 and parts[0] == "files" and parts[2] == "content":
+            data = self.files.get(parts[1])
+            if data is None:
+                return 404, {"error": {"message": f"no file {parts[1]}"}}
+            return 200, data
+        if len(parts) == 2 and parts[0] == "batches":
+            held = self.batches.get(parts[1])
+            if held is None:
+                return 404, {"error": {"message": f"no batch {parts[1]}"}}
+            batch = held["batch"]
+            if batch["status"] not in SETTLED_BATCH:
+                outcome = self.batch_script.popleft() if self.batch_script else "completed"
+                if isinstance(outcome, str):
+                    outcome = BatchOutcome(outcome)
+                if outcome.status in SETTLED_BATCH:
+                    self._settle(held, outcome)
+                else:
+                    batch["status"] = outcome.status
+            return 200, batch
+        return 404, {"error": {"message": f"no route {path}"}}
+
+    def _settle(self, held: dict, outcome: BatchOutcome) -> None:
+        batch, lines = held["batch"], held["lines"]
+        if outcome.status == "completed":
+            answered = len(lines)
+        elif outcome.status == "failed":
+            answered = 0
+        else:
+            answered = outcome.answered or 0
+        output, errors = [], []
+        for index, line in enumerate(lines):
+            key = line.get("custom_id")
+            if index >= answered:
+                if outcome.status != "failed":
+                    code = "batch_expired" if outcome.status == "expired" else "batch_cancelled"
+                    errors.append(
+                        {
+                            "custom_id": key,
+                            "response": None,
+                            "error": {
+                                "code": code,
+                                "message": f"This request was not run: {code}.",
+                            },
+                        }
+                    )
+                continue
+            request = line.get("body") or {}
+            reply = self.responder.respond(request)
+            if reply.status != 200:
+                body = {"error": {"message": reply.error_message, "type": "scripted"}}
+                response = {"status_code": reply.status, "body": body}
+                errors.append({"custom_id": key, "response": response, "error": None})
+                continue
+            body = dict(reply.body)
+            body.setdefault("usage", self._usage(request, body))
+            response = {"status_code": 200, "body": body}
+            output.append({"custom_id": key, "response": response, "error": None})
+        with self._lock:
+            for name, rows in (("output_file_id", output), ("error_file_id", errors)):
+                if rows:
+                    file_id = f"file-{len(self.files) + 1}"
+                    self.files[file_id] = "\n".join(json.dumps(row) for row in rows).encode()
+                    batch[name] = file_id
+        batch["status"] = outcome.status
+        batch["request_counts"] = {
+            "total": len(lines),
+            "completed": len(output),
+            "failed": len(lines) - len(output),
+        }
 
     def _embeddings(self, request: dict) -> dict:
         texts = request.get("input") or []
@@ -394,6 +579,20 @@ class LocalModelServer:
             "total_tokens": prompt + completion_tokens,
             "prompt_tokens_details": {"cached_tokens": min(cached, prompt)},
         }
+
+
+def _multipart_file(content_type: str, raw: bytes) -> tuple[bytes | None, str | None]:
+    """The file part of a multipart/form-data upload: (its bytes, its file name)."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    message = BytesParser(policy=HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw
+    )
+    for part in message.iter_parts() if message.is_multipart() else []:
+        if part.get_param("name", header="content-disposition") == "file":
+            return part.get_payload(decode=True), part.get_filename()
+    return None, None
 
 
 class ResponderClient:
