@@ -82,8 +82,8 @@ def run_in_process(folder: str, wanted: set[int], quick: bool) -> list:
         sizes = dict(small=20, large=500, few=5, many=20, rounds=3) if quick else {}
         results.append(dashboard_pages(world, **sizes))
     if 13 in wanted:
-        sizes = dict(entries=20, people=2) if quick else {}
-        results.append(cases.batch_cost(world, **sizes))
+        sizes = dict(lines=8) if quick else {}
+        results.append(cases.day_cost(world, **sizes))
     return results
 
 

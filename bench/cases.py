@@ -317,87 +317,147 @@ def _estimated_cost(usage) -> float:
     return (direct + batch * BATCH_DISCOUNT) / 1_000_000
 
 
-def _day_of_sleep(world: World, batch_mode: bool, entries: int, people: int) -> dict:
-    """One assistant sleeps on a day's journal and observations until dreaming is done."""
+# a day in the hall: who speaks to the assistant, and what (the offline rehearsal model journals
+# names, "remember ..." and bookmarks, and answers everything else)
+_DAY_LINES = (
+    ("Mira", "my name is Mira, I keep the maps."),
+    ("Tobin", "my name is Tobin."),
+    ("Mira", "remember that shelf {i} holds the sea charts."),
+    ("Tobin", "remember that the east door sticks when it rains, day {i}."),
+    ("Guest", "what a fine lamp, round {i}."),
+    ("Mira", "important: the atlas of shelf {i} is missing."),
+    ("Tobin", "remember that Tobin owes Mira {i} coins."),
+    ("Guest", "is it going to rain, {i}?"),
+)
+
+
+def _sleep_until_rested(handler, limit: int) -> int:
+    """Sleep ticks until compacting and every dreaming step are done; how many ticks it took."""
     from ai_assistant.sleep.dreaming import DREAMING_STEPS
     from ai_assistant.state import DREAMING_PROGRESS
+
+    names = [step.name for step in DREAMING_STEPS]
+    ticks = 0
+    while ticks < limit:
+        done = (handler.script.attributes.get(DREAMING_PROGRESS) or {}).get("done", [])
+        if handler.script.db.sleep_phase == life.DREAMING and all(n in done for n in names):
+            break
+        handler.clock.advance(60)
+        handler.script.at_assistant_tick()
+        ticks += 1
+    return ticks
+
+
+def _usage_of(handler) -> tuple:
+    usage = handler.status().usage
+    return usage, (usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.batch_calls)
+
+
+def _a_day(world: World, batch_mode: bool, lines: int) -> dict:
+    """An assistant's day of activity (people talk to it), the night's sleep once the game day
+    has ended, then a quiet day and its sleep."""
+    from datetime import timedelta
+
+    from evennia.utils import create
 
     recording = Recording(RehearsalResponder())
     with LocalModelServer(recording) as server:
         _use_server(server)
         overrides = {
             "scoring_batch_size": 10,
-            "entity_min_observations": 3,
+            "entity_min_observations": 2,
             "reflection_threshold": 20,
+            "core_memory_min_importance": 6,
             "batch_enabled": batch_mode,
         }
-        _, handler = world.assistant(overrides)
-        brain = handler.brain
-        now = handler.clock.now()
-        for i in range(entries):
-            content = _CONTENTS[i % len(_CONTENTS)].format(i=i)
-            brain.journal.add(content, author="Bench", now=now, location="Hall")
-        for p in range(people):
-            for i in range(3):
-                brain.entities.observe(
-                    f"name:guest{p}",
-                    f"Guest{p}",
-                    f"Guest{p} likes map {i}",
-                    now=now,
-                    author="Bench",
-                )
-        brain.lifecycle.go_to_sleep(
-            now, reason="bench", initiated_by="builder", enforce_safeguards=False
-        )
-        names = [step.name for step in DREAMING_STEPS]
-        ticks = 0
-        while ticks < 20 * entries:
-            done = (handler.script.attributes.get(DREAMING_PROGRESS) or {}).get("done", [])
-            if handler.script.db.sleep_phase == life.DREAMING and all(n in done for n in names):
-                break
+        character, handler = world.assistant(overrides, name=f"Day{world.count + 1}")
+        handler.game_clock = handler.clock  # game time runs with the bench's clock
+        people = {
+            name: create.create_object(
+                "typeclasses.characters.Character", key=name, location=world.room, home=world.room
+            )
+            for name in ("Mira", "Tobin", "Guest")
+        }
+        for i in range(lines):
+            name, text = _DAY_LINES[i % len(_DAY_LINES)]
+            people[name].execute_cmd(f"say {character.key}, {text.format(i=i)}")
             handler.clock.advance(60)
             handler.script.at_assistant_tick()
-            ticks += 1
-        usage = handler.status().usage
-        memories = sorted(m["text"] for m in brain.long_term.recent(10 * entries))
-        return {
+        day_usage, day = _usage_of(handler)
+        entries = len(handler.brain.journal)
+        # the night: the game day has ended, it sleeps until every step is done
+        handler.clock.advance(int(timedelta(hours=16).total_seconds()))
+        asked = len(recording.requests)
+        handler.brain.lifecycle.go_to_sleep(
+            handler.clock.now(), reason="night", initiated_by="builder", enforce_safeguards=False
+        )
+        night_ticks = _sleep_until_rested(handler, 400)
+        night_usage, after_night = _usage_of(handler)
+        kinds = [
+            r.get("response_format", {}).get("json_schema", {}).get("name") or "other"
+            for r in recording.requests[asked:]
+        ]
+        brain = handler.brain
+        result = {
             "http": server.requests_served,
-            "ticks": ticks,
-            "usage": usage,
-            "cost": _estimated_cost(usage),
-            "memories": memories,
+            "day": day,
+            "entries": entries,
+            "night": tuple(b - a for a, b in zip(day, after_night)),
+            "day_cost": _estimated_cost(day_usage),
+            "night_cost": _estimated_cost(night_usage) - _estimated_cost(day_usage),
+            "night_ticks": night_ticks,
+            "kinds": {kind: kinds.count(kind) for kind in dict.fromkeys(kinds)},
+            "memories": sorted(m["text"] for m in brain.long_term.recent(1000)),
             "profiles": sorted(
                 (p["name"], len(p.get("attributes", []))) for p in brain.entities.profiles()
             ),
+            "digests": len(brain.digests),
+            "core": len(brain.core_memory.items()),
         }
+        # a quiet day: it wakes, nobody comes, and it sleeps again
+        brain.lifecycle.wake_up(handler.clock.now(), "morning")
+        handler.clock.advance(int(timedelta(hours=20).total_seconds()))
+        handler.brain.lifecycle.go_to_sleep(
+            handler.clock.now(), reason="night", initiated_by="builder", enforce_safeguards=False
+        )
+        _sleep_until_rested(handler, 50)
+        usage, after_quiet = _usage_of(handler)
+        result["quiet"] = tuple(b - a for a, b in zip(after_night, after_quiet))
+        result["cost"] = _estimated_cost(usage)
+        return result
 
 
-def batch_cost(world: World, entries=60, people=4) -> Result:
-    """13. A day's sleep with and without batch mode: HTTP requests, tokens, estimated cost."""
-    direct = _day_of_sleep(world, False, entries, people)
-    batched = _day_of_sleep(world, True, entries, people)
-    ratio = batched["cost"] / direct["cost"] if direct["cost"] else 1.0
+def day_cost(world: World, lines=24) -> Result:
+    """13. A day of activity and its sleep, with and without batch mode; then a quiet day."""
+    direct = _a_day(world, False, lines)
+    batched = _a_day(world, True, lines)
+    ratio = batched["night_cost"] / direct["night_cost"] if direct["night_cost"] else 1.0
     same = direct["memories"] == batched["memories"] and direct["profiles"] == batched["profiles"]
+    quiet = direct["quiet"][0] + batched["quiet"][0]
 
     def row(label, run):
-        usage = run["usage"]
+        calls, prompt, completion, from_batches = run["night"]
         return (
-            f"{label}: {run['http']} HTTP requests over {run['ticks']} sleep ticks, "
-            f"{usage.calls} model replies ({usage.batch_calls} from batches), "
-            f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens, "
-            f"${run['cost'] * 1000:.3f} per 1000 such sleeps"
+            f"{label}: the day {run['day'][0]} calls, {run['day'][1] + run['day'][2]} tokens "
+            f"({run['entries']} journal entries); its sleep {calls} model replies "
+            f"({from_batches} from batches) over {run['night_ticks']} ticks, {prompt} prompt + "
+            f"{completion} completion tokens ({', '.join(f'{k} {v}' for k, v in run['kinds'].items())}); "
+            f"{len(run['memories'])} memories, {run['digests']} digests, {run['core']} core notes; "
+            f"the quiet day's sleep {run['quiet'][0]} calls; per 1000 assistants: the day "
+            f"${run['day_cost'] * 1000:.2f}, its sleep ${run['night_cost'] * 1000:.3f}"
         )
 
     return Result(
-        f"sleep cost with batches ({entries} entries, {people} people)",
-        f"{ratio:.2f}x the direct cost, same memories: {'yes' if same else 'no'}",
-        "<= 0.55x, same memories",
-        ratio <= 0.55 and same,
+        f"a day of activity and its sleep ({lines} lines)",
+        f"sleep in batches {ratio:.2f}x the direct cost, same memories: "
+        f"{'yes' if same else 'no'}, quiet day {quiet} calls",
+        "<= 0.55x, same memories, 0 calls",
+        ratio <= 0.55 and same and quiet == 0,
         [
             row("direct", direct),
             row("batch ", batched),
             f"prices: ${PRICE_PROMPT}/M prompt, ${PRICE_COMPLETION}/M completion tokens, "
-            f"batch at {BATCH_DISCOUNT:.0%}",
+            f"batch at {BATCH_DISCOUNT:.0%} (awake turns never go through a batch)",
         ],
     )
 

@@ -189,6 +189,8 @@ def test_one_batch_holds_every_request_deferred_in_a_tick(server, responder):
     steps = {report["step"]: report for report in first}
     assert steps["people"] == {"step": "people", "waiting": "batch"}
     assert steps["reflection"] == {"step": "reflection", "waiting": "batch"}
+    # a step reading what a waiting step brings waits with it instead of asking twice
+    assert steps["core memory"] == {"step": "core memory", "waiting": "batch"}
     assert "pruning" in steps  # the other steps went on
     assert steps["batch"]["submitted"] == 2 and "error" not in steps["batch"]
     assert list(server.batches) == ["batch-1"]
@@ -204,8 +206,9 @@ def test_one_batch_holds_every_request_deferred_in_a_tick(server, responder):
 
     responder.add(PEOPLE, INSIGHTS)
     second = run(sleep_tick(brain, T0 + MINUTE))
-    assert [r["step"] for r in second] == ["people", "reflection", "batch"]
-    assert second[-1]["applied"] == 2 and second[-1]["submitted"] == 0
+    # the core memory step reads the reflections: it waited for them, and asks now
+    assert [r["step"] for r in second] == ["people", "reflection", "core memory", "batch"]
+    assert second[-1]["applied"] == 2 and second[-1]["submitted"] == 1
     done = brain.state.get(DREAMING_PROGRESS)["done"]
     assert "people" in done and "reflection" in done
     assert all(o["consolidated"] for o in brain.entities.profile("name:ann")["observations"])

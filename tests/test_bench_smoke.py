@@ -41,7 +41,7 @@ def test_bench_quick_runs_every_benchmark():
         "recall per turn",
         "memory write",
         "dreaming cost",
-        "sleep cost with batches",
+        "a day of activity and its sleep",
     ]
     for name in names:
         assert any(line.startswith(name) for line in lines), f"missing {name}: {out[-2000:]}"
@@ -53,7 +53,7 @@ def test_bench_quick_runs_every_benchmark():
         "compaction on the reference",
         "private entries recalled for others",
         "dreaming cost",
-        "sleep cost with batches",
+        "a day of activity and its sleep",
     ):
         line = next(line for line in lines if line.startswith(name))
         assert line.endswith("PASS"), line

@@ -113,11 +113,15 @@ class DreamStep:
         name (str): The step's name, as kept in `dreaming_progress` and shown by `/status`.
         run (StepWork): `run(brain, now, budget)`: returns a `StepResult`, or a generator that
             yields model calls and returns one.
+        after (tuple): Names of earlier steps whose results this one reads: while one of them
+            waits for a batch this tick, this one waits too (its request, made now, would miss
+            what they bring, and be asked again once they have it).
 
     """
 
     name: str
     run: StepWork
+    after: tuple[str, ...] = ()
 
 
 # ---- 1. links -------------------------------------------------------------------------------
@@ -560,7 +564,7 @@ DREAMING_STEPS: list[DreamStep] = [
     DreamStep("orphans", prune_orphan_links),
     DreamStep("reflection", reflect),
     DreamStep("digest", digest_days),
-    DreamStep("core memory", consolidate_core),
+    DreamStep("core memory", consolidate_core, after=("reflection",)),
     DreamStep("pruning", prune_episodes),
     DreamStep("housekeeping", housekeeping),
     DreamStep("working memory", clear_stale_conversations),
@@ -593,9 +597,14 @@ def dreaming_tick(brain: Brain, now: datetime) -> Generator | None:
 def _dream(brain: Brain, now: datetime) -> Generator:
     budget = Budget(brain.config.dream_max_calls_per_tick)
     reports = []
+    waiting: set[str] = set()
     for step in DREAMING_STEPS:
         progress = _progress(brain)
         if step.name in progress.get("done", []):
+            continue
+        if waiting.intersection(step.after):
+            waiting.add(step.name)
+            reports.append({"step": step.name, "waiting": "batch"})
             continue
         try:
             result = yield from telemetry.traced(
@@ -606,7 +615,8 @@ def _dream(brain: Brain, now: datetime) -> Generator:
             )
         except BatchDeferred:
             # its call waits for a batch: not done, not an error; the others go on (their
-            # calls join the same batch)
+            # calls join the same batch), but not those that read what it will bring
+            waiting.add(step.name)
             reports.append({"step": step.name, "waiting": "batch"})
             continue
         except LLMError as err:
