@@ -64,9 +64,9 @@ _ABSENT = _Absent()
 SUMMARY_LABELS = {
     "consolidated": "journal entries whose consolidated flag changed",
     "entries_removed": "journal entries removed",
-    "entries_restored": "journal entries restored (pruned or changed since)",
+    "entries_restored": "journal entries given back their text (pruned or forgotten since)",
     "reflections_removed": "reflections removed",
-    "reflections_restored": "reflections restored",
+    "reflections_restored": "reflections given back (removed, pruned or forgotten since)",
     "memories_removed": "long-term memories removed",
     "memories_restored": "long-term memories restored",
     "links_removed": "links removed",
@@ -401,7 +401,11 @@ def _count_changes(changes: dict, key: str, current: Any, before: Any) -> None:
                 continue
             if bool(old.get("consolidated")) != bool(entry.get("consolidated")):
                 changes["consolidated"] += 1
-            if {**old, "consolidated": None} != {**entry, "consolidated": None}:
+            if (old.get("content"), old.get("pruned")) != (
+                entry.get("content"),
+                entry.get("pruned"),
+            ):
+                # pruned or forgotten since: the text comes back
                 changes["reflections_restored" if reflection else "entries_restored"] += 1
         for entry_id, old in old_items.items():
             if entry_id not in now_items:
