@@ -6,6 +6,7 @@ back as they were; its refusals change nothing.
 """
 
 import json
+import re
 from datetime import timedelta
 
 from evennia.utils.test_resources import EvenniaCommandTest
@@ -146,6 +147,9 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         self.sleep_through_the_night()
         after = memory_attributes(self.aria)
         state = dict(self.script.db.memory_snapshots[0])
+        listed = re.sub(r"[|+\s-]", "", self.cmd("/sleeps Aria"))  # cells wrap in columns
+        assert "tokens;canbe" in listed and "rolledback" in listed
+        assert [s["sleep_id"] for s in self.handler.snapshots()] == ["s1"]
         assert "No assistant called 'Nobody'" in self.cmd("/rollback Nobody")
         assert "Name an assistant" in self.cmd("/rollback")
         text = self.cmd("/rollback Aria=banana")

@@ -590,15 +590,18 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         if self.rhs is not None:
             self.msg("Usage: @assistant/sleeps <name>")
             return
-        self.more(self.format_sleeps(self.target, self.handler.sleeps(50)))
+        kept = {snapshot["sleep_id"] for snapshot in self.handler.snapshots()}
+        self.more(self.format_sleeps(self.target, self.handler.sleeps(50), kept))
 
     @staticmethod
-    def format_sleeps(assistant, sleeps: list) -> str:
+    def format_sleeps(assistant, sleeps: list, snapshots: set | None = None) -> str:
         """Render an assistant's sleeps for `/sleeps`.
 
         Args:
             assistant (Object): The assistant character.
             sleeps (list): Sleep records, newest first.
+            snapshots (set, optional): Ids of the sleeps with a snapshot (they can be rolled
+                back).
 
         Returns:
             str: A title and a table that fits 80 columns.
@@ -623,6 +626,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                     if record.get("rolled_back")
                     else ""
                 )
+                + ("; can be rolled back" if record.get("id") in (snapshots or ()) else "")
             )
             rows.append(
                 (

@@ -244,17 +244,21 @@ class Snapshots:
             SnapshotError: No such snapshot, or one that cannot be rolled back.
 
         """
-        sleeps, restore = self._plan(sleep_id)
+        return self._summary(*self._plan(sleep_id), memory)[0]
+
+    @staticmethod
+    def _summary(sleeps: list[str], restore: dict, memory: KeyValueStore) -> tuple[dict, dict]:
+        """What restoring changes, and the values that differ (key -> (existed, value))."""
         changes = {name: 0 for name in SUMMARY_LABELS}
-        values = 0
+        differing = {}
         for key, (existed, value) in restore.items():
             current = memory.get(key, _ABSENT)
             before = value if existed else _ABSENT
             if _same(current, before):
                 continue
-            values += 1
+            differing[key] = (existed, value)
             _count_changes(changes, key, _plain(current), _plain(before))
-        return {"sleeps": sleeps, "values": values, "changes": changes}
+        return {"sleeps": sleeps, "values": len(differing), "changes": changes}, differing
 
     def rollback(self, sleep_id: str, memory: KeyValueStore) -> dict:
         """Restore memory as it was when `sleep_id` began, undoing every later sleep too; the
@@ -274,12 +278,11 @@ class Snapshots:
             SnapshotError: No such snapshot, or one that cannot be rolled back.
 
         """
-        summary = self.preview(sleep_id, memory)
-        _, restore = self._plan(sleep_id)
-        for key, (existed, value) in restore.items():
+        summary, differing = self._summary(*self._plan(sleep_id), memory)
+        for key, (existed, value) in differing.items():
             if existed:
                 memory.set(key, value)
-            elif memory.get(key, _ABSENT) is not _ABSENT:
+            else:
                 memory.delete(key)
         undone = set(summary["sleeps"])
         for sid in summary["sleeps"]:
