@@ -25,7 +25,7 @@ from ai_assistant.sleeps import SleepHistory
 from .core_fakes import T0, make_assistant
 
 
-def recording(kept=3):
+def recording():
     state, memory = DictStore(), DictStore()
     return state, memory, RecordingStore(memory, Snapshots(state))
 

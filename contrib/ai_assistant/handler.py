@@ -50,7 +50,7 @@ from .memory.audience import label as audience_label
 from .memory.core import CoreMemoryFull
 from .memory.review import ReviewError, parse_trust
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
-from .memory.snapshots import RecordingStore, Snapshots, SnapshotError, describe
+from .memory.snapshots import RecordingStore, SnapshotError, Snapshots
 from .prompt import SYSTEM_PROMPT
 from .sleep.tick import sleep_tick
 from .state import (
@@ -1090,11 +1090,16 @@ class AssistantHandler:
         """
         plan = self.rollback_plan(sleep_id)
         brain = self.brain
-        with step_transaction():
-            summary = Snapshots(brain.state).rollback(plan["sleep_id"], brain.memory_store.inner)
-            history = SleepHistory(brain.state)
-            for undone in summary["sleeps"]:
-                history.mark(undone, rolled_back={"at": to_iso(self.now()), "by": by})
+        try:
+            with step_transaction():  # all of it or nothing
+                summary = Snapshots(brain.state).rollback(
+                    plan["sleep_id"], brain.memory_store.inner
+                )
+                history = SleepHistory(brain.state)
+                for undone in summary["sleeps"]:
+                    history.mark(undone, rolled_back={"at": to_iso(self.now()), "by": by})
+        except SnapshotError as err:
+            raise AssistantError(str(err)) from None
         # every cache of memory (journal, long-term, links, the recall index) is rebuilt from
         # the restored store at the next use
         self._brain = None
