@@ -42,6 +42,7 @@ def test_bench_quick_runs_every_benchmark():
         "memory write",
         "dreaming cost",
         "a day of activity and its sleep",
+        "snapshot write",
     ]
     for name in names:
         assert any(line.startswith(name) for line in lines), f"missing {name}: {out[-2000:]}"
@@ -67,3 +68,7 @@ def test_bench_quick_runs_every_benchmark():
     assert re.search(r"reply latency, 5 assistants addressed by one line: 5/5 answered", out)
     # recall quality is deterministic, but the smallest data set is too small to judge it by
     assert re.search(r"recall quality, .*: R@10 \d\.\d\d / \d\.\d\d / \d\.\d\d vs BM25", out)
+    # a snapshot keeps what a sleep changed: as many values at either size
+    assert re.search(r"snapshot write at .*: \d+\.\d+x", out)
+    kept = re.search(r"values kept per snapshot: (\d+) at \d+, (\d+) at \d+", out)
+    assert kept and kept.group(1) == kept.group(2), out[-2000:]

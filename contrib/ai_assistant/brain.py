@@ -38,6 +38,7 @@ from .memory.links import MemoryLinks
 from .memory.recall import MemoryIndex, Recalled, RecallWeights, nearest
 from .memory.review import MemoryReview
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
+from .memory.snapshots import RecordingStore, Snapshots
 from .memory.store import KeyValueStore
 from .prompt import SYSTEM_PROMPT, system_prompt
 from .reminders import Reminders
@@ -77,7 +78,8 @@ class Brain:
         config (AssistantConfig): Its resolved configuration.
         model (str): The chat model's name.
         state (KeyValueStore): The script's store (events, history, counters, sleep state).
-        memory_store (KeyValueStore): The character's store (journal, people, memories).
+        memory_store (KeyValueStore): The character's store (journal, people, memories);
+            wrapped in a `RecordingStore` over `state`'s snapshots unless it is one already.
         world (World): What the tools act on.
         registry (ToolRegistry): Its tools.
         client_factory (callable): Returns the model client; called in worker threads only.
@@ -116,6 +118,9 @@ class Brain:
     game_now: Callable[[datetime], datetime] = lambda now: now
 
     def __post_init__(self):
+        if not isinstance(self.memory_store, RecordingStore):
+            # every write to memory keeps what it replaced in the open snapshot (a rollback)
+            self.memory_store = RecordingStore(self.memory_store, Snapshots(self.state))
         self.counter = TokenCounter(self.model)
         self.events = EventQueue(self.state)
         self.history = ConversationHistory(self.state, self.counter)

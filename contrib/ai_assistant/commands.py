@@ -54,8 +54,11 @@ SWITCHES_WITH_TARGET = (
     "debt",
     "sleeps",
     "trigger",
+    "rollback",
 )
-SWITCHES_THAT_EDIT = ("set", "core", "debt", "trigger")
+SWITCHES_THAT_EDIT = ("set", "core", "debt", "trigger", "rollback")
+# answers that confirm a rollback; anything else cancels it
+YES = ("y", "yes")
 
 
 def progress_bar(done: int, total: int, width: int = PROGRESS_WIDTH) -> str:
@@ -130,6 +133,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/wake <name>[=<reason>]
       @assistant/debt <name>[=<1-3> <reason>]
       @assistant/sleeps <name>
+      @assistant/rollback <name>[=<sleep id>]
       @assistant/trigger <name>[[/<max fires>]=<pattern>: <reminder>]
       @assistant/trigger <name>/remove=<reminder id>
       @assistant/instruct <name>=<instruction>
@@ -166,6 +170,11 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                  sleep pays it off. =<1-3> <reason> adds points by hand.
       sleeps   - its sleeps, newest first: how each began, how deep, the
                  phases done, the debt paid, what was consolidated, calls.
+      rollback - restore its memory as it was when a sleep began (default: the
+                 latest sleep with a snapshot), undoing that sleep, every later
+                 one, and what it learned awake since. Shows what would change
+                 and asks first. Only while it is awake. The last snapshots_kept
+                 sleeps can be rolled back.
       trigger  - its reminders: when <pattern> (a name, word or place) comes
                  up in what it hears, <reminder> rides in that turn, at most
                  <max fires> times (default 3, 1-20). It sets its own with the
@@ -189,6 +198,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/debt Aria
       @assistant/debt Aria=2 ran the harvest festival all day
       @assistant/sleeps Aria
+      @assistant/rollback Aria=s4
       @assistant/trigger Aria=Mira: give her the letter from her brother
       @assistant/trigger Aria/remove=t2
       @assistant/memory Aria=east door
@@ -223,7 +233,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             if self.target is None:
                 return
         try:
-            getattr(self, f"do_{switch}")()
+            # a switch that asks a question returns its generator (Evennia's `yield` prompt)
+            return getattr(self, f"do_{switch}")()
         except AssistantError as err:
             if switch in SWITCHES_THAT_EDIT:
                 self.msg(f"Not changed. {err}")
@@ -579,15 +590,18 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         if self.rhs is not None:
             self.msg("Usage: @assistant/sleeps <name>")
             return
-        self.more(self.format_sleeps(self.target, self.handler.sleeps(50)))
+        kept = {snapshot["sleep_id"] for snapshot in self.handler.snapshots()}
+        self.more(self.format_sleeps(self.target, self.handler.sleeps(50), kept))
 
     @staticmethod
-    def format_sleeps(assistant, sleeps: list) -> str:
+    def format_sleeps(assistant, sleeps: list, snapshots: set | None = None) -> str:
         """Render an assistant's sleeps for `/sleeps`.
 
         Args:
             assistant (Object): The assistant character.
             sleeps (list): Sleep records, newest first.
+            snapshots (set, optional): Ids of the sleeps with a snapshot (they can be rolled
+                back).
 
         Returns:
             str: A title and a table that fits 80 columns.
@@ -609,6 +623,12 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 f"{record.get('tokens', 0)} tokens"
                 + (f", {record['errors']} errors" if record.get("errors") else "")
                 + ("; quiet" if record.get("quiet") else "")
+                + (
+                    f"; rolled back by {record['rolled_back'].get('by')}"
+                    if record.get("rolled_back")
+                    else ""
+                )
+                + ("; can be rolled back" if record.get("id") in (snapshots or ()) else "")
             )
             rows.append(
                 (
@@ -621,6 +641,62 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             )
         title = f"|w{assistant.key}'s sleeps, newest first ({len(sleeps)})|n\n"
         return title + render_table(columns, rows)
+
+    def do_rollback(self):
+        """Show what rolling back a sleep would change, then ask before doing it.
+
+        Returns:
+            generator: The confirmation (Evennia runs it: `yield` asks the question).
+
+        """
+        sleep_id = (self.rhs or "").strip() or None
+        if self.subkey or (self.rhs is not None and not sleep_id):
+            self.msg("Not changed. Usage: @assistant/rollback <name>[=<sleep id>]")
+            return None
+        plan = self.handler.rollback_plan(sleep_id)
+        self.msg(self.format_rollback(self.target, plan, done=False))
+        return self._confirm_rollback(plan["sleep_id"])
+
+    def _confirm_rollback(self, sleep_id: str):
+        answer = yield f"Roll back {self.target.key}'s memory to before sleep {sleep_id}? [y/N]"
+        if (answer or "").strip().lower() not in YES:
+            self.msg(f"Rollback cancelled; {self.target.key}'s memory is unchanged.")
+            return
+        try:
+            result = self.handler.rollback(sleep_id, by=self.caller.key)
+        except AssistantError as err:  # it fell asleep, or a turn began, while we asked
+            self.msg(f"Not changed. {err}")
+            return
+        self.msg(self.format_rollback(self.target, result, done=True))
+
+    @staticmethod
+    def format_rollback(assistant, summary: dict, done: bool) -> str:
+        """Render what a rollback changes (before asking) or changed (after).
+
+        Args:
+            assistant (Object): The assistant character.
+            summary (dict): As `AssistantHandler.rollback_plan` or `rollback` gives it.
+            done (bool): True once it was rolled back.
+
+        Returns:
+            str: A title and one line per kind of change.
+
+        """
+        from .memory.snapshots import describe
+
+        sleeps = ", ".join(summary["sleeps"])
+        if done:
+            title = (
+                f"{assistant.key}'s memory is back to before sleep {summary['sleep_id']} "
+                f"(undone: {sleeps}). What changed:"
+            )
+        else:
+            title = (
+                f"Rolling back {assistant.key} to before sleep {summary['sleep_id']} undoes "
+                f"sleeps {sleeps} and what it learned awake since. It would change "
+                f"{summary['values']} stored values:"
+            )
+        return "\n".join([title, *(f"  {line}" for line in describe(summary))])
 
     def do_wake(self):
         """Wake the assistant now."""

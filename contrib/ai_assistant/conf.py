@@ -297,6 +297,12 @@ class AssistantConfig(BaseModel):
         le=10080,
         description="Minutes a due wake waits on failing consolidation before waking anyway.",
     )
+    snapshots_kept: int = Field(
+        3,
+        ge=0,
+        le=20,
+        description="Memory snapshots kept, one per sleep, for @assistant/rollback (0: none).",
+    )
 
     # --- dreaming ---
     dream_max_calls_per_tick: int = Field(

@@ -17,6 +17,7 @@ the model is given) are the places meant for it.
 """
 
 import os
+import re
 import time
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
@@ -50,6 +51,7 @@ from .memory.audience import label as audience_label
 from .memory.core import CoreMemoryFull
 from .memory.review import ReviewError, parse_trust
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
+from .memory.snapshots import RecordingStore, SnapshotError, Snapshots
 from .prompt import SYSTEM_PROMPT
 from .sleep.tick import sleep_tick
 from .state import (
@@ -65,7 +67,7 @@ from .state import (
     TICKER_SUBSCRIPTION,
 )
 from .status import AssistantStatus
-from .storage import MEMORY_CATEGORY, AttributeStore
+from .storage import MEMORY_CATEGORY, AttributeStore, step_transaction
 from .text import redact
 from .tools import default_registry
 from .tools.base import ToolRegistry, World
@@ -268,7 +270,8 @@ class AssistantHandler:
         Override to plug in another `MemoryStore`.
 
         Args:
-            memory_store (AttributeStore): The character's memory Attributes.
+            memory_store (KeyValueStore): The character's memory Attributes (written through a
+                `RecordingStore`, so a rollback covers what is written through it).
 
         Returns:
             MemoryStore: An `EmbeddedMemoryStore` kept in those Attributes.
@@ -379,7 +382,11 @@ class AssistantHandler:
         key = (config, model, self.persona, embedding_model, endpoint)
         if self._brain is None or key != self._brain_key:
             character = self.obj
-            memory_store = AttributeStore(character, MEMORY_CATEGORY, self._forget_brain)
+            state = AttributeStore(self.script, on_rollback=self._forget_brain)
+            # wrapped here, so a game's own long-term store writes through it too
+            memory_store = RecordingStore(
+                AttributeStore(character, MEMORY_CATEGORY, self._forget_brain), Snapshots(state)
+            )
             registry = self.make_registry()
             registry.propagate = (DatabaseError,)
             self._brain = Brain(
@@ -389,7 +396,7 @@ class AssistantHandler:
                 prompt_template=self.system_prompt_template(),
                 config=config,
                 model=model,
-                state=AttributeStore(self.script, on_rollback=self._forget_brain),
+                state=state,
                 memory_store=memory_store,
                 world=self.make_world(),
                 registry=registry,
@@ -1020,6 +1027,94 @@ class AssistantHandler:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
             raise AssistantError(f"The limit must be a whole number from 1 to 500, not {limit!r}.")
         return SleepHistory(self.brain.state).recent(limit)
+
+    def snapshots(self) -> list[dict]:
+        """The memory snapshots kept, newest first (see `ai_assistant.memory.snapshots`).
+
+        Returns:
+            list: Dicts with "sleep_id", "started", "keys" and "complete".
+
+        """
+        return list(reversed(Snapshots(self.brain.state).kept()))
+
+    def rollback_plan(self, sleep_id: str | None = None) -> dict:
+        """What rolling back a sleep would change, without changing anything.
+
+        Args:
+            sleep_id (str, optional): The sleep, such as "s3"; by default the latest sleep
+                with a snapshot.
+
+        Returns:
+            dict: "sleep_id", "sleeps" (the ids undone, newest first), "values" (stored values
+                that change) and "changes" (counts, see `memory.snapshots.SUMMARY_LABELS`).
+
+        Raises:
+            AssistantError: It is asleep or busy, the id is malformed, or there is no
+                snapshot of that sleep that can be rolled back.
+
+        """
+        brain = self.brain
+        name = self.obj.key
+        if brain.asleep:
+            raise AssistantError(
+                f"{name} is asleep: a sleep under way is still changing its memory. Wake it "
+                f"first (@assistant/wake {name}), then roll back."
+            )
+        if self.in_flight:
+            raise AssistantError(f"{name} is in the middle of a turn; try again in a moment.")
+        snapshots = Snapshots(brain.state)
+        if sleep_id is None or not sleep_id.strip():
+            kept = snapshots.kept()
+            if not kept:
+                raise AssistantError(
+                    f"{name} has no memory snapshot: one is taken when a sleep begins "
+                    f"(snapshots_kept={brain.config.snapshots_kept})."
+                )
+            sleep_id = kept[-1]["sleep_id"]
+        sleep_id = sleep_id.strip().lower()
+        if not re.fullmatch(r"s[0-9]{1,9}", sleep_id):
+            raise AssistantError(
+                f"'{sleep_id}' is not a sleep id: one looks like s3 (see @assistant/sleeps "
+                f"{name})."
+            )
+        try:
+            plan = snapshots.preview(sleep_id, brain.memory_store.inner)
+        except SnapshotError as err:
+            raise AssistantError(str(err)) from None
+        return {"sleep_id": sleep_id, **plan}
+
+    def rollback(self, sleep_id: str | None = None, by: str = "builder") -> dict:
+        """Restore the assistant's memory as it was when a sleep began, undoing that sleep and
+        every later one (and what it learned awake since); all of it, or nothing.
+
+        Args:
+            sleep_id (str, optional): The sleep, such as "s3"; by default the latest sleep
+                with a snapshot.
+            by (str, optional): Who ordered it (kept in the sleep history).
+
+        Returns:
+            dict: As `rollback_plan` gives it: what changed.
+
+        Raises:
+            AssistantError: As `rollback_plan`; nothing is changed.
+
+        """
+        plan = self.rollback_plan(sleep_id)
+        brain = self.brain
+        try:
+            with step_transaction():  # all of it or nothing
+                summary = Snapshots(brain.state).rollback(
+                    plan["sleep_id"], brain.memory_store.inner
+                )
+                history = SleepHistory(brain.state)
+                for undone in summary["sleeps"]:
+                    history.mark(undone, rolled_back={"at": to_iso(self.now()), "by": by})
+        except SnapshotError as err:
+            raise AssistantError(str(err)) from None
+        # every cache of memory (journal, long-term, links, the recall index) is rebuilt from
+        # the restored store at the next use
+        self._brain = None
+        return {"sleep_id": plan["sleep_id"], **summary}
 
     def pause(self) -> None:
         """Stop acting: it keeps hearing, and its events wait in the queue."""

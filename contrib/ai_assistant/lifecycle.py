@@ -19,6 +19,7 @@ from .clock import from_iso, to_iso
 from .conf import AssistantConfig
 from .debt import MUST_SLEEP, SleepDebt
 from .memory.journal import Journal
+from .memory.snapshots import Snapshots
 from .memory.store import ChunkedList, KeyValueStore
 from .sleeps import SleepHistory, nothing_new
 from .state import (
@@ -272,7 +273,7 @@ class Lifecycle:
         for key in (WAKE_DEFERRED, WAKE_DEFERRED_SINCE, DREAMING_PROGRESS, COMPACTING_FAILURES):
             state.delete(key)
         history = SleepHistory(state)
-        history.start(
+        record = history.start(
             to_iso(self.game_now(now)),
             began=initiated_by,
             depth=depth,
@@ -280,6 +281,8 @@ class Lifecycle:
             # the first sleep has no "last one" to compare with: everything is new to it
             quiet=len(history) > 0 and nothing_new(self.journal, self.entities),
         )
+        # before anything of this sleep changes memory: its first writes keep what they replace
+        Snapshots(state).open(record["id"], to_iso(now), self.config.snapshots_kept)
         if self.config.sleep_schedule_enabled and not state.get(SCHEDULE_SUSPENDED):
             # a sleep of its own suspends the schedule until it wakes
             state.set(SCHEDULE_WAS_ENABLED, True)

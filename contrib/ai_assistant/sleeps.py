@@ -9,7 +9,8 @@ so every call the sleep made is counted wherever it was made.
 A record: "id" (s1, s2, ...), "start" and "end" (game time, ISO), "began" (tool, builder,
 schedule, debt), "depth", "quiet" (nothing new to consolidate), "phases" (done), "debt_before",
 "debt_after", "counts" (scored, consolidated, memories, links, profiles, reflections, core notes
-changed, pruned, digests, removed), "calls", "tokens", "errors".
+changed, pruned, digests, removed), "calls", "tokens", "errors"; "rolled_back" ({"at", "by"})
+once a builder rolled it back.
 
 Records older than `sleep_history_retention_days` are removed by sleep's housekeeping
 (`remove_ended_before`); the newest is always kept (a quiet day is measured against it), and ids
@@ -205,6 +206,27 @@ class SleepHistory:
         self.records.append(record)
         self.state.delete(CURRENT_SLEEP)
         return record
+
+    def mark(self, sleep_id: str, **fields) -> bool:
+        """Add fields to a past sleep's record (e.g. that it was rolled back).
+
+        Args:
+            sleep_id (str): The sleep's id ("s3" is the third record).
+            **fields: What to add.
+
+        Returns:
+            bool: False when no past sleep has that id.
+
+        """
+        number = sleep_id[1:]
+        position = int(number) - 1 if sleep_id[:1] == "s" and number.isdigit() else -1
+        if not 0 <= position < len(self.records):
+            return False
+        record = self.records.get(position)
+        if record.get("id") != sleep_id:
+            return False
+        self.records.update({position: {**record, **fields}})
+        return True
 
     def recent(self, limit: int = 20) -> list[dict]:
         """The last sleeps, newest first.

@@ -1,0 +1,231 @@
+"""
+Memory snapshots in the pure core: what a sleep changed is recorded once per key, at a cost that
+does not grow with memory; the last N are kept; a rollback restores memory exactly, undoing
+later sleeps first.
+
+"""
+
+import copy
+from datetime import timedelta
+
+import pytest
+
+from ai_assistant.memory.snapshots import (
+    MAX_SNAPSHOT_KEYS,
+    SNAPSHOT_OPEN,
+    RecordingStore,
+    SnapshotError,
+    Snapshots,
+    describe,
+)
+from ai_assistant.memory.store import DictStore
+from ai_assistant.sleep.dreaming import Budget, link_memories, prune_episodes
+from ai_assistant.sleeps import SleepHistory
+
+from .core_fakes import T0, make_assistant
+
+
+def recording():
+    state, memory = DictStore(), DictStore()
+    return state, memory, RecordingStore(memory, Snapshots(state))
+
+
+def test_nothing_is_recorded_until_a_snapshot_opens():
+    state, memory, store = recording()
+    store.set("a", 1)
+    assert state.data == {}
+
+
+def test_only_the_first_write_of_each_key_keeps_its_value_before():
+    state, memory, store = recording()
+    memory.set("a", 1)
+    memory.set("gone", "x")
+    snapshots = Snapshots(state)
+    snapshots.open("s1", "2026-01-01T00:00:00", 3)
+    store.set("a", 2)
+    store.set("a", 3)
+    store.set("new", 1)
+    store.delete("gone")
+    store.set("gone", "back")
+    assert snapshots.recorded_keys("s1") == ["a", "new", "gone"]
+    records = [state.data[f"memory_snapshot:s1:{n:05d}"] for n in range(3)]
+    assert records == [
+        {"key": "a", "existed": True, "value": 1},
+        {"key": "new", "existed": False, "value": None},
+        {"key": "gone", "existed": True, "value": "x"},
+    ]
+
+
+def test_a_second_store_over_the_same_data_does_not_record_a_key_again():
+    state, memory, first = recording()
+    memory.set("a", 1)
+    Snapshots(state).open("s1", "t", 3)
+    second = RecordingStore(memory, Snapshots(state))
+    second.set("b", 0)  # loads what is recorded before "a" is
+    first.set("a", 2)
+    second.set("a", 3)
+    assert Snapshots(state).recorded_keys("s1") == ["b", "a"]
+    assert state.data["memory_snapshot:s1:00001"]["value"] == 1
+
+
+def test_the_last_n_snapshots_are_kept_and_zero_keeps_none():
+    state, memory, store = recording()
+    snapshots = Snapshots(state)
+    for number in range(1, 6):
+        snapshots.open(f"s{number}", "t", 3)
+        store.set(f"k{number}", number)
+    assert [s["sleep_id"] for s in snapshots.kept()] == ["s3", "s4", "s5"]
+    assert not any(
+        key.startswith(("memory_snapshot:s1", "memory_snapshot:s2")) for key in state.data
+    )
+    snapshots.open("s6", "t", 0)
+    assert snapshots.kept() == [] and state.get(SNAPSHOT_OPEN) is None
+    assert not any(key.startswith("memory_snapshot:") for key in state.data)
+    store.set("k7", 7)
+    assert not any(key.startswith("memory_snapshot:") for key in state.data)
+
+
+def test_a_snapshot_that_outgrows_its_bound_stops_and_cannot_be_rolled_back():
+    state, memory, store = recording()
+    snapshots = Snapshots(state)
+    snapshots.open("s1", "t", 3)
+    for number in range(MAX_SNAPSHOT_KEYS + 5):
+        store.set(f"k{number}", number)
+    assert len(snapshots.recorded_keys("s1")) == MAX_SNAPSHOT_KEYS
+    assert snapshots.kept()[0]["complete"] is False and snapshots.open_id() is None
+    before = copy.deepcopy(memory.data)
+    with pytest.raises(SnapshotError, match="incomplete"):
+        snapshots.rollback("s1", memory)
+    assert memory.data == before
+
+
+def test_rollback_restores_exactly_and_undoes_later_sleeps_first():
+    state, memory, store = recording()
+    snapshots = Snapshots(state)
+    store.set("a", 1)
+    store.set("b", {"x": 1})
+    start = copy.deepcopy(memory.data)
+    snapshots.open("s1", "t", 3)
+    store.set("a", 2)
+    store.set("c", 1)
+    after_first = copy.deepcopy(memory.data)
+    snapshots.open("s2", "t", 3)
+    store.set("a", 3)
+    store.delete("b")
+    store.set("c", 2)
+    store.set("d", 4)
+    # rolling back the latest undoes only it
+    preview_state = copy.deepcopy(state.data)
+    summary = snapshots.preview("s2", memory)
+    assert summary["sleeps"] == ["s2"] and summary["values"] == 4
+    assert state.data == preview_state  # a preview changes nothing
+    snapshots.rollback("s2", memory)
+    assert memory.data == after_first
+    assert [s["sleep_id"] for s in snapshots.kept()] == ["s1"] and snapshots.open_id() == "s1"
+    # and the earlier one, after more writes, goes back to the very start
+    store.set("e", 5)
+    snapshots.open("s3", "t", 3)
+    store.set("a", 9)
+    result = snapshots.rollback("s1", memory)
+    assert result["sleeps"] == ["s3", "s1"]
+    assert memory.data == start
+    assert snapshots.kept() == [] and snapshots.open_id() is None
+    assert not any(key.startswith("memory_snapshot:") for key in state.data)
+
+
+def test_rollback_of_an_unknown_sleep_changes_nothing():
+    state, memory, store = recording()
+    Snapshots(state).open("s1", "t", 3)
+    store.set("a", 1)
+    before = (copy.deepcopy(memory.data), copy.deepcopy(state.data))
+    with pytest.raises(SnapshotError, match="no snapshot of sleep 's9'.*s1"):
+        Snapshots(state).rollback("s9", memory)
+    assert (memory.data, state.data) == before
+
+
+def sleep_like_change(brain, entries=20):
+    """What a sleep does to memory: consolidate entries, add memories drawn from them, link."""
+    journal, long_term = brain.journal, brain.long_term
+    pending = journal.unconsolidated()[:entries]
+    ids = [
+        long_term.add(
+            f"learned {entry['content']}",
+            importance=6,
+            now=T0,
+            source_entry_ids=[entry["id"]],
+            provenance={},
+        )
+        for entry in pending
+    ]
+    journal.update([{**entry, "consolidated": True} for entry in pending])
+    brain.links.link([(one, other, 0.7) for one, other in zip(ids, ids[1:])], 5)
+
+
+def grown(size):
+    brain = make_assistant()
+    for i in range(size):
+        brain.journal.add(f"old entry {i}", author="Aria", now=T0, importance=5)
+    brain.journal.update([{**e, "consolidated": True} for e in brain.journal.all()])
+    for i in range(size):
+        brain.long_term.add(
+            f"old memory {i}", importance=5, now=T0, source_entry_ids=[], provenance={}
+        )
+    for i in range(20):
+        brain.journal.add(f"today {i}", author="Aria", now=T0, importance=6)
+    return brain
+
+
+def test_a_snapshot_records_what_changed_not_what_is_remembered():
+    sizes = {}
+    for size in (100, 10_000):
+        brain = grown(size)
+        Snapshots(brain.state).open("s1", "t", 3)
+        writes = brain.state.writes
+        sleep_like_change(brain)
+        keys = Snapshots(brain.state).recorded_keys("s1")
+        sizes[size] = (len(keys), brain.state.writes - writes)
+    assert sizes[100][0] <= sizes[10_000][0] <= sizes[100][0] + 2
+    assert sizes[10_000][1] <= sizes[100][1] + 4
+
+
+def test_a_sleep_that_pruned_and_linked_rolls_back_to_what_it_found():
+    brain = make_assistant(prune_max_importance=3, prune_age_days=30, link_min_importance=5)
+    journal = brain.journal
+    old = journal.add("old small talk", author="Aria", now=T0, importance=2)
+    keep = journal.add("the harbour master owes us", author="Aria", now=T0, importance=8)
+    journal.update([{**e, "consolidated": True} for e in (old, keep)])
+    first = brain.long_term.add(
+        "The lighthouse keeper fell ill with a fever.",
+        importance=7,
+        now=T0,
+        source_entry_ids=[],
+        provenance={},
+    )
+    brain.links.link([(old["id"], keep["id"], 0.8)], 5)
+    brain.core_memory.set("motto", "books first", T0, 500)
+    before = copy.deepcopy(brain.memory_store.inner.data)
+    later = T0 + timedelta(days=45)
+    brain.lifecycle.go_to_sleep(
+        later, reason="rest", initiated_by="builder", enforce_safeguards=False
+    )
+    # what a sleep does: consolidates, stores, links, prunes, and edits core memory
+    fresh = journal.add("the lighthouse keeper has a fever", author="Aria", now=later)
+    journal.update([{**fresh, "consolidated": True}])
+    second = brain.long_term.add(
+        "The lighthouse keeper is ill.", importance=7, now=later, source_entry_ids=[], provenance={}
+    )
+    brain.links.link([(first, second, 0.9)], 5)
+    assert prune_episodes(brain, later, Budget(3)).report["pruned"] == 1
+    link_memories(brain, later, Budget(3))
+    brain.core_memory.set("motto", "lighthouse first", later, 500)
+    brain.lifecycle.wake_up(later, "done")
+    sleep_id = SleepHistory(brain.state).recent(1)[0]["id"]
+    result = Snapshots(brain.state).rollback(sleep_id, brain.memory_store.inner)
+    assert brain.memory_store.inner.data == before
+    changes = result["changes"]
+    assert changes["entries_removed"] == 1 and changes["memories_removed"] == 1
+    assert changes["entries_restored"] == 1  # the pruned entry has its text again
+    assert changes["links_removed"] >= 1 and changes["links_restored"] == 1
+    assert changes["core_memory"] == 1
+    lines = describe(result)
+    assert "1 long-term memories removed" in lines and "1 core memory notes restored" in lines

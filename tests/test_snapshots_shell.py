@@ -1,0 +1,176 @@
+"""
+Rolling back a sleep in a real (test) Evennia world: a night that consolidated, linked and
+pruned over HTTP, then `@assistant/rollback` with its confirmation puts the memory Attributes
+back as they were; its refusals change nothing.
+
+"""
+
+import json
+import re
+from datetime import timedelta
+
+from evennia.utils.test_resources import EvenniaCommandTest
+
+from ai_assistant.testing.server import text_reply
+
+from .helpers import AssistantTestCase
+
+
+def commands():
+    from ai_assistant import commands
+
+    return commands
+
+
+def memory_attributes(obj) -> dict:
+    """The assistant's memory as stored in the database (its `ai_assistant` Attributes)."""
+    return {
+        attr.db_key: attr.value
+        for attr in obj.db_attributes.filter(db_category="ai_assistant").order_by("db_key")
+    }
+
+
+class TestRollback(AssistantTestCase, EvenniaCommandTest):
+    overrides = {
+        **AssistantTestCase.overrides,
+        "min_activity_before_sleep": 0,
+        "reflection_threshold": 100000,
+        "prune_age_days": 30,
+        "prune_max_importance": 3,
+        "link_min_importance": 5,
+    }
+
+    def cmd(self, args, inputs=None):
+        return self.call(commands().CmdAssistant(), args, caller=self.char1, inputs=inputs)
+
+    def setUp(self):
+        super().setUp()
+        self.char1.permissions.add("Builder")
+
+    def remember_a_day(self):
+        brain = self.handler.brain
+        now = self.clock.now()
+        old = brain.journal.add(
+            "small talk about the weather", author="Aria", now=now - timedelta(days=40)
+        )
+        brain.journal.update([{**old, "consolidated": True, "importance": 2}])
+        for text in ("Tobin says the east door sticks", "Tobin says the east door creaks"):
+            brain.journal.add(
+                text,
+                author="Aria",
+                now=now,
+                heard_from="Tobin",
+                importance=6,
+                source_type="claim",
+                scoring_method="llm",
+            )
+        brain.core_memory.set("motto", "books first", now, 500)
+
+    def sleep_through_the_night(self):
+        self.responder.add(
+            text_reply(
+                json.dumps(
+                    {
+                        "entries": [
+                            {"entry_id": "j000001", "facts": ["The east door sticks."]},
+                            {"entry_id": "j000002", "facts": ["The east door creaks."]},
+                        ]
+                    }
+                )
+            )
+        )
+        self.handler.sleep(hours=1, reason="night", by="Char")
+        for _ in range(20):
+            self.clock.advance(600)
+            self.script.at_assistant_tick()
+            if self.script.db.operating_mode == "awake":
+                return
+        raise AssertionError("did not wake")
+
+    def test_a_night_that_pruned_and_linked_is_rolled_back_after_a_reload(self):
+        self.remember_a_day()
+        before = memory_attributes(self.aria)
+        self.sleep_through_the_night()
+        brain = self.handler.brain
+        journal = {entry["id"]: entry for entry in brain.journal.all()}
+        assert journal["j000000"]["pruned"] and journal["j000001"]["consolidated"]
+        assert len(brain.long_term.all()) == 2 and brain.links.count() >= 1
+        # a reload: the snapshot is read back from the database, not from a cache
+        self.aria.attributes.reset_cache()
+        self.script.attributes.reset_cache()
+        self.handler._brain = None
+        assert [s["sleep_id"] for s in self.script.db.memory_snapshots] == ["s1"]
+        assert self.script.db.memory_snapshot_open == "s1"
+        shown = self.cmd("/rollback Aria", inputs=["y"])
+        assert "Rolling back Aria to before sleep s1 undoes sleeps s1" in shown
+        assert "2 journal entries whose consolidated flag changed" in shown
+        assert "2 long-term memories removed" in shown
+        assert "1 journal entries given back their text (pruned or forgotten since)" in shown
+        assert "Aria's memory is back to before sleep s1 (undone: s1)" in shown
+        assert memory_attributes(self.aria) == before
+        brain = self.handler.brain  # rebuilt from the restored Attributes
+        journal = {entry["id"]: entry for entry in brain.journal.all()}
+        assert journal["j000000"]["content"] == "small talk about the weather"
+        assert not journal["j000000"].get("pruned")
+        assert not journal["j000001"]["consolidated"] and not journal["j000002"]["consolidated"]
+        assert brain.long_term.all() == [] and brain.links.count() == 0
+        assert brain.core_memory.items()["motto"]["value"] == "books first"
+        assert self.script.db.memory_snapshots == []
+        assert self.handler.sleeps(1)[0]["rolled_back"]["by"] == "Char"
+        assert "back by Char" in self.cmd("/sleeps Aria")  # wrapped in its column
+        # the next night consolidates the same entries again
+        assert len(brain.journal.unconsolidated()) == 2
+
+    def test_what_the_assistant_learns_after_a_rollback_is_kept_until_the_next_sleep(self):
+        self.remember_a_day()
+        self.sleep_through_the_night()
+        self.cmd("/rollback Aria", inputs=["yes"])
+        brain = self.handler.brain
+        brain.journal.add("Mira lost her cat", author="Aria", now=self.clock.now())
+        assert brain.journal.all()[-1]["content"] == "Mira lost her cat"
+        assert "has no memory snapshot" in self.cmd("/rollback Aria")
+        assert brain.journal.all()[-1]["content"] == "Mira lost her cat"
+
+    def test_a_rollback_not_confirmed_changes_nothing(self):
+        self.remember_a_day()
+        self.sleep_through_the_night()
+        after = memory_attributes(self.aria)
+        text = self.cmd("/rollback Aria=s1", inputs=["n"])
+        assert "Rollback cancelled; Aria's memory is unchanged." in text
+        assert memory_attributes(self.aria) == after
+        assert [s["sleep_id"] for s in self.script.db.memory_snapshots] == ["s1"]
+
+    def test_bad_input_is_refused_and_changes_nothing(self):
+        before = memory_attributes(self.aria)
+        assert "Not changed. Aria has no memory snapshot" in self.cmd("/rollback Aria")
+        self.remember_a_day()
+        self.sleep_through_the_night()
+        after = memory_attributes(self.aria)
+        state = dict(self.script.db.memory_snapshots[0])
+        listed = re.sub(r"[|+\s-]", "", self.cmd("/sleeps Aria"))  # cells wrap in columns
+        assert "tokens;canbe" in listed and "rolledback" in listed
+        assert [s["sleep_id"] for s in self.handler.snapshots()] == ["s1"]
+        assert "No assistant called 'Nobody'" in self.cmd("/rollback Nobody")
+        assert "Name an assistant" in self.cmd("/rollback")
+        text = self.cmd("/rollback Aria=banana")
+        assert "Not changed. 'banana' is not a sleep id: one looks like s3" in text
+        text = self.cmd("/rollback Aria=s9")
+        assert "Not changed. There is no snapshot of sleep 's9'. Snapshots kept: s1." in text
+        assert "Usage: @assistant/rollback <name>[=<sleep id>]" in self.cmd("/rollback Aria=")
+        assert "Usage: @assistant/rollback" in self.cmd("/rollback Aria/s1")
+        self.handler.sleep(hours=1, reason="nap", by="Char")
+        text = self.cmd("/rollback Aria=s1", inputs=["y"])
+        assert "Not changed. Aria is asleep" in text and "@assistant/wake Aria" in text
+        self.handler.wake()
+        # the nap opened a snapshot of its own (s2): the night is still kept, s1 undoes both
+        assert [s["sleep_id"] for s in self.script.db.memory_snapshots] == ["s1", "s2"]
+        assert dict(self.script.db.memory_snapshots[0]) == state
+        assert memory_attributes(self.aria) == after
+        assert before != after
+
+    def test_snapshots_kept_zero_takes_none(self):
+        self.script.db.config_overrides = {**self.overrides, "snapshots_kept": 0}
+        self.remember_a_day()
+        self.sleep_through_the_night()
+        assert not self.script.db.memory_snapshots
+        assert "has no memory snapshot" in self.cmd("/rollback Aria")
