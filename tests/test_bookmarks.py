@@ -114,7 +114,7 @@ def test_a_critical_bookmark_advises_sleep_until_consolidated():
 
 
 def test_bookmark_is_offered_in_awake_turns_only():
-    from ai_assistant.tools.base import EXTRACTION, TRIAGE
+    from ai_assistant.tools.base import EXTRACTION
 
     assistant = make_assistant(ScriptedModel())
 
@@ -122,7 +122,7 @@ def test_bookmark_is_offered_in_awake_turns_only():
         return {schema["function"]["name"] for schema in assistant.registry.schemas(scope)}
 
     assert "bookmark" in names(TURN)
-    assert "bookmark" not in names(EXTRACTION) | names(TRIAGE)
+    assert "bookmark" not in names(EXTRACTION)
 
 
 def test_a_bookmark_counts_as_a_memory_write_for_sleep_debt():

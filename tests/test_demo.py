@@ -233,3 +233,23 @@ def test_the_rehearsal_model_says_a_reminder_that_rides_in_its_message():
     line = "Reminder (you asked to be reminded when well comes up): the well is &lt;poisoned&gt;"
     calls = rehearsal_turn("I am going to the well.", line)
     assert calls == [("say", {"text": "Mira, a reminder: the well is <poisoned>. (rehearsal)"})]
+
+
+def test_the_rehearsal_model_wakes_a_light_sleeper_only_for_something_urgent():
+    from ai_assistant.sleep.triage import QUESTION, WakeDecision
+    from ai_assistant.llm.structured import schema_format
+
+    def decide(line):
+        request = {
+            "model": "rehearsal",
+            "messages": [
+                {"role": "system", "content": "You are Aria, a character in a text game."},
+                {"role": "user", "content": f'{QUESTION}\n<event type="say">{line}</event>'},
+            ],
+            "response_format": schema_format(WakeDecision),
+        }
+        body = RehearsalResponder().respond(request).body
+        return WakeDecision.model_validate_json(body["choices"][0]["message"]["content"])
+
+    assert decide("Carol, the library is on fire!").wake
+    assert not decide("Carol, nice weather today.").wake

@@ -27,6 +27,7 @@ from ai_assistant.state import DREAMING_PROGRESS
 from ai_assistant.testing.scripted import ScriptedModel
 
 from .core_fakes import T0, FakeWorld, hear, make_assistant, reply
+from .test_sleep_core import json_reply
 
 
 def structured(data: dict) -> ChatReply:
@@ -387,16 +388,35 @@ def light_sleeper(model, **config) -> Brain:
 
 
 def test_overheard_talk_to_someone_present_gets_one_cheap_wake_decision():
-    model = ScriptedModel(reply(("wake_up", {"reason": "the library is on fire"})))
+    model = ScriptedModel(json_reply('{"wake": true, "reason": "the library is on fire"}'))
     brain = light_sleeper(model)
     brain.history.extend([{"role": "user", "content": "old talk"}])
     hear(brain, "Carol, the library is on fire!", speaker="Alice")
     report = run(sleep_tick(brain, T0))
     assert report == {"triage": 1, "woke": True, "error": None}
     request = model.requests[0]
-    assert {t["function"]["name"] for t in request.tools} == {"wake_up", "noop"}
-    assert all("old talk" not in str(m.get("content")) for m in request.messages)  # cheap
+    # a structured answer, no tools, no history: cheap
+    assert request.response_format["json_schema"]["name"] == "WakeDecision"
+    assert not request.tools
+    assert all("old talk" not in str(m.get("content")) for m in request.messages)
+    assert "the library is on fire" in request.messages[-1]["content"]
     assert brain.lifecycle.mode == life.AWAKE
+    assert brain.state.get(life.TRANSITION_REASON) == "the library is on fire"
+
+
+def test_a_wake_decision_to_sleep_on_or_a_bad_answer_keeps_it_asleep():
+    model = ScriptedModel(
+        json_reply('{"wake": false, "reason": "not my business"}'),
+        json_reply('{"awake": "maybe"}'),
+    )
+    brain = light_sleeper(model, triage_interval_minutes=1)
+    hear(brain, "Carol, look at this", speaker="Alice")
+    assert run(sleep_tick(brain, T0)) == {"triage": 1, "woke": False, "error": None}
+    hear(brain, "Carol, look again", speaker="Alice")
+    report = run(sleep_tick(brain, T0 + timedelta(minutes=2)))
+    assert not report["woke"] and report["error"].startswith("invalid_response")
+    assert brain.lifecycle.mode == life.SLEEP
+    assert len(brain.events) == 2  # what it heard waits for when it is awake
 
 
 def test_wake_decisions_are_rare_and_never_in_deep_sleep():

@@ -484,18 +484,15 @@ def test_embedding_search_ranks_by_similarity():
     assert hits[0]["score"] > hits[1]["score"]
 
 
-def test_wake_up_tool_in_the_triage_scope_only():
+def test_there_is_no_wake_up_tool_and_going_to_sleep_is_awake_only():
     from ai_assistant.llm.client import ToolCall
-    from ai_assistant.tools import TRIAGE, TURN, default_registry
+    from ai_assistant.tools import EXTRACTION, TURN, default_registry
 
     assistant = asleep()
-    seen = transitions(assistant)
     registry = default_registry()
     ctx = assistant.tool_context(T0, {})
     call = ToolCall("1", "wake_up", '{"reason": "a noise"}')
-    assert registry.dispatch(ctx, call, TURN).malformed == "tool_not_allowed"
-    assert "go_to_sleep" not in registry.names(TRIAGE)
-    result = registry.dispatch(ctx, call, TRIAGE)
-    assert result.ok and result.stop and seen == [(life.AWAKE, "a noise")]
-    again = registry.dispatch(ctx, call, TRIAGE)
-    assert not again.ok and "Not asleep" in again.content
+    assert registry.dispatch(ctx, call, TURN).malformed == "unknown_tool"
+    assert assistant.lifecycle.mode == life.SLEEP
+    assert "go_to_sleep" in registry.names(TURN)
+    assert "go_to_sleep" not in registry.names(EXTRACTION)

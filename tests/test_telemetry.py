@@ -30,6 +30,7 @@ from ai_assistant.testing.scripted import ScriptedModel
 from ai_assistant.testing.server import tool_call, tool_reply
 
 from .core_fakes import T0, FakeWorld, hear, make_assistant, reply, run_tick
+from .test_sleep_core import json_reply
 from .helpers import AssistantTestCase
 
 SECRET = "swordfish-7731"
@@ -278,7 +279,7 @@ def test_a_dreaming_tick_has_a_span_per_step_and_records_a_failing_one(otel):
 
 def test_a_wake_decision_is_a_step_of_dreaming(otel):
     exporter, _ = otel
-    model = ScriptedModel(reply(("noop", {})))
+    model = ScriptedModel(json_reply('{"wake": false, "reason": "not for me"}'))
     assistant = make_assistant(model, world=FakeWorld(("Alice", "Carol")))
     assistant.lifecycle.go_to_sleep(
         T0, reason="rest", initiated_by="builder", enforce_safeguards=False

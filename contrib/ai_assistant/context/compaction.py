@@ -226,7 +226,9 @@ def compact_history(
     )
     usage = brain.usage()
     try:
-        result, replies = yield brain.structured(request, CompactionSummary)
+        # never through a batch: the journaling before it has already run, and a history
+        # waiting for its summary would keep growing past the budget
+        result, replies = yield brain.direct_structured(request, CompactionSummary)
     except LLMError as err:
         # a failed call, a refusal or a reply that does not fit: nothing changes
         usage.record_error(err.kind)

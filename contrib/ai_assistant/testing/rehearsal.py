@@ -16,6 +16,8 @@ Rules, applied to the newest event addressed to the assistant:
 - "go to sleep" / "get some rest": `go_to_sleep` for two hours, light; a refusal that comes back
   is said aloud;
 - a whisper or page: whispers back (a page cannot be answered aloud);
+- asleep in light sleep, overhearing talk to someone else: wakes when it names help, fire,
+  danger, an emergency or an attack, else sleeps on;
 - "do you remember ...": says the first memory recalled into the turn's message, or that
   nothing comes back;
 - a notice from the game (a wait is over): says it is ready again;
@@ -74,6 +76,7 @@ _CANDIDATE_RE = re.compile(
     r'<candidate id="(?P<id>[^"]+)" kind="(?P<kind>[^"]+)"[^>]*>(?P<text>.*?)</candidate>'
 )
 _CORE_LIMITS_RE = re.compile(r"at most (\d+) notes, about (\d+) tokens")
+_URGENT_RE = re.compile(r"\b(help|fire|danger|emergency|attack\w*)\b", re.I)
 _SLEEP_RE = re.compile(r"\b(go to sleep|get some rest|go (?:and )?rest|take a rest)\b", re.I)
 
 
@@ -211,6 +214,7 @@ class RehearsalResponder:
         text = "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
         if not name:  # JSON mode: the schema is in the prompt
             for candidate, marker in (
+                ("WakeDecision", '"wake"'),
                 ("DayDigest", '"people_met"'),
                 ("ImportanceScores", '"scores"'),
                 ("EntitySynthesis", '"entities"'),
@@ -222,6 +226,10 @@ class RehearsalResponder:
                     break
             name = name or "FactExtraction"
         data = request["messages"][-1].get("content") or ""
+        if name == "WakeDecision":
+            urgent = _URGENT_RE.search(data)
+            reason = f"I overheard '{urgent.group(0)}' (rehearsal)" if urgent else "(rehearsal)"
+            return text_reply(json.dumps({"wake": bool(urgent), "reason": reason}))
         if name == "EntitySynthesis":
             return text_reply(json.dumps({"entities": _attributes(data)}))
         if name == "Reflection":

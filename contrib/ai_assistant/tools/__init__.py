@@ -4,7 +4,7 @@ The assistant's tools. `default_registry()` returns the registry the shell uses;
 
 """
 
-from .base import EXTRACTION, TRIAGE, TURN, Tool, ToolContext, ToolRegistry, ToolResult
+from .base import EXTRACTION, TURN, Tool, ToolContext, ToolRegistry, ToolResult
 from .memory import MEMORY_TOOLS
 from .recall import RecallTool
 from .sleep import SLEEP_TOOLS
@@ -33,7 +33,6 @@ def default_registry() -> ToolRegistry:
 
 __all__ = [
     "EXTRACTION",
-    "TRIAGE",
     "TURN",
     "Tool",
     "ToolContext",

@@ -27,7 +27,6 @@ from ..memory.audience import narrowest
 # scopes: the conversations with the model a tool may be offered in (not operating modes)
 TURN = "turn"  # an awake turn, answering what the assistant heard
 EXTRACTION = "extraction"  # journaling what must survive before the history is compacted
-TRIAGE = "triage"  # a light sleeper deciding whether something it heard is worth waking for
 
 # kinds of malformed calls, counted in the usage stats
 UNKNOWN_TOOL = "unknown_tool"
@@ -304,7 +303,7 @@ class ToolRegistry:
         """The names of the tools offered in `scope` (all tools when None).
 
         Args:
-            scope (str or None): A scope such as `TURN`, `EXTRACTION` or `TRIAGE`, or None.
+            scope (str or None): A scope such as `TURN` or `EXTRACTION`, or None.
 
         Returns:
             list[str]: The tool names, in the order the tools were registered.
@@ -331,7 +330,7 @@ class ToolRegistry:
         The list is built once per scope and cached.
 
         Args:
-            scope (str): A scope such as `TURN`, `EXTRACTION` or `TRIAGE`.
+            scope (str): A scope such as `TURN` or `EXTRACTION`.
 
         Returns:
             list[dict]: The function schemas of the tools in `scope`, sorted by name.
@@ -350,7 +349,7 @@ class ToolRegistry:
         Args:
             ctx (ToolContext): What the tools may use in this conversation.
             call (ToolCall): The call as the model wrote it.
-            scope (str): The scope of the conversation (`TURN`, `EXTRACTION`, `TRIAGE`).
+            scope (str): The scope of the conversation (`TURN`, `EXTRACTION`).
 
         Returns:
             ToolResult: The tool's result, or an error the model can read and correct.

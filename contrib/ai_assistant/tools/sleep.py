@@ -1,7 +1,7 @@
 """
-Tools that change the assistant's own state: `go_to_sleep` (awake) and `wake_up` (for contexts
-in which the model runs while asleep). Refusals, such as the three safeguards of going to sleep,
-come back as tool results the model can act on.
+The tool that changes the assistant's own state: `go_to_sleep`. Its refusals, such as the three
+safeguards of going to sleep, come back as tool results the model can act on. (Waking is the
+timer's, a builder's, an urgent event's or a light sleeper's own decision: `sleep.triage`.)
 
 """
 
@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..lifecycle import DEFAULT_HOURS, MAX_HOURS, MIN_HOURS, SleepRefused
-from .base import TRIAGE, TURN, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from .base import TURN, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 
 class GoToSleepArgs(ToolArgs):
@@ -68,44 +68,4 @@ class GoToSleepTool(Tool):
         )
 
 
-class WakeUpArgs(ToolArgs):
-    """Arguments of `wake_up`: why the assistant wakes."""
-
-    reason: str = Field(min_length=1, max_length=300, description="Why you are waking up.")
-
-
-class WakeUpTool(Tool):
-    """Tool that wakes a sleeping assistant.
-
-    It is offered to a light sleeper deciding whether what it heard is worth waking for.
-
-    """
-
-    name = "wake_up"
-    description = "Wake up now. Ends this turn."
-    Args = WakeUpArgs
-    scopes = frozenset({TRIAGE})
-
-    def run(self, ctx: ToolContext, args: WakeUpArgs) -> ToolResult:
-        """Ask the lifecycle to wake up now and end the turn.
-
-        Args:
-            ctx (ToolContext): The conversation's context.
-            args (WakeUpArgs): The validated arguments from the model.
-
-        Returns:
-            ToolResult: A success result that stops the turn.
-
-        Raises:
-            ToolError: If the lifecycle refuses to wake (with its reason).
-
-        """
-        try:
-            ctx.lifecycle.wake_up(ctx.now, args.reason)
-        except SleepRefused as refusal:
-            raise ToolError(str(refusal)) from None
-        ctx.control.stop_reason = "wake_up"
-        return ToolResult(ok=True, content="You are awake.", stop=True)
-
-
-SLEEP_TOOLS = [GoToSleepTool(), WakeUpTool()]
+SLEEP_TOOLS = [GoToSleepTool()]

@@ -14,7 +14,7 @@ from datetime import timedelta
 from pydantic import Field
 
 from ..text import for_players
-from .base import EXTRACTION, TRIAGE, TURN, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from .base import EXTRACTION, TURN, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 
 def _clip(text: str, limit: int) -> str:
@@ -185,7 +185,7 @@ class NoopTool(Tool):
     description = "Do nothing more this turn (nothing needs a response, or you are done)."
     Args = NoopArgs
     # also how journaling before compaction says it is done, and a light sleeper stays asleep
-    scopes = frozenset({TURN, EXTRACTION, TRIAGE})
+    scopes = frozenset({TURN, EXTRACTION})
 
     def run(self, ctx: ToolContext, args: NoopArgs) -> ToolResult:
         """End the turn, with stop reason "noop".
