@@ -480,6 +480,9 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         text = self.cmd("/sleeps Aria")
         assert "sleeps, newest first (4)" in text
         assert all(f"s{n}" in text for n in (1, 2, 3, 4)) and "builder" in text
+        # the newest three say what they did, under the table
+        assert "s4: Nothing new to sleep on." in text and "s2: Nothing new" in text
+        assert "s1: Nothing new" not in text
         assert all(len(line) <= 80 for line in text.splitlines())
         status = self.cmd("/status Aria")
         assert "sleep s4" in status and "sleep s2" in status and "sleep s1" not in status
@@ -487,3 +490,26 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         assert "No assistant called 'Nobody'" in self.cmd("/sleeps Nobody")
         with pytest.raises(AssistantError):
             self.handler.sleeps(0)
+
+
+def test_a_sleep_record_says_what_it_did_and_what_the_day_was():
+    from ai_assistant.sleeps import summarise
+
+    history = SleepHistory(DictStore())
+    history.start("2026-11-21T22:00:00", began="tool", depth="light", debt_before=5, quiet=False)
+    history.tally({"scored": 3, "consolidated": 3, "memories": 2})
+    history.tally(
+        [
+            {"step": "links", "links": 4},
+            {"step": "digest", "digests": 2, "summaries": ["2026-11-21: Mira lost her atlas."]},
+            {"step": "core memory", "changed": 1},
+        ]
+    )
+    record = history.finish("2026-11-22T04:00:00", phases=["compacting"], debt_after=0)
+    assert record["summary"] == (
+        "Filed 3 journal entries into 2 memories; 4 links made; 1 core notes changed. "
+        "The day: 2026-11-21: Mira lost her atlas."
+    )
+    assert "digests_made" not in record
+    assert summarise({"counts": {}, "quiet": True}, []) == "Nothing new to sleep on."
+    assert summarise({"counts": {}}, []) == "Rested."

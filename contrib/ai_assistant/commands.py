@@ -14,7 +14,7 @@ from evennia.commands.cmdset import CmdSet
 from evennia.commands.default.comms import CmdPage
 from evennia.utils.evmore import EvMore
 from evennia.utils.evtable import EvTable
-from evennia.utils.utils import class_from_module, crop
+from evennia.utils.utils import class_from_module, crop, fill
 
 from .conf import config_keys
 from .handler import AssistantError, audience_label, create_assistant, find_assistants
@@ -640,7 +640,13 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 )
             )
         title = f"|w{assistant.key}'s sleeps, newest first ({len(sleeps)})|n\n"
-        return title + render_table(columns, rows)
+        # what the last sleeps made of their days, in their own words (the digests' summaries)
+        summaries = [
+            fill(f"{record.get('id')}: {record['summary']}", width=78, indent=2)
+            for record in sleeps[:3]
+            if record.get("summary")
+        ]
+        return title + render_table(columns, rows) + "".join(f"\n{s}" for s in summaries)
 
     def do_rollback(self):
         """Show what rolling back a sleep would change, then ask before doing it.

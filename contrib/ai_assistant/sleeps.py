@@ -9,8 +9,9 @@ so every call the sleep made is counted wherever it was made.
 A record: "id" (s1, s2, ...), "start" and "end" (game time, ISO), "began" (tool, builder,
 schedule, debt), "depth", "quiet" (nothing new to consolidate), "phases" (done), "debt_before",
 "debt_after", "counts" (scored, consolidated, memories, links, profiles, reflections, core notes
-changed, pruned, digests, removed), "calls", "tokens", "errors"; "rolled_back" ({"at", "by"})
-once a builder rolled it back.
+changed, pruned, digests, removed), "calls", "tokens", "errors", "summary" (one line: what it did,
+then each public digest it made of a day, in the model's words: `summarise`); "rolled_back"
+({"at", "by"}) once a builder rolled it back.
 
 Records older than `sleep_history_retention_days` are removed by sleep's housekeeping
 (`remove_ended_before`); the newest is always kept (a quiet day is measured against it), and ids
@@ -67,6 +68,44 @@ def nothing_new(journal, entities) -> bool:
         for profile in entities.profiles()
         for observation in profile.get("observations", [])
     )
+
+
+def summarise(record: dict, digests: list[str]) -> str:
+    """One line saying what a sleep did: its counts in words, then the summary of each day it
+    digested (the model's structured digest, public ones only).
+
+    Args:
+        record (dict): The sleep's record, its counts complete.
+        digests (list): "day: summary" of the public digests it made.
+
+    Returns:
+        str: At most 600 characters.
+
+    """
+    counts = record.get("counts") or {}
+    said = []
+    if counts.get("consolidated") or counts.get("memories"):
+        said.append(
+            f"filed {counts.get('consolidated', 0)} journal entries into "
+            f"{counts.get('memories', 0)} memories"
+        )
+    for name, words in (
+        ("links", "links made"),
+        ("profiles", "people profiled"),
+        ("reflections", "insights"),
+        ("core notes", "core notes changed"),
+        ("pruned", "entries pruned"),
+        ("removed", "old records removed"),
+    ):
+        if counts.get(name):
+            said.append(f"{counts[name]} {words}")
+    if record.get("quiet"):
+        said.append("nothing new to sleep on")
+    text = "; ".join(said) or "rested"
+    text = text[0].upper() + text[1:] + "."
+    if digests:
+        text += " The day: " + " | ".join(digests)
+    return text[:600]
 
 
 def _usage_totals(state: KeyValueStore) -> tuple[int, int]:
@@ -159,6 +198,9 @@ class SleepHistory:
                 if step.get("error"):
                     record["errors"] += 1
                     continue
+                for summary in step.get("summaries") or []:
+                    # the day's public digest: what this sleep made of the day, in its words
+                    record["digests_made"] = [*record.get("digests_made", []), summary][-3:]
                 key, name = STEP_COUNTS.get(step.get("step"), (None, None))
                 value = step.get(key) if key else None
                 if isinstance(value, int) and not isinstance(value, bool):
@@ -203,6 +245,7 @@ class SleepHistory:
             calls=calls - start_calls,
             tokens=tokens - start_tokens,
         )
+        record["summary"] = summarise(record, record.pop("digests_made", []))
         self.records.append(record)
         self.state.delete(CURRENT_SLEEP)
         return record

@@ -135,7 +135,8 @@ def daily_digests(brain: Brain, now: datetime, take_call: Callable[[], bool]) ->
     archive = brain.digests
     progress = dict(brain.state.get(DREAMING_PROGRESS) or {})
     days_done = progress.get(DAYS_THIS_SLEEP, 0)
-    report = {"calls": 0, "digests": 0, "days": 0, "left": 0}
+    # "summaries": the public digests' own summaries (structured output), for the sleep's record
+    report = {"calls": 0, "digests": 0, "days": 0, "left": 0, "summaries": []}
     days = finished_days(brain, now)
     for position, (day, entries, next_seq) in enumerate(days):
         if entries and days_done >= config.digest_max_days_per_sleep:
@@ -169,6 +170,8 @@ def daily_digests(brain: Brain, now: datetime, take_call: Callable[[], bool]) ->
                 people=[p for p in result.people_met if p.lower() not in _own(brain)],
             )
             report["digests"] += 1
+            if audience is None:
+                report["summaries"].append(f"{day}: {' '.join(result.summary.split())}"[:300])
         archive.finish_day(day, next_seq)
         if entries:
             days_done += 1

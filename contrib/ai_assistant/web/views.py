@@ -544,6 +544,7 @@ def _sleep_row(record: dict) -> dict:
         "calls": record.get("calls", 0),
         "tokens": record.get("tokens", 0),
         "errors": record.get("errors", 0),
+        "summary": redacted(record.get("summary") or ""),
     }
 
 
