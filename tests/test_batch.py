@@ -295,6 +295,9 @@ def test_waking_while_a_batch_is_pending_loses_nothing(server, responder):
     # nothing was applied, nothing lost: the entries wait, the batch is still known
     assert len(brain.journal.unconsolidated()) == 3 and brain.long_term.count() == 0
     assert [b["id"] for b in brain.state.get(BATCHES)] == ["batch-1"]
+    # status shows it under way
+    (shown,) = brain.status(wake_at).batches
+    assert shown["id"] == "batch-1" and shown["requests"] == 1 and shown["submitted_at"]
 
     # the next sleep polls the batch, applies it, and goes on
     later = wake_at + timedelta(hours=2)

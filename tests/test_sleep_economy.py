@@ -491,6 +491,16 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         with pytest.raises(AssistantError):
             self.handler.sleeps(0)
 
+    def test_status_shows_the_batches_under_way(self):
+        from ai_assistant.state import BATCHES
+
+        assert "batch batch-" not in self.cmd("/status Aria")
+        self.script.attributes.add(
+            BATCHES, [{"id": "batch-7", "keys": ["a", "b"], "submitted_at": "2026-11-21T16:00:00"}]
+        )
+        status = self.cmd("/status Aria")
+        assert "batch batch-7" in status and "2 sleep-time requests" in status
+
 
 def test_a_sleep_record_says_what_it_did_and_what_the_day_was():
     from ai_assistant.sleeps import summarise

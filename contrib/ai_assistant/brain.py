@@ -44,6 +44,7 @@ from .prompt import SYSTEM_PROMPT, system_prompt
 from .reminders import Reminders
 from .state import (
     ACTIVITY,
+    BATCHES,
     DEPTH,
     DREAMING_PROGRESS,
     INITIATED_BY,
@@ -644,6 +645,10 @@ class Brain:
             last_sleep=debt.last_sleep(),
             turns_since_sleep=debt.turns_since_sleep,
             recent_sleeps=SleepHistory(state).recent(3),
+            batches=[
+                {"id": b["id"], "requests": len(b["keys"]), "submitted_at": b["submitted_at"]}
+                for b in state.get(BATCHES) or []
+            ],
         )
 
     @property

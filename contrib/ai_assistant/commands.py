@@ -879,6 +879,14 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 )
                 for record in status.recent_sleeps
             ),
+            *(
+                (
+                    f"batch {batch['id']}",
+                    f"{batch['requests']} sleep-time requests, sent "
+                    f"{_when(batch['submitted_at'])}",
+                )
+                for batch in status.batches
+            ),
             ("model usage", usage.summary()),
             ("token spend", self.format_spend(status)),
             ("model problems", usage.problems()),

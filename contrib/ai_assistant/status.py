@@ -50,6 +50,8 @@ class AssistantStatus:
         last_sleep (str or None): When its last completed sleep ended (ISO time).
         turns_since_sleep (int): Turns handled since then.
         recent_sleeps (list): The last few sleep records, newest first.
+        batches (list): Batches of sleep-time requests under way (`batch_enabled`): each an
+            "id", its "requests" and when it was "submitted_at".
         paused (bool): Ticking is paused by a builder (shell).
         tick_rate (int or None): Seconds between ticks, None when not ticking (shell).
         in_flight (bool): A turn or sleep step is waiting on the model (shell).
@@ -99,6 +101,7 @@ class AssistantStatus:
     last_sleep: str | None = None
     turns_since_sleep: int = 0
     recent_sleeps: list = field(default_factory=list)
+    batches: list = field(default_factory=list)
     paused: bool = False
     tick_rate: int | None = None
     in_flight: bool = False
