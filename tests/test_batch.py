@@ -484,3 +484,31 @@ def test_a_batch_reply_that_does_not_fit_is_asked_again_directly(server, respond
     usage = brain.usage()
     assert usage.batch_calls == 1 and usage.calls == 2
     assert usage.malformed == {"batch_reply": 1}
+
+
+def test_every_audience_reflects_in_one_batch_and_none_twice(server, responder):
+    # no core memory candidates: reflections are of importance 8-9
+    brain = dreaming(http_assistant(server, **DREAMY, core_memory_min_importance=10))
+    for i in range(3):
+        brain.journal.add(
+            f"Bob whispered secret {i}", author="Aria", now=T0, importance=7, audience=["#5"]
+        )
+    run(sleep_tick(brain, T0))
+    lines = server.batches["batch-1"]["lines"]
+    # the public and the private reflection go out together, with the people
+    assert schema_names([line["body"] for line in lines]).count("Reflection") == 2
+    private = json_reply(
+        {"insights": [{"question": "?", "insight": "Bob hides something.", "cites": ["j000004"]}]}
+    )
+    responder.add(PEOPLE, INSIGHTS, private)
+    for minute in range(1, 6):
+        work = sleep_tick(brain, T0 + minute * MINUTE)
+        if work is None:
+            break  # every dreaming step is done
+        run(work)
+    written = [e["content"] for e in brain.journal.all() if e.get("kind") == "reflection"]
+    assert sorted(written) == ["Bob hides something.", "Bob wants the vault."]
+    assert [e["audience"] for e in brain.journal.all() if e.get("kind") == "reflection"] in (
+        [None, ["#5"]],
+        [["#5"], None],
+    )

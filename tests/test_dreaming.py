@@ -255,6 +255,31 @@ def test_a_reflection_drawn_from_private_entries_stays_private():
     assert brain.journal.all()[-1]["audience"] == ["#5"]
 
 
+def test_a_reflection_split_over_ticks_never_writes_an_audience_twice():
+    def insight(text, cites):
+        return structured({"insights": [{"question": "?", "insight": text, "cites": cites}]})
+
+    model = ScriptedModel(
+        insight("The vault worries everyone.", ["j000000", "j000001", "j000002"]),
+        insight("Bob hides something.", ["j000003", "j000004", "j000005"]),
+    )
+    brain = make_assistant(model, reflection_threshold=10)
+    for i in range(3):
+        brain.journal.add(f"Talk of the vault {i}", author="Aria", now=T0, importance=6)
+    for i in range(3):
+        brain.journal.add(
+            f"Bob whispered secret {i}", author="Aria", now=T0, importance=6, audience=["#5"]
+        )
+    # one call a tick: the public audience, then the private one, each once
+    first = step(reflect, brain, calls=1)
+    assert not first.done and first.report == {"calls": 1, "insights": 1}
+    second = step(reflect, brain, calls=1)
+    assert second.done and second.report == {"calls": 1, "insights": 1}
+    written = [e["content"] for e in brain.journal.all() if e.get("kind") == "reflection"]
+    assert written == ["The vault worries everyone.", "Bob hides something."]
+    assert brain.journal.importance_since_reflection == 0
+
+
 # ---- 5. pruning ------------------------------------------------------------------------------
 
 

@@ -73,6 +73,9 @@ from .batch import BatchDeferred
 from .digest import daily_digests
 from .housekeeping import keep_house
 
+# in `dreaming_progress`: the audiences reflected on in this sleep (`reflect`)
+REFLECTED = "reflected"
+
 
 @dataclass
 class Budget:
@@ -343,11 +346,16 @@ def reflect(brain: Brain, now: datetime, budget: Budget) -> Generator:
         groups.setdefault(tuple(audience) if audience is not None else None, []).append(entry)
     insights = 0
     calls = 0
+    # the audiences already reflected on in this sleep: a later tick (the budget ran out, a
+    # call failed, a batch is awaited) goes on with the others and never writes one twice
+    done = set(_progress(brain).get(REFLECTED, []))
+    deferred = None
     # public entries first; a private audience reflects apart, on its own entries
     for audience in sorted(groups, key=lambda key: key is not None):
+        key = "public" if audience is None else ",".join(audience)
         entries = sorted(groups[audience], key=lambda e: -e["importance"])
         entries = entries[: config.reflection_entries]
-        if len(entries) < 3:
+        if len(entries) < 3 or key in done:
             continue
         if not budget.take():
             return StepResult(False, {"calls": calls, "insights": insights})
@@ -357,7 +365,11 @@ def reflect(brain: Brain, now: datetime, budget: Budget) -> Generator:
             brain.model,
             config.max_reply_tokens,
         )
-        result, replies = yield brain.structured(request, Reflection)
+        try:
+            result, replies = yield brain.structured(request, Reflection)
+        except BatchDeferred as waiting:
+            deferred = waiting  # ask for the other audiences too: they join the same batch
+            continue
         _record(brain, replies, now)
         calls += 1
         by_id = {entry["id"]: entry for entry in entries}
@@ -381,6 +393,12 @@ def reflect(brain: Brain, now: datetime, budget: Budget) -> Generator:
                 tags=["reflection"],
             )
             insights += 1
+        done.add(key)
+        progress = _progress(brain)
+        progress[REFLECTED] = sorted(done)
+        _save_progress(brain, progress)
+    if deferred is not None:
+        raise deferred
     journal.reset_reflection_counter()
     return StepResult(True, {"calls": calls, "insights": insights})
 
