@@ -523,3 +523,17 @@ def test_a_sleep_record_says_what_it_did_and_what_the_day_was():
     assert "digests_made" not in record
     assert summarise({"counts": {}, "quiet": True}, []) == "Nothing new to sleep on."
     assert summarise({"counts": {}}, []) == "Rested."
+
+
+def test_a_past_sleep_is_found_by_its_id_after_old_records_are_removed():
+    history = SleepHistory(DictStore())
+    for day in range(1, 5):
+        history.start(
+            f"2026-11-0{day}T22:00:00", began="tool", depth="light", debt_before=0, quiet=False
+        )
+        history.finish(f"2026-11-0{day + 1}T04:00:00", phases=[], debt_after=0)
+    assert history.remove_ended_before("2026-11-04T00:00:00") == 2
+    assert [r["id"] for r in history.recent()] == ["s4", "s3"]
+    assert history.mark("s4", rolled_back={"by": "Char"})
+    assert history.recent()[0]["rolled_back"] == {"by": "Char"}
+    assert not history.mark("s1", rolled_back={"by": "Char"})  # removed: nothing to mark

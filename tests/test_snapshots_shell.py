@@ -119,8 +119,10 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert self.script.db.memory_snapshots == []
         assert self.handler.sleeps(1)[0]["rolled_back"]["by"] == "Char"
         assert "back by Char" in self.cmd("/sleeps Aria")  # wrapped in its column
-        # the next night consolidates the same entries again
+        # the next night consolidates the same entries again, and core memory's consolidation
+        # weighs the memories afresh (it had read up to two that are gone)
         assert len(brain.journal.unconsolidated()) == 2
+        assert self.script.attributes.get("core_memory_consolidation") is None
 
     def test_what_the_assistant_learns_after_a_rollback_is_kept_until_the_next_sleep(self):
         self.remember_a_day()

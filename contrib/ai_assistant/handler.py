@@ -56,6 +56,7 @@ from .prompt import SYSTEM_PROMPT
 from .sleep.tick import sleep_tick
 from .state import (
     CONFIG_OVERRIDES,
+    CORE_CONSOLIDATION,
     CONSECUTIVE_ERRORS,
     LAST_ERROR,
     LAST_TURN,
@@ -1108,7 +1109,14 @@ class AssistantHandler:
                 )
                 history = SleepHistory(brain.state)
                 for undone in summary["sleeps"]:
-                    history.mark(undone, rolled_back={"at": to_iso(self.now()), "by": by})
+                    if not history.mark(undone, rolled_back={"at": to_iso(self.now()), "by": by}):
+                        logger.log_warn(
+                            f"ai_assistant {self.obj} (#{self.obj.id}): sleep {undone} was "
+                            "rolled back but has no record left to note it in"
+                        )
+                # core memory's consolidation marks how far it read the memories, which may
+                # now be fewer: it weighs them afresh at the next sleep
+                brain.state.delete(CORE_CONSOLIDATION)
         except SnapshotError as err:
             raise AssistantError(str(err)) from None
         # every cache of memory (journal, long-term, links, the recall index) is rebuilt from

@@ -254,22 +254,19 @@ class SleepHistory:
         """Add fields to a past sleep's record (e.g. that it was rolled back).
 
         Args:
-            sleep_id (str): The sleep's id ("s3" is the third record).
+            sleep_id (str): The sleep's id, such as "s3".
             **fields: What to add.
 
         Returns:
             bool: False when no past sleep has that id.
 
         """
-        number = sleep_id[1:]
-        position = int(number) - 1 if sleep_id[:1] == "s" and number.isdigit() else -1
-        if not 0 <= position < len(self.records):
-            return False
-        record = self.records.get(position)
-        if record.get("id") != sleep_id:
-            return False
-        self.records.update({position: {**record, **fields}})
-        return True
+        # found by id: housekeeping removes old records, so "s3" need not be the third
+        for position, record in enumerate(self.records.all()):
+            if record.get("id") == sleep_id:
+                self.records.update({position: {**record, **fields}})
+                return True
+        return False
 
     def recent(self, limit: int = 20) -> list[dict]:
         """The last sleeps, newest first.
