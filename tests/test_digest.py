@@ -130,6 +130,32 @@ def test_a_day_without_entries_costs_no_call():
     assert brain.digests.next_seq == 4  # past day two as well
 
 
+def test_in_batch_mode_every_day_is_asked_at_once_and_the_cursor_waits():
+    from ai_assistant.sleep.batch import BatchDeferred
+
+    model = ScriptedModel(digest("Day one."), digest("Day two."))
+    brain = make_assistant(model)
+    note(brain, "Bob asked about the lighthouse.")
+    note(brain, "Carol brought a map.", now=T0 + DAY)
+    answered = brain.structured
+    asked = []
+
+    def waiting_for_a_batch(request, output_model):
+        asked.append(request)
+        raise BatchDeferred(f"key{len(asked)}")
+
+    brain.structured = waiting_for_a_batch
+    with pytest.raises(BatchDeferred):
+        step(digest_days, brain, now=T0 + 2 * DAY)
+    # both days were asked in the same tick (one batch), nothing stored, the cursor unmoved
+    assert len(asked) == 2 and brain.digests.all() == [] and brain.digests.last_day is None
+    brain.structured = answered  # the batch's answers are in
+    result = step(digest_days, brain, now=T0 + 2 * DAY)
+    assert _counts(result.report) == {"calls": 2, "digests": 2, "days": 2, "left": 0}
+    assert [d[0] for d in digests_of(brain)] == ["2026-11-21", "2026-11-22"]
+    assert brain.digests.last_day == "2026-11-22"
+
+
 def test_at_most_so_many_days_per_sleep_the_rest_next_sleep():
     model = ScriptedModel(digest("One."), digest("Two."), digest("Three."))
     brain = make_assistant(model, digest_max_days_per_sleep=2)

@@ -284,7 +284,7 @@ def test_a_reflection_split_over_ticks_never_writes_an_audience_twice():
 
 
 def test_pruning_empties_only_old_unimportant_consolidated_experience():
-    brain = make_assistant(prune_max_importance=3, prune_age_days=30)
+    brain = make_assistant(prune_max_importance=3, prune_age_days=30, digest_enabled=False)
     old = T0
     journal = brain.journal
     keep_fresh = journal.add(
@@ -303,6 +303,18 @@ def test_pruning_empties_only_old_unimportant_consolidated_experience():
     for kept in (keep_fresh, pending, big, thought):
         assert by_id[kept["id"]]["content"] and not by_id[kept["id"]].get("pruned")
     assert brain.links.neighbours(big["id"]) == {}
+
+
+def test_pruning_waits_for_the_daily_digest_of_an_entry():
+    brain = make_assistant(prune_max_importance=3, prune_age_days=30)
+    first = brain.journal.add("old small talk", author="Aria", now=T0, importance=2)
+    second = brain.journal.add("more small talk", author="Aria", now=T0, importance=2)
+    brain.journal.update([{**e, "consolidated": True} for e in (first, second)])
+    later = T0 + timedelta(days=45)
+    assert step(prune_episodes, brain, now=later).report["pruned"] == 0  # not digested yet
+    brain.digests.finish_day("2026-11-21", first["seq"] + 1)  # the digest read the first
+    assert step(prune_episodes, brain, now=later).report["pruned"] == 1
+    assert brain.journal.get(first["id"])["pruned"] and brain.journal.get(second["id"])["content"]
 
 
 # ---- 6. working memory -----------------------------------------------------------------------

@@ -38,6 +38,8 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         "prune_age_days": 30,
         "prune_max_importance": 3,
         "link_min_importance": 5,
+        # the day's entries are written on today's game day: no digest gates the pruning
+        "digest_enabled": False,
     }
 
     def cmd(self, args, inputs=None):

@@ -32,6 +32,7 @@ from ..memory.consolidation import clean_facts, render_entries, sleep_request
 from ..memory.digests import DIGEST_PROMPT, DayDigest, audience_key
 from ..memory.journal import EXPERIENCE, SYNTHESIS
 from ..state import DREAMING_PROGRESS
+from .batch import BatchDeferred
 
 # kept in `dreaming_progress`: days digested in this sleep (the limit is per sleep)
 DAYS_THIS_SLEEP = "digest_days"
@@ -138,11 +139,15 @@ def daily_digests(brain: Brain, now: datetime, take_call: Callable[[], bool]) ->
     # "summaries": the public digests' own summaries (structured output), for the sleep's record
     report = {"calls": 0, "digests": 0, "days": 0, "left": 0, "summaries": []}
     days = finished_days(brain, now)
+    # in batch mode a request may wait for its batch: the others are still asked (they join the
+    # same batch), and the cursor moves only past whole days, in order
+    deferred = None
     for position, (day, entries, next_seq) in enumerate(days):
         if entries and days_done >= config.digest_max_days_per_sleep:
             report["left"] = sum(1 for _, waiting, _ in days[position:] if waiting)
             break
         stored = {audience_key(digest["audience"]) for digest in archive.of_day(day)}
+        day_waits = False
         for audience, group in by_audience(entries, config.digest_max_entries):
             if audience_key(audience) in stored:
                 continue  # made at an earlier tick, before the budget ran out or a call failed
@@ -155,7 +160,11 @@ def daily_digests(brain: Brain, now: datetime, take_call: Callable[[], bool]) ->
                 brain.model,
                 config.max_reply_tokens,
             )
-            result, replies = yield brain.structured(request, DayDigest)
+            try:
+                result, replies = yield brain.structured(request, DayDigest)
+            except BatchDeferred as waiting:
+                deferred, day_waits = waiting, True
+                continue
             for reply in replies:
                 brain.record_reply(reply, now)
             brain.save_usage()
@@ -172,6 +181,11 @@ def daily_digests(brain: Brain, now: datetime, take_call: Callable[[], bool]) ->
             report["digests"] += 1
             if audience is None:
                 report["summaries"].append(f"{day}: {' '.join(result.summary.split())}"[:300])
+        if deferred is not None:
+            # this day or an earlier one waits for a batch: not finished yet, but counted
+            # against this sleep's days so the batch stays bounded
+            days_done += 1 if entries and day_waits else 0
+            continue
         archive.finish_day(day, next_seq)
         if entries:
             days_done += 1
@@ -179,6 +193,8 @@ def daily_digests(brain: Brain, now: datetime, take_call: Callable[[], bool]) ->
             progress = dict(brain.state.get(DREAMING_PROGRESS) or {})
             progress[DAYS_THIS_SLEEP] = days_done
             brain.state.set(DREAMING_PROGRESS, progress)
+    if deferred is not None:
+        raise deferred
     return True, report
 
 

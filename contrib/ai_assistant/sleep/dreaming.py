@@ -467,7 +467,7 @@ def _core_consolidated(brain: Brain, plan: core_consolidation.CorePlan, now: dat
 
 
 def prune_episodes(brain: Brain, now: datetime, budget: Budget) -> StepResult:
-    """Empty old unimportant entries that consolidation is done with.
+    """Empty old unimportant entries that consolidation (and the daily digest) is done with.
 
     Args:
         brain (Brain): The sleeping assistant's brain (config, memories, state).
@@ -482,9 +482,11 @@ def prune_episodes(brain: Brain, now: datetime, budget: Budget) -> StepResult:
     config = brain.config
     journal = brain.journal
     cutoff = (now - timedelta(days=config.prune_age_days)).isoformat()
+    # while digests are made, an entry waits until its day is digested (the digest reads it)
+    digested = brain.digests.next_seq if config.digest_enabled else len(journal)
     doomed = [
         entry
-        for entry in journal.all()
+        for entry in journal.entries.slice(0, digested)
         if not entry.get("pruned")
         and entry["importance"] <= config.prune_max_importance
         and entry["created_at"] < cutoff
