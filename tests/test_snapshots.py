@@ -189,7 +189,9 @@ def test_a_snapshot_records_what_changed_not_what_is_remembered():
 
 
 def test_a_sleep_that_pruned_and_linked_rolls_back_to_what_it_found():
-    brain = make_assistant(prune_max_importance=3, prune_age_days=30, link_min_importance=5)
+    brain = make_assistant(
+        prune_max_importance=3, prune_age_days=30, link_min_importance=5, digest_enabled=False
+    )
     journal = brain.journal
     old = journal.add("old small talk", author="Aria", now=T0, importance=2)
     keep = journal.add("the harbour master owes us", author="Aria", now=T0, importance=8)
@@ -229,3 +231,20 @@ def test_a_sleep_that_pruned_and_linked_rolls_back_to_what_it_found():
     assert changes["core_memory"] == 1
     lines = describe(result)
     assert "1 long-term memories removed" in lines and "1 core memory notes restored" in lines
+
+
+def test_a_quiet_nap_takes_no_snapshot_of_its_own_while_one_records():
+    brain = make_assistant(snapshots_kept=1)
+    brain.journal.add("Bob lost his key.", author="Aria", now=T0)
+    night = T0 + timedelta(hours=1)
+    brain.lifecycle.go_to_sleep(
+        night, reason="night", initiated_by="builder", enforce_safeguards=False
+    )
+    brain.journal.update([{**e, "consolidated": True} for e in brain.journal.all()])
+    brain.lifecycle.wake_up(night + timedelta(hours=4), "morning")
+    nap = night + timedelta(hours=6)
+    brain.lifecycle.go_to_sleep(nap, reason="nap", initiated_by="builder", enforce_safeguards=False)
+    assert SleepHistory(brain.state).current()["quiet"]
+    # the night's snapshot is still the one kept, and still records
+    snapshots = Snapshots(brain.state)
+    assert [s["sleep_id"] for s in snapshots.kept()] == ["s1"] and snapshots.open_id() == "s1"

@@ -281,8 +281,13 @@ class Lifecycle:
             # the first sleep has no "last one" to compare with: everything is new to it
             quiet=len(history) > 0 and nothing_new(self.journal, self.entities),
         )
-        # before anything of this sleep changes memory: its first writes keep what they replace
-        Snapshots(state).open(record["id"], to_iso(now), self.config.snapshots_kept)
+        # before anything of this sleep changes memory: its first writes keep what they replace.
+        # A quiet sleep (nothing new: no model call, only housekeeping) takes none of its own
+        # while one records: its few changes join that one, and naps never push a real night
+        # out of the snapshots kept
+        snapshots = Snapshots(state)
+        if not (record["quiet"] and snapshots.open_id()):
+            snapshots.open(record["id"], to_iso(now), self.config.snapshots_kept)
         if self.config.sleep_schedule_enabled and not state.get(SCHEDULE_SUSPENDED):
             # a sleep of its own suspends the schedule until it wakes
             state.set(SCHEDULE_WAS_ENABLED, True)
