@@ -9,6 +9,8 @@ import json
 import re
 from datetime import timedelta
 
+import pytest
+
 from evennia.utils.test_resources import EvenniaCommandTest
 
 from ai_assistant.testing.server import text_reply
@@ -144,6 +146,22 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert "Rollback cancelled; Aria's memory is unchanged." in text
         assert memory_attributes(self.aria) == after
         assert [s["sleep_id"] for s in self.script.db.memory_snapshots] == ["s1"]
+
+    def test_a_sleep_that_came_and_went_while_asked_is_not_undone_unseen(self):
+        from ai_assistant.handler import AssistantError
+
+        self.remember_a_day()
+        self.sleep_through_the_night()
+        shown = self.handler.rollback_plan("s1")["sleeps"]
+        assert shown == ["s1"]
+        # while the builder answers, another night with something new comes and goes
+        self.handler.brain.journal.add("Mira lost her atlas", author="Aria", now=self.clock.now())
+        self.handler.sleep(hours=1, reason="again", by="Char")
+        self.handler.wake()
+        after = memory_attributes(self.aria)
+        with pytest.raises(AssistantError, match="changed since you were asked"):
+            self.handler.rollback("s1", by="Char", expected=shown)
+        assert memory_attributes(self.aria) == after
 
     def test_bad_input_is_refused_and_changes_nothing(self):
         before = memory_attributes(self.aria)

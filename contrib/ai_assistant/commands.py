@@ -661,15 +661,15 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             return None
         plan = self.handler.rollback_plan(sleep_id)
         self.msg(self.format_rollback(self.target, plan, done=False))
-        return self._confirm_rollback(plan["sleep_id"])
+        return self._confirm_rollback(plan["sleep_id"], plan["sleeps"])
 
-    def _confirm_rollback(self, sleep_id: str):
+    def _confirm_rollback(self, sleep_id: str, shown: list):
         answer = yield f"Roll back {self.target.key}'s memory to before sleep {sleep_id}? [y/N]"
         if (answer or "").strip().lower() not in YES:
             self.msg(f"Rollback cancelled; {self.target.key}'s memory is unchanged.")
             return
         try:
-            result = self.handler.rollback(sleep_id, by=self.caller.key)
+            result = self.handler.rollback(sleep_id, by=self.caller.key, expected=shown)
         except AssistantError as err:  # it fell asleep, or a turn began, while we asked
             self.msg(f"Not changed. {err}")
             return

@@ -1084,7 +1084,9 @@ class AssistantHandler:
             raise AssistantError(str(err)) from None
         return {"sleep_id": sleep_id, **plan}
 
-    def rollback(self, sleep_id: str | None = None, by: str = "builder") -> dict:
+    def rollback(
+        self, sleep_id: str | None = None, by: str = "builder", expected: list | None = None
+    ) -> dict:
         """Restore the assistant's memory as it was when a sleep began, undoing that sleep and
         every later one (and what it learned awake since); all of it, or nothing.
 
@@ -1092,6 +1094,9 @@ class AssistantHandler:
             sleep_id (str, optional): The sleep, such as "s3"; by default the latest sleep
                 with a snapshot.
             by (str, optional): Who ordered it (kept in the sleep history).
+            expected (list, optional): The sleeps the builder was shown it would undo (as
+                `rollback_plan` gave them); refused when that changed since (a sleep came and
+                went while they answered).
 
         Returns:
             dict: As `rollback_plan` gives it: what changed.
@@ -1101,6 +1106,11 @@ class AssistantHandler:
 
         """
         plan = self.rollback_plan(sleep_id)
+        if expected is not None and list(plan["sleeps"]) != list(expected):
+            raise AssistantError(
+                f"the sleeps it would undo changed since you were asked "
+                f"({', '.join(expected)} -> {', '.join(plan['sleeps'])}); ask again."
+            )
         brain = self.brain
         try:
             with step_transaction():  # all of it or nothing
