@@ -392,6 +392,22 @@ def test_a_failing_step_does_not_stop_the_others_and_is_tried_again():
     assert [r["step"] for r in second] == ["people"] and "error" not in second[0]
 
 
+def test_a_step_that_keeps_failing_rests_until_the_next_sleep():
+    model = ScriptedModel(*[structured({"entities": "not a list"})] * 3)
+    brain = dreaming(make_assistant(model, entity_min_observations=2))
+    observe(brain, "Ann", 2)
+    reports = [run(sleep_tick(brain, T0 + timedelta(minutes=m))) for m in range(3)]
+    people = [next(r for r in report if r["step"] == "people") for report in reports]
+    assert all(p["error"].startswith("invalid_response") for p in people)
+    assert "gave_up" not in people[1] and "after 3 failures" in people[2]["gave_up"]
+    assert "people" in brain.state.get(DREAMING_PROGRESS)["done"]
+    assert sleep_tick(brain, T0 + timedelta(minutes=3)) is None  # no fourth call this sleep
+    # nothing it would have changed was touched: the observations wait for the next sleep
+    assert not any(
+        o.get("consolidated") for o in brain.entities.profile("name:ann")["observations"]
+    )
+
+
 # ---- a held wake that gives up ---------------------------------------------------------------
 
 

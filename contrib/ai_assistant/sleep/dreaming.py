@@ -73,6 +73,8 @@ from .batch import BatchDeferred
 from .digest import daily_digests
 from .housekeeping import keep_house
 
+# failures of one dreaming step in one sleep before it rests until the next sleep
+MAX_STEP_FAILURES = 3
 # in `dreaming_progress`: the audiences reflected on in this sleep (`reflect`)
 REFLECTED = "reflected"
 
@@ -644,8 +646,16 @@ def _dream(brain: Brain, now: datetime) -> Generator:
             brain.save_usage()
             progress = _progress(brain)
             progress.setdefault("errors", {})[step.name] = f"{err.kind}: {err}"[:300]
+            failures = progress.setdefault("failures", {})
+            failures[step.name] = failures.get(step.name, 0) + 1
+            report = {"step": step.name, "error": f"{err.kind}: {err}"}
+            if failures[step.name] >= MAX_STEP_FAILURES:
+                # a reply that keeps breaking a rule would cost a call every tick of the sleep:
+                # the step rests until the next sleep, what it would have changed untouched
+                progress.setdefault("done", []).append(step.name)
+                report["gave_up"] = f"after {failures[step.name]} failures; tried next sleep"
             _save_progress(brain, progress)
-            reports.append({"step": step.name, "error": f"{err.kind}: {err}"})
+            reports.append(report)
             continue  # the others go on; this one is tried again next tick
         progress = _progress(brain)
         progress.setdefault("reports", {})[step.name] = result.report
