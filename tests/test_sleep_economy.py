@@ -22,6 +22,7 @@ from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.sleeps import SleepHistory
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
+from .test_sleep_core import json_reply
 from .helpers import AssistantTestCase
 
 
@@ -387,6 +388,25 @@ def test_a_quiet_sleep_makes_no_model_call():
     assistant.lifecycle.wake_up(T0 + timedelta(hours=4), "morning")
     record = SleepHistory(assistant.state).recent(1)[0]
     assert record["id"] == "s2" and record["quiet"] is True and record["calls"] == 0
+
+
+def test_a_quiet_sleep_still_digests_a_day_that_ended_undigested():
+    digest = {"summary": "Bob lost his key.", "people_met": [], "open_threads": [], "new_facts": []}
+    model = ScriptedModel(json_reply(json.dumps(digest)))
+    assistant = make_assistant(model, sleep_cooldown_minutes=0, min_activity_before_sleep=0)
+    entry = assistant.journal.add("Bob lost his key.", author="Aria", now=T0)
+    assistant.journal.update([{**entry, "consolidated": True}])  # filed the same day
+    slept_once(assistant)
+    next_day = T0 + timedelta(days=1)
+    assistant.lifecycle.go_to_sleep(next_day, reason="tired", initiated_by="tool")
+    assert SleepHistory(assistant.state).current()["quiet"] is True
+    for minute in range(1, 10):
+        run_sleep_tick(assistant, next_day + timedelta(minutes=minute))
+    # the one call: the day that ended, digested; every other model step skipped
+    assert len(model.requests) == 1 and len(assistant.digests) == 1
+    reports = assistant.state.get("dreaming_progress")["reports"]
+    assert reports["digest"]["digests"] == 1
+    assert reports["reflection"] == {"skipped": "nothing new since the last sleep"}
 
 
 def test_the_first_sleep_or_something_new_is_not_a_quiet_day():

@@ -27,6 +27,7 @@ from ..debt import SleepDebt
 from ..lifecycle import COMPACTING, DREAMING
 from .batch import batch_mode, in_batches
 from .compacting import compacting_step
+from .digest import finished_days
 from .dreaming import DREAMING_STEPS, dreaming_tick
 from .triage import triage
 from ..sleeps import SleepHistory
@@ -56,7 +57,7 @@ def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
     if phase == DREAMING:
         record = history.current()
         if record and record.get("quiet"):
-            _skip_model_steps(brain)
+            _skip_model_steps(brain, now)
         else:
             decision = triage(brain, now)
             if decision is not None:
@@ -110,19 +111,27 @@ MODEL_STEPS = ("people", "reflection", "digest", "core memory", "context")
 QUIET = "nothing new since the last sleep"
 
 
-def _skip_model_steps(brain: Brain) -> None:
+def _skip_model_steps(brain: Brain, now: datetime) -> None:
     """On a quiet day, mark the steps that call the model done: with nothing new to sleep on,
     a call could only spend tokens on what the last sleep already did. Light sleep's wake
-    decision is skipped too (the caller): the timer and urgent events still wake it."""
+    decision is skipped too (the caller): the timer and urgent events still wake it.
+
+    A game day that ended since, with entries not yet digested, is something new: the digest
+    step still runs for it (and calls the model only for such a day)."""
     progress = dict(brain.state.get(DREAMING_PROGRESS) or {})
     done = progress.setdefault("done", [])
     if all(name in done for name in MODEL_STEPS):
         return
+    day_waits = brain.config.digest_enabled and "digest" not in done and _a_day_waits(brain, now)
     for name in MODEL_STEPS:
-        if name not in done:
+        if name not in done and not (name == "digest" and day_waits):
             done.append(name)
             progress.setdefault("reports", {})[name] = {"skipped": QUIET}
     brain.state.set(DREAMING_PROGRESS, progress)
+
+
+def _a_day_waits(brain: Brain, now: datetime) -> bool:
+    return any(entries for _, entries, _ in finished_days(brain, now))
 
 
 def _tallied(history: SleepHistory, work: Generator) -> Generator:
