@@ -317,10 +317,13 @@ def test_a_quiet_sleep_makes_no_digest_call():
     brain.journal.update([{**entry, "consolidated": True}])
     brain.lifecycle.go_to_sleep(T0, reason="night", initiated_by="builder")
     brain.lifecycle.wake_up(T0 + timedelta(hours=1), "morning")
-    brain.lifecycle.go_to_sleep(T0 + DAY, reason="tired", initiated_by="tool")
+    # a nap the same game day: nothing new, and no day has ended to digest (a day that ended
+    # undigested would be digested even by a quiet sleep: tests/test_sleep_economy.py)
+    nap = T0 + timedelta(hours=2)
+    brain.lifecycle.go_to_sleep(nap, reason="tired", initiated_by="tool")
     assert SleepHistory(brain.state).current()["quiet"] is True
     for minute in range(5):
-        work = sleep_tick(brain, T0 + DAY + timedelta(minutes=minute))
+        work = sleep_tick(brain, nap + timedelta(minutes=minute))
         if work is not None:
             run(work)
     assert model.requests == [] and len(brain.digests) == 0
