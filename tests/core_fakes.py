@@ -111,3 +111,14 @@ def run_tick(assistant, now=T0):
     results = []
     drive(turn, inline).addBoth(results.append)
     return results[0]
+
+
+def run(work, runner=inline):
+    """Drive work (a turn or a sleep tick's generator) to its end; return its result, or raise
+    what it raised."""
+    results = []
+    drive(work, runner).addBoth(results.append)
+    result = results[0]
+    if hasattr(result, "raiseException"):
+        result.raiseException()
+    return result

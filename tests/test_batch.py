@@ -13,7 +13,6 @@ import pytest
 
 from ai_assistant import lifecycle as life
 from ai_assistant.conf import ConfigError, parse_override, resolve_config
-from ai_assistant.driver import drive, inline
 from ai_assistant.llm.client import EndpointSettings, OpenAIChatClient
 from ai_assistant.sleep.batch import request_key
 from ai_assistant.sleep.tick import sleep_tick
@@ -34,7 +33,7 @@ from ai_assistant.testing.server import (
     text_reply,
 )
 
-from .core_fakes import T0, make_assistant
+from .core_fakes import T0, make_assistant, run
 
 MINUTE = timedelta(minutes=1)
 DREAMY = {"batch_enabled": True, "entity_min_observations": 2, "reflection_threshold": 20}
@@ -56,15 +55,6 @@ def server(responder):
 def http_assistant(server, **config):
     client = OpenAIChatClient(EndpointSettings(server.base_url, "sk-test", max_retries=0))
     return make_assistant(lambda: client, **config)
-
-
-def run(work):
-    results = []
-    drive(work, inline).addBoth(results.append)
-    result = results[0]
-    if hasattr(result, "raiseException"):
-        result.raiseException()
-    return result
 
 
 def json_reply(data: dict):

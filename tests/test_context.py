@@ -22,22 +22,12 @@ from ai_assistant.llm.client import (
     TokenUsage,
     ToolCall,
 )
-from ai_assistant.driver import drive, inline
 from ai_assistant.llm import structured
 from ai_assistant.memory.core import CoreMemoryFull
 from ai_assistant import lifecycle as life
 from ai_assistant.sleep.tick import sleep_tick
 
-from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
-
-
-def run(work):
-    results = []
-    drive(work, inline).addBoth(results.append)
-    result = results[0]
-    if hasattr(result, "raiseException"):
-        result.raiseException()
-    return result
+from .core_fakes import T0, hear, make_assistant, reply, run, run_tick, ScriptedModel
 
 
 def text(content):

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from ai_assistant.clock import to_iso
 from ai_assistant.conf import AssistantConfig
-from ai_assistant.driver import drive, inline
+from ai_assistant.driver import inline
 from ai_assistant.llm.client import (
     BAD_REQUEST,
     INVALID_RESPONSE,
@@ -31,7 +31,7 @@ from ai_assistant.sleeps import SleepHistory
 from ai_assistant.state import CORE_CONSOLIDATION, DREAMING_PROGRESS
 from ai_assistant.testing.scripted import ScriptedModel
 
-from .core_fakes import T0, make_assistant
+from .core_fakes import T0, make_assistant, run
 
 LATER = T0 + timedelta(hours=8)
 
@@ -41,15 +41,6 @@ def notes_reply(*notes: tuple[str, str]) -> ChatReply:
     return ChatReply(
         content=json.dumps(data), tool_calls=[], finish_reason="stop", usage=TokenUsage(80, 30)
     )
-
-
-def run(work, runner=inline):
-    results = []
-    drive(work, runner).addBoth(results.append)
-    result = results[0]
-    if hasattr(result, "raiseException"):
-        result.raiseException()
-    return result
 
 
 def rem(brain, now=LATER, calls=3, runner=inline):

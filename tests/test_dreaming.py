@@ -10,7 +10,6 @@ from datetime import timedelta
 
 from ai_assistant import lifecycle as life
 from ai_assistant.brain import Brain
-from ai_assistant.driver import drive, inline
 from ai_assistant.llm.client import SERVER_ERROR, ChatReply, LLMError, TokenUsage
 from ai_assistant.memory.working import WorkingMemory
 from ai_assistant.sleep.dreaming import (
@@ -26,7 +25,7 @@ from ai_assistant.sleep.tick import DREAMING_STEPS, sleep_tick
 from ai_assistant.state import DREAMING_PROGRESS
 from ai_assistant.testing.scripted import ScriptedModel
 
-from .core_fakes import T0, FakeWorld, hear, make_assistant, reply
+from .core_fakes import T0, FakeWorld, hear, make_assistant, reply, run
 from .test_sleep_core import json_reply
 
 
@@ -34,15 +33,6 @@ def structured(data: dict) -> ChatReply:
     return ChatReply(
         content=json.dumps(data), tool_calls=[], finish_reason="stop", usage=TokenUsage(50, 20)
     )
-
-
-def run(work):
-    results = []
-    drive(work, inline).addBoth(results.append)
-    result = results[0]
-    if hasattr(result, "raiseException"):
-        result.raiseException()
-    return result
 
 
 def step(function, brain, now=T0, calls=10):

@@ -208,15 +208,7 @@ class TestDatabaseErrorsInTheLifecycle(AssistantTestCase):
 
         AddJournalEntryTool.run = run
         self.addCleanup(setattr, AddJournalEntryTool, "run", original)
-        pending = []
-
-        def later(work):
-            # as on a live server: the model's answer arrives after the tick has returned
-            deferred = defer.Deferred()
-            pending.append((work, deferred))
-            return deferred
-
-        self.handler.runner = later
+        pending = self._live_runner()
         # the turn ends with the failed stretch: no second reply is asked for
         self.responder.add(
             tool_reply(tool_call("add_journal_entry", {"content": "Char asked for the map."}))

@@ -23,13 +23,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from ai_assistant import telemetry
-from ai_assistant.driver import drive, inline
 from ai_assistant.llm.client import SERVER_ERROR, ChatReply, LLMError, TokenUsage
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.testing.scripted import ScriptedModel
 from ai_assistant.testing.server import tool_call, tool_reply
 
-from .core_fakes import T0, FakeWorld, hear, make_assistant, reply, run_tick
+from .core_fakes import T0, FakeWorld, hear, make_assistant, reply, run, run_tick
 from .test_sleep_core import json_reply
 from .helpers import AssistantTestCase
 
@@ -48,15 +47,6 @@ def otel():
     yield exporter, reader
     telemetry.use_providers(None, None)
     telemetry.set_enabled(telemetry.AVAILABLE)
-
-
-def run(work):
-    results = []
-    drive(work, inline).addBoth(results.append)
-    result = results[0]
-    if hasattr(result, "raiseException"):
-        result.raiseException()
-    return result
 
 
 def structured(data: dict, prompt=50, completion=20) -> ChatReply:
