@@ -200,23 +200,12 @@ class TestDatabaseErrorsInTheLifecycle(AssistantTestCase):
         assert self.script.db.tick_errors == 1
 
     def test_a_database_error_in_a_turn_is_recorded_after_its_transaction(self):
-        original = AddJournalEntryTool.run
-
-        def run(tool, ctx, args):
+        def run(original, tool, ctx, args):
             _failing_statement()
             return original(tool, ctx, args)
 
-        AddJournalEntryTool.run = run
-        self.addCleanup(setattr, AddJournalEntryTool, "run", original)
-        pending = self._live_runner()
         # the turn ends with the failed stretch: no second reply is asked for
-        self.responder.add(
-            tool_reply(tool_call("add_journal_entry", {"content": "Char asked for the map."}))
-        )
-        self.char1.execute_cmd("whisper Aria = where is the map?")
-        self.tick()
-        work, deferred = pending.pop()
-        deferred.callback(work())  # the stretch that runs the tool, then fails
+        self._turn_whose_journaling_does(run)
         assert not self.handler.in_flight
         assert self.script.db.tick_errors == 1
         assert self.script.db.last_error.startswith("turn: ")
@@ -233,14 +222,11 @@ class TestDatabaseErrorsInTheLifecycle(AssistantTestCase):
         self.handler.runner = later
         return pending
 
-    def test_a_tool_cannot_swallow_a_database_error(self):
+    def _turn_whose_journaling_does(self, run):
+        """A whispered turn, on a live runner, whose `add_journal_entry` runs `run(original,
+        tool, ctx, args)`; returns what is still pending after the tool's stretch ran."""
         original = AddJournalEntryTool.run
-
-        def run(tool, ctx, args):
-            original(tool, ctx, args)
-            _failing_statement()
-
-        AddJournalEntryTool.run = run
+        AddJournalEntryTool.run = lambda tool, ctx, args: run(original, tool, ctx, args)
         self.addCleanup(setattr, AddJournalEntryTool, "run", original)
         pending = self._live_runner()
         self.responder.add(
@@ -249,7 +235,15 @@ class TestDatabaseErrorsInTheLifecycle(AssistantTestCase):
         self.char1.execute_cmd("whisper Aria = where is the map?")
         self.tick()
         work, deferred = pending.pop()
-        deferred.callback(work())
+        deferred.callback(work())  # the stretch that runs the tool
+        return pending
+
+    def test_a_tool_cannot_swallow_a_database_error(self):
+        def run(original, tool, ctx, args):
+            original(tool, ctx, args)
+            _failing_statement()
+
+        pending = self._turn_whose_journaling_does(run)
         # the turn failed with the database's error, not with a tool result the model reads
         assert self.script.db.last_error.startswith("turn: ")
         assert "no_such_table" in self.script.db.last_error
@@ -258,26 +252,15 @@ class TestDatabaseErrorsInTheLifecycle(AssistantTestCase):
         assert self.handler.brain.events.peek()  # what was heard waits for the next turn
 
     def test_a_step_rolled_back_in_silence_fails_its_turn_and_leaves_no_stale_memory(self):
-        original = AddJournalEntryTool.run
-
-        def run(tool, ctx, args):
+        def run(original, tool, ctx, args):
             result = original(tool, ctx, args)  # the entry is written...
             # ...then game code swallows an error of a save, which marks the step's
             # transaction for rollback (Django does so for a failed save inside it)
             transaction.set_rollback(True)
             return result
 
-        AddJournalEntryTool.run = run
-        self.addCleanup(setattr, AddJournalEntryTool, "run", original)
-        pending = self._live_runner()
-        self.responder.add(
-            tool_reply(tool_call("add_journal_entry", {"content": "Char asked for the map."}))
-        )
-        self.char1.execute_cmd("whisper Aria = where is the map?")
-        self.tick()
         brain_before = self.handler.brain
-        work, deferred = pending.pop()
-        deferred.callback(work())
+        self._turn_whose_journaling_does(run)
         # the turn fails (at its next query, or as the step ends when there is none)
         assert self.script.db.last_error.startswith("turn: ")
         assert not self.handler.in_flight
