@@ -16,6 +16,7 @@ leading messages identical to the previous request's, as a provider's prompt cac
 import json
 import math
 import re
+import socket
 import threading
 import time
 import zlib
@@ -308,6 +309,7 @@ class LocalModelServer:
         self.batches: dict[str, dict] = {}
         self.requests_served = 0
         self._lock = threading.Lock()
+        self._connections: set = set()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -335,6 +337,19 @@ class LocalModelServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            # keep-alive, as real providers do: a client pays for a connection once, not per call
+            protocol_version = "HTTP/1.1"
+
+            def setup(self):
+                super().setup()
+                with server._lock:
+                    server._connections.add(self.connection)
+
+            def finish(self):
+                with server._lock:
+                    server._connections.discard(self.connection)
+                super().finish()
+
             def do_GET(self):  # noqa: N802 (http.server's naming)
                 server._count()
                 if server._is_batch_path(self.path):
@@ -398,11 +413,20 @@ class LocalModelServer:
         return self
 
     def stop(self) -> None:
-        """Shut the server down and close its socket; does nothing when it is not running."""
+        """Shut the server down and close its sockets, the clients' kept-alive connections
+        included (a stopped provider answers nothing more); does nothing when it is not running.
+        """
         if self._httpd:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
+            with self._lock:
+                connections, self._connections = self._connections, set()
+            for connection in connections:
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass  # already closed by the client
 
     def __enter__(self) -> "LocalModelServer":
         return self.start()
