@@ -150,6 +150,29 @@ def test_the_coroutine_forms_send_the_same_and_fall_back_the_same(scripted_serve
     assert refused.kind == "rate_limit"
 
 
+def test_the_coroutine_client_goes_over_aiohttp_keeps_its_timeout_and_closes(scripted_server):
+    import asyncio
+
+    from ai_assistant.llm.client import close_async_clients
+
+    scripted_server.responder.add(slow(text_reply("late"), 3.0), text_reply("in time"))
+    client = client_for_server(scripted_server, timeout=1.0)
+
+    async def calls():
+        sdk = client._async_client()
+        with pytest.raises(LLMError) as late:
+            await client.acomplete(request())
+        reply = await client.acomplete(request())
+        await close_async_clients()
+        return sdk, late.value, reply
+
+    sdk, late, reply = asyncio.run(calls())
+    # the SDK's aiohttp transport (the package declares the extra), not its default httpx one
+    assert "aiohttp" in type(sdk._client).__name__.lower()
+    assert late.kind == TIMEOUT and reply.content == "in time"
+    assert sdk.is_closed()
+
+
 def test_structured_output_that_does_not_fit_is_an_error(scripted_server):
     scripted_server.responder.add(text_reply('{"scores": "high"}'), refusal_reply("won't"))
     client = client_for_server(scripted_server)

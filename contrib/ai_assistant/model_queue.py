@@ -40,7 +40,7 @@ from twisted.internet import defer
 from twisted.python.failure import Failure
 
 from .driver import DEFAULT_MODEL_THREADS, BlockingWork, AbandonedThreadPool
-from .llm.client import CANCELLED, RATE_LIMIT, LLMError
+from .llm.client import CANCELLED, RATE_LIMIT, LLMError, close_async_clients
 
 DEFAULT_MAX_IN_FLIGHT = 64
 # how often a call refused with a 429 goes back into the queue before it fails
@@ -344,8 +344,10 @@ class ModelCallQueue:
             # clean-up, and the loop stops before it would be done
             self._finish(call, error=LLMError(CANCELLED, "The call was cancelled (shutdown)."))
             task.cancel()
-        # let the cancelled tasks end their calls, then stop
-        self._loop.call_soon(self._loop.stop)
+        # let the cancelled tasks end their calls and the clients close their connections,
+        # then stop
+        closing = self._loop.create_task(close_async_clients())
+        closing.add_done_callback(lambda _: self._loop.stop())
 
 
 _queue: ModelCallQueue | None = None

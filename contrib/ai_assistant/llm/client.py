@@ -195,6 +195,56 @@ class EndpointSettings:
     max_retries: int = 1
 
 
+def _aiohttp_client():
+    """The SDK's aiohttp transport for the coroutine client, or None without the `aiohttp`
+    extra (the SDK's default httpx transport is used then).
+
+    aiohttp parses HTTP in C: with many calls in flight it spends less than half the CPU per
+    call of the default transport, and that CPU is taken from the reactor's share of the GIL.
+
+    Returns:
+        httpx.AsyncClient or None: The transport, with the SDK's own defaults.
+
+    """
+    factory = getattr(openai, "DefaultAioHttpClient", None)
+    if factory is None:
+        return None
+    try:
+        return factory()
+    except RuntimeError:  # the SDK says the aiohttp extra is not installed
+        return None
+
+
+# the coroutine clients opened on each event loop, closed with it (`close_async_clients`)
+_opened: dict = {}
+_opened_lock = threading.Lock()
+
+
+def _opened_on_loop(sdk) -> None:
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    with _opened_lock:
+        _opened.setdefault(loop, []).append(sdk)
+
+
+async def close_async_clients() -> None:
+    """Close the coroutine clients opened on the running event loop: their connection pools
+    (and sockets) go with the loop instead of being left for the garbage collector."""
+    import asyncio
+
+    with _opened_lock:
+        clients = _opened.pop(asyncio.get_running_loop(), [])
+    for sdk in clients:
+        try:
+            await asyncio.wait_for(sdk.close(), timeout=1.0)
+        except Exception:  # noqa: BLE001 - closing is best effort; the loop is going anyway
+            pass
+
+
 class OpenAIChatClient:
     """`ChatClient` over the `openai` SDK. Thread-safe; one instance per endpoint.
 
@@ -263,7 +313,12 @@ class OpenAIChatClient:
 
     def _async_client(self):
         if self._async_sdk is None:
-            self._async_sdk = openai.AsyncOpenAI(**self._options)
+            options = dict(self._options)
+            http_client = _aiohttp_client()
+            if http_client is not None:
+                options["http_client"] = http_client
+            self._async_sdk = openai.AsyncOpenAI(**options)
+            _opened_on_loop(self._async_sdk)
         return self._async_sdk
 
     async def acomplete(self, request: ChatRequest) -> ChatReply:

@@ -50,7 +50,7 @@ _EVENT_RE = re.compile(
 )
 _NAME_RE = re.compile(r"\b(?i:my name is|call me|i am|i'm)\s+([A-Z][\w'-]{1,30})")
 _REMEMBER_RE = re.compile(r"\bremember(?: that)?\s+(.{3,300})", re.IGNORECASE)
-_SELF_NAME_RE = re.compile(r"You are (.+?), a character")
+_SELF_NAME_RE = re.compile(r"You are ([^,\n]{1,80}), a character")
 _ENTRY_RE = re.compile(
     r'<entry id="(?P<id>[^"]+)"(?: source="(?P<source>[^"]*)")?(?: heard_from="(?P<heard>[^"]*)")?>'
     r"(?P<text>.*?)</entry>",

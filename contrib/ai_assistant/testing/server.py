@@ -276,6 +276,14 @@ class BatchOutcome:
 SETTLED_BATCH = ("completed", "failed", "expired", "cancelled")
 
 
+class _ManyAtOnceHTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server whose listening socket queues many connections at once, as a
+    provider's does: the default backlog of 5 would refuse a burst of clients (each then waits
+    a second for the kernel to retry), a delay no real provider adds."""
+
+    request_queue_size = 256
+
+
 class LocalModelServer:
     """A threaded HTTP server on 127.0.0.1 (a free port) answering with `responder`.
 
@@ -406,7 +414,7 @@ class LocalModelServer:
             def log_message(self, *args):
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _ManyAtOnceHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
