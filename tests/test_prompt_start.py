@@ -8,6 +8,7 @@ through the tick's own gates. The reactor is a stand-in here: `iterate()` runs o
 from unittest.mock import patch
 
 from django.test import override_settings
+from evennia.typeclasses.attributes import ModelAttributeBackend
 from twisted.internet import defer
 
 from ai_assistant.driver import StepQueue
@@ -217,12 +218,22 @@ class TestTheFirstTurnIsCheap(PromptStartCase):
         made = self.attribute_rows()
         assert ("ai_assistant", "usage", None) in made  # made with the script, empty
         assert self.handler.brain.usage().calls == 0  # and read as nothing stored
+        queried = []
+        query_key = ModelAttributeBackend.query_key
+
+        def spy(backend, key, category):
+            queried.append((backend.obj.key, key, category))
+            return query_key(backend, key, category)
+
         self.say_and_noop("Hello, Char!")
-        self.char1.execute_cmd("say Hello Aria")
-        self.reactor.iterate(10)
+        with patch.object(ModelAttributeBackend, "query_key", spy):
+            self.char1.execute_cmd("say Hello Aria")
+            self.reactor.iterate(10)
         assert 'Aria says, "Hello, Char!"' in self.received(self.char2)
-        # the turn updated rows the script was made with: nothing created while players wait
+        # the turn updated rows made with the assistant and found every value it read in the
+        # cache: nothing created, nothing asked of the database while players wait
         assert self.attribute_rows() == made
+        assert queried == []
         assert self.handler.brain.usage().calls == 2
 
 

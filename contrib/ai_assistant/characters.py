@@ -17,6 +17,8 @@ from evennia.utils import logger
 from evennia.utils.utils import lazy_property
 
 from .handler import ASSISTANT_TAG, DEFAULT_PERSONA, AssistantHandler
+from .state import FIRST_TURN_MEMORY
+from .storage import MEMORY_CATEGORY
 
 
 class AssistantCharacterMixin:
@@ -39,6 +41,8 @@ class AssistantCharacterMixin:
         """Tag the character as an assistant, give it a persona and create its script."""
         super().at_object_creation()
         self.tags.add(ASSISTANT_TAG[0], category=ASSISTANT_TAG[1])
+        for key in FIRST_TURN_MEMORY:
+            self.attributes.add(key, None, category=MEMORY_CATEGORY)
         if not self.db.persona:
             self.db.persona = DEFAULT_PERSONA
         self.assistant.script  # created with its ticker

@@ -76,12 +76,17 @@ CURRENT_SLEEP = "current_sleep"
 SLEEP_HISTORY = "sleep_history"  # chunked: sleep_history:meta, sleep_history:000000, ...
 
 
-# what an assistant's first turn writes on its script. They are created, empty (None, which
-# reads as "nothing stored"), with the script: that turn then updates rows instead of creating
-# ten Attributes (a query and two inserts each) on the reactor while players wait for its answer.
+# what an assistant's first turn reads or writes on its script. They are created, empty (None,
+# which reads as "nothing stored"), with the script: that turn then finds them in the cache and
+# updates their rows, instead of asking the database for each and creating ten Attributes (a
+# query and two inserts each) on the reactor while players wait for its answer.
 # "pending_events" is the event queue's (`events.EventQueue.KEY`); "history:..." are the
 # conversation history's first chunk and its index (`memory.history`).
 FIRST_TURN_VALUES = (
+    RETRY_AFTER,
+    WAIT_UNTIL,
+    TRIGGERS,
+    CONSECUTIVE_ERRORS,
     CONTEXT_TOKENS,
     RECENT_TURNS,
     SLEEP_DEBT,
@@ -92,6 +97,17 @@ FIRST_TURN_VALUES = (
     "pending_events",
     "history:meta",
     "history:000000",
+)
+# the same for the memory a first turn reads on the character (category "ai_assistant"): the
+# indexes of long-term memory, journal, digests and the review audit, the people's index and
+# core memory (`memory.semantic`, `journal`, `digests`, `review`, `entities`, `core`)
+FIRST_TURN_MEMORY = (
+    "ltm:meta",
+    "journal:meta",
+    "digests:meta",
+    "audit:meta",
+    "entity:index",
+    "core_memory",
 )
 
 
