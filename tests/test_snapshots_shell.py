@@ -25,10 +25,12 @@ def commands():
 
 
 def memory_attributes(obj) -> dict:
-    """The assistant's memory as stored in the database (its `ai_assistant` Attributes)."""
+    """The assistant's memory as stored in the database (its `ai_assistant` Attributes; one
+    holding None reads as nothing stored, as the indexes a new assistant is made with)."""
     return {
         attr.db_key: attr.value
         for attr in obj.db_attributes.filter(db_category="ai_assistant").order_by("db_key")
+        if attr.value is not None
     }
 
 

@@ -35,6 +35,8 @@ PORTAL_SERVICES_PLUGIN_MODULES = _evennias_own(PORTAL_SERVICES_PLUGIN_MODULES)  
 SERVER_SERVICES_PLUGIN_MODULES = [
     *_evennias_own(SERVER_SERVICES_PLUGIN_MODULES),  # noqa: F405
     "ai_assistant.transport",
+    # Evennia 6 loses its SQLITE3_PRAGMAS on the connection it starts with; this restores them
+    "ai_assistant.sqlite_pragmas",
 ]
 
 # The database is SQLite (server/evennia.db3). AI_ASSISTANT_DEMO_DATABASE_URL points the demo at
