@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from django.db import DatabaseError, connections, router, transaction
 from evennia.scripts.monitorhandler import MONITOR_HANDLER
 from evennia.typeclasses.attributes import Attribute
-from evennia.utils.dbserialize import deserialize, to_pickle
+from evennia.utils.dbserialize import from_pickle, to_pickle
 
 MEMORY_CATEGORY = "ai_assistant"
 
@@ -191,8 +191,13 @@ class AttributeStore:
             The stored value, or `default`.
 
         """
-        value = self.obj.attributes.get(key, category=self.category)
-        return default if value is None else deserialize(value)
+        attr = self.obj.attributes.get(key, category=self.category, return_obj=True)
+        if attr is None or isinstance(attr, list):
+            return default
+        # one pass over the stored data into plain Python (`attr.value` would wrap every
+        # container in Evennia's auto-saving types, and `deserialize` unwrap them again)
+        value = from_pickle(attr.db_value)
+        return default if value is None else value
 
     def set(self, key, value):
         """Store `value` under `key`, replacing what was there.
