@@ -284,6 +284,24 @@ def test_tool_schemas_are_built_once_per_class_and_handed_out_as_copies():
     assert cached_args is SayTool.Args
 
 
+def test_assistants_with_the_same_tools_share_one_schema_list(monkeypatch):
+    from pydantic import BaseModel
+
+    from ai_assistant.tools.world import SayTool
+
+    first, second = default_registry().schemas(TURN), default_registry().schemas(TURN)
+    assert first is second  # built once for every assistant, not once each
+
+    class Louder(BaseModel):
+        text: str
+        volume: int
+
+    monkeypatch.setattr(SayTool, "Args", Louder)
+    rebuilt = default_registry().schemas(TURN)
+    (say,) = [s for s in rebuilt if s["function"]["name"] == "say"]
+    assert "volume" in say["function"]["parameters"]["properties"]  # a replaced model shows
+
+
 # ---- the awake tick and turn ----------------------------------------------------------------------
 
 

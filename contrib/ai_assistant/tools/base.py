@@ -288,6 +288,10 @@ def _without_titles(schema: Any) -> Any:
     return schema
 
 
+# tool schema lists by the tool classes offered, shared by every registry (see `schemas`)
+_SHARED_SCHEMAS: dict[tuple, tuple[tuple, list[dict]]] = {}
+
+
 class ToolRegistry:
     """The tools an assistant has, and the dispatcher for the model's calls."""
 
@@ -327,7 +331,8 @@ class ToolRegistry:
     def schemas(self, scope: str) -> list[dict]:
         """Tool schemas offered in `scope`, in a stable order (prompt caching).
 
-        The list is built once per scope and cached.
+        The list is built once per scope and set of tool classes, and shared by every
+        registry that offers the same tools.
 
         Args:
             scope (str): A scope such as `TURN` or `EXTRACTION`.
@@ -337,9 +342,14 @@ class ToolRegistry:
 
         """
         if scope not in self._schemas:
-            self._schemas[scope] = [
-                self._tools[name].schema() for name in sorted(self.names(scope))
-            ]
+            tools = tuple(type(self._tools[name]) for name in sorted(self.names(scope)))
+            # every assistant with the same tools shares one list (nobody changes it), built
+            # again only if a tool's arguments model was replaced since
+            arguments = tuple(tool.Args for tool in tools)
+            shared = _SHARED_SCHEMAS.get(tools)
+            if shared is None or shared[0] != arguments:
+                shared = _SHARED_SCHEMAS[tools] = (arguments, [tool.schema() for tool in tools])
+            self._schemas[scope] = shared[1]
         return self._schemas[scope]
 
     def dispatch(self, ctx: ToolContext, call: ToolCall, scope: str) -> ToolResult:
