@@ -88,22 +88,37 @@ def test_step_queue_runs_one_step_per_reactor_iteration_in_order():
     assert ran[-1] == "e" and fake.iterations == 5
 
 
-def test_step_queue_runs_work_under_way_before_new_work():
+def test_prompt_starts_and_their_first_stretches_go_before_replies():
     from ai_assistant.driver import StepQueue
 
     fake = FakeReactor()
     queue = StepQueue(call_later=fake.call_later)
     ran = []
-    for name in ("tick-1", "tick-2"):
-        queue.submit(ran.append, name)
+
+    def prompt_start(name):
+        ran.append(f"start {name}")
+        # the turn it begins: recall and the prompt, up to the model call
+        queue.submit_opening(ran.append, f"call {name}")
+
+    for name in ("a", "b", "c"):
+        queue.submit(prompt_start, name)
     fake.iterate()
-    # a reply arrived for a turn under way: its stretch goes before the tick still waiting
-    queue.submit_continuation(ran.append, "turn-a")
-    queue.submit_continuation(ran.append, "turn-b")
-    for _ in range(3):
+    # replies for turns under way arrive: they wait until every waiting start has its call out
+    queue.submit_continuation(ran.append, "reply x")
+    queue.submit_continuation(ran.append, "reply y")
+    while fake.due:
         fake.iterate()
-    assert ran == ["tick-1", "turn-a", "turn-b", "tick-2"]
-    assert len(queue) == 0 and fake.iterations == 4
+    assert ran == [
+        "start a",
+        "call a",
+        "start b",
+        "call b",
+        "start c",
+        "call c",
+        "reply x",
+        "reply y",
+    ]
+    assert len(queue) == 0 and fake.iterations == 8
 
 
 def test_ticks_of_the_ticker_wait_behind_every_other_kind():
@@ -117,10 +132,11 @@ def test_ticks_of_the_ticker_wait_behind_every_other_kind():
     queue.submit(ran.append, "prompt start")
     queue.submit_background(ran.append, "tick-2")
     queue.submit_continuation(ran.append, "turn")
+    queue.submit_opening(ran.append, "opening")
     while fake.due:
         fake.iterate()
-    assert ran == ["turn", "prompt start", "closing", "tick-1", "tick-2"]
-    assert len(queue) == 0 and fake.iterations == 5
+    assert ran == ["opening", "prompt start", "turn", "closing", "tick-1", "tick-2"]
+    assert len(queue) == 0 and fake.iterations == 6
 
 
 def test_a_turns_closing_work_waits_behind_answers_and_prompt_starts():
@@ -151,9 +167,9 @@ def test_a_turns_closing_work_waits_behind_answers_and_prompt_starts():
     while fake.due:
         fake.iterate()
     assert ran == [
+        "prompt start",
         "a: answer",
         "b: answer",
-        "prompt start",
         "a: prepare the closing call",
         "b: prepare the closing call",
         "a: closed",
@@ -238,6 +254,33 @@ def test_drive_can_start_as_a_step_of_its_own():
     func(*args)
     assert started == [True] and len(scheduled) == 1 and results == []
     func, args = scheduled.pop()
+    func(*args)
+    assert results == ["WORK"]
+
+
+def test_drive_can_queue_its_first_stretch_apart_from_the_rest():
+    from twisted.internet import defer
+
+    from ai_assistant.driver import drive
+
+    first, rest, results = [], [], []
+
+    def turn():
+        value = yield "work"
+        return value
+
+    drive(
+        turn(),
+        lambda work: defer.succeed(work.upper()),
+        schedule=lambda func, *args: rest.append((func, args)),
+        start_later=True,
+        schedule_first=lambda func, *args: first.append((func, args)),
+    ).addCallback(results.append)
+    assert len(first) == 1 and rest == []  # a prompt start's turn opens ahead of the others
+    func, args = first.pop()
+    func(*args)
+    assert first == [] and len(rest) == 1 and results == []  # the reply waits its turn
+    func, args = rest.pop()
     func(*args)
     assert results == ["WORK"]
 

@@ -189,16 +189,23 @@ class StepQueue:
     reactor for all of their steps back to back while players' commands wait. Through this
     queue each step waits its turn, and the reactor serves its I/O between two steps.
 
-    Work under way goes first: the next stretch of a turn (`submit_continuation`: a reply
-    arrived, or the turn let the reactor in) runs before a tick or a prompt start queued
-    earlier (`submit`). A turn then reaches the model, and its answer the player, as soon as
-    the reactor can take it there, instead of waiting behind every other assistant's tick.
-    A turn's closing work (`submit_closing`: what follows once its answer has reached the
-    players, such as the call that sees the tool results) goes after that, so many assistants
-    answering at once all answer before any of them closes. The ticker's periodic ticks
-    (`submit_background`) go last: they hear ambient speech and do sleep work, which can wait a
-    few milliseconds, while a prompt start means someone is waiting for an answer. Within each
-    kind the order is first in, first out.
+    The order puts the model to work as early as it can, then the answers in front of players:
+
+    1. the first stretch of a turn begun by a prompt start (`submit_opening`: recall and the
+       prompt, up to the model call);
+    2. prompt starts (`submit`: a direct line was heard, someone waits for an answer);
+    3. the next stretch of work under way (`submit_continuation`: a reply arrived, or the turn
+       let the reactor in);
+    4. a turn's closing work (`submit_closing`: what follows once its answer has reached the
+       players, such as the call that sees the tool results);
+    5. the ticker's periodic ticks (`submit_background`): they hear ambient speech and do
+       sleep work, which can wait a few milliseconds.
+
+    A prompt start and its turn's first stretch run back to back, so when a line addresses a
+    hundred assistants, all hundred calls are on their way within a few hundred milliseconds
+    and the provider works on them while the reactor applies the first replies; replies that
+    arrive meanwhile wait for the remaining starts. Many assistants answering at once all
+    answer before any of them closes. Within each kind the order is first in, first out.
 
     Args:
         call_later (callable, optional): `reactor.callLater` or a stand-in (tests).
@@ -207,6 +214,7 @@ class StepQueue:
 
     def __init__(self, call_later: Callable | None = None):
         self._call_later = call_later
+        self._opening: deque = deque()
         self._ready: deque = deque()
         self._going: deque = deque()
         self._closing: deque = deque()
@@ -214,7 +222,13 @@ class StepQueue:
         self._scheduled = False
 
     def __len__(self) -> int:
-        return len(self._ready) + len(self._going) + len(self._closing) + len(self._background)
+        return (
+            len(self._opening)
+            + len(self._ready)
+            + len(self._going)
+            + len(self._closing)
+            + len(self._background)
+        )
 
     def submit(self, func: Callable, *args: Any) -> None:
         """Queue new work (a tick, a prompt start) for a later reactor iteration.
@@ -225,6 +239,17 @@ class StepQueue:
 
         """
         self._ready.append((func, args))
+        self._schedule()
+
+    def submit_opening(self, func: Callable, *args: Any) -> None:
+        """Queue the first stretch of a turn a prompt start began, ahead of everything.
+
+        Args:
+            func (callable): What to call.
+            *args: Its arguments.
+
+        """
+        self._opening.append((func, args))
         self._schedule()
 
     def submit_continuation(self, func: Callable, *args: Any) -> None:
@@ -275,7 +300,9 @@ class StepQueue:
         call_later(0, func)
 
     def _run_next(self) -> None:
-        func, args = (self._going or self._ready or self._closing or self._background).popleft()
+        func, args = (
+            self._opening or self._ready or self._going or self._closing or self._background
+        ).popleft()
         try:
             func(*args)
         except Exception:
@@ -297,6 +324,7 @@ def drive(
     schedule: Callable[..., None] | None = None,
     start_later: bool = False,
     schedule_closing: Callable[..., None] | None = None,
+    schedule_first: Callable[..., None] | None = None,
 ) -> defer.Deferred:
     """Run a turn generator to completion.
 
@@ -317,6 +345,9 @@ def drive(
         schedule_closing (callable, optional): How to resume the turn once it has yielded
             `CLOSING_STEP` (its answer is out), for the rest of it; by default `schedule`.
             The shell passes `reactor_steps.submit_closing`.
+        schedule_first (callable, optional): With `start_later`, how to queue the first
+            stretch; by default `schedule`. The shell passes `reactor_steps.submit_opening` for
+            a turn a prompt start began.
 
     Returns:
         Deferred: Fires with the generator's return value, or errbacks with what it raised.
@@ -389,7 +420,7 @@ def drive(
             )
 
     if start_later and schedule is not None:
-        schedule(resume)
+        (schedule_first or schedule)(resume)
     else:
         resume()
     return done

@@ -694,7 +694,7 @@ class AssistantHandler:
             brain = self.brain
             if brain.lifecycle.mode == AWAKE:
                 self.prompt_starts += 1
-                self._start(awake_tick(brain, now), self._turn_done)
+                self._start(awake_tick(brain, now), self._turn_done, opening=True)
             return
         # on the handler, not in Attributes: an idle tick writes nothing to the database
         self.tick_count += 1
@@ -714,11 +714,12 @@ class AssistantHandler:
         else:
             self._start(work, self._sleep_work_done)
 
-    def _start(self, work, on_done) -> None:
+    def _start(self, work, on_done, opening: bool = False) -> None:
         if work is None:
             return
         self.in_flight = True
-        self.script.drive(work, on_done, self._work_failed, self.runner or default_runner())
+        runner = self.runner or default_runner()
+        self.script.drive(work, on_done, self._work_failed, runner, opening=opening)
 
     def _work_failed(self, failure) -> None:
         self.in_flight = False

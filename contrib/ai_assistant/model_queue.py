@@ -344,10 +344,15 @@ class ModelCallQueue:
             # clean-up, and the loop stops before it would be done
             self._finish(call, error=LLMError(CANCELLED, "The call was cancelled (shutdown)."))
             task.cancel()
-        # let the cancelled tasks end their calls and the clients close their connections,
-        # then stop
-        closing = self._loop.create_task(close_async_clients())
+        # let the cancelled tasks unwind and the clients close their connections, then stop
+        closing = self._loop.create_task(self._wind_down(list(self._running)))
         closing.add_done_callback(lambda _: self._loop.stop())
+
+    @staticmethod
+    async def _wind_down(tasks: list) -> None:
+        if tasks:
+            await asyncio.wait(tasks, timeout=1.0)
+        await close_async_clients()
 
 
 _queue: ModelCallQueue | None = None

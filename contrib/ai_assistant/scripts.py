@@ -248,7 +248,7 @@ class AssistantScript(DefaultScript):
                 handler.in_flight = False
             self.record_error("prompt start" if prompt else "tick", error)
 
-    def drive(self, work, on_done, on_failure, runner) -> None:
+    def drive(self, work, on_done, on_failure, runner, opening: bool = False) -> None:
         """Run a turn or sleep step generator to its end.
 
         Each stretch between two model calls runs on the reactor thread inside a transaction;
@@ -260,6 +260,8 @@ class AssistantScript(DefaultScript):
             on_done (callable): Called with the generator's result.
             on_failure (callable): Called with the Failure when it raised.
             runner (callable): How blocking work runs (`in_thread` or `inline`).
+            opening (bool, optional): A prompt start began it: its first stretch goes ahead
+                of every other step (`StepQueue.submit_opening`).
 
         """
         if runner is in_thread:
@@ -282,6 +284,7 @@ class AssistantScript(DefaultScript):
             schedule=schedule,
             start_later=True,
             schedule_closing=reactor_steps.submit_closing if schedule else None,
+            schedule_first=reactor_steps.submit_opening if schedule and opening else None,
         )
         done.addCallbacks(on_done, failed)
         done.addErrback(lambda failure: self.record_error("after a turn", failure.value))
