@@ -89,3 +89,16 @@ def test_configuration_doc_lists_every_key_as_in_code():
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text()
     assert markdown_table() in doc, "regenerate with: python -m ai_assistant.conf"
+
+
+def test_resolved_configs_are_shared_and_bad_ones_still_refused():
+    from ai_assistant.conf import ConfigError, resolve_config
+
+    first = resolve_config({"tick_rate": 7}, {"max_react_iterations": 3})
+    again = resolve_config({"tick_rate": 7}, {"max_react_iterations": 3})
+    assert again is first and (first.tick_rate, first.max_react_iterations) == (7, 3)
+    other = resolve_config({"tick_rate": 7}, {"max_react_iterations": 4})
+    assert other is not first and other.max_react_iterations == 4
+    for _ in range(2):  # a refused layer is refused every time, never remembered
+        with pytest.raises(ConfigError, match="tick_rate"):
+            resolve_config({"tick_rate": 0})

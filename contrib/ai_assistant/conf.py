@@ -14,6 +14,8 @@ This module does not import Evennia: the shell passes the game-wide dict in.
 
 """
 
+import threading
+from collections import OrderedDict
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -514,6 +516,13 @@ def _first_error(exc: ValidationError, source: str) -> ConfigError:
     )
 
 
+# configs resolved before, by their layers' text: assistants share the game's defaults and
+# mostly the same overrides, and each tick asks again (the config is frozen, so it is shared)
+_RESOLVED: OrderedDict[str, "AssistantConfig"] = OrderedDict()
+_RESOLVED_KEPT = 256
+_RESOLVED_LOCK = threading.Lock()
+
+
 def resolve_config(
     game_defaults: dict | None = None, overrides: dict | None = None
 ) -> AssistantConfig:
@@ -524,12 +533,26 @@ def resolve_config(
         overrides (dict, optional): This assistant's own overrides.
 
     Returns:
-        AssistantConfig: The validated config.
+        AssistantConfig: The validated config (the same object for the same layers).
 
     Raises:
         ConfigError: Naming the layer, the key and what is allowed.
 
     """
+    key = repr((game_defaults, overrides))
+    with _RESOLVED_LOCK:
+        config = _RESOLVED.get(key)
+    if config is not None:
+        return config
+    config = _resolve(game_defaults, overrides)
+    with _RESOLVED_LOCK:
+        _RESOLVED[key] = config
+        if len(_RESOLVED) > _RESOLVED_KEPT:
+            _RESOLVED.popitem(last=False)
+    return config
+
+
+def _resolve(game_defaults: dict | None, overrides: dict | None) -> AssistantConfig:
     merged: dict = {}
     for source, layer in (("AI_ASSISTANT_DEFAULTS", game_defaults), ("override", overrides)):
         if not layer:

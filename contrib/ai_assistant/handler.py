@@ -646,7 +646,8 @@ class AssistantHandler:
         """
         location = self.obj.location
         contents = location.contents if location else []
-        self._present = {obj.id for obj in contents if obj != self.obj}
+        myself = self.obj
+        self._present = {obj.id for obj in contents if obj is not myself}
 
     # ---- ticking ---------------------------------------------------------------------------
 

@@ -76,10 +76,13 @@ class CharacterWorld:
         location = self.character.location
         if not location:
             return []
+        character = self.character
+        # `is not`: Evennia keeps one instance per object, and its `!=` is a Python method
+        # called once per object in the room
         return [
             obj
             for obj in location.contents
-            if obj != self.character and isinstance(obj, DefaultCharacter)
+            if obj is not character and isinstance(obj, DefaultCharacter)
         ]
 
     def _find_present(self, name: str):
