@@ -129,6 +129,72 @@ def test_many_calls_in_flight_within_the_limit(queue):
     assert stats.in_flight == 0 and stats.calls == 12 and stats.wait_max_ms > 0
 
 
+def test_closing_calls_wait_while_answers_are_on_their_way(queue):
+    q = queue(max_in_flight=10)
+    log, results = [], Results()
+    gate, open_gate = _gate(q)
+    # assistant A's answer is out: its closing call; B and C still owe their players an answer
+    closing = Work("a closing", log)
+    closing.after_answer = True
+    results.track("b answer", q.submit("B", Work("b answer", log, gate=gate)))
+    results.track("a closing", q.submit("A", closing))
+    results.track("c answer", q.submit("C", Work("c answer", log, gate=gate)))
+    _until(lambda: q.stats().in_flight == 2)
+    time.sleep(0.05)
+    assert [name for name, _ in log] == ["b answer", "c answer"]  # there was room: it waited
+    assert q.stats().queued == 1 and q.stats().owners_waiting == 1
+    open_gate()
+    results.wait(3)
+    assert [name for name, _ in log] == ["b answer", "c answer", "a closing"]
+
+
+def test_a_closing_call_waits_for_answers_only_so_long(queue, monkeypatch):
+    from ai_assistant import model_queue
+
+    monkeypatch.setattr(model_queue, "AFTER_ANSWER_MAX_WAIT", 0.2)
+    q = queue(max_in_flight=10)
+    log, results = [], Results()
+    gate, open_gate = _gate(q)
+    closing = Work("a closing", log)
+    closing.after_answer = True
+    results.track("b answer", q.submit("B", Work("b answer", log, gate=gate)))
+    _until(lambda: q.stats().in_flight == 1)
+    results.track("a closing", q.submit("A", closing))
+    results.wait(1, timeout=3.0)  # sent and answered while B's answer is still out
+    assert results.values == {"a closing": "a closing"} and q.stats().in_flight == 1
+    open_gate()
+    results.wait(2)
+
+
+def test_a_closing_call_is_sent_at_once_when_nobody_waits(queue):
+    q = queue(max_in_flight=10)
+    log, results = [], Results()
+    closing = Work("a closing", log)
+    closing.after_answer = True
+    started = time.monotonic()
+    results.track("a closing", q.submit("A", closing))
+    results.wait(1)
+    assert time.monotonic() - started < 1.0  # no answer to let by: no wait
+
+
+def test_shutdown_ends_a_waiting_closing_call(queue):
+    q = queue(max_in_flight=10)
+    log, results = [], Results()
+    gate, _ = _gate(q)
+    closing = Work("a closing", log)
+    closing.after_answer = True
+    results.track("b answer", q.submit("B", Work("b answer", log, gate=gate)))
+    _until(lambda: q.stats().in_flight == 1)
+    results.track("a closing", q.submit("A", closing))
+    _until(lambda: q.stats().queued == 1)
+    q.abandon()
+    results.wait(2)
+    assert {name: error.kind for name, error in results.errors.items()} == {
+        "a closing": CANCELLED,
+        "b answer": CANCELLED,
+    }
+
+
 def test_a_429_pauses_everyone_and_the_call_is_sent_again(queue):
     q = queue(max_in_flight=4)
     log, results = [], Results()
