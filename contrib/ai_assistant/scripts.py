@@ -28,6 +28,7 @@ from twisted.internet import reactor
 from . import game_settings, heap
 from .driver import drive, in_thread, inline, reactor_steps
 from .lifecycle import AWAKE
+from .llm.tokens import encoding_for
 from .storage import step_transaction
 from .model_queue import queued_runner
 from .state import (
@@ -66,6 +67,7 @@ class AssistantScript(DefaultScript):
             self.attributes.add(key, None)
         self.ensure_ticker()
         _freeze_startup_objects()
+        _warm_up(self)
 
     # ---- the ticker -----------------------------------------------------------------------
 
@@ -85,6 +87,7 @@ class AssistantScript(DefaultScript):
         # with the same arguments replaces it, and a changed rate is corrected here
         self.ensure_ticker()
         _freeze_startup_objects()
+        _warm_up(self)
 
     def at_script_delete(self):
         """Remove the ticker subscription before the script is deleted.
@@ -307,6 +310,25 @@ class AssistantScript(DefaultScript):
         logger.log_err(
             f"ai_assistant {self.obj} (#{getattr(self.obj, 'id', '?')}) {where} failed: {message}"
         )
+
+
+_warmed_up = False
+
+
+def _warm_up(script) -> None:
+    """Once per process, in a running server: load the token encoding in a thread of the
+    reactor's pool. The first count reads and builds it (about 0.2 s); without this, the first
+    turn after a start or reload, with a player waiting for its answer, would."""
+    global _warmed_up
+    if _warmed_up or not reactor.running:
+        return
+    _warmed_up = True
+    try:
+        config, _ = script.obj.assistant.checked_config()
+        model = config.effective_model(game_settings.chat_model())
+    except Exception:  # noqa: BLE001 - a warm-up never stands in the way of starting
+        model = game_settings.chat_model()
+    reactor.callInThread(encoding_for, model)
 
 
 def _freeze_startup_objects() -> None:
