@@ -128,6 +128,8 @@ def test_structured_output_falls_back_to_json_mode_and_remembers(scripted_server
 def test_the_coroutine_forms_send_the_same_and_fall_back_the_same(scripted_server):
     import asyncio
 
+    from ai_assistant.llm.client import close_async_clients
+
     scripted_server.responder.add(
         text_reply("hello"),
         error_reply(400, "response_format json_schema not supported"),
@@ -141,6 +143,7 @@ def test_the_coroutine_forms_send_the_same_and_fall_back_the_same(scripted_serve
         result, replies = await structured.acomplete_structured(client, request(), Scores)
         with pytest.raises(LLMError) as refused:
             await client.acomplete(request())
+        await close_async_clients()
         return reply, result, replies, refused.value
 
     reply, result, replies, refused = asyncio.run(calls())

@@ -303,3 +303,33 @@ class TestLiveScheduling(AssistantTestCase):
         self.responder.add(tool_reply(tool_call("noop", {})))
         self.tick()
         assert len(self.responder.requests) == 1
+
+
+class TestWarmUp(AssistantTestCase):
+    def test_a_live_server_loads_the_encoding_and_makes_the_client_before_any_turn(self):
+        from ai_assistant import scripts
+
+        with (
+            patch.object(scripts, "reactor") as fake,
+            patch.object(scripts, "model_queue") as queue,
+            patch.object(scripts, "_warmed_up", False),
+        ):
+            fake.running = True
+            self.script.at_server_start()
+            self.script.at_server_start()  # once per process
+        # the model the assistant's turns count tokens for
+        fake.callInThread.assert_called_once_with(scripts.encoding_for, self.handler.brain.model)
+        (warm,), _ = queue.return_value.run_on_loop.call_args
+        assert warm.__self__.__class__.__name__ == "OpenAIChatClient" and warm.__name__ == "warm_up"
+        assert queue.return_value.run_on_loop.call_count == 1
+        assert self.responder.requests == []  # warming up sends nothing to the provider
+
+    def test_tests_and_headless_runs_warm_nothing(self):
+        from ai_assistant import scripts
+
+        with (
+            patch.object(scripts, "model_queue") as queue,
+            patch.object(scripts, "_warmed_up", False),
+        ):
+            self.script.at_server_start()
+        queue.assert_not_called()

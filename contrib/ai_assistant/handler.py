@@ -361,7 +361,17 @@ class AssistantHandler:
         except ConfigError as err:
             return AssistantConfig(), str(err)
 
-    def _endpoint(self, config: AssistantConfig) -> EndpointSettings:
+    def endpoint(self, config: AssistantConfig) -> EndpointSettings:
+        """Where this assistant's model calls go, and how.
+
+        Args:
+            config (AssistantConfig): The configuration in force (timeout, retries).
+
+        Returns:
+            EndpointSettings: The game's endpoint and key with the config's timeout and
+                retries.
+
+        """
         return EndpointSettings(
             base_url=game_settings.base_url(),
             api_key=game_settings.api_key(),
@@ -379,7 +389,7 @@ class AssistantHandler:
         self._config_error_logged = error
         model = config.effective_model(game_settings.chat_model())
         embedding_model = config.embedding_model or game_settings.embedding_model()
-        endpoint = self._endpoint(config)
+        endpoint = self.endpoint(config)
         key = (config, model, self.persona, embedding_model, endpoint)
         if self._brain is None or key != self._brain_key:
             character = self.obj

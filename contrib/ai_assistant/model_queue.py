@@ -184,6 +184,18 @@ class ModelCallQueue:
         self._loop.call_soon_threadsafe(self._enqueue, call, False)
         return deferred
 
+    def run_on_loop(self, func, *args) -> None:
+        """Run `func(*args)` on the queue's event loop thread, soon (work that belongs to the
+        loop, such as making a client whose connection pool the loop will use).
+
+        Args:
+            func (callable): What to run; what it raises is logged by asyncio.
+            *args: Its arguments.
+
+        """
+        if self._loop is not None and not self._closed:
+            self._loop.call_soon_threadsafe(func, *args)
+
     def set_max_in_flight(self, max_in_flight: int) -> None:
         """Change the limit (the game setting was changed).
 

@@ -28,9 +28,10 @@ from twisted.internet import reactor
 from . import game_settings, heap
 from .driver import drive, in_thread, inline, reactor_steps
 from .lifecycle import AWAKE
+from .llm.client import LLMError, client_for
 from .llm.tokens import encoding_for
 from .storage import step_transaction
-from .model_queue import queued_runner
+from .model_queue import model_queue, queued_runner
 from .state import (
     FIRST_TURN_VALUES,
     ACTIVITY,
@@ -317,18 +318,23 @@ _warmed_up = False
 
 def _warm_up(script) -> None:
     """Once per process, in a running server: load the token encoding in a thread of the
-    reactor's pool. The first count reads and builds it (about 0.2 s); without this, the first
-    turn after a start or reload, with a player waiting for its answer, would."""
+    reactor's pool, and make the model client on the model call queue's loop. The first count
+    reads and builds the encoding (about 0.2 s), and the client's TLS context and connection
+    pool take tens of milliseconds more; without this, the first turn after a start or reload,
+    with a player waiting for its answer, would pay for both."""
     global _warmed_up
     if _warmed_up or not reactor.running:
         return
     _warmed_up = True
+    handler = script.obj.assistant
+    config, _ = handler.checked_config()
+    reactor.callInThread(encoding_for, config.effective_model(game_settings.chat_model()))
     try:
-        config, _ = script.obj.assistant.checked_config()
-        model = config.effective_model(game_settings.chat_model())
-    except Exception:  # noqa: BLE001 - a warm-up never stands in the way of starting
-        model = game_settings.chat_model()
-    reactor.callInThread(encoding_for, model)
+        client = client_for(handler.endpoint(config))
+    except LLMError:
+        return  # not configured: the first turn says so
+    queue = model_queue(game_settings.model_calls_in_flight(), game_settings.model_threads())
+    queue.run_on_loop(client.warm_up)
 
 
 def _freeze_startup_objects() -> None:

@@ -15,6 +15,7 @@ usage accounting counts.
 """
 
 import json
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -258,29 +259,39 @@ class OpenAIChatClient:
         api_key = endpoint.api_key
         if api_key is None and endpoint.base_url:
             # local servers (Ollama, vLLM, LM Studio) ignore the key but the SDK requires one
-            import os
-
             api_key = os.environ.get("OPENAI_API_KEY") or "not-needed"
+        if api_key is None:
+            # as the SDK does: without a key given, the environment's
+            api_key = os.environ.get("OPENAI_API_KEY")
+        if not api_key:
+            raise LLMError(
+                NOT_CONFIGURED,
+                "No model endpoint configured: set AI_ASSISTANT_API_KEY (or OPENAI_API_KEY), "
+                "or AI_ASSISTANT_BASE_URL for a local server.",
+            )
         self._options = dict(
             api_key=api_key,
             base_url=endpoint.base_url,
             timeout=endpoint.timeout,
             max_retries=endpoint.max_retries,
         )
-        # the coroutine client is made on the first coroutine call, in the event loop that
-        # runs it (its connection pool belongs to that loop)
+        # each SDK client is made on first use: a live server sends its calls with the
+        # coroutine client only, made in the event loop that runs it (its connection pool
+        # belongs to that loop), and the blocking one is for tests, scripts and the Batch API
         self._async_sdk = None
-        try:
-            self._sdk = openai.OpenAI(**self._options)
-        except openai.OpenAIError as exc:
-            raise LLMError(
-                NOT_CONFIGURED,
-                "No model endpoint configured: set AI_ASSISTANT_API_KEY (or OPENAI_API_KEY), "
-                f"or AI_ASSISTANT_BASE_URL for a local server ({type(exc).__name__}).",
-            ) from None
+        self._blocking_sdk = None
+        self._blocking_lock = threading.Lock()
+
+    @property
+    def _sdk(self):
+        if self._blocking_sdk is None:
+            with self._blocking_lock:
+                if self._blocking_sdk is None:
+                    self._blocking_sdk = openai.OpenAI(**self._options)
+        return self._blocking_sdk
 
     def _secrets(self) -> list[str]:
-        return [self._sdk.api_key]
+        return [self._options["api_key"]]
 
     def complete(self, request: ChatRequest) -> ChatReply:
         """Send one chat request to the model and time it.
@@ -320,6 +331,11 @@ class OpenAIChatClient:
             self._async_sdk = openai.AsyncOpenAI(**options)
             _opened_on_loop(self._async_sdk)
         return self._async_sdk
+
+    def warm_up(self) -> None:
+        """Make the coroutine client now, in the calling event loop's thread, so the first call
+        does not wait for it (its TLS context and connection pool)."""
+        self._async_client()
 
     async def acomplete(self, request: ChatRequest) -> ChatReply:
         """`complete` as a coroutine, for an asyncio event loop (the model call queue's).
