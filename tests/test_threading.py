@@ -285,25 +285,6 @@ def test_drive_can_queue_its_first_stretch_apart_from_the_rest():
     assert results == ["WORK"]
 
 
-def test_model_calls_after_the_answer_are_marked_for_the_queue():
-    from twisted.internet import defer
-
-    from ai_assistant.driver import CLOSING_STEP, ModelWork, drive
-
-    sent = []
-
-    def call(name):
-        return ModelWork(lambda: name, None, name)
-
-    def turn():
-        yield call("act")
-        yield CLOSING_STEP  # the answer is out
-        yield call("finish")
-
-    drive(turn(), lambda work: sent.append((work.args[0], work.after_answer)) or defer.succeed(1))
-    assert sent == [("act", False), ("finish", True)]
-
-
 def test_drive_wraps_each_stretch_in_step_and_reports_errors_after_it():
     from contextlib import contextmanager
 

@@ -48,15 +48,12 @@ class ModelWork:
 
     """
 
-    __slots__ = ("blocking", "asynchronous", "args", "after_answer")
+    __slots__ = ("blocking", "asynchronous", "args")
 
     def __init__(self, blocking: Callable, asynchronous: Callable, *args: Any):
         self.blocking = blocking
         self.asynchronous = asynchronous
         self.args = args
-        # set by `drive` for a call a turn makes once its answer is out (its closing call):
-        # the model call queue lets the calls players still wait on go first
-        self.after_answer = False
 
     def __call__(self) -> Any:
         return self.blocking(*self.args)
@@ -412,8 +409,6 @@ def drive(
                 later(resume)
                 return
             value, error = None, None  # inline: nothing else to serve, go straight on
-        if closing[0] and isinstance(work, ModelWork):
-            work.after_answer = True
         # a runner that raises at once fails the turn like a failed call
         pending = defer.maybeDeferred(run, work)
         if schedule is None:

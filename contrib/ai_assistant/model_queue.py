@@ -12,11 +12,6 @@ threads, and the reactor thread does no HTTP and no parsing of replies.
   (`AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT`, 64). The rest wait in the queue.
 - **Fair**: each owner (assistant) has its own line, and a free slot goes to the next owner
   in turn (round robin): an assistant with many calls waiting cannot hold back the others.
-- **Answers first**: a call a turn makes after its answer is out (the closing call that sees
-  the tool results) waits while calls that players are still waiting on are queued or in
-  flight, at most `AFTER_ANSWER_MAX_WAIT` seconds: when a line reaches a hundred assistants,
-  the queue's thread spends its time on the hundred answers before the hundred closing calls
-  (it shares the interpreter with the reactor, which applies the answers).
 - **Rate limits, once for everyone**: when the provider refuses a call with a 429, nothing more
   is sent until its `retry-after` has passed (1 s when it gave none, doubling while the 429s go
   on, at most 60 s); the refused call goes back to the head of its owner's line, up to twice,
@@ -51,8 +46,6 @@ DEFAULT_MAX_IN_FLIGHT = 64
 # how often a call refused with a 429 goes back into the queue before it fails
 RATE_LIMIT_RETRIES = 2
 FIRST_PAUSE, LONGEST_PAUSE = 1.0, 60.0
-# the longest a call made after its turn's answer waits for the calls players still wait on
-AFTER_ANSWER_MAX_WAIT = 2.0
 WAITS_KEPT = 1000
 
 
@@ -85,15 +78,7 @@ class QueueStats:
 
 
 class _Call:
-    __slots__ = (
-        "owner",
-        "work",
-        "deferred",
-        "queued_at",
-        "attempts",
-        "finished",
-        "after_answer",
-    )
+    __slots__ = ("owner", "work", "deferred", "queued_at", "attempts", "finished")
 
     def __init__(self, owner: Any, work: BlockingWork, deferred: defer.Deferred, now: float):
         self.owner = owner
@@ -102,7 +87,6 @@ class _Call:
         self.queued_at = now
         self.attempts = 0
         self.finished = False
-        self.after_answer = bool(getattr(work, "after_answer", False))
 
 
 class ModelCallQueue:
@@ -132,14 +116,11 @@ class ModelCallQueue:
         self._clock = clock
         self._lines: dict[Any, deque] = {}
         self._turns: deque = deque()  # owners with a call waiting, in the order they are served
-        self._after: deque = deque()  # calls made after an answer, first in first out
-        self._answers_in_flight = 0
         self._running: dict = {}  # task -> its call
         self._in_flight = 0
         self._paused_until = 0.0
         self._pause = FIRST_PAUSE
         self._wake_scheduled = False
-        self._after_wake_scheduled = False
         self._waits: deque = deque(maxlen=WAITS_KEPT)
         self._calls = 0
         self._rate_limited = 0
@@ -219,15 +200,11 @@ class ModelCallQueue:
         """
         waits = list(self._waits)
         lines = list(self._lines.values())
-        after = list(self._after)
         return QueueStats(
             in_flight=self._in_flight,
             max_in_flight=self.max_in_flight,
-            queued=sum(len(line) for line in lines) + len(after),
-            owners_waiting=len(
-                {owner for owner, line in zip(list(self._lines), lines) if line}
-                | {call.owner for call in after}
-            ),
+            queued=sum(len(line) for line in lines),
+            owners_waiting=sum(1 for line in lines if line),
             calls=self._calls,
             rate_limited=self._rate_limited,
             paused_for=max(0.0, self._paused_until - self._clock()),
@@ -248,10 +225,6 @@ class ModelCallQueue:
     # ---- the loop's side ------------------------------------------------------------------
 
     def _enqueue(self, call: _Call, first: bool) -> None:
-        if call.after_answer and not first:
-            self._after.append(call)
-            self._dispatch()
-            return
         line = self._lines.get(call.owner)
         if line is None:
             line = self._lines[call.owner] = deque()
@@ -285,34 +258,16 @@ class ModelCallQueue:
                 self._turns.append(owner)  # the others go first
             else:
                 del self._lines[owner]
-            self._start(call)
-        while self._in_flight < self.max_in_flight and self._after:
-            waited = self._clock() - self._after[0].queued_at
-            if (self._turns or self._answers_in_flight) and waited < AFTER_ANSWER_MAX_WAIT:
-                # answers still on their way: come back when they are, or at the latest then
-                if not self._after_wake_scheduled:
-                    self._after_wake_scheduled = True
-                    self._loop.call_later(AFTER_ANSWER_MAX_WAIT - waited, self._wake_after)
-                break
-            self._start(self._after.popleft())
-
-    def _start(self, call: _Call) -> None:
-        self._in_flight += 1
-        if not call.after_answer:
-            self._answers_in_flight += 1
-        if call.attempts == 0:
-            self._waits.append(self._clock() - call.queued_at)
-        call.attempts += 1
-        task = self._loop.create_task(self._run(call))
-        self._running[task] = call
-        task.add_done_callback(self._forget)
+            self._in_flight += 1
+            if call.attempts == 0:
+                self._waits.append(self._clock() - call.queued_at)
+            call.attempts += 1
+            task = self._loop.create_task(self._run(call))
+            self._running[task] = call
+            task.add_done_callback(self._forget)
 
     def _forget(self, task: asyncio.Task) -> None:
         self._running.pop(task, None)
-
-    def _wake_after(self) -> None:
-        self._after_wake_scheduled = False
-        self._dispatch()
 
     def _wake(self) -> None:
         self._wake_scheduled = False
@@ -338,8 +293,6 @@ class ModelCallQueue:
             self._finish(call, result=result)
         finally:
             self._in_flight -= 1
-            if not call.after_answer:
-                self._answers_in_flight -= 1
             self._dispatch()
 
     def _rate_limited_retry(self, call: _Call, error: LLMError) -> bool:
@@ -393,10 +346,10 @@ class ModelCallQueue:
         deliver(func, *args)
 
     def _close(self) -> None:
-        for call in [call for line in self._lines.values() for call in line] + list(self._after):
-            self._finish(call, error=LLMError(CANCELLED, "The server is shutting down."))
+        for line in self._lines.values():
+            for call in line:
+                self._finish(call, error=LLMError(CANCELLED, "The server is shutting down."))
         self._lines.clear()
-        self._after.clear()
         self._turns.clear()
         for task, call in list(self._running.items()):
             # ended here, not when the task unwinds: a cancelled HTTP call may still await its
