@@ -14,6 +14,7 @@ usage accounting counts.
 
 """
 
+import asyncio
 import json
 import os
 import threading
@@ -222,8 +223,6 @@ _opened_lock = threading.Lock()
 
 
 def _opened_on_loop(sdk) -> None:
-    import asyncio
-
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -235,8 +234,6 @@ def _opened_on_loop(sdk) -> None:
 async def close_async_clients() -> None:
     """Close the coroutine clients opened on the running event loop: their connection pools
     (and sockets) go with the loop instead of being left for the garbage collector."""
-    import asyncio
-
     with _opened_lock:
         clients = _opened.pop(asyncio.get_running_loop(), [])
     for sdk in clients:
