@@ -88,7 +88,8 @@ def _ask(talker: Client, line: str, pattern: re.Pattern, expected: int, timeout:
     times, pending = [], ""
     deadline = time.monotonic() + timeout
     while len(times) < expected and time.monotonic() < deadline:
-        complete, _, pending = (pending + talker.drain(wait=0.02)).rpartition("\n")
+        # each read timed as it comes: a stream of answers is not stamped when it ends
+        complete, _, pending = (pending + talker.read(wait=0.02)).rpartition("\n")
         now = time.perf_counter()
         times += [now - sent for _ in pattern.findall(complete)]
     return times

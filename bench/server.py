@@ -68,6 +68,17 @@ class Client:
         self.buffer = after
         return before
 
+    def read(self, wait: float) -> str:
+        """What one read brings within `wait` seconds ("" when nothing came): the text is read
+        as it arrives, so its time can be taken (`drain` reads until a quiet moment)."""
+        text, self.buffer = self.buffer, ""
+        self.sock.settimeout(wait)
+        try:
+            data = self.sock.recv(65536)
+        except (socket.timeout, BlockingIOError):
+            return text
+        return text + _ANSI.sub(b"", data).decode(errors="replace")
+
     def drain(self, wait: float = 0.05) -> str:
         """Read whatever arrives within `wait` seconds; return it (and forget it)."""
         self.sock.settimeout(wait)
@@ -205,7 +216,7 @@ def _phase(
             next_line = time.monotonic() + 1.0
             while not stop.is_set() and time.monotonic() < next_line:
                 # a line may arrive in two reads: match whole lines only
-                complete, _, pending = (pending + talker.drain(wait=0.1)).rpartition("\n")
+                complete, _, pending = (pending + talker.read(wait=0.1)).rpartition("\n")
                 for answered in _ANSWER.findall(complete):
                     if answered in sent:
                         answers.append(time.perf_counter() - sent.pop(answered))

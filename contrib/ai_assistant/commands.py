@@ -953,6 +953,11 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         )
         if queue["paused_for"]:
             line += f"; |ypaused {queue['paused_for']:.1f} s for the provider's rate limit|n"
+        where = queue.get("io_process")
+        if where:
+            line += (
+                f"; made {where}" if not where.startswith("in the server:") else f"; |y{where}|n"
+            )
         return line
 
     def format_options(self, assistant, rows: list) -> str:

@@ -13,6 +13,7 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_DEFAULTS` | {} | per-assistant configuration defaults, game-wide |
 | `AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT` | 64 | model calls in flight at once, server-wide |
 | `AI_ASSISTANT_MODEL_THREADS` | 4 | threads for model calls of clients without coroutines |
+| `AI_ASSISTANT_MODEL_IO_PROCESS` | True | the OpenAI client's calls are made in a child process, off the reactor's interpreter lock (`llm/io_process.py`) |
 | `AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE` | 10 | turns one player's lines may start per minute, all assistants together (0: no limit) |
 | `AI_ASSISTANT_TYPECLASS` | "ai_assistant.characters.AssistantCharacter" | what `/create` makes |
 | `AI_ASSISTANT_FREEZE_STARTUP_OBJECTS` | True | keep start-up objects out of full garbage collections (`heap.py`) |
@@ -117,6 +118,24 @@ def model_calls_in_flight() -> int:
             f"AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT must be a whole number of at least 1, "
             f"not {value!r}."
         )
+    return value
+
+
+def model_io_process() -> bool:
+    """Whether the OpenAI client's calls are made in a child process of the server
+    (`AI_ASSISTANT_MODEL_IO_PROCESS`; see `ai_assistant.llm.io_process`). Read when the model
+    call queue starts: a change takes a reload.
+
+    Returns:
+        bool: True (the default) for the child process, False to make them in the server.
+
+    Raises:
+        ValueError: The setting is not True or False.
+
+    """
+    value = getattr(settings, "AI_ASSISTANT_MODEL_IO_PROCESS", True)
+    if not isinstance(value, bool):
+        raise ValueError(f"AI_ASSISTANT_MODEL_IO_PROCESS must be True or False, not {value!r}.")
     return value
 
 

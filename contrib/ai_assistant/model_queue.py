@@ -40,7 +40,8 @@ from twisted.internet import defer
 from twisted.python.failure import Failure
 
 from .driver import DEFAULT_MODEL_THREADS, BlockingWork, AbandonedThreadPool
-from .llm.client import CANCELLED, RATE_LIMIT, LLMError, close_async_clients
+from .llm.client import CANCELLED, RATE_LIMIT, LLMError, close_async_clients, use_io_process
+from .llm.io_process import ModelIOProcess
 
 DEFAULT_MAX_IN_FLIGHT = 64
 # how often a call refused with a 429 goes back into the queue before it fails
@@ -63,6 +64,8 @@ class QueueStats:
         paused_for (float): Seconds left of a rate-limit pause (0 when sending).
         wait_p50_ms (float): Median wait for a slot, over the last 1,000 calls.
         wait_max_ms (float): Longest of those waits.
+        io_process (str): Where the OpenAI client's calls are made: "process <pid>" (the model
+            I/O process), "in the server", or why the process could not be used.
 
     """
 
@@ -75,6 +78,7 @@ class QueueStats:
     paused_for: float
     wait_p50_ms: float
     wait_max_ms: float
+    io_process: str = "in the server"
 
 
 class _Call:
@@ -98,6 +102,8 @@ class ModelCallQueue:
         deliver (callable, optional): How a result reaches the caller's thread, called as
             `deliver(func, *args)` from the loop's thread; by default `reactor.callFromThread`.
         clock (callable, optional): Monotonic seconds (tests pass their own).
+        io_process (bool, optional): Make the OpenAI client's calls in a child process
+            (`ai_assistant.llm.io_process`) instead of on the loop's own thread.
 
     """
 
@@ -107,6 +113,7 @@ class ModelCallQueue:
         threads: int = DEFAULT_MODEL_THREADS,
         deliver=None,
         clock=time.monotonic,
+        io_process: bool = False,
     ):
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1, not {max_in_flight}.")
@@ -127,6 +134,7 @@ class ModelCallQueue:
         self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pool = None
+        self._io = ModelIOProcess() if io_process else None
 
     # ---- the caller's side (the reactor thread) --------------------------------------------
 
@@ -142,6 +150,8 @@ class ModelCallQueue:
             threading.Thread(
                 target=self._loop.run_forever, name="ai_assistant_model_calls", daemon=True
             ).start()
+            if self._io is not None:
+                self._loop.call_soon_threadsafe(self._open_io_process)
         return self
 
     def submit(self, owner: Any, work: BlockingWork) -> defer.Deferred:
@@ -210,7 +220,17 @@ class ModelCallQueue:
             paused_for=max(0.0, self._paused_until - self._clock()),
             wait_p50_ms=statistics.median(waits) * 1000 if waits else 0.0,
             wait_max_ms=max(waits) * 1000 if waits else 0.0,
+            io_process=self._io_process_state(),
         )
+
+    def _io_process_state(self) -> str:
+        io = self._io
+        if io is None:
+            return "in the server"
+        if io.failed:
+            return f"in the server: the model I/O process failed ({io.failed})"
+        pid = io.pid
+        return f"process {pid}" if pid else "process (starting)"
 
     def abandon(self) -> None:
         """At shutdown: fail what waits, cancel what is in flight, stop the loop; never wait."""
@@ -265,6 +285,11 @@ class ModelCallQueue:
             task = self._loop.create_task(self._run(call))
             self._running[task] = call
             task.add_done_callback(self._forget)
+
+    def _open_io_process(self) -> None:
+        # started now, at server start, so no player waits for the child's imports
+        use_io_process(self._loop, self._io)
+        self._io.start()
 
     def _forget(self, task: asyncio.Task) -> None:
         self._running.pop(task, None)
@@ -357,25 +382,35 @@ class ModelCallQueue:
             self._finish(call, error=LLMError(CANCELLED, "The call was cancelled (shutdown)."))
             task.cancel()
         # let the cancelled tasks unwind and the clients close their connections, then stop
-        closing = self._loop.create_task(self._wind_down(list(self._running)))
+        closing = self._loop.create_task(self._wind_down(list(self._running), self._io))
         closing.add_done_callback(lambda _: self._loop.stop())
 
     @staticmethod
-    async def _wind_down(tasks: list) -> None:
+    async def _wind_down(tasks: list, io: ModelIOProcess | None) -> None:
         if tasks:
             await asyncio.wait(tasks, timeout=1.0)
         await close_async_clients()
+        if io is not None:
+            # its input closes and it exits on its own: the server never waits for it
+            use_io_process(asyncio.get_running_loop(), None)
+            io.close()
 
 
 _queue: ModelCallQueue | None = None
 
 
-def model_queue(max_in_flight: int = DEFAULT_MAX_IN_FLIGHT, threads: int = DEFAULT_MODEL_THREADS):
+def model_queue(
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+    threads: int = DEFAULT_MODEL_THREADS,
+    io_process: bool = False,
+):
     """The server's queue, started on first use and abandoned at shutdown (reactor thread).
 
     Args:
         max_in_flight (int, optional): The limit; a later call with another value changes it.
         threads (int, optional): Threads for work without a coroutine form.
+        io_process (bool, optional): Make the OpenAI client's calls in the model I/O process;
+            read when the queue starts (a change takes a reload).
 
     Returns:
         ModelCallQueue: The queue.
@@ -385,7 +420,7 @@ def model_queue(max_in_flight: int = DEFAULT_MAX_IN_FLIGHT, threads: int = DEFAU
     if _queue is None or _queue._closed:
         from twisted.internet import reactor
 
-        _queue = ModelCallQueue(max_in_flight, threads).start()
+        _queue = ModelCallQueue(max_in_flight, threads, io_process=io_process).start()
         reactor.addSystemEventTrigger("during", "shutdown", _queue.abandon)
     else:
         _queue.set_max_in_flight(max_in_flight)
@@ -402,16 +437,17 @@ def current_stats() -> QueueStats | None:
     return None if _queue is None else _queue.stats()
 
 
-def queued_runner(owner: Any, max_in_flight: int, threads: int):
+def queued_runner(owner: Any, max_in_flight: int, threads: int, io_process: bool = False):
     """A runner (see `ai_assistant.driver`) that sends `owner`'s work through the queue.
 
     Args:
         owner: The assistant (its id).
         max_in_flight (int): The server's limit.
         threads (int): Threads for work without a coroutine form.
+        io_process (bool, optional): See `model_queue`.
 
     Returns:
         callable: `runner(work) -> Deferred`.
 
     """
-    return partial(model_queue(max_in_flight, threads).submit, owner)
+    return partial(model_queue(max_in_flight, threads, io_process).submit, owner)

@@ -271,7 +271,10 @@ class AssistantScript(DefaultScript):
         if runner is in_thread:
             # a live server: the server-wide queue, many calls in flight, fair across assistants
             runner = queued_runner(
-                self.obj.id, game_settings.model_calls_in_flight(), game_settings.model_threads()
+                self.obj.id,
+                game_settings.model_calls_in_flight(),
+                game_settings.model_threads(),
+                game_settings.model_io_process(),
             )
         schedule = (
             reactor_steps.submit_continuation if runner is not inline and reactor.running else None
@@ -333,7 +336,11 @@ def _warm_up(script) -> None:
         client = client_for(handler.endpoint(config))
     except LLMError:
         return  # not configured: the first turn says so
-    queue = model_queue(game_settings.model_calls_in_flight(), game_settings.model_threads())
+    queue = model_queue(
+        game_settings.model_calls_in_flight(),
+        game_settings.model_threads(),
+        game_settings.model_io_process(),
+    )
     queue.run_on_loop(client.warm_up)
 
 

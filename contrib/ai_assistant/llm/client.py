@@ -243,6 +243,36 @@ async def close_async_clients() -> None:
             pass
 
 
+# the model I/O process making the calls of each event loop's coroutine clients, when the
+# loop's owner gave it one (`use_io_process`; the server's model call queue does)
+_io_processes: dict = {}
+
+
+def use_io_process(loop, process) -> None:
+    """Have the coroutine calls made on `loop` go through `process` (or, with None, stop).
+
+    Args:
+        loop (asyncio.AbstractEventLoop): The event loop the calls are awaited on.
+        process (ModelIOProcess or None): Its process (`ai_assistant.llm.io_process`).
+
+    """
+    if process is None:
+        _io_processes.pop(loop, None)
+    else:
+        _io_processes[loop] = process
+
+
+async def _in_io_process(method: str, options: dict, *args):
+    """Make the call in the running loop's model I/O process; `_LOCAL` when there is none."""
+    process = _io_processes.get(asyncio.get_running_loop())
+    if process is None or not await process.available():
+        return _LOCAL
+    return await process.call(method, options, *args)
+
+
+_LOCAL = object()
+
+
 class OpenAIChatClient:
     """`ChatClient` over the `openai` SDK. Thread-safe; one instance per endpoint.
 
@@ -347,6 +377,9 @@ class OpenAIChatClient:
             LLMError: As `complete`.
 
         """
+        reply = await _in_io_process("acomplete", self._options, request)
+        if reply is not _LOCAL:
+            return reply
         started = time.perf_counter()
         try:
             completion = await self._async_client().post(
@@ -390,6 +423,9 @@ class OpenAIChatClient:
             LLMError: As `embed`.
 
         """
+        vectors = await _in_io_process("aembed", self._options, model, texts)
+        if vectors is not _LOCAL:
+            return vectors
         try:
             response = await self._async_client().embeddings.create(model=model, input=texts)
         except openai.APIError as exc:

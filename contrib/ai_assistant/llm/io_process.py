@@ -1,0 +1,322 @@
+"""
+Model calls made by a process of their own, for the server's model call queue.
+
+The OpenAI SDK spends about a millisecond of Python per call (building the request, reading and
+parsing the reply), and in the game server that Python shares the interpreter lock with the
+reactor. With a hundred assistants answering at once, the reactor waited for the SDK's share of
+the lock. Here the SDK runs in a child process: the queue's event loop hands each call over a
+pipe and gets the finished reply back, which costs a small fraction of the SDK's work.
+
+- **Parent side**, `ModelIOProcess`: used on one asyncio event loop (the model call queue's).
+  `call(method, options, *args)` sends one call and returns its result, or raises the
+  `LLMError` the child met. The child is started on first use (or by `start`) and again
+  after it has died; a child that dies before it is ready marks the process `failed`, and the
+  caller then makes its calls in its own process (see `OpenAIChatClient.acomplete`).
+- **Child side**, `python -m ai_assistant.llm.io_process`: one event loop making every call
+  with the same `OpenAIChatClient` the server would use. It stops when its input closes: when
+  the server shuts down, reloads or dies, so it never outlives the server.
+
+Calls and replies cross the pipe as length-prefixed pickles. The pipe joins two processes of the
+same program and nothing else can write to it. The endpoint's options, the API key among them,
+go over the pipe with each call; they are never put in the child's command line or environment.
+The child writes nothing else on the pipe: what it would print goes to its stderr, the server's
+log.
+
+"""
+
+import asyncio
+import os
+import pickle
+import struct
+import subprocess
+import sys
+from itertools import count
+from typing import Any
+
+from .client import CONNECTION, OTHER, EndpointSettings, LLMError, OpenAIChatClient
+
+_HEADER = struct.Struct(">I")
+_READY = 0  # the id of the child's first message: it has imported the SDK and can take calls
+_CANCEL = "cancel"
+# the methods of `OpenAIChatClient` the child makes for its parent
+METHODS = ("acomplete", "aembed")
+
+
+class _Frames(asyncio.Protocol):
+    """Length-prefixed pickles in both directions over a pair of pipes."""
+
+    def __init__(self, on_message, on_closed):
+        self._buffer = bytearray()
+        self._on_message = on_message
+        self._on_closed = on_closed
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self._buffer
+        buffer += data
+        start = 0
+        while len(buffer) - start >= _HEADER.size:
+            (size,) = _HEADER.unpack_from(buffer, start)
+            end = start + _HEADER.size + size
+            if len(buffer) < end:
+                break
+            self._on_message(pickle.loads(memoryview(buffer)[start + _HEADER.size : end]))
+            start = end
+        if start:
+            del buffer[:start]
+
+    def connection_lost(self, exc) -> None:
+        self._on_closed()
+
+
+def _frame(message: Any) -> bytes:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(data)) + data
+
+
+def _error_message(error: BaseException) -> tuple:
+    if isinstance(error, LLMError):
+        return ("LLMError", error.kind, str(error), error.status, error.retry_after)
+    # anything else is the SDK's or ours, not the provider's: name it, never pass it raw
+    return ("LLMError", OTHER, f"{type(error).__name__}: {error}"[:300], None, None)
+
+
+def _error_from(message: tuple) -> LLMError:
+    _, kind, text, status, retry_after = message
+    return LLMError(kind, text, status, retry_after=retry_after)
+
+
+class ModelIOProcess:
+    """The parent's side: model calls sent to a child process (see the module doc).
+
+    Use it from one asyncio event loop only.
+
+    Args:
+        command (list, optional): What starts the child; by default this interpreter running
+            this module, with the parent's import path.
+
+    Attributes:
+        failed (str or None): Why the child could not be started, once it could not; the
+            caller then makes its calls itself.
+
+    """
+
+    def __init__(self, command: list[str] | None = None):
+        self._command = command or [sys.executable, "-m", __name__]
+        self._process: subprocess.Popen | None = None
+        self._writer: asyncio.WriteTransport | None = None
+        self._ready = False
+        self._pending: dict[int, asyncio.Future] = {}
+        self._ids = count(_READY + 1)
+        self._closed = False
+        self._starting: asyncio.Future | None = None
+        self.failed: str | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while it runs, else None."""
+        return self._process.pid if self._writer is not None else None
+
+    def start(self) -> None:
+        """Start the child soon (it imports the SDK, about half a second), unless it runs.
+        Call from the loop's thread."""
+        if self._writer is None and self._starting is None and not self._closed:
+            asyncio.get_running_loop().create_task(self._started())
+
+    async def _started(self) -> None:
+        if self._writer is not None or self._closed or self.failed:
+            return
+        if self._starting is not None:
+            return await asyncio.shield(self._starting)
+        loop = asyncio.get_running_loop()
+        self._starting = loop.create_future()
+        env = dict(os.environ)
+        # the parent's import path, so the child imports this package as the server does
+        env["PYTHONPATH"] = os.pathsep.join(path for path in sys.path if path)
+        try:
+            process = subprocess.Popen(
+                self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+            )
+        except OSError as error:
+            self.failed = f"it could not be started: {error}"
+        else:
+            self._process, self._ready = process, False
+            try:
+                # the pipes become the loop's transports: writes never block its thread
+                frames = _Frames(self._received, self._child_ended)
+                self._writer, _ = await loop.connect_write_pipe(asyncio.Protocol, process.stdin)
+                await loop.connect_read_pipe(lambda: frames, process.stdout)
+            except (NotImplementedError, OSError) as error:  # a loop without pipe transports
+                self.failed = f"its pipes could not be used: {error}"
+                self._writer = None
+                process.kill()
+        starting, self._starting = self._starting, None
+        starting.set_result(None)
+
+    async def available(self) -> bool:
+        """Start the child if it is not running; True when it runs, False when it cannot.
+
+        Returns:
+            bool: False after `close`, or when the child cannot be started (`failed`).
+
+        """
+        await self._started()
+        return self._writer is not None
+
+    async def call(self, method: str, options: dict, *args: Any) -> Any:
+        """Make one call in the child.
+
+        Args:
+            method (str): One of `METHODS`.
+            options (dict): The client's options (`OpenAIChatClient`'s), the API key among them.
+            *args: The method's arguments.
+
+        Returns:
+            Any: What the method returned in the child.
+
+        Raises:
+            LLMError: What the method raised there, or `CONNECTION` when the child ended before
+                it answered.
+
+        """
+        if method not in METHODS:
+            raise ValueError(f"{method!r} is not a model call; the child makes {METHODS}.")
+        if not await self.available():
+            raise LLMError(CONNECTION, f"The model I/O process is not running ({self.failed}).")
+        call_id = next(self._ids)
+        future = asyncio.get_running_loop().create_future()
+        self._pending[call_id] = future
+        self._writer.write(_frame((call_id, method, options, args)))
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if self._pending.pop(call_id, None) is not None and self._writer is not None:
+                self._writer.write(_frame((call_id, _CANCEL, None, ())))
+            raise
+
+    def close(self) -> None:
+        """Close the child's input; it ends its calls and exits. Never waits."""
+        self._closed = True
+        if self._writer is not None:
+            self._writer.close()
+
+    def _received(self, message: tuple) -> None:
+        call_id, ok, value = message
+        if call_id == _READY:
+            self._ready = True
+            return
+        future = self._pending.pop(call_id, None)
+        if future is None or future.done():
+            return  # cancelled meanwhile
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(_error_from(value))
+
+    def _child_ended(self) -> None:
+        process, self._writer = self._process, None
+        code = process.poll() if process is not None else None
+        if process is not None and code is None:
+            _reap_soon(asyncio.get_running_loop(), process)
+        if not self._ready and not self._closed:
+            # it never got as far as taking calls: starting it again would fail the same way
+            self.failed = f"it exited before it was ready (exit code {code})"
+        pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(
+                    LLMError(
+                        CONNECTION,
+                        f"The model I/O process ended (exit code {code}) before the reply came.",
+                    )
+                )
+
+
+def _reap_soon(loop, process: subprocess.Popen, tries: int = 50) -> None:
+    """Collect the child's exit status once it has exited (its pipe closes just before)."""
+    if process.poll() is None and tries:
+        loop.call_later(0.1, _reap_soon, loop, process, tries - 1)
+
+
+# ---- the child ---------------------------------------------------------------------------
+
+
+class _Child:
+    """The child's side: reads calls, makes them with the SDK, writes the replies."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, out_fd: int):
+        self.loop = loop
+        self.out_fd = out_fd
+        self.clients: dict[tuple, OpenAIChatClient] = {}
+        self.tasks: dict[int, asyncio.Task] = {}
+        self.writer: asyncio.WriteTransport | None = None
+        self.done = loop.create_future()
+
+    def client(self, options: dict) -> OpenAIChatClient:
+        key = tuple(sorted(options.items()))
+        client = self.clients.get(key)
+        if client is None:
+            client = self.clients[key] = OpenAIChatClient(EndpointSettings(**options))
+        return client
+
+    def received(self, message: tuple) -> None:
+        call_id, method, options, args = message
+        if method == _CANCEL:
+            task = self.tasks.pop(call_id, None)
+            if task is not None:
+                task.cancel()
+            return
+        task = self.loop.create_task(self.run(call_id, method, options, args))
+        self.tasks[call_id] = task
+
+    async def run(self, call_id: int, method: str, options: dict, args: tuple) -> None:
+        try:
+            if method not in METHODS:
+                raise LLMError(OTHER, f"{method!r} is not a model call.")
+            value = await getattr(self.client(options), method)(*args)
+        except asyncio.CancelledError:
+            return
+        except BaseException as error:  # noqa: BLE001 - every failure goes back to the caller
+            self.send((call_id, False, _error_message(error)))
+        else:
+            self.send((call_id, True, value))
+        finally:
+            self.tasks.pop(call_id, None)
+
+    def send(self, message: tuple) -> None:
+        if self.writer is not None and not self.writer.is_closing():
+            self.writer.write(_frame(message))
+
+    def input_closed(self) -> None:
+        if not self.done.done():
+            self.done.set_result(None)
+
+
+async def _serve(in_fd: int, out_fd: int) -> None:
+    from .client import close_async_clients
+
+    loop = asyncio.get_running_loop()
+    child = _Child(loop, out_fd)
+    child.writer, _ = await loop.connect_write_pipe(
+        asyncio.Protocol, os.fdopen(out_fd, "wb", buffering=0)
+    )
+    await loop.connect_read_pipe(
+        lambda: _Frames(child.received, child.input_closed), os.fdopen(in_fd, "rb", buffering=0)
+    )
+    child.send((_READY, True, os.getpid()))
+    await child.done
+    for task in list(child.tasks.values()):
+        task.cancel()
+    await asyncio.gather(*child.tasks.values(), return_exceptions=True)
+    await close_async_clients()
+
+
+def main() -> None:
+    """The child's entry point: serve calls on stdin/stdout until stdin closes."""
+    # the pipe is ours alone: anything printed (a library's warning) goes to stderr instead
+    out_fd = os.dup(1)
+    os.dup2(2, 1)
+    asyncio.run(_serve(0, out_fd))
+
+
+if __name__ == "__main__":
+    main()
