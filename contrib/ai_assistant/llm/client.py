@@ -360,9 +360,14 @@ class OpenAIChatClient:
         return self._async_sdk
 
     def warm_up(self) -> None:
-        """Make the coroutine client now, in the calling event loop's thread, so the first call
-        does not wait for it (its TLS context and connection pool)."""
-        self._async_client()
+        """Make the coroutine client now, in the calling event loop's thread (or in the loop's
+        model I/O process), so the first call does not wait for it (its TLS context and
+        connection pool)."""
+        process = _io_processes.get(asyncio.get_running_loop())
+        if process is not None:
+            process.warm_up(self._options)
+        else:
+            self._async_client()
 
     async def acomplete(self, request: ChatRequest) -> ChatReply:
         """`complete` as a coroutine, for an asyncio event loop (the model call queue's).

@@ -38,6 +38,7 @@ from .client import CONNECTION, OTHER, EndpointSettings, LLMError, OpenAIChatCli
 _HEADER = struct.Struct(">I")
 _READY = 0  # the id of the child's first message: it has imported the SDK and can take calls
 _CANCEL = "cancel"
+_WARM_UP = "warm_up"
 # the methods of `OpenAIChatClient` the child makes for its parent
 METHODS = ("acomplete", "aembed")
 
@@ -193,6 +194,19 @@ class ModelIOProcess:
                 self._writer.write(_frame((call_id, _CANCEL, None, ())))
             raise
 
+    def warm_up(self, options: dict) -> None:
+        """Have the child make its client for `options` now, before the first call needs it.
+
+        Args:
+            options (dict): The client's options (`OpenAIChatClient`'s).
+
+        """
+        asyncio.get_running_loop().create_task(self._warm_up(options))
+
+    async def _warm_up(self, options: dict) -> None:
+        if await self.available():
+            self._writer.write(_frame((next(self._ids), _WARM_UP, options, ())))
+
     def close(self) -> None:
         """Close the child's input; it ends its calls and exits. Never waits."""
         self._closed = True
@@ -264,6 +278,9 @@ class _Child:
             task = self.tasks.pop(call_id, None)
             if task is not None:
                 task.cancel()
+            return
+        if method == _WARM_UP:
+            self.client(options).warm_up()
             return
         task = self.loop.create_task(self.run(call_id, method, options, args))
         self.tasks[call_id] = task
