@@ -12,7 +12,9 @@ reaches the player's connection:
 
 The assistants keep the default `tick_rate` (5 s): an answer that waited for the tick would
 take 2.5 s more on average. The server's reactor-thread CPU per answered turn (`thread_time`
-read in the reactor thread) and the threads of the server process are reported with it.
+read in the reactor thread) and the threads of the server process are reported with it, and
+where the model calls were made: the model I/O process (its CPU per answered turn too) or the
+server itself.
 
 """
 
@@ -76,6 +78,24 @@ class _ReactorCpu:
         return max(0.0, spent - idle) / max(count, 1)
 
 
+def _io_process(client: Client) -> str:
+    """Where the server makes its model calls (`QueueStats.io_process`)."""
+    return _value(
+        client,
+        "__import__('ai_assistant.model_queue', fromlist=['_']).current_stats().io_process",
+    )
+
+
+def _process_cpu(pid: int) -> float:
+    """Seconds of CPU a process has used (Linux's /proc; 0 elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _threads(client: Client) -> int:
     return int(_value(client, "__import__('threading').active_count()"))
 
@@ -113,8 +133,9 @@ def reply_latency(folder: str, quick: bool = False, latency: float = LATENCY) ->
     game = _game_dir(folder, model.base_url, telnet, os.path.join(folder, "lag8.txt"), DEFAULTS)
     env = server_env()
     one, many, asked_many = [], [], 0
-    cpu_many = 0.0
+    cpu_many = io_cpu_many = 0.0
     threads_seen = 0
+    io_process = ""
     ev = "__import__('evennia')"
     try:
         done = _evennia(game, "migrate", env=env)
@@ -163,6 +184,9 @@ def reply_latency(folder: str, quick: bool = False, latency: float = LATENCY) ->
         )
         _settle(model)
         answer = re.compile(r"^Helper\d+ says.*?number (b-\d+)", re.MULTILINE)
+        io_process = _io_process(admin)
+        io_pid = int(io_process.split()[1]) if io_process.startswith("process ") else None
+        io_cpu = _process_cpu(io_pid) if io_pid else 0.0
         cpu = _ReactorCpu(admin)
         for n in range(rounds):
             many += _ask(
@@ -172,6 +196,8 @@ def reply_latency(folder: str, quick: bool = False, latency: float = LATENCY) ->
             threads_seen = max(threads_seen, _threads(admin))
             _settle(model)
         cpu_many = cpu.per(len(many))
+        if io_pid:
+            io_cpu_many = (_process_cpu(io_pid) - io_cpu) / max(len(many), 1)
         admin.close()
         talker.close()
     finally:
@@ -184,7 +210,9 @@ def reply_latency(folder: str, quick: bool = False, latency: float = LATENCY) ->
     many_passed = len(many) == asked_many and many_p99 <= 3 * latency
     shared = (
         f"reactor CPU per answered turn {cpu_many * 1000:.1f} ms ({crowd} at once, idle CPU "
-        f"subtracted); the server process ran {threads_seen} threads"
+        f"subtracted); the server process ran {threads_seen} threads; model calls made "
+        f"{io_process}"
+        + (f" ({io_cpu_many * 1000:.1f} ms of its CPU per answered turn)" if io_cpu_many else "")
     )
     return [
         Result(

@@ -129,12 +129,26 @@ BENCH_STALL_SECONDS = {float(os.environ.get("BENCH_STALL_MS", 300)) / 1000!r}
 AI_ASSISTANT_BASE_URL = {model_url!r}
 AI_ASSISTANT_API_KEY = "bench"
 AI_ASSISTANT_MODEL_THREADS = {int(os.environ.get("BENCH_MODEL_THREADS", 4))}
-AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT = {int(os.environ.get("BENCH_CALLS_IN_FLIGHT", 64))}
-AI_ASSISTANT_DEFAULTS = {defaults or BENCH_1_DEFAULTS!r}
+{_optional_settings()}AI_ASSISTANT_DEFAULTS = {defaults or BENCH_1_DEFAULTS!r}
 # the talker is one player addressing every assistant: the per-player limit would hold it back
 AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE = 0
 """)
     return game
+
+
+def _optional_settings() -> str:
+    """Settings a run may change from the contrib's defaults, for a comparison:
+    `BENCH_CALLS_IN_FLIGHT` (a number) and `BENCH_MODEL_IO_PROCESS` ("0" or "1")."""
+    lines = []
+    if os.environ.get("BENCH_CALLS_IN_FLIGHT"):
+        lines.append(
+            f"AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT = {int(os.environ['BENCH_CALLS_IN_FLIGHT'])}"
+        )
+    if os.environ.get("BENCH_MODEL_IO_PROCESS"):
+        lines.append(
+            f"AI_ASSISTANT_MODEL_IO_PROCESS = {os.environ['BENCH_MODEL_IO_PROCESS'] != '0'}"
+        )
+    return "\n".join(lines)
 
 
 def _evennia(game: Path, *args: str, env: dict) -> subprocess.CompletedProcess:

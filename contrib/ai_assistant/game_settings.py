@@ -11,7 +11,7 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_MODEL` | None ("gpt-4o-mini") | chat model, unless an assistant sets `model` |
 | `AI_ASSISTANT_EMBEDDING_MODEL` | None (lexical search only) | embeddings model |
 | `AI_ASSISTANT_DEFAULTS` | {} | per-assistant configuration defaults, game-wide |
-| `AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT` | 64 | model calls in flight at once, server-wide |
+| `AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT` | 128 | model calls in flight at once, server-wide |
 | `AI_ASSISTANT_MODEL_THREADS` | 4 | threads for model calls of clients without coroutines |
 | `AI_ASSISTANT_MODEL_IO_PROCESS` | True | the OpenAI client's calls are made in a child process, off the reactor's interpreter lock (`llm/io_process.py`) |
 | `AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE` | 10 | turns one player's lines may start per minute, all assistants together (0: no limit) |

@@ -9,7 +9,7 @@ the OpenAI SDK's async client, so a hundred calls in flight are a hundred socket
 threads, and the reactor thread does no HTTP and no parsing of replies.
 
 - **In flight**: at most `max_in_flight` calls at once, server-wide
-  (`AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT`, 64). The rest wait in the queue.
+  (`AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT`, 128). The rest wait in the queue.
 - **Fair**: each owner (assistant) has its own line, and a free slot goes to the next owner
   in turn (round robin): an assistant with many calls waiting cannot hold back the others.
 - **Rate limits, once for everyone**: when the provider refuses a call with a 429, nothing more
@@ -43,7 +43,7 @@ from .driver import DEFAULT_MODEL_THREADS, BlockingWork, AbandonedThreadPool
 from .llm.client import CANCELLED, RATE_LIMIT, LLMError, close_async_clients, use_io_process
 from .llm.io_process import ModelIOProcess
 
-DEFAULT_MAX_IN_FLIGHT = 64
+DEFAULT_MAX_IN_FLIGHT = 128
 # how often a call refused with a 429 goes back into the queue before it fails
 RATE_LIMIT_RETRIES = 2
 FIRST_PAUSE, LONGEST_PAUSE = 1.0, 60.0
