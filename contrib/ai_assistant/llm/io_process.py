@@ -39,6 +39,7 @@ _HEADER = struct.Struct(">I")
 _READY = 0  # the id of the child's first message: it has imported the SDK and can take calls
 _CANCEL = "cancel"
 _WARM_UP = "warm_up"
+READY_WITHIN = 30.0  # seconds for the child's imports; one that takes longer is not used
 # the methods of `OpenAIChatClient` the child makes for its parent
 METHODS = ("acomplete", "aembed")
 
@@ -124,12 +125,16 @@ class ModelIOProcess:
             asyncio.get_running_loop().create_task(self._started())
 
     async def _started(self) -> None:
-        if self._writer is not None or self._closed or self.failed:
+        """Return once the child is ready for calls, or cannot be (`failed`, or closed)."""
+        if self._closed or self.failed or (self._writer is not None and self._ready):
             return
-        if self._starting is not None:
-            return await asyncio.shield(self._starting)
+        if self._starting is None:
+            self._starting = asyncio.get_running_loop().create_future()
+            self._start_child()
+        await asyncio.shield(self._starting)
+
+    def _start_child(self) -> None:
         loop = asyncio.get_running_loop()
-        self._starting = loop.create_future()
         env = dict(os.environ)
         # the parent's import path, so the child imports this package as the server does
         env["PYTHONPATH"] = os.pathsep.join(path for path in sys.path if path)
@@ -139,19 +144,33 @@ class ModelIOProcess:
             )
         except OSError as error:
             self.failed = f"it could not be started: {error}"
-        else:
-            self._process, self._ready = process, False
-            try:
-                # the pipes become the loop's transports: writes never block its thread
-                frames = _Frames(self._received, self._child_ended)
-                self._writer, _ = await loop.connect_write_pipe(asyncio.Protocol, process.stdin)
-                await loop.connect_read_pipe(lambda: frames, process.stdout)
-            except (NotImplementedError, OSError) as error:  # a loop without pipe transports
-                self.failed = f"its pipes could not be used: {error}"
-                self._writer = None
-                process.kill()
+            return self._start_settled()
+        self._process, self._ready = process, False
+        loop.create_task(self._connect(process))
+
+    async def _connect(self, process: subprocess.Popen) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            # the pipes become the loop's transports: writes never block its thread
+            frames = _Frames(self._received, self._child_ended)
+            self._writer, _ = await loop.connect_write_pipe(asyncio.Protocol, process.stdin)
+            await loop.connect_read_pipe(lambda: frames, process.stdout)
+        except (NotImplementedError, OSError) as error:  # a loop without pipe transports
+            self.failed = f"its pipes could not be used: {error}"
+            self._writer = None
+            process.kill()
+            return self._start_settled()
+        loop.call_later(READY_WITHIN, self._not_ready_in_time, process)
+
+    def _not_ready_in_time(self, process: subprocess.Popen) -> None:
+        if process is self._process and not self._ready and process.poll() is None:
+            self.failed = f"it was not ready within {READY_WITHIN:.0f} s"
+            process.kill()  # its pipes close: `_child_ended` settles the rest
+
+    def _start_settled(self) -> None:
         starting, self._starting = self._starting, None
-        starting.set_result(None)
+        if starting is not None and not starting.done():
+            starting.set_result(None)
 
     async def available(self) -> bool:
         """Start the child if it is not running; True when it runs, False when it cannot.
@@ -217,6 +236,7 @@ class ModelIOProcess:
         call_id, ok, value = message
         if call_id == _READY:
             self._ready = True
+            self._start_settled()
             return
         future = self._pending.pop(call_id, None)
         if future is None or future.done():
@@ -231,16 +251,20 @@ class ModelIOProcess:
         code = process.poll() if process is not None else None
         if process is not None and code is None:
             _reap_soon(asyncio.get_running_loop(), process)
-        if not self._ready and not self._closed:
+        if not self._ready and not self._closed and not self.failed:
             # it never got as far as taking calls: starting it again would fail the same way
-            self.failed = f"it exited before it was ready (exit code {code})"
+            self.failed = "it exited before it was ready" + (
+                f" (exit code {code})" if code is not None else ""
+            )
+        self._start_settled()
         pending, self._pending = self._pending, {}
         for future in pending.values():
             if not future.done():
                 future.set_exception(
                     LLMError(
                         CONNECTION,
-                        f"The model I/O process ended (exit code {code}) before the reply came.",
+                        "The model I/O process ended before the reply came"
+                        + (f" (exit code {code})." if code is not None else "."),
                     )
                 )
 

@@ -1,0 +1,292 @@
+"""
+The model I/O process: the OpenAI client's calls made by a child of the server, the replies and
+the provider's errors brought back whole, a child that dies or cannot start never leaving a call
+stuck, and the API key kept out of the child's command line and environment.
+
+"""
+
+import asyncio
+import os
+import signal
+import sys
+import time
+
+import pytest
+from django.test import override_settings
+
+from ai_assistant.llm.client import (
+    BAD_REQUEST,
+    CONNECTION,
+    RATE_LIMIT,
+    ChatRequest,
+    EndpointSettings,
+    LLMError,
+    OpenAIChatClient,
+    close_async_clients,
+    use_io_process,
+)
+from ai_assistant.llm.io_process import ModelIOProcess, _error_from, _error_message
+from ai_assistant.model_queue import ModelCallQueue
+from ai_assistant.testing.server import (
+    LocalModelServer,
+    ScriptedResponder,
+    error_reply,
+    slow,
+    text_reply,
+    tool_call,
+    tool_reply,
+)
+
+from .test_model_queue import Results, _until
+
+KEY = "sk-test-not-for-the-child-environment"
+
+
+def _request(text="hello"):
+    return ChatRequest(model="local", messages=[{"role": "user", "content": text}])
+
+
+def _client(server):
+    # no retries by the SDK: a scripted error is the answer, not a reason to ask again
+    return OpenAIChatClient(EndpointSettings(base_url=server.base_url, api_key=KEY, max_retries=0))
+
+
+def _in_loop(test, io=None):
+    """Run `test(io)` in a fresh event loop whose coroutine calls go through `io`."""
+
+    async def run():
+        process = io or ModelIOProcess()
+        use_io_process(asyncio.get_running_loop(), process)
+        try:
+            return await test(process)
+        finally:
+            use_io_process(asyncio.get_running_loop(), None)
+            process.close()
+            await close_async_clients()  # a call made in this process (the fallback) opened one
+
+    return asyncio.run(run())
+
+
+def _gone(pid, timeout=5.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_calls_are_made_in_the_child_and_come_back_whole():
+    responder = ScriptedResponder().add(
+        tool_reply(tool_call("say", {"text": "Welcome."}, call_id="c1")),
+        text_reply("Goodbye."),
+    )
+
+    async def test(io):
+        with LocalModelServer(responder) as server:
+            client = _client(server)
+            first = await client.acomplete(_request("Talker says: hi"))
+            second = await client.acomplete(_request("Talker says: bye"))
+            vectors = await client.aembed("embed", ["a cat", "a dog"])
+            return first, second, vectors, io.pid
+
+    first, second, vectors, pid = _in_loop(test)
+    assert pid is not None and pid != os.getpid()
+    assert [(c.id, c.name, c.arguments) for c in first.tool_calls] == [
+        ("c1", "say", '{"text": "Welcome."}')
+    ]
+    assert first.usage.prompt > 0 and first.latency_ms > 0
+    assert second.content == "Goodbye." and second.finish_reason == "stop"
+    assert len(vectors) == 2 and vectors[0] != vectors[1]
+    # the provider saw the messages as the server sent them
+    assert [r["messages"][-1]["content"] for r in responder.requests] == [
+        "Talker says: hi",
+        "Talker says: bye",
+    ]
+    responder.verify()
+
+
+def test_the_providers_errors_come_back_as_the_server_would_meet_them():
+    responder = ScriptedResponder().add(error_reply(429, "slow down"), error_reply(400, "bad"))
+
+    async def test(io):
+        errors = []
+        with LocalModelServer(responder) as server:
+            client = _client(server)
+            for _ in range(2):
+                with pytest.raises(LLMError) as raised:
+                    await client.acomplete(_request())
+                errors.append(raised.value)
+        return errors
+
+    limited, bad = _in_loop(test)
+    assert (limited.kind, limited.status) == (RATE_LIMIT, 429)
+    assert (bad.kind, bad.status) == (BAD_REQUEST, 400)
+    assert "slow down" in str(limited)
+    # the provider's wait crosses the pipe with the error
+    again = _error_from(_error_message(LLMError(RATE_LIMIT, "wait", 429, retry_after=2.5)))
+    assert (again.kind, str(again), again.status, again.retry_after) == (
+        RATE_LIMIT,
+        "wait",
+        429,
+        2.5,
+    )
+    # anything else is named, never passed on raw
+    other = _error_from(_error_message(KeyError("x")))
+    assert other.kind == "other" and "KeyError" in str(other)
+
+
+def test_a_child_that_dies_fails_its_calls_and_the_next_call_starts_another():
+    responder = ScriptedResponder().add(slow(text_reply("never sent"), 5.0), text_reply("again"))
+
+    async def test(io):
+        with LocalModelServer(responder) as server:
+            client = _client(server)
+            call = asyncio.ensure_future(client.acomplete(_request()))
+            while not responder.requests:  # the child has sent it
+                await asyncio.sleep(0.01)
+            first_pid = io.pid
+            os.kill(first_pid, signal.SIGKILL)
+            started = time.monotonic()
+            with pytest.raises(LLMError) as raised:
+                await call
+            ended_after = time.monotonic() - started
+            reply = await client.acomplete(_request())
+            return raised.value, ended_after, first_pid, io.pid, reply
+
+    error, ended_after, first_pid, second_pid, reply = _in_loop(test)
+    assert error.kind == CONNECTION and "ended" in str(error)
+    assert ended_after < 2.0  # not the provider's 5 s: the call ended with the child
+    assert second_pid not in (None, first_pid)
+    assert reply.content == "again"
+
+
+def test_a_child_that_cannot_start_leaves_the_calls_in_the_server():
+    responder = ScriptedResponder().add(text_reply("made here"))
+    broken = ModelIOProcess(command=[sys.executable, "-c", "raise SystemExit(3)"])
+
+    async def test(io):
+        with LocalModelServer(responder) as server:
+            return await _client(server).acomplete(_request())
+
+    reply = _in_loop(test, broken)
+    assert reply.content == "made here"
+    assert broken.failed.startswith("it exited before it was ready")
+
+
+def test_closing_never_waits_and_the_child_exits():
+    responder = ScriptedResponder().add(slow(text_reply("too late"), 3.0))
+
+    async def test(io):
+        with LocalModelServer(responder) as server:
+            call = asyncio.ensure_future(_client(server).acomplete(_request()))
+            while not responder.requests:
+                await asyncio.sleep(0.01)
+            pid = io.pid
+            started = time.monotonic()
+            io.close()
+            closed_in = time.monotonic() - started
+            with pytest.raises(LLMError) as raised:
+                await call
+            return pid, closed_in, raised.value
+
+    pid, closed_in, error = _in_loop(test)
+    assert closed_in < 0.1
+    assert error.kind == CONNECTION
+    assert _gone(pid)
+
+
+def test_the_api_key_stays_out_of_the_childs_command_line_and_environment():
+    responder = ScriptedResponder().add(text_reply("ok"))
+
+    async def test(io):
+        with LocalModelServer(responder) as server:
+            await _client(server).acomplete(_request())
+            with open(f"/proc/{io.pid}/cmdline", "rb") as cmdline:
+                command = cmdline.read()
+            with open(f"/proc/{io.pid}/environ", "rb") as environ:
+                environment = environ.read()
+            return command, environment
+
+    if not os.path.exists("/proc/self/environ"):
+        pytest.skip("reads the child's command line from /proc")
+    command, environment = _in_loop(test)
+    assert b"ai_assistant.llm.io_process" in command
+    assert KEY.encode() not in command and KEY.encode() not in environment
+
+
+def test_the_queue_sends_its_calls_through_the_child_and_ends_it_at_shutdown():
+    responder = ScriptedResponder().add(text_reply("through the queue"))
+    with LocalModelServer(responder) as server:
+        client = _client(server)
+
+        class Call:
+            def __call__(self):
+                raise AssertionError("the queue must use the coroutine form")
+
+            def coroutine(self):
+                return client.acomplete(_request())
+
+        queue = ModelCallQueue(deliver=lambda func, *args: func(*args), io_process=True).start()
+        try:
+            results = Results()
+            results.track("call", queue.submit("aria", Call()))
+            results.wait(1, timeout=20)
+            where = queue.stats().io_process
+        finally:
+            queue.abandon()
+    assert results.values["call"].content == "through the queue"
+    assert where.startswith("process ")
+    assert _gone(int(where.split()[1]))
+    # without the option, the calls are made in the server
+    plain = ModelCallQueue(deliver=lambda func, *args: func(*args)).start()
+    try:
+        assert plain.stats().io_process == "in the server"
+    finally:
+        plain.abandon()
+
+
+def test_the_game_setting_is_checked():
+    from ai_assistant import game_settings
+
+    assert game_settings.model_io_process() is True
+    with override_settings(AI_ASSISTANT_MODEL_IO_PROCESS="yes"):
+        with pytest.raises(ValueError, match="AI_ASSISTANT_MODEL_IO_PROCESS must be True or False"):
+            game_settings.model_io_process()
+    with override_settings(AI_ASSISTANT_MODEL_IO_PROCESS=False):
+        assert game_settings.model_io_process() is False
+
+
+def test_a_wrong_method_is_refused_before_anything_is_sent():
+    async def test(io):
+        with pytest.raises(ValueError, match="not a model call"):
+            await io.call("complete_everything", {}, None)
+        return io.pid
+
+    assert _in_loop(test) is None  # nothing was started for it
+
+
+def test_status_says_where_the_calls_are_made():
+    from ai_assistant.commands import CmdAssistant
+
+    stats = dict(
+        in_flight=0,
+        max_in_flight=128,
+        queued=0,
+        owners_waiting=0,
+        calls=3,
+        rate_limited=0,
+        paused_for=0.0,
+        wait_p50_ms=0.0,
+        wait_max_ms=0.0,
+    )
+    command = CmdAssistant()
+    assert "made process 4242" in command.format_model_calls(
+        {**stats, "io_process": "process 4242"}
+    )
+    failed = "in the server: the model I/O process failed (it exited before it was ready)"
+    assert f"|y{failed}|n" in command.format_model_calls({**stats, "io_process": failed})
