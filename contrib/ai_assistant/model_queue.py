@@ -6,10 +6,14 @@ A turn yields its model call as work (`driver.ModelWork`); on a live server the 
 to this queue with the assistant as its owner, and gets a Deferred that fires on the reactor
 thread. The queue runs an asyncio event loop in one daemon thread: each call is a coroutine of
 the OpenAI SDK's async client, so a hundred calls in flight are a hundred sockets, not a hundred
-threads, and the reactor thread does no HTTP and no parsing of replies.
+threads, and the reactor thread does no HTTP and no parsing of replies. With `io_process` (the
+game setting `AI_ASSISTANT_MODEL_IO_PROCESS`, on by default) those coroutines hand their
+requests to the model I/O process (`ai_assistant.llm.io_process`), so the SDK's Python work
+does not take the interpreter lock from the reactor either.
 
 - **In flight**: at most `max_in_flight` calls at once, server-wide
-  (`AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT`, 128). The rest wait in the queue.
+  (`AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT`, 128: a room of a hundred assistants addressed at
+  once is served at once). The rest wait in the queue.
 - **Fair**: each owner (assistant) has its own line, and a free slot goes to the next owner
   in turn (round robin): an assistant with many calls waiting cannot hold back the others.
 - **Rate limits, once for everyone**: when the provider refuses a call with a 429, nothing more

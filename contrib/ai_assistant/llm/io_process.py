@@ -247,7 +247,9 @@ class ModelIOProcess:
             future.set_exception(_error_from(value))
 
     def _child_ended(self) -> None:
-        process, self._writer = self._process, None
+        process, writer, self._writer = self._process, self._writer, None
+        if writer is not None:
+            writer.close()
         code = process.poll() if process is not None else None
         if process is not None and code is None:
             _reap_soon(asyncio.get_running_loop(), process)
