@@ -128,16 +128,16 @@ def test_the_providers_errors_come_back_as_the_server_would_meet_them():
     assert (bad.kind, bad.status) == (BAD_REQUEST, 400)
     assert "slow down" in str(limited)
     # the provider's wait crosses the pipe with the error
-    again = _error_from(_error_message(LLMError(RATE_LIMIT, "wait", 429, retry_after=2.5)))
+    again = _error_from(_error_message(LLMError(RATE_LIMIT, "wait", 429, retry_after=2.5), [KEY]))
     assert (again.kind, str(again), again.status, again.retry_after) == (
         RATE_LIMIT,
         "wait",
         429,
         2.5,
     )
-    # anything else is named, never passed on raw
-    other = _error_from(_error_message(KeyError("x")))
-    assert other.kind == "other" and "KeyError" in str(other)
+    # anything else is named, and the key taken out of its text
+    other = _error_from(_error_message(KeyError(f"no {KEY} here"), [KEY]))
+    assert other.kind == "other" and "KeyError" in str(other) and KEY not in str(other)
 
 
 def test_a_child_that_dies_fails_its_calls_and_the_next_call_starts_another():

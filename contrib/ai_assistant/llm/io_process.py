@@ -33,6 +33,7 @@ import sys
 from itertools import count
 from typing import Any
 
+from ..text import redact
 from .client import CONNECTION, OTHER, EndpointSettings, LLMError, OpenAIChatClient
 
 _HEADER = struct.Struct(">I")
@@ -75,11 +76,17 @@ def _frame(message: Any) -> bytes:
     return _HEADER.pack(len(data)) + data
 
 
-def _error_message(error: BaseException) -> tuple:
-    if isinstance(error, LLMError):
+def _error_message(error: BaseException, secrets: list[str]) -> tuple:
+    if isinstance(error, LLMError):  # the client has already taken the key out of its text
         return ("LLMError", error.kind, str(error), error.status, error.retry_after)
-    # anything else is the SDK's or ours, not the provider's: name it, never pass it raw
-    return ("LLMError", OTHER, f"{type(error).__name__}: {error}"[:300], None, None)
+    # anything else crosses as an LLMError too: its type named, the key taken out, cut short
+    return (
+        "LLMError",
+        OTHER,
+        redact(f"{type(error).__name__}: {error}", secrets)[:300],
+        None,
+        None,
+    )
 
 
 def _error_from(message: tuple) -> LLMError:
@@ -319,7 +326,7 @@ class _Child:
         except asyncio.CancelledError:
             return
         except BaseException as error:  # noqa: BLE001 - every failure goes back to the caller
-            self.send((call_id, False, _error_message(error)))
+            self.send((call_id, False, _error_message(error, [options.get("api_key") or ""])))
         else:
             self.send((call_id, True, value))
         finally:
