@@ -80,10 +80,9 @@ class _ReactorCpu:
 
 def _io_process(client: Client) -> str:
     """Where the server makes its model calls (`QueueStats.io_process`)."""
-    return _value(
-        client,
-        "__import__('ai_assistant.model_queue', fromlist=['_']).current_stats().io_process",
-    )
+    # (code from before the model I/O process has no such field: its calls were in the server)
+    stats = "__import__('ai_assistant.model_queue', fromlist=['_']).current_stats()"
+    return _value(client, f"getattr({stats}, 'io_process', 'in the server')")
 
 
 def _process_cpu(pid: int) -> float:

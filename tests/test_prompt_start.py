@@ -323,6 +323,23 @@ class TestWarmUp(AssistantTestCase):
         assert warm.__self__.__class__.__name__ == "OpenAIChatClient" and warm.__name__ == "warm_up"
         assert queue.return_value.run_on_loop.call_count == 1
         assert self.responder.requests == []  # warming up sends nothing to the provider
+        # the queue is made as the game's settings say: its calls in the model I/O process
+        queue.assert_called_once_with(128, 4, True)
+
+    def test_the_game_may_keep_the_model_calls_in_the_server(self):
+        from django.test import override_settings
+
+        from ai_assistant import scripts
+
+        with (
+            patch.object(scripts, "reactor") as fake,
+            patch.object(scripts, "model_queue") as queue,
+            patch.object(scripts, "_warmed_up", False),
+            override_settings(AI_ASSISTANT_MODEL_IO_PROCESS=False),
+        ):
+            fake.running = True
+            self.script.at_server_start()
+        queue.assert_called_once_with(128, 4, False)
 
     def test_tests_and_headless_runs_warm_nothing(self):
         from ai_assistant import scripts

@@ -11,8 +11,8 @@ Each call comes in two forms that send the same request and build the same reply
 event loop, many at once, without a thread per call. On a live server that loop has a model
 I/O process (`use_io_process`, `ai_assistant.llm.io_process`): the coroutines hand their
 requests to it, and it makes them with this same client in a child process. Neither form
-touches the game: the shell applies the reply on the reactor thread. Every failure surfaces as `LLMError` with a `kind` that the
-usage accounting counts.
+touches the game: the shell applies the reply on the reactor thread. Every failure surfaces as
+`LLMError` with a `kind` that the usage accounting counts.
 
 """
 
@@ -264,15 +264,15 @@ def use_io_process(loop, process) -> None:
         _io_processes[loop] = process
 
 
+_LOCAL = object()  # what `_in_io_process` returns when the call is to be made here
+
+
 async def _in_io_process(method: str, options: dict, *args):
     """Make the call in the running loop's model I/O process; `_LOCAL` when there is none."""
     process = _io_processes.get(asyncio.get_running_loop())
     if process is None or not await process.available():
         return _LOCAL
     return await process.call(method, options, *args)
-
-
-_LOCAL = object()
 
 
 class OpenAIChatClient:
