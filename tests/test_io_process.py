@@ -178,6 +178,27 @@ def test_a_child_that_cannot_start_leaves_the_calls_in_the_server():
     assert broken.failed.startswith("it exited before it was ready")
 
 
+def test_what_the_child_prints_is_not_taken_for_a_reply():
+    responder = ScriptedResponder().add(text_reply("clean"))
+    # a library that prints on stdout as it loads, before the child takes its first call
+    noisy = ModelIOProcess(
+        command=[
+            sys.executable,
+            "-c",
+            "print('loaded, with a banner', flush=True); import runpy; "
+            "runpy.run_module('ai_assistant.llm.io_process', run_name='__main__')",
+        ]
+    )
+
+    async def test(io):
+        with LocalModelServer(responder) as server:
+            return await _client(server).acomplete(_request()), io.pid
+
+    reply, pid = _in_loop(test, noisy)
+    assert reply.content == "clean"
+    assert noisy.failed is None and pid is not None  # answered by the child, not the fallback
+
+
 def test_closing_never_waits_and_the_child_exits():
     responder = ScriptedResponder().add(slow(text_reply("too late"), 3.0))
 

@@ -12,15 +12,15 @@ pipe and gets the finished reply back, which costs a small fraction of the SDK's
   `LLMError` the child met. The child is started on first use (or by `start`) and again
   after it has died; a child that dies before it is ready marks the process `failed`, and the
   caller then makes its calls in its own process (see `OpenAIChatClient.acomplete`).
-- **Child side**, `python -m ai_assistant.llm.io_process`: one event loop making every call
+- **Child side**, `python -m ai_assistant.llm.io_process <fd>`: one event loop making every call
   with the same `OpenAIChatClient` the server would use. It stops when its input closes: when
   the server shuts down, reloads or dies, so it never outlives the server.
 
-Calls and replies cross the pipe as length-prefixed pickles. The pipe joins two processes of the
-same program and nothing else can write to it. The endpoint's options, the API key among them,
-go over the pipe with each call; they are never put in the child's command line or environment.
-The child writes nothing else on the pipe: what it would print goes to its stderr, the server's
-log.
+Calls go to the child's stdin and replies come back on a pipe of their own (its descriptor is
+the child's last argument), as length-prefixed pickles. The pipes join two processes of the same
+program and nothing else can write to them; what the child prints goes to the server's log, not
+into a reply. The endpoint's options, the API key among them, go over the pipe with each call;
+they are never put in the child's command line or environment.
 
 """
 
@@ -142,27 +142,40 @@ class ModelIOProcess:
 
     def _start_child(self) -> None:
         loop = asyncio.get_running_loop()
+        if os.name == "nt":
+            self.failed = "Windows cannot hand it its pipe"
+            return self._start_settled()
         env = dict(os.environ)
         # the parent's import path, so the child imports this package as the server does
         env["PYTHONPATH"] = os.pathsep.join(path for path in sys.path if path)
+        # the replies come back on a pipe of their own, not on the child's stdout: what a
+        # library prints there (in the server's log) cannot be taken for a reply
+        replies, reply_end = os.pipe()
         try:
             process = subprocess.Popen(
-                self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+                [*self._command, str(reply_end)],
+                stdin=subprocess.PIPE,
+                pass_fds=(reply_end,),
+                env=env,
             )
         except OSError as error:
+            os.close(replies)
             self.failed = f"it could not be started: {error}"
             return self._start_settled()
+        finally:
+            os.close(reply_end)
         self._process, self._ready = process, False
-        loop.create_task(self._connect(process))
+        loop.create_task(self._connect(process, os.fdopen(replies, "rb", buffering=0)))
 
-    async def _connect(self, process: subprocess.Popen) -> None:
+    async def _connect(self, process: subprocess.Popen, replies) -> None:
         loop = asyncio.get_running_loop()
         try:
             # the pipes become the loop's transports: writes never block its thread
             frames = _Frames(self._received, self._child_ended)
             self._writer, _ = await loop.connect_write_pipe(asyncio.Protocol, process.stdin)
-            await loop.connect_read_pipe(lambda: frames, process.stdout)
+            await loop.connect_read_pipe(lambda: frames, replies)
         except (NotImplementedError, OSError) as error:  # a loop without pipe transports
+            replies.close()
             self.failed = f"its pipes could not be used: {error}"
             self._writer = None
             process.kill()
@@ -361,11 +374,9 @@ async def _serve(in_fd: int, out_fd: int) -> None:
 
 
 def main() -> None:
-    """The child's entry point: serve calls on stdin/stdout until stdin closes."""
-    # the pipe is ours alone: anything printed (a library's warning) goes to stderr instead
-    out_fd = os.dup(1)
-    os.dup2(2, 1)
-    asyncio.run(_serve(0, out_fd))
+    """The child's entry point: serve the calls read on stdin until it closes, writing the
+    replies to the pipe whose descriptor is the last argument."""
+    asyncio.run(_serve(0, int(sys.argv[-1])))
 
 
 if __name__ == "__main__":
