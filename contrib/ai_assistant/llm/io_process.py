@@ -174,7 +174,7 @@ class ModelIOProcess:
             frames = _Frames(self._received, self._child_ended)
             self._writer, _ = await loop.connect_write_pipe(asyncio.Protocol, process.stdin)
             await loop.connect_read_pipe(lambda: frames, replies)
-        except (NotImplementedError, OSError) as error:  # a loop without pipe transports
+        except (RuntimeError, OSError) as error:  # a loop that cannot watch pipes
             replies.close()
             self.failed = f"its pipes could not be used: {error}"
             self._writer = None
