@@ -8,6 +8,7 @@ stuck, and the API key kept out of the child's command line and environment.
 import asyncio
 import os
 import signal
+import struct
 import sys
 import time
 
@@ -18,6 +19,7 @@ from ai_assistant.llm.client import (
     BAD_REQUEST,
     CONNECTION,
     RATE_LIMIT,
+    TIMEOUT,
     ChatRequest,
     EndpointSettings,
     LLMError,
@@ -25,6 +27,7 @@ from ai_assistant.llm.client import (
     close_async_clients,
     use_io_process,
 )
+from ai_assistant.llm import io_process
 from ai_assistant.llm.io_process import ModelIOProcess, _error_from, _error_message
 from ai_assistant.model_queue import ModelCallQueue
 from ai_assistant.testing.server import (
@@ -311,3 +314,103 @@ def test_status_says_where_the_calls_are_made():
     )
     failed = "in the server: the model I/O process failed (it exited before it was ready)"
     assert f"|y{failed}|n" in command.format_model_calls({**stats, "io_process": failed})
+
+
+def test_a_child_that_cannot_be_run_leaves_the_calls_in_the_server():
+    responder = ScriptedResponder().add(text_reply("made here"))
+    missing = ModelIOProcess(command=["/nonexistent/python-for-the-model-io-process"])
+
+    async def test(io):
+        with LocalModelServer(responder) as server:
+            return await _client(server).acomplete(_request())
+
+    assert _in_loop(test, missing).content == "made here"
+    assert missing.failed.startswith("it could not be started")
+
+
+def test_a_child_that_is_not_ready_in_time_is_stopped_and_not_used(monkeypatch):
+    monkeypatch.setattr(io_process, "READY_WITHIN", 0.5)
+    responder = ScriptedResponder().add(text_reply("made here"))
+    stuck = ModelIOProcess(command=[sys.executable, "-c", "import time; time.sleep(60)"])
+
+    async def test(io):
+        with LocalModelServer(responder) as server:
+            reply = await _client(server).acomplete(_request())
+        end = time.monotonic() + 5
+        while io._process.poll() is None and time.monotonic() < end:  # reaped, not a zombie
+            await asyncio.sleep(0.05)
+        return reply, io._process.poll()
+
+    reply, code = _in_loop(test, stuck)
+    assert reply.content == "made here"
+    assert stuck.failed.startswith("it was not ready within")
+    assert code is not None
+
+
+def test_a_child_that_hangs_does_not_hold_a_call_for_ever(monkeypatch):
+    monkeypatch.setattr(io_process, "CALL_MARGIN", 0.5)
+    responder = ScriptedResponder().add(slow(text_reply("never read"), 3.0))
+
+    async def test(io):
+        with LocalModelServer(responder) as server:
+            client = OpenAIChatClient(
+                EndpointSettings(base_url=server.base_url, api_key=KEY, timeout=1.0, max_retries=0)
+            )
+            await io.available()
+            os.kill(io.pid, signal.SIGSTOP)  # alive, but answering nothing
+            started = time.monotonic()
+            try:
+                with pytest.raises(LLMError) as raised:
+                    await client.acomplete(_request())
+            finally:
+                os.kill(io.pid, signal.SIGCONT)
+            return raised.value, time.monotonic() - started
+
+    error, waited = _in_loop(test)
+    assert error.kind == TIMEOUT and "gave no reply within" in str(error)
+    assert waited < 3.0  # the SDK's 1 s and the margin, not the provider's 3 s or for ever
+
+
+GARBLING_CHILD = """
+import os, pickle, struct, sys, time
+replies = int(sys.argv[-1])
+ready = pickle.dumps((0, True, os.getpid()))
+os.write(replies, struct.pack(">I", len(ready)) + ready)
+sys.stdin.buffer.read(4)  # a call came
+os.write(replies, struct.pack(">I", 5) + b"xxxxx")  # and this is no reply
+time.sleep(60)
+"""
+
+
+def test_a_reply_that_cannot_be_read_ends_the_child_and_the_call():
+    garbling = ModelIOProcess(command=[sys.executable, "-c", GARBLING_CHILD])
+
+    async def test(io):
+        await io.available()
+        pid = io.pid
+        started = time.monotonic()
+        with pytest.raises(LLMError) as raised:
+            await io.call(
+                "acomplete", {"api_key": KEY, "timeout": 1.0, "max_retries": 0}, _request()
+            )
+        return raised.value, time.monotonic() - started, pid
+
+    error, waited, pid = _in_loop(test, garbling)
+    assert error.kind == CONNECTION and waited < 5.0
+    assert _gone(pid)
+
+
+def test_frames_are_read_across_pieces_and_a_bad_one_stops_the_reading():
+    seen, garbled, closed = [], [], []
+    frames = io_process._Frames(seen.append, lambda: closed.append(1), lambda: garbled.append(1))
+    data = io_process._frame(("one", 1)) + io_process._frame({"two": [2, 2]})
+    for index in range(len(data)):  # one byte at a time
+        frames.data_received(data[index : index + 1])
+    assert seen == [("one", 1), {"two": [2, 2]}]
+    # a frame that is no pickle: reported once, the frames before it are not handled again
+    frames.data_received(struct.pack(">I", 3) + b"bad" + io_process._frame("after"))
+    assert garbled == [1] and seen == [("one", 1), {"two": [2, 2]}]
+    frames.data_received(io_process._frame("later"))
+    assert seen == [("one", 1), {"two": [2, 2]}]  # the link is no longer trusted
+    frames.connection_lost(None)
+    assert closed == [1]

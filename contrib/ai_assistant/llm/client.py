@@ -365,7 +365,10 @@ class OpenAIChatClient:
         """Make the coroutine client now, in the calling event loop's thread (or in the loop's
         model I/O process), so the first call does not wait for it (its TLS context and
         connection pool)."""
-        process = _io_processes.get(asyncio.get_running_loop())
+        try:
+            process = _io_processes.get(asyncio.get_running_loop())
+        except RuntimeError:  # no loop runs: the coroutine client is made here
+            process = None
         if process is not None:
             process.warm_up(self._options)
         else:

@@ -34,38 +34,57 @@ from itertools import count
 from typing import Any
 
 from ..text import redact
-from .client import CONNECTION, OTHER, EndpointSettings, LLMError, OpenAIChatClient
+from .client import CONNECTION, OTHER, TIMEOUT, EndpointSettings, LLMError, OpenAIChatClient
 
 _HEADER = struct.Struct(">I")
 _READY = 0  # the id of the child's first message: it has imported the SDK and can take calls
 _CANCEL = "cancel"
 _WARM_UP = "warm_up"
 READY_WITHIN = 30.0  # seconds for the child's imports; one that takes longer is not used
+# seconds a call may take beyond the SDK's timeouts (its retries wait between attempts)
+CALL_MARGIN = 15.0
+DEFAULT_TIMEOUT = 600.0  # the SDK's own, when the options give none
 # the methods of `OpenAIChatClient` the child makes for its parent
 METHODS = ("acomplete", "aembed")
 
 
 class _Frames(asyncio.Protocol):
-    """Length-prefixed pickles in both directions over a pair of pipes."""
+    """Length-prefixed pickles read from a pipe, each handed on as it is complete.
 
-    def __init__(self, on_message, on_closed):
+    Args:
+        on_message (callable): Called with each message.
+        on_closed (callable): Called once the pipe has closed.
+        on_garbled (callable): Called when a frame cannot be read, or handling it raised: the
+            link is not to be trusted further, and nothing more is read from it.
+
+    """
+
+    def __init__(self, on_message, on_closed, on_garbled):
         self._buffer = bytearray()
         self._on_message = on_message
         self._on_closed = on_closed
+        self._on_garbled = on_garbled
+        self._broken = False
 
     def data_received(self, data: bytes) -> None:
+        if self._broken:
+            return
         buffer = self._buffer
         buffer += data
-        start = 0
-        while len(buffer) - start >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(buffer, start)
-            end = start + _HEADER.size + size
+        while len(buffer) >= _HEADER.size:
+            (size,) = _HEADER.unpack_from(buffer)
+            end = _HEADER.size + size
             if len(buffer) < end:
-                break
-            self._on_message(pickle.loads(memoryview(buffer)[start + _HEADER.size : end]))
-            start = end
-        if start:
-            del buffer[:start]
+                return
+            payload = bytes(buffer[_HEADER.size : end])
+            del buffer[:end]  # before it is handled: a frame is never handled twice
+            try:
+                self._on_message(pickle.loads(payload))
+            except Exception:  # noqa: BLE001 - a frame we cannot read breaks the link
+                self._broken = True
+                buffer.clear()
+                self._on_garbled()
+                return
 
     def connection_lost(self, exc) -> None:
         self._on_closed()
@@ -135,16 +154,18 @@ class ModelIOProcess:
         """Return once the child is ready for calls, or cannot be (`failed`, or closed)."""
         if self._closed or self.failed or (self._writer is not None and self._ready):
             return
-        if self._starting is None:
-            self._starting = asyncio.get_running_loop().create_future()
-            self._start_child()
-        await asyncio.shield(self._starting)
+        starting = self._starting
+        if starting is None:
+            starting = self._starting = asyncio.get_running_loop().create_future()
+            try:
+                self._start_child()
+            except Exception as error:  # noqa: BLE001 - no fork, no descriptors: calls stay here
+                self._give_up(f"it could not be started: {error}")
+        await asyncio.shield(starting)
 
     def _start_child(self) -> None:
-        loop = asyncio.get_running_loop()
         if os.name == "nt":
-            self.failed = "Windows cannot hand it its pipe"
-            return self._start_settled()
+            return self._give_up("Windows cannot hand it its pipe")
         env = dict(os.environ)
         # the parent's import path, so the child imports this package as the server does
         env["PYTHONPATH"] = os.pathsep.join(path for path in sys.path if path)
@@ -158,34 +179,54 @@ class ModelIOProcess:
                 pass_fds=(reply_end,),
                 env=env,
             )
-        except OSError as error:
+        except BaseException:
             os.close(replies)
-            self.failed = f"it could not be started: {error}"
-            return self._start_settled()
+            raise
         finally:
             os.close(reply_end)
         self._process, self._ready = process, False
-        loop.create_task(self._connect(process, os.fdopen(replies, "rb", buffering=0)))
+        asyncio.get_running_loop().create_task(
+            self._connect(process, os.fdopen(replies, "rb", buffering=0))
+        )
 
     async def _connect(self, process: subprocess.Popen, replies) -> None:
         loop = asyncio.get_running_loop()
         try:
             # the pipes become the loop's transports: writes never block its thread
-            frames = _Frames(self._received, self._child_ended)
+            frames = _Frames(self._received, self._child_ended, self._garbled)
             self._writer, _ = await loop.connect_write_pipe(asyncio.Protocol, process.stdin)
             await loop.connect_read_pipe(lambda: frames, replies)
-        except (RuntimeError, OSError) as error:  # a loop that cannot watch pipes
+        except Exception as error:  # noqa: BLE001 - a loop that cannot watch pipes
             replies.close()
-            self.failed = f"its pipes could not be used: {error}"
-            self._writer = None
-            process.kill()
-            return self._start_settled()
+            return self._give_up(f"its pipes could not be used: {error}", process)
+        if self._closed:  # closed while it started: its input closes now, and it exits
+            self._writer.close()
+            return
         loop.call_later(READY_WITHIN, self._not_ready_in_time, process)
+
+    def _give_up(self, reason: str, process: subprocess.Popen | None = None) -> None:
+        """The child cannot be used: calls are made in this process from now on."""
+        self.failed = reason
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+        if process is not None:
+            process.kill()
+            if process.stdin is not None:
+                process.stdin.close()
+            _reap_soon(asyncio.get_running_loop(), process)
+        self._start_settled()
 
     def _not_ready_in_time(self, process: subprocess.Popen) -> None:
         if process is self._process and not self._ready and process.poll() is None:
             self.failed = f"it was not ready within {READY_WITHIN:.0f} s"
             process.kill()  # its pipes close: `_child_ended` settles the rest
+
+    def _garbled(self) -> None:
+        # a reply that cannot be read: the calls waiting on it would never end, so the child
+        # goes, and `_child_ended` fails them (the next call starts another)
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
 
     def _start_settled(self) -> None:
         starting, self._starting = self._starting, None
@@ -223,15 +264,23 @@ class ModelIOProcess:
         if not await self.available():
             raise LLMError(CONNECTION, f"The model I/O process is not running ({self.failed}).")
         call_id = next(self._ids)
+        frame = _frame((call_id, method, options, args))
         future = asyncio.get_running_loop().create_future()
         self._pending[call_id] = future
-        self._writer.write(_frame((call_id, method, options, args)))
+        self._writer.write(frame)
+        # the SDK's timeout ends a hung request in the child; this ends the wait if the child
+        # itself hangs, so no call stays in flight for ever
+        limit = _longest_wait(options)
         try:
-            return await future
-        except asyncio.CancelledError:
+            return await asyncio.wait_for(future, limit)
+        except (asyncio.CancelledError, asyncio.TimeoutError) as stopped:
             if self._pending.pop(call_id, None) is not None and self._writer is not None:
                 self._writer.write(_frame((call_id, _CANCEL, None, ())))
-            raise
+            if isinstance(stopped, asyncio.CancelledError):
+                raise
+            raise LLMError(
+                TIMEOUT, f"The model I/O process gave no reply within {limit:.0f} s."
+            ) from None
 
     def warm_up(self, options: dict) -> None:
         """Have the child make its client for `options` now, before the first call needs it.
@@ -291,6 +340,13 @@ class ModelIOProcess:
                 )
 
 
+def _longest_wait(options: dict) -> float:
+    """How long a call may take in the child: each of the SDK's attempts, and a margin."""
+    timeout = float(options.get("timeout") or DEFAULT_TIMEOUT)
+    attempts = int(options.get("max_retries") or 0) + 1
+    return timeout * attempts + CALL_MARGIN
+
+
 def _reap_soon(loop, process: subprocess.Popen, tries: int = 50) -> None:
     """Collect the child's exit status once it has exited (its pipe closes just before)."""
     if process.poll() is None and tries:
@@ -326,7 +382,13 @@ class _Child:
                 task.cancel()
             return
         if method == _WARM_UP:
-            self.client(options).warm_up()
+            try:
+                self.client(options).warm_up()
+            except Exception as error:  # noqa: BLE001 - the first call will meet it and say so
+                secrets = [options.get("api_key")]
+                print(
+                    redact(f"ai_assistant model I/O process: {error!r}", secrets), file=sys.stderr
+                )
             return
         task = self.loop.create_task(self.run(call_id, method, options, args))
         self.tasks[call_id] = task
@@ -362,8 +424,10 @@ async def _serve(in_fd: int, out_fd: int) -> None:
     child.writer, _ = await loop.connect_write_pipe(
         asyncio.Protocol, os.fdopen(out_fd, "wb", buffering=0)
     )
+    # a call it cannot read ends it like a closed input: the parent fails what it had sent
     await loop.connect_read_pipe(
-        lambda: _Frames(child.received, child.input_closed), os.fdopen(in_fd, "rb", buffering=0)
+        lambda: _Frames(child.received, child.input_closed, child.input_closed),
+        os.fdopen(in_fd, "rb", buffering=0),
     )
     child.send((_READY, True, os.getpid()))
     await child.done
