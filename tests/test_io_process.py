@@ -414,3 +414,25 @@ def test_frames_are_read_across_pieces_and_a_bad_one_stops_the_reading():
     assert seen == [("one", 1), {"two": [2, 2]}]  # the link is no longer trusted
     frames.connection_lost(None)
     assert closed == [1]
+
+
+def test_closing_while_the_child_starts_still_ends_it():
+    async def test(io):
+        io.start()
+        while io._process is None:  # started, its pipes not yet connected
+            await asyncio.sleep(0)
+        pid = io._process.pid
+        io.close()
+        end = time.monotonic() + 15
+        while io._process.poll() is None and time.monotonic() < end:
+            await asyncio.sleep(0.05)
+        return pid, io._process.poll()
+
+    pid, code = _in_loop(test)
+    assert code is not None, f"the child {pid} still runs after close()"
+
+
+def test_warming_up_outside_an_event_loop_makes_the_client_here():
+    client = OpenAIChatClient(EndpointSettings(base_url="http://127.0.0.1:9/v1", api_key=KEY))
+    client.warm_up()  # a script, a test: no loop runs, so no process is asked
+    assert client._async_sdk is not None
