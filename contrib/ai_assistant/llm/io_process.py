@@ -10,8 +10,11 @@ pipe and gets the finished reply back, which costs a small fraction of the SDK's
 - **Parent side**, `ModelIOProcess`: used on one asyncio event loop (the model call queue's).
   `call(method, options, *args)` sends one call and returns its result, or raises the
   `LLMError` the child met. The child is started on first use (or by `start`) and again
-  after it has died; a child that dies before it is ready marks the process `failed`, and the
-  caller then makes its calls in its own process (see `OpenAIChatClient.acomplete`).
+  after it has died; its calls fail as `connection` errors when it dies or sends what cannot
+  be read (it is stopped then), and as `timeout` when it gives no reply within the SDK's own
+  timeouts and a margin. A child that cannot be started, or is not ready in time, marks the
+  process `failed`, and the caller then makes its calls in its own process (see
+  `OpenAIChatClient.acomplete`).
 - **Child side**, `python -m ai_assistant.llm.io_process <fd>`: one event loop making every call
   with the same `OpenAIChatClient` the server would use. It stops when its input closes: when
   the server shuts down, reloads or dies, so it never outlives the server.
@@ -20,7 +23,8 @@ Calls go to the child's stdin and replies come back on a pipe of their own (its 
 the child's last argument), as length-prefixed pickles. The pipes join two processes of the same
 program and nothing else can write to them; what the child prints goes to the server's log, not
 into a reply. The endpoint's options, the API key among them, go over the pipe with each call;
-they are never put in the child's command line or environment.
+this code never puts them in the child's command line or environment (the child inherits the
+server's environment as it is, `OPENAI_API_KEY` included if the server has one).
 
 """
 
