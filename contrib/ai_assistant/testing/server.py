@@ -402,14 +402,15 @@ class LocalModelServer:
                 return self._send_bytes(status, json.dumps(body).encode(), "application/json")
 
             def _send_bytes(self, status: int, data: bytes, content_type: str):
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
                 try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout test)
+                    # the client gave up or went away (timeout tests, a stopped model process)
+                    self.close_connection = True
 
             def log_message(self, *args):
                 pass
