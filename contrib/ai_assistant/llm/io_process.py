@@ -363,9 +363,8 @@ def _reap_soon(loop, process: subprocess.Popen, tries: int = 50) -> None:
 class _Child:
     """The child's side: reads calls, makes them with the SDK, writes the replies."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, out_fd: int):
+    def __init__(self, loop: asyncio.AbstractEventLoop):
         self.loop = loop
-        self.out_fd = out_fd
         self.clients: dict[tuple, OpenAIChatClient] = {}
         self.tasks: dict[int, asyncio.Task] = {}
         self.writer: asyncio.WriteTransport | None = None
@@ -424,7 +423,7 @@ async def _serve(in_fd: int, out_fd: int) -> None:
     from .client import close_async_clients
 
     loop = asyncio.get_running_loop()
-    child = _Child(loop, out_fd)
+    child = _Child(loop)
     child.writer, _ = await loop.connect_write_pipe(
         asyncio.Protocol, os.fdopen(out_fd, "wb", buffering=0)
     )
