@@ -270,12 +270,7 @@ class AssistantScript(DefaultScript):
         """
         if runner is in_thread:
             # a live server: the server-wide queue, many calls in flight, fair across assistants
-            runner = queued_runner(
-                self.obj.id,
-                game_settings.model_calls_in_flight(),
-                game_settings.model_threads(),
-                game_settings.model_io_process(),
-            )
+            runner = queued_runner(self.obj.id, *_queue_settings())
         schedule = (
             reactor_steps.submit_continuation if runner is not inline and reactor.running else None
         )
@@ -316,15 +311,25 @@ class AssistantScript(DefaultScript):
         )
 
 
+def _queue_settings() -> tuple[int, int, bool]:
+    """The game's settings for the server's model call queue, as `model_queue` takes them."""
+    return (
+        game_settings.model_calls_in_flight(),
+        game_settings.model_threads(),
+        game_settings.model_io_process(),
+    )
+
+
 _warmed_up = False
 
 
 def _warm_up(script) -> None:
     """Once per process, in a running server: load the token encoding in a thread of the
-    reactor's pool, and make the model client on the model call queue's loop. The first count
-    reads and builds the encoding (about 0.2 s), and the client's TLS context and connection
-    pool take tens of milliseconds more; without this, the first turn after a start or reload,
-    with a player waiting for its answer, would pay for both."""
+    reactor's pool, start the model call queue (and with it the model I/O process), and have
+    the model client made where the calls will be made. The first count reads and builds the
+    encoding (about 0.2 s), the child imports the SDK (about half a second), and the client's
+    TLS context and connection pool take tens of milliseconds more; without this, the first
+    turn after a start or reload, with a player waiting for its answer, would pay for them."""
     global _warmed_up
     if _warmed_up or not reactor.running:
         return
@@ -336,12 +341,7 @@ def _warm_up(script) -> None:
         client = client_for(handler.endpoint(config))
     except LLMError:
         return  # not configured: the first turn says so
-    queue = model_queue(
-        game_settings.model_calls_in_flight(),
-        game_settings.model_threads(),
-        game_settings.model_io_process(),
-    )
-    queue.run_on_loop(client.warm_up)
+    model_queue(*_queue_settings()).run_on_loop(client.warm_up)
 
 
 def _freeze_startup_objects() -> None:
