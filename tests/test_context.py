@@ -22,7 +22,6 @@ from ai_assistant.llm.client import (
     TokenUsage,
     ToolCall,
 )
-from ai_assistant.llm import structured
 from ai_assistant.memory.core import CoreMemoryFull
 from ai_assistant import lifecycle as life
 from ai_assistant.sleep.tick import sleep_tick
@@ -223,11 +222,7 @@ def test_the_summary_falls_back_to_json_mode():
     model = ScriptedModel(LLMError(BAD_REQUEST, "no json_schema here"), summarised("In JSON mode."))
     assistant = make_assistant(model, compact_preserve_window=4)
     with_history(assistant, 5)
-    try:
-        report = run(compact_history(assistant, T0, force=True))
-    finally:
-        # the endpoint is remembered as JSON mode only: forget it, ids are reused
-        structured._JSON_MODE_ONLY.discard(id(model))
+    report = run(compact_history(assistant, T0, force=True))
     assert report["summary"] == "In JSON mode."
     assert model.requests[1].response_format == {"type": "json_object"}
     assert '"open_threads"' in model.requests[1].messages[-1]["content"]

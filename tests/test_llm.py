@@ -125,6 +125,47 @@ def test_structured_output_falls_back_to_json_mode_and_remembers(scripted_server
     assert "JSON schema" in scripted_server.responder.requests[1]["messages"][-1]["content"]
 
 
+class _RefusesSchemas:
+    """A client whose server has no `json_schema`: it answers in JSON mode only."""
+
+    def __init__(self):
+        self.formats = []
+
+    def complete(self, request):
+        from ai_assistant.llm.client import ChatReply
+
+        self.formats.append(request.response_format["type"])
+        if request.response_format["type"] == "json_schema":
+            raise LLMError(BAD_REQUEST, "response_format json_schema not supported", 400)
+        return ChatReply(content='{"scores": [1]}', tool_calls=[], finish_reason="stop")
+
+
+class _RefusesSchemasWithoutWeakrefs(_RefusesSchemas):
+    __slots__ = ("formats",)
+
+
+def test_json_mode_is_remembered_for_the_client_and_forgotten_with_it():
+    import gc
+
+    first = _RefusesSchemas()
+    for _ in range(2):
+        structured.complete_structured(first, request(), Scores)
+    assert first.formats == ["json_schema", "json_object", "json_object"]
+    assert first in structured._JSON_MODE_ONLY  # the client itself, not its reusable id
+    del first
+    gc.collect()
+    # gone with its client: a new client (which may get the same id) is asked for a schema
+    assert not any(isinstance(c, _RefusesSchemas) for c in structured._JSON_MODE_ONLY)
+    second = _RefusesSchemas()
+    structured.complete_structured(second, request(), Scores)
+    assert second.formats == ["json_schema", "json_object"]
+    # a client that cannot be weakly referenced is remembered too (and kept, so its id is its own)
+    plain = _RefusesSchemasWithoutWeakrefs()
+    for _ in range(2):
+        structured.complete_structured(plain, request(), Scores)
+    assert plain.formats == ["json_schema", "json_object", "json_object"]
+
+
 def test_the_coroutine_forms_send_the_same_and_fall_back_the_same(scripted_server):
     import asyncio
 

@@ -13,6 +13,7 @@ Like the client's calls, it comes blocking (`complete_structured`) and as a coro
 
 import json
 import threading
+import weakref
 from collections.abc import Generator
 from dataclasses import replace
 from typing import TypeVar
@@ -23,8 +24,25 @@ from .client import BAD_REQUEST, INVALID_RESPONSE, ChatClient, ChatReply, ChatRe
 
 Model = TypeVar("Model", bound=BaseModel)
 
-_JSON_MODE_ONLY: set[int] = set()
+# the clients whose server refused `json_schema`, by the client itself: an id would be reused by
+# another client once this one is gone, and that one would be asked in JSON mode for nothing
+_JSON_MODE_ONLY: "weakref.WeakSet" = weakref.WeakSet()
+_JSON_MODE_ONLY_KEPT: dict[int, object] = {}  # clients that cannot be weakly referenced, kept
 _LOCK = threading.Lock()
+
+
+def _json_mode_only(client) -> bool:
+    try:
+        return client in _JSON_MODE_ONLY
+    except TypeError:
+        return id(client) in _JSON_MODE_ONLY_KEPT
+
+
+def _remember_json_mode_only(client) -> None:
+    try:
+        _JSON_MODE_ONLY.add(client)
+    except TypeError:
+        _JSON_MODE_ONLY_KEPT[id(client)] = client  # alive, so its id stays its own
 
 
 def schema_format(output_model: type[BaseModel]) -> dict:
@@ -94,9 +112,8 @@ def _requests(
 ) -> Generator[ChatRequest, ChatReply, tuple[Model, list[ChatReply]]]:
     """The steps of a structured completion, without the I/O: yields each request to send,
     receives its reply (or has its `LLMError` thrown in), returns the result."""
-    key = id(client)
     with _LOCK:
-        json_mode_only = key in _JSON_MODE_ONLY
+        json_mode_only = _json_mode_only(client)
     if not json_mode_only:
         try:
             reply = yield replace(request, response_format=schema_format(output_model))
@@ -105,7 +122,7 @@ def _requests(
             if exc.kind != BAD_REQUEST:
                 raise
             with _LOCK:
-                _JSON_MODE_ONLY.add(key)
+                _remember_json_mode_only(client)
     reply = yield _json_mode_request(request, output_model)
     return parse_reply(reply, output_model), [reply]
 
