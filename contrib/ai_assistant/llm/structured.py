@@ -3,8 +3,9 @@ Structured outputs: a pydantic model in, a validated object out.
 
 The request asks for `response_format: json_schema` first. A server that rejects that (HTTP 400,
 as many local servers do) is asked again in JSON mode with the schema in the prompt, and that
-endpoint is remembered so later calls go straight to JSON mode. Whatever comes back is validated
-with the pydantic model; a reply that does not fit raises `LLMError(INVALID_RESPONSE)`.
+endpoint is remembered so later calls go straight to JSON mode. Whatever comes back is checked
+with `check_model_json` (a size and a depth limit) and validated with the pydantic model; a
+reply that does not fit raises `LLMError(INVALID_RESPONSE)`.
 
 Like the client's calls, it comes blocking (`complete_structured`) and as a coroutine
 (`acomplete_structured`); both follow the same steps (`_requests`).
@@ -20,7 +21,17 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .client import BAD_REQUEST, INVALID_RESPONSE, ChatClient, ChatReply, ChatRequest, LLMError
+from .client import (
+    BAD_REQUEST,
+    CONTENT_CUT,
+    INVALID_RESPONSE,
+    MAX_REPLY_CHARS,
+    ChatClient,
+    ChatReply,
+    ChatRequest,
+    LLMError,
+)
+from .model_json import ModelJSONError, check_model_json
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -77,7 +88,9 @@ def _json_mode_request(request: ChatRequest, output_model: type[BaseModel]) -> C
 def parse_reply(reply: ChatReply, output_model: type[Model]) -> Model:
     """Validate a reply's content as `output_model`.
 
-    A code fence around the JSON is removed first.
+    A code fence around the JSON is removed first. The JSON must pass `check_model_json` (at
+    most `MAX_REPLY_CHARS` characters, nested at most `MAX_JSON_DEPTH` levels) before pydantic
+    decodes it.
 
     Args:
         reply (ChatReply): The model's reply.
@@ -87,15 +100,27 @@ def parse_reply(reply: ChatReply, output_model: type[Model]) -> Model:
         BaseModel: The validated object, an instance of `output_model`.
 
     Raises:
-        LLMError: `INVALID_RESPONSE`, when the model refused or naming what did not fit.
+        LLMError: `INVALID_RESPONSE`, when the model refused, the reply was cut (too long), or
+            naming what did not fit.
 
     """
     if reply.refusal:
         raise LLMError(INVALID_RESPONSE, f"The model refused: {reply.refusal[:200]}")
+    if CONTENT_CUT in reply.malformed:
+        # the client kept only the start of a reply too long for the request: not the JSON
+        # the model meant, and the note says how long it was
+        note = (reply.content or "").rpartition(" [cut: ")[2].rstrip("]")
+        raise LLMError(INVALID_RESPONSE, f"Structured reply was too long and was cut ({note}).")
     text = (reply.content or "").strip()
     if text.startswith("```"):
         # some servers wrap JSON mode output in a fence
         text = text.strip("`").removeprefix("json").strip()
+    try:
+        check_model_json(text, "the contents of the structured reply", max_chars=MAX_REPLY_CHARS)
+    except ModelJSONError as exc:
+        raise LLMError(
+            INVALID_RESPONSE, f"Structured reply for {output_model.__name__}: {exc}."
+        ) from None
     try:
         return output_model.model_validate_json(text)
     except ValidationError as exc:

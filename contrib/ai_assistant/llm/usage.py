@@ -8,7 +8,7 @@ inspect it, and updated on the reactor thread only.
 
 from pydantic import BaseModel, Field
 
-from .client import ChatReply
+from .client import INVALID_USAGE, ChatReply
 
 
 class UsageStats(BaseModel):
@@ -55,12 +55,17 @@ class UsageStats(BaseModel):
         return cls.model_validate(data or {})
 
     def record_reply(self, reply: ChatReply) -> None:
-        """Count one successful call: its tokens and latency.
+        """Count one successful call: its tokens and latency, and as malformed output what the
+        client found wrong with the reply (`reply.malformed`, usage figures it had to clamp).
 
         Args:
             reply (ChatReply): The model's reply.
 
         """
+        for kind in reply.malformed:
+            self.record_malformed(kind)
+        if reply.usage.invalid:
+            self.record_malformed(INVALID_USAGE)
         self.calls += 1
         self.prompt_tokens += reply.usage.prompt
         self.completion_tokens += reply.usage.completion

@@ -45,7 +45,8 @@ from twisted.python import log
 from ..clock import from_iso, to_iso
 from ..driver import ModelWork
 from ..llm.client import BAD_REQUEST, ChatReply, ChatRequest, LLMError, TokenUsage
-from ..llm.client import _body, _to_reply
+from ..llm.client import _body, reply_from_completion
+from ..llm.model_json import ModelJSONError, decode_model_json
 from ..llm.structured import _requests, parse_reply
 from ..state import BATCH_RESULTS, BATCH_UNSUPPORTED, BATCHES
 
@@ -60,6 +61,11 @@ BATCH_ENDPOINT = "/v1/chat/completions"
 # changes from tick to tick (never finding its answer) then still gets on, and the waste is
 # bounded
 MAX_UNDER_WAY = 3
+# the most characters of one line of a batch's output or error file: a reply's text is kept to
+# `MAX_REPLY_CHARS` (256,000) anyway, and this leaves room for its escapes (up to six
+# characters for one) and the completion around it. A longer line is not read: its request is
+# called directly
+MAX_BATCH_LINE_CHARS = 2_000_000
 
 
 class BatchDeferred(Exception):
@@ -395,7 +401,9 @@ def read_lines(text: str) -> dict:
 
     Returns:
         dict: Key -> the reply as a plain dict (`reply_dict`) for a line answered with HTTP 200,
-            or a short text saying why the line failed.
+            or a short text saying why the line failed. A line that cannot be read (not JSON,
+            over `MAX_BATCH_LINE_CHARS`, nested deeper than `MAX_JSON_DEPTH`, not an object
+            with a text `custom_id`) is left out: its request is called directly.
 
     """
     from openai.types.chat import ChatCompletion
@@ -405,21 +413,29 @@ def read_lines(text: str) -> dict:
         if not raw.strip():
             continue
         try:
-            item = json.loads(raw)
-        except json.JSONDecodeError:
+            item = decode_model_json(
+                raw, "the contents of a batch output line", max_chars=MAX_BATCH_LINE_CHARS
+            )
+        except ModelJSONError:
             continue
-        key = item.get("custom_id")
-        if not key:
+        key = item.get("custom_id") if isinstance(item, dict) else None
+        if not key or not isinstance(key, str):
             continue
         response = item.get("response") or {}
         error = item.get("error")
+        if not isinstance(response, dict) or (error is not None and not isinstance(error, dict)):
+            lines[key] = "line unreadable: its response or error is not an object"
+            continue
         if error or response.get("status_code") != 200:
             body = response.get("body") or {}
-            detail = (error or body.get("error") or {}).get("message") or "no answer"
-            lines[key] = f"line failed (HTTP {response.get('status_code')}): {detail}"[:200]
+            detail = error or (body.get("error") if isinstance(body, dict) else None) or {}
+            message = detail.get("message") if isinstance(detail, dict) else None
+            status = str(response.get("status_code"))[:10]
+            lines[key] = f"line failed (HTTP {status}): {message or 'no answer'}"[:200]
             continue
         try:
-            reply = _to_reply(ChatCompletion.model_validate(response.get("body") or {}), 0.0)
+            completion = ChatCompletion.model_validate(response.get("body") or {})
+            reply = reply_from_completion(completion, 0.0)
         except (LLMError, ValueError) as exc:
             lines[key] = f"line unreadable: {exc}"[:200]
             continue
@@ -434,7 +450,8 @@ def reply_dict(reply: ChatReply) -> dict:
         reply (ChatReply): The reply (no tool calls: structured replies have none).
 
     Returns:
-        dict: Its content, refusal, finish reason, model and usage.
+        dict: Its content, refusal, finish reason, model, usage (with whether its figures had
+            to be clamped) and what the client cut from it.
 
     """
     return {
@@ -443,17 +460,21 @@ def reply_dict(reply: ChatReply) -> dict:
         "finish_reason": reply.finish_reason,
         "model": reply.model,
         "usage": [reply.usage.prompt, reply.usage.completion, reply.usage.cached],
+        "usage_invalid": reply.usage.invalid,
+        "malformed": list(reply.malformed),
     }
 
 
 def _reply_from(data: dict) -> ChatReply:
+    # a reply kept before the figures were checked may hold any figure: `TokenUsage` checks
     prompt, completion, cached = data.get("usage") or (0, 0, 0)
     return ChatReply(
         content=data.get("content"),
         tool_calls=[],
         finish_reason=data.get("finish_reason"),
         refusal=data.get("refusal"),
-        usage=TokenUsage(prompt, completion, cached),
+        usage=TokenUsage(prompt, completion, cached, invalid=bool(data.get("usage_invalid"))),
         model=data.get("model") or "",
         batch=True,
+        malformed=tuple(data.get("malformed") or ()),
     )

@@ -30,12 +30,17 @@ from ..llm.tokens import TokenCounter
 
 @dataclass
 class Reply:
-    """One scripted answer: a chat completion body, or an HTTP error, after an optional delay."""
+    """One scripted answer: a chat completion body, or an HTTP error, after an optional delay.
+
+    `raw`, when set, is sent as the HTTP 200 body byte for byte instead of `body` (no usage is
+    added): a hostile or broken endpoint's reply that no JSON object can express.
+    """
 
     body: dict | None = None
     status: int = 200
     delay: float = 0.0
     error_message: str = ""
+    raw: bytes | None = None
 
 
 class Responder(Protocol):
@@ -138,6 +143,20 @@ def refusal_reply(text: str) -> Reply:
     """
     message = {"role": "assistant", "content": None, "refusal": text}
     return Reply(body=completion(message, "stop"))
+
+
+def raw_reply(data: bytes | str) -> Reply:
+    """A reply whose HTTP 200 body is `data` exactly, sent as `application/json`.
+
+    Args:
+        data (bytes or str): The body (a str is sent as UTF-8), e.g. JSON nested deeper than any
+            parser's recursion limit, or not JSON at all.
+
+    Returns:
+        Reply: The scripted reply.
+
+    """
+    return Reply(raw=data.encode() if isinstance(data, str) else data)
 
 
 def error_reply(status: int, message: str = "scripted error") -> Reply:
@@ -394,6 +413,8 @@ class LocalModelServer:
                 if reply.status != 200:
                     body = {"error": {"message": reply.error_message, "type": "scripted"}}
                     return self._send(reply.status, body)
+                if reply.raw is not None:
+                    return self._send_bytes(200, reply.raw, "application/json")
                 body = dict(reply.body)
                 body.setdefault("usage", server._usage(request, body))
                 return self._send(200, body)
@@ -660,7 +681,7 @@ class ResponderClient:
         """
         from openai.types.chat import ChatCompletion
 
-        from ..llm.client import SERVER_ERROR, LLMError, _to_reply
+        from ..llm.client import SERVER_ERROR, LLMError, reply_from_completion
 
         body = {
             "model": request.model,
@@ -685,7 +706,9 @@ class ResponderClient:
                 "total_tokens": prompt + written,
             },
         )
-        return _to_reply(ChatCompletion.model_validate(completion), 0.0)
+        return reply_from_completion(
+            ChatCompletion.model_validate(completion), 0.0, request.max_tokens
+        )
 
     def embed(self, model, texts):
         """Embed texts with `bag_of_words_embedding`.

@@ -10,7 +10,6 @@ Tools act only through the `ToolContext` they are given, which carries the assis
 """
 
 import copy
-import json
 import traceback
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -21,6 +20,12 @@ from typing import Any, ClassVar, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..llm.client import ToolCall
+from ..llm.model_json import (
+    JSON_TOO_LARGE,
+    MAX_TOOL_ARGUMENT_CHARS,
+    ModelJSONError,
+    decode_model_json,
+)
 from ..events import Speaker
 from ..memory.audience import narrowest
 
@@ -31,9 +36,47 @@ EXTRACTION = "extraction"  # journaling what must survive before the history is 
 # kinds of malformed calls, counted in the usage stats
 UNKNOWN_TOOL = "unknown_tool"
 NOT_ALLOWED = "tool_not_allowed"
-INVALID_JSON = "invalid_json"
+INVALID_JSON = "invalid_json"  # also arguments that are JSON but not an object
 INVALID_ARGUMENTS = "invalid_arguments"
 TOOL_EXCEPTION = "tool_exception"
+# and `llm.model_json.JSON_TOO_LARGE`, `JSON_TOO_DEEP`: arguments over the size or depth limit
+
+# what the model is told to do instead, by what was wrong with its arguments
+_ARGUMENTS_ADVICE = {
+    INVALID_JSON: "Send a JSON object.",
+    JSON_TOO_LARGE: "Send shorter arguments.",
+}
+
+
+def decode_tool_arguments(call: ToolCall) -> dict:
+    """The arguments of a tool call, decoded from the JSON the model wrote.
+
+    Decoded with `decode_model_json`: at most `MAX_TOOL_ARGUMENT_CHARS` characters, nested at
+    most `MAX_JSON_DEPTH` levels, so no model's arguments can raise anything but the error
+    below. Empty arguments are an empty object.
+
+    Args:
+        call (ToolCall): The call as the model wrote it.
+
+    Returns:
+        dict: The arguments.
+
+    Raises:
+        ModelJSONError: Arguments the client refused as too long (`arguments_refused`), too
+            large, nested too deep, not JSON, or JSON that is not an object (`INVALID_JSON`).
+
+    """
+    what = f"arguments for '{call.name}'"
+    if call.arguments_refused:
+        raise ModelJSONError(JSON_TOO_LARGE, call.arguments_refused)
+    if not call.arguments.strip():
+        return {}
+    raw = decode_model_json(call.arguments, what, max_chars=MAX_TOOL_ARGUMENT_CHARS)
+    if not isinstance(raw, dict):
+        raise ModelJSONError(
+            INVALID_JSON, f"{what} must be a JSON object, not {type(raw).__name__}"
+        )
+    return raw
 
 
 class ToolError(Exception):
@@ -377,18 +420,10 @@ class ToolRegistry:
                 NOT_ALLOWED,
             )
         try:
-            raw = json.loads(call.arguments) if call.arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            return ToolResult.error(
-                f"arguments for '{call.name}' are not valid JSON ({exc.msg} at position "
-                f"{exc.pos}). Send a JSON object.",
-                INVALID_JSON,
-            )
-        if not isinstance(raw, dict):
-            return ToolResult.error(
-                f"arguments for '{call.name}' must be a JSON object, not {type(raw).__name__}.",
-                INVALID_JSON,
-            )
+            raw = decode_tool_arguments(call)
+        except ModelJSONError as exc:
+            advice = _ARGUMENTS_ADVICE.get(exc.kind, "Send a flat JSON object.")
+            return ToolResult.error(f"{exc}. {advice}", exc.kind)
         try:
             args = tool.Args.model_validate(raw)
         except ValidationError as exc:
