@@ -1,11 +1,14 @@
 """
 Memory snapshots in the pure core: what a sleep changed is recorded once per key, at a cost that
 does not grow with memory; the last N are kept; a rollback restores memory exactly, undoing
-later sleeps first.
+later sleeps first, except what builders corrected since (kept) and the review log (never
+rolled back).
 
 """
 
 import copy
+import dataclasses
+import json
 from datetime import timedelta
 
 import pytest
@@ -248,3 +251,191 @@ def test_a_quiet_nap_takes_no_snapshot_of_its_own_while_one_records():
     # the night's snapshot is still the one kept, and still records
     snapshots = Snapshots(brain.state)
     assert [s["sleep_id"] for s in snapshots.kept()] == ["s1"] and snapshots.open_id() == "s1"
+
+
+# ---- what a builder corrected since a sleep began outlives its rollback ----------------------
+
+VAULT = "Bob whispered that the vault code is 4-1-7, behind the tapestry."
+
+
+def reloaded(brain):
+    """The same assistant read afresh from its stores (as the shell rebuilds its brain after
+    a rollback): no cache of memory from before."""
+    return dataclasses.replace(brain, memory_store=brain.memory_store.inner, long_term=None)
+
+
+def remembered_before_a_night():
+    """An assistant that knows Bob's vault code (an entry, the fact drawn from it alone, an
+    observation) and something else, then sleeps (its snapshot opens) and wakes."""
+    brain = make_assistant(digest_enabled=False)
+    secret = brain.journal.add(VAULT, author="Aria", now=T0, importance=8, audience=["name:bob"])
+    other = brain.journal.add("Mira lost her atlas", author="Aria", now=T0, importance=6)
+    fact = brain.long_term.add(
+        VAULT,
+        importance=8,
+        now=T0,
+        source_entry_ids=[secret["id"]],
+        provenance={},
+        audience=["name:bob"],
+    )
+    plain = brain.long_term.add(
+        "Mira lost her atlas.", importance=6, now=T0, source_entry_ids=[other["id"]], provenance={}
+    )
+    brain.journal.update(
+        [
+            {**brain.journal.get(secret["id"]), "memory_ids": [fact]},
+            {**brain.journal.get(other["id"]), "memory_ids": [plain]},
+        ]
+    )
+    brain.links.link([(fact, plain, 0.7)], 5)
+    brain.entities.observe("name:bob", "Bob", "Bob keeps the vault code", now=T0, author="Aria")
+    night = T0 + timedelta(hours=8)
+    brain.lifecycle.go_to_sleep(
+        night, reason="night", initiated_by="builder", enforce_safeguards=False
+    )
+    # the sleep's own work: the entries consolidated
+    brain.journal.update([{**e, "consolidated": True} for e in brain.journal.all()])
+    brain.lifecycle.wake_up(night + timedelta(hours=4), "morning")
+    return brain, secret["id"], fact, plain
+
+
+def test_a_rollback_keeps_forgotten_what_a_builder_forgot_since_the_sleep_began():
+    brain, secret, fact, plain = remembered_before_a_night()
+    forgot_at = T0 + timedelta(hours=14, minutes=2)
+    assert brain.review.forget(secret, forgot_at, "Ann", "Bob asked") == [secret, fact]
+    assert brain.review.forget("name:bob/o1", forgot_at, "Ann") == ["name:bob/o1"]
+    trail = {k: v for k, v in brain.memory_store.inner.data.items() if k.startswith("audit:")}
+    snapshots = Snapshots(brain.state)
+
+    plan = snapshots.preview("s1", brain.memory_store.inner)
+    assert [(k["action"], k["ids"], k["applied"]) for k in plan["kept"]] == [
+        ("forget", [secret, fact], [secret, fact]),
+        ("forget", ["name:bob/o1"], ["name:bob/o1"]),
+    ]
+    lines = describe(plan)
+    assert (
+        f"kept forgotten: {secret}, {fact} (forgotten by Ann at 2026-11-22 02:02: "
+        "'Bob whispered that the vault code is...')" in lines
+    )
+    assert "kept forgotten: name:bob/o1 (forgotten by Ann at 2026-11-22 02:02: " in lines[-1]
+    # what the rollback gives back is counted without what stays forgotten
+    assert plan["changes"]["entries_restored"] == 0
+    assert plan["changes"]["memories_restored"] == 0 and plan["changes"]["profiles"] == 0
+
+    result = snapshots.rollback("s1", brain.memory_store.inner)
+    assert result["kept"] == plan["kept"]
+    # the code is nowhere in memory but in the entry's forgotten mark (its first 200
+    # characters, for the builders' views, as any forget keeps)
+    stored = json.dumps(brain.memory_store.inner.data)
+    assert stored.count("4-1-7") == 1
+    brain = reloaded(brain)
+    entry = brain.journal.get(secret)
+    assert entry["forgotten"]["was"] == VAULT
+    assert entry["content"] == "" and entry["forgotten"]["by"] == "Ann"
+    assert entry["forgotten"]["at"] == forgot_at.isoformat()
+    assert not entry.get("consolidated")  # the sleep's own work is undone all the same
+    assert brain.long_term.get(fact) is None and brain.long_term.get(plain) is not None
+    assert brain.links.neighbours(plain) == {}
+    assert brain.entities.item("name:bob", "o1") is None
+    hits = brain.recall("vault code tapestry", now=forgot_at, served=None, limit=10)
+    assert not any("vault" in hit.text for hit in hits)
+    # the review log is whole, and the rollback wrote nothing in it
+    assert {
+        k: v for k, v in brain.memory_store.inner.data.items() if k.startswith("audit:")
+    } == trail
+    assert [r["action"] for r in brain.review.history()] == ["forget", "forget"]
+
+
+def test_a_trust_set_since_the_sleep_began_stays_set_after_a_rollback():
+    brain, secret, fact, plain = remembered_before_a_night()
+    at = T0 + timedelta(hours=14, minutes=5)
+    brain.review.set_trust(plain, 0.3, at, "Ann")
+    brain.review.set_trust("j000001", 0.9, at, "Ann")
+    snapshots = Snapshots(brain.state)
+    lines = describe(snapshots.preview("s1", brain.memory_store.inner))
+    assert f"kept trust: {plain} at 0.30 (set by Ann at 2026-11-22 02:05)" in lines
+    snapshots.rollback("s1", brain.memory_store.inner)
+    brain = reloaded(brain)
+    assert brain.long_term.get(plain)["trust_set"] == {
+        "trust": 0.3,
+        "at": at.isoformat(),
+        "by": "Ann",
+    }
+    assert brain.journal.get("j000001")["trust_set"]["trust"] == 0.9
+    assert not brain.journal.get("j000001").get("consolidated")
+
+
+def test_a_memory_learned_and_forgotten_since_is_simply_gone():
+    brain, *_ = remembered_before_a_night()
+    later = T0 + timedelta(hours=15)
+    new = brain.journal.add("Carol's password is swordfish", author="Aria", now=later)
+    brain.review.forget(new["id"], later, "Ann")
+    snapshots = Snapshots(brain.state)
+    plan = snapshots.preview("s1", brain.memory_store.inner)
+    assert plan["kept"][0]["applied"] == [] and plan["changes"]["entries_removed"] == 1
+    assert describe(plan)[-1] == (
+        f"kept forgotten: {new['id']} (forgotten by Ann at 2026-11-22 03:00; learned since, "
+        "so removed)"
+    )
+    snapshots.rollback("s1", brain.memory_store.inner)
+    brain = reloaded(brain)
+    assert brain.journal.get(new["id"]) is None and len(brain.journal) == 2
+    assert len(brain.review.history()) == 1
+
+
+def test_a_forget_holds_through_the_rollback_of_an_earlier_sleep_too():
+    brain, secret, fact, plain = remembered_before_a_night()
+    # a second night, which touches the journal's chunk no more (the first night recorded it)
+    second = T0 + timedelta(days=1)
+    brain.journal.add("Tobin mended the east door", author="Aria", now=second)
+    brain.lifecycle.go_to_sleep(
+        second, reason="night", initiated_by="builder", enforce_safeguards=False
+    )
+    brain.lifecycle.wake_up(second + timedelta(hours=4), "morning")
+    brain.review.forget(secret, second + timedelta(hours=5), "Ann")
+    snapshots = Snapshots(brain.state)
+    assert [s["sleep_id"] for s in snapshots.kept()] == ["s1", "s2"]
+    snapshots.rollback("s2", brain.memory_store.inner)
+    assert reloaded(brain).journal.get(secret)["content"] == ""
+    # the first night's snapshot records again; rolling it back too keeps the forget
+    plan = snapshots.preview("s1", brain.memory_store.inner)
+    # the fact drawn from it stayed forgotten (the first night never wrote the facts), the
+    # entry is made to hold again
+    assert [(k["ids"], k["applied"]) for k in plan["kept"]] == [([secret, fact], [secret])]
+    snapshots.rollback("s1", brain.memory_store.inner)
+    brain = reloaded(brain)
+    assert brain.journal.get(secret)["content"] == "" and brain.long_term.get(fact) is None
+    assert brain.journal.get("j000001")["content"] == "Mira lost her atlas"
+
+
+def test_the_kept_corrections_shown_are_bounded():
+    brain = make_assistant(digest_enabled=False)
+    for number in range(15):
+        brain.journal.add(f"secret number {number} " + "x" * 300, author="Aria", now=T0)
+    brain.lifecycle.go_to_sleep(
+        T0, reason="night", initiated_by="builder", enforce_safeguards=False
+    )
+    brain.lifecycle.wake_up(T0 + timedelta(hours=4), "morning")
+    for number in range(15):
+        brain.review.forget(f"j{number:06d}", T0 + timedelta(hours=5), "Ann")
+    plan = Snapshots(brain.state).preview("s1", brain.memory_store.inner)
+    kept = [line for line in describe(plan) if line.startswith("kept forgotten")]
+    assert len(kept) == 10 and describe(plan)[-1] == "and 5 more corrections kept"
+    assert all(len(line) < 120 for line in kept)
+    assert kept[0].endswith("'secret number 0 xxxxxxxxxxxxxxxxxxxxx...')")
+
+
+def test_a_kept_forget_names_a_few_ids_then_how_many_more():
+    kept = {
+        "action": "forget",
+        "ids": ["j000004", "m000001", "m000002", "m000003", "m000004"],
+        "id": "j000004",
+        "at": "2026-11-21T14:02:31+00:00",
+        "by": "Ann",
+        "applied": ["j000004"],
+        "text": "Bob said so",
+    }
+    assert describe({"changes": {}, "kept": [kept]})[-1] == (
+        "kept forgotten: j000004, m000001, m000002 and 2 more (forgotten by Ann at "
+        "2026-11-21 14:02: 'Bob said so')"
+    )

@@ -1,7 +1,8 @@
 """
 Rolling back a sleep in a real (test) Evennia world: a night that consolidated, linked and
 pruned over HTTP, then `@assistant/rollback` with its confirmation puts the memory Attributes
-back as they were; its refusals change nothing.
+back as they were, except what a builder corrected since (kept, and listed before confirming);
+its refusals change nothing.
 
 """
 
@@ -112,7 +113,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert "Rolling back Aria to before sleep s1 undoes sleeps s1" in shown
         assert "2 journal entries whose consolidated flag changed" in shown
         assert "2 long-term memories removed" in shown
-        assert "1 journal entries given back their text (pruned or forgotten since)" in shown
+        assert "1 journal entries given back their text (pruned since)" in shown
         assert "Aria's memory is back to before sleep s1 (undone: s1)" in shown
         assert memory_attributes(self.aria) == before
         brain = self.handler.brain  # rebuilt from the restored Attributes
@@ -200,3 +201,70 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         self.sleep_through_the_night()
         assert not self.script.db.memory_snapshots
         assert "has no memory snapshot" in self.cmd("/rollback Aria")
+
+    # ---- what a builder corrected since the night began is kept, and so is the review log --
+
+    VAULT = "Bob whispered that the vault code is 4-1-7, behind the tapestry"
+
+    def remember_a_secret(self):
+        """A private entry, consolidated before the night (so the night leaves it be)."""
+        brain = self.handler.brain
+        secret = brain.journal.add(
+            self.VAULT,
+            author="Aria",
+            now=self.clock.now(),
+            heard_from="Bob",
+            importance=8,
+            audience=["name:bob"],
+            scoring_method="llm",
+        )
+        brain.journal.update([{**secret, "consolidated": True}])
+        return secret["id"]
+
+    def test_a_forget_since_the_night_stays_forgotten_and_its_record_stays(self):
+        self.remember_a_day()
+        secret = self.remember_a_secret()
+        self.sleep_through_the_night()
+        unreviewed = self.handler.rollback_plan()
+        self.clock.advance(3600)
+        assert f"Aria forgot {secret} (recorded)." in self.cmd(f"/memory Aria/forget={secret}")
+        assert "now trusts j000001 at 0.30" in self.cmd("/memory Aria/trust=j000001 low")
+        reviews = self.handler.reviews()
+        when = reviews[0]["at"][:16].replace("T", " ")
+        shown = self.cmd("/rollback Aria", inputs=["y"])
+        assert "The builders' corrections made since are kept." in shown
+        assert (
+            f"kept forgotten: {secret} (forgotten by Char at {when}: 'Bob whispered that the "
+            "vault code is...')" in shown
+        )
+        assert f"kept trust: j000001 at 0.30 (set by Char at {when})" in shown
+        assert "Aria's memory is back to before sleep s1 (undone: s1)" in shown
+        # the review log is neither restored nor counted: the same values change as before
+        # the corrections (they touched only the journal's chunk, which the night changed too)
+        assert f"It would change {unreviewed['values']} stored values:" in shown
+        assert f"{unreviewed['changes']['other']} other stored values restored" in shown
+        brain = self.handler.brain  # rebuilt from the restored Attributes
+        entry = brain.journal.get(secret)
+        assert entry["content"] == "" and entry["forgotten"]["by"] == "Char"
+        assert "4-1-7" not in self.cmd("/memory Aria=vault code tapestry")
+        assert "4-1-7" not in self.cmd("/journal Aria")
+        assert brain.journal.get("j000001")["trust_set"]["trust"] == 0.3
+        assert not brain.journal.get("j000001")["consolidated"]  # the night is undone
+        assert self.handler.reviews() == reviews
+        listed = self.cmd("/memory Aria/reviews")
+        assert f"forgot {secret}" in listed and "trust 0.30" in listed
+
+    def test_a_correction_made_while_asked_is_not_kept_unseen(self):
+        from ai_assistant.handler import AssistantError
+
+        self.remember_a_day()
+        secret = self.remember_a_secret()
+        self.sleep_through_the_night()
+        plan = self.handler.rollback_plan("s1")
+        assert plan["kept"] == []
+        # while the builder answers, another builder forgets the secret
+        self.handler.forget(secret, by="Ann")
+        after = memory_attributes(self.aria)
+        with pytest.raises(AssistantError, match="corrections it would keep changed"):
+            self.handler.rollback("s1", by="Char", expected=plan["sleeps"], expected_kept=[])
+        assert memory_attributes(self.aria) == after

@@ -661,15 +661,19 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             return None
         plan = self.handler.rollback_plan(sleep_id)
         self.msg(self.format_rollback(self.target, plan, done=False))
-        return self._confirm_rollback(plan["sleep_id"], plan["sleeps"])
+        # what was shown is what is confirmed: the sleeps undone and the corrections kept
+        shown_kept = [correction["seq"] for correction in plan.get("kept") or []]
+        return self._confirm_rollback(plan["sleep_id"], plan["sleeps"], shown_kept)
 
-    def _confirm_rollback(self, sleep_id: str, shown: list):
+    def _confirm_rollback(self, sleep_id: str, shown: list, shown_kept: list):
         answer = yield f"Roll back {self.target.key}'s memory to before sleep {sleep_id}? [y/N]"
         if (answer or "").strip().lower() not in YES:
             self.msg(f"Rollback cancelled; {self.target.key}'s memory is unchanged.")
             return
         try:
-            result = self.handler.rollback(sleep_id, by=self.caller.key, expected=shown)
+            result = self.handler.rollback(
+                sleep_id, by=self.caller.key, expected=shown, expected_kept=shown_kept
+            )
         except AssistantError as err:  # it fell asleep, or a turn began, while we asked
             self.msg(f"Not changed. {err}")
             return
@@ -685,24 +689,28 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             done (bool): True once it was rolled back.
 
         Returns:
-            str: A title and one line per kind of change.
+            str: A title, one line per kind of change, then the builders' corrections it keeps
+                (at most ten, then how many more).
 
         """
         from .memory.snapshots import describe
 
         sleeps = ", ".join(summary["sleeps"])
+        kept = " The builders' corrections made since are kept." if summary.get("kept") else ""
         if done:
             title = (
                 f"{assistant.key}'s memory is back to before sleep {summary['sleep_id']} "
-                f"(undone: {sleeps}). What changed:"
+                f"(undone: {sleeps}).{kept} What changed:"
             )
         else:
             title = (
                 f"Rolling back {assistant.key} to before sleep {summary['sleep_id']} undoes "
-                f"sleeps {sleeps} and what it learned awake since. It would change "
+                f"sleeps {sleeps} and what it learned awake since.{kept} It would change "
                 f"{summary['values']} stored values:"
             )
-        return "\n".join([title, *(f"  {line}" for line in describe(summary))])
+        # a kept memory's words are quoted: shown as typed, never as Evennia markup
+        lines = [line.replace("|", "||") for line in describe(summary)]
+        return "\n".join([title, *(f"  {line}" for line in lines)])
 
     def do_wake(self):
         """Wake the assistant now."""

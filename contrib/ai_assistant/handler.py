@@ -1059,7 +1059,9 @@ class AssistantHandler:
 
         Returns:
             dict: "sleep_id", "sleeps" (the ids undone, newest first), "values" (stored values
-                that change) and "changes" (counts, see `memory.snapshots.SUMMARY_LABELS`).
+                that change), "changes" (counts, see `memory.snapshots.SUMMARY_LABELS`) and
+                "kept" (the builder corrections made since, which the rollback keeps: see
+                `memory.review.MemoryReview.reapply`).
 
         Raises:
             AssistantError: It is asleep or busy, the id is malformed, or there is no
@@ -1091,16 +1093,25 @@ class AssistantHandler:
                 f"{name})."
             )
         try:
-            plan = snapshots.preview(sleep_id, brain.memory_store.inner)
+            # a game's own long-term store too: the corrections are made again through it
+            plan = snapshots.preview(
+                sleep_id, brain.memory_store.inner, long_term=self.make_long_term_store
+            )
         except SnapshotError as err:
             raise AssistantError(str(err)) from None
         return {"sleep_id": sleep_id, **plan}
 
     def rollback(
-        self, sleep_id: str | None = None, by: str = "builder", expected: list | None = None
+        self,
+        sleep_id: str | None = None,
+        by: str = "builder",
+        expected: list | None = None,
+        expected_kept: list | None = None,
     ) -> dict:
         """Restore the assistant's memory as it was when a sleep began, undoing that sleep and
-        every later one (and what it learned awake since); all of it, or nothing.
+        every later one (and what it learned awake since), except the builders' corrections
+        made since (forgotten memories stay forgotten, trust settings stay set; the review log
+        is never rolled back); all of it, or nothing.
 
         Args:
             sleep_id (str, optional): The sleep, such as "s3"; by default the latest sleep
@@ -1109,6 +1120,9 @@ class AssistantHandler:
             expected (list, optional): The sleeps the builder was shown it would undo (as
                 `rollback_plan` gave them); refused when that changed since (a sleep came and
                 went while they answered).
+            expected_kept (list, optional): The "seq" of each correction they were shown it
+                keeps; refused when that changed since (a memory forgotten or its trust set
+                while they answered: they confirm only what they were shown).
 
         Returns:
             dict: As `rollback_plan` gives it: what changed.
@@ -1123,11 +1137,17 @@ class AssistantHandler:
                 f"the sleeps it would undo changed since you were asked "
                 f"({', '.join(expected)} -> {', '.join(plan['sleeps'])}); ask again."
             )
+        kept = [correction["seq"] for correction in plan["kept"]]
+        if expected_kept is not None and kept != list(expected_kept):
+            raise AssistantError(
+                "the builders' corrections it would keep changed since you were asked (a "
+                "memory was forgotten or its trust set); ask again."
+            )
         brain = self.brain
         try:
             with step_transaction():  # all of it or nothing
                 summary = Snapshots(brain.state).rollback(
-                    plan["sleep_id"], brain.memory_store.inner
+                    plan["sleep_id"], brain.memory_store.inner, long_term=self.make_long_term_store
                 )
                 history = SleepHistory(brain.state)
                 for undone in summary["sleeps"]:

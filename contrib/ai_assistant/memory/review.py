@@ -10,17 +10,102 @@ Forgetting empties a memory in place (its id stays, so links to it are pruned an
 points to the wrong memory); forgetting a journal entry also forgets the long-term memories
 drawn from it alone. Recall never brings back a forgotten memory.
 
+A rollback never undoes a correction (`ai_assistant.memory.snapshots`): the audit trail is not
+rolled back, and every correction it recorded since the snapshot began is made again in the
+restored memory (`reapply_corrections`), before anything is written. Making one again writes
+no new audit record: the original record still says who made it and when, and the rollback
+itself is recorded in the sleep history.
+
 """
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
-from ..clock import to_iso
+from ..clock import from_iso, to_iso
+from ..text import one_line
 from .entities import EntityMemory
 from .journal import Journal
 from .links import MemoryLinks
+from .semantic import EmbeddedMemoryStore
 from .store import ChunkedList, KeyValueStore
 
 TRUST_WORDS = {"low": 0.3, "medium": 0.6, "high": 0.9}
+# the audit trail's name: its records are `audit:meta` (the count) and `audit:000000`, ...
+AUDIT = "audit"
+AUDIT_META = f"{AUDIT}:meta"
+AUDIT_CHUNK = 100
+# how much of a memory's text a kept correction carries, for a builder to recognise it
+KEPT_TEXT_CHARS = 80
+
+
+def is_audit_key(key: str) -> bool:
+    """Whether a memory store key holds part of the audit trail (never rolled back).
+
+    Args:
+        key (str): A key of the character's memory store.
+
+    Returns:
+        bool: True for `audit:meta` and the audit trail's chunks.
+
+    """
+    return key.startswith(f"{AUDIT}:")
+
+
+def audit_length(meta: Any) -> int:
+    """How many records an audit trail held, from its stored `audit:meta` value.
+
+    Args:
+        meta: The value stored under `AUDIT_META` (None: no trail yet).
+
+    Returns:
+        int: The number of records.
+
+    """
+    return int(meta.get("count", 0)) if isinstance(meta, Mapping) else 0
+
+
+def corrections_since(store: KeyValueStore, position: int) -> list[dict]:
+    """The audit records from `position` on, oldest first, each with its `seq` (position).
+
+    Args:
+        store (KeyValueStore): The character's memory store.
+        position (int): The first record wanted (how many there were at some moment).
+
+    Returns:
+        list: The records, as `MemoryReview.history` gives them, plus "seq".
+
+    """
+    audit = ChunkedList(store, AUDIT, AUDIT_CHUNK)
+    return [
+        {**record, "seq": seq}
+        for seq, record in enumerate(audit.slice(position), start=max(0, position))
+    ]
+
+
+def reapply_corrections(store: KeyValueStore, records: list[dict], long_term=None) -> list[dict]:
+    """Make builder corrections hold again in memory that was put back to an earlier state.
+
+    Pure: it reads and writes only `store` (a rollback passes a view of the restored memory
+    whose writes it keeps aside, see `memory.snapshots`). Each part of memory is read afresh
+    from `store`, so no cache of the memory as it was before the restore is used.
+
+    Args:
+        store (KeyValueStore): The restored memory.
+        records (list): Audit records (`corrections_since`), oldest first.
+        long_term (callable, optional): `long_term(store)` -> the long-term `MemoryStore` over
+            `store`; an `EmbeddedMemoryStore` by default.
+
+    Returns:
+        list: One dict per correction, as `MemoryReview.reapply` gives them.
+
+    """
+    if not records:
+        return []
+    journal = Journal(store)
+    memories = (long_term or EmbeddedMemoryStore)(store)
+    review = MemoryReview(store, journal, memories, EntityMemory(store), MemoryLinks(store))
+    return review.reapply(records)
 
 
 class ReviewError(ValueError):
@@ -71,7 +156,7 @@ class MemoryReview:
         self.long_term = long_term
         self.entities: EntityMemory = entities
         self.links: MemoryLinks = links
-        self.audit = ChunkedList(store, "audit", 100)
+        self.audit = ChunkedList(store, AUDIT, AUDIT_CHUNK)
 
     def forget(self, memory_id: str, now: datetime, by: str, reason: str = "") -> list[str]:
         """Forget a memory; returns the ids of everything forgotten.
@@ -101,16 +186,7 @@ class MemoryReview:
             entry = self.journal.get(memory_id)
             if entry is None or entry.get("forgotten"):
                 raise ReviewError(f"There is no journal entry {memory_id}.")
-            self.journal.update(
-                [
-                    {
-                        **entry,
-                        "content": "",
-                        "tags": [],
-                        "forgotten": {**mark, "was": entry["content"][:200]},
-                    }
-                ]
-            )
+            self.journal.update([_emptied(entry, mark)])
             gone.append(memory_id)
             for drawn in entry.get("memory_ids") or []:
                 memory = self.long_term.get(drawn)
@@ -181,6 +257,109 @@ class MemoryReview:
         self._record("trust", memory_id, by, now, {"trust": trust, "was": before})
         return before
 
+    def reapply(self, records: list[dict]) -> list[dict]:
+        """Make each recorded correction hold again, oldest first, recording nothing new.
+
+        A forget empties again each memory it forgot that is here and not forgotten (with the
+        original mark: when, by whom, why) and removes their links; a trust setting is set
+        again on its memory. A memory that is not here (it was learned after the moment memory
+        was put back to) is left alone: it is gone anyway.
+
+        Args:
+            records (list): Audit records (`corrections_since`), oldest first.
+
+        Returns:
+            list: For each forget and trust record, a dict: "seq", "action", "id", "ids"
+                (every memory it named), "at", "by", "trust" (for a trust), "applied" (the
+                ids made to hold again here) and "text" (the start of what would have come
+                back, on one line; empty when nothing would have).
+
+        """
+        kept = []
+        for record in records:
+            if record.get("action") == "forget":
+                applied, text = self._forget_again(record)
+            elif record.get("action") == "trust":
+                applied, text = self._trust_again(record), ""
+            else:
+                continue  # not a correction of a memory: nothing to make hold
+            kept.append(
+                {
+                    "seq": record.get("seq"),
+                    "action": record["action"],
+                    "id": record["id"],
+                    "ids": list(record.get("forgotten") or [record["id"]]),
+                    "at": record.get("at"),
+                    "by": record.get("by"),
+                    "trust": record.get("trust"),
+                    "applied": applied,
+                    "text": one_line(text)[:KEPT_TEXT_CHARS],
+                }
+            )
+        return kept
+
+    def _forget_again(self, record: dict) -> tuple[list[str], str]:
+        """Forget again what a forget record names; returns the ids forgotten and the start of
+        the first one's text."""
+        primary, by, reason = record["id"], record.get("by") or "", record.get("reason") or ""
+        # the original time, not now: the memory says when the builder forgot it
+        at = from_iso(record.get("at"))
+        mark = {"at": record.get("at"), "by": by, "reason": reason}
+        applied: list[str] = []
+        texts: list[str] = []
+        for memory_id in record.get("forgotten") or [primary]:
+            if memory_id.startswith("j"):
+                entry = self.journal.get(memory_id)
+                if entry is None or entry.get("forgotten"):
+                    continue
+                self.journal.update([_emptied(entry, mark)])
+                texts.append(entry.get("content") or "")
+            elif memory_id.startswith("m"):
+                memory = self.long_term.get(memory_id)
+                if memory is None:
+                    continue
+                # the reason `forget` gave it: the builder's own, or the entry it rested on
+                why = (
+                    (reason or f"forgotten by {by}")
+                    if memory_id == primary
+                    else f"its entry {primary} was forgotten"
+                )
+                self.long_term.forget(memory_id, at, why)
+                texts.append(memory.get("text") or "")
+            elif "/" in memory_id:
+                key, item_id = memory_id.rsplit("/", 1)
+                old = self.entities.change(key, item_id, lambda item: None)
+                if old is None:
+                    continue
+                texts.append(old.get("text") or "")
+            else:
+                continue
+            applied.append(memory_id)
+        self.links.remove([one for one in applied if "/" not in one])
+        return applied, next((text for text in texts if text), "")
+
+    def _trust_again(self, record: dict) -> list[str]:
+        """Set again the trust a record set; returns [its id] when its memory is here."""
+        memory_id = record["id"]
+        mark = {"trust": record.get("trust"), "at": record.get("at"), "by": record.get("by")}
+        if memory_id.startswith("j"):
+            entry = self.journal.get(memory_id)
+            if entry is None or entry.get("forgotten"):
+                return []
+            self.journal.update([{**entry, "trust_set": mark}])
+        elif memory_id.startswith("m"):
+            memory = self.long_term.get(memory_id)
+            if memory is None:
+                return []
+            self.long_term.update({**memory, "trust_set": mark})
+        elif "/" in memory_id:
+            key, item_id = memory_id.rsplit("/", 1)
+            if self.entities.change(key, item_id, lambda item: {**item, "trust_set": mark}) is None:
+                return []
+        else:
+            return []
+        return [memory_id]
+
     def _record(self, action: str, memory_id: str, by: str, now: datetime, detail: dict) -> None:
         self.audit.append(
             {"at": to_iso(now), "by": by, "action": action, "id": memory_id, **detail}
@@ -197,3 +376,14 @@ class MemoryReview:
 
         """
         return list(reversed(self.audit.tail(limit)))
+
+
+def _emptied(entry: dict, mark: dict) -> dict:
+    """A journal entry forgotten in place: its text and tags go, the mark says when, by whom,
+    why, and the first 200 characters of what it was (for the builders' views)."""
+    return {
+        **entry,
+        "content": "",
+        "tags": [],
+        "forgotten": {**mark, "was": (entry.get("content") or "")[:200]},
+    }

@@ -18,6 +18,15 @@ sleep (newest first) with it; the snapshot before it, if one is kept, then recor
 is where that snapshot left off). The last `snapshots_kept` snapshots are kept; an older one is
 dropped when a new one opens.
 
+A rollback never undoes what a builder corrected (`memory.review`). The review log (`audit:*`)
+is recorded like any value but never restored, nor counted in what a rollback changes: it
+survives whole. Its count before the oldest sleep undone (the recorded `audit:meta`) tells
+which corrections came since; each is made again in the restored memory (a forgotten memory
+stays forgotten, a trust setting stays set), and only then is anything written, so the restore
+and the corrections are one set of writes. A memory learned since is gone anyway. The
+snapshot that records again after a rollback is handed that count if it had none, so rolling
+it back later still knows where its sleep's corrections began.
+
 Stored in the script's store:
 
 | key | value |
@@ -32,9 +41,18 @@ and is marked incomplete: it, and the snapshots before it, can no longer be roll
 
 """
 
+import copy
 import json
 from typing import Any
 
+from ..text import one_line
+from .review import (
+    AUDIT_META,
+    audit_length,
+    corrections_since,
+    is_audit_key,
+    reapply_corrections,
+)
 from .store import KeyValueStore
 
 SNAPSHOTS = "memory_snapshots"
@@ -43,6 +61,13 @@ SNAPSHOT_PREFIX = "memory_snapshot"
 # a sleep and the day after it touch tens of keys (chunks of 100 entries, one per person):
 # this many is far more than a day brings, and bounds a snapshot at this many chunk copies
 MAX_SNAPSHOT_KEYS = 2000
+# the kept corrections `describe` lists one by one before it sums up the rest (a plan a
+# builder reads before confirming: bounded however many corrections came since)
+KEPT_LINES = 10
+# how much of a kept memory's text is quoted, enough to recognise it
+KEPT_QUOTE_CHARS = 40
+# the ids one kept forget names, before it says how many more
+KEPT_IDS = 3
 
 
 class _Absent:
@@ -64,16 +89,17 @@ _ABSENT = _Absent()
 SUMMARY_LABELS = {
     "consolidated": "journal entries whose consolidated flag changed",
     "entries_removed": "journal entries removed",
-    "entries_restored": "journal entries given back their text (pruned or forgotten since)",
+    # a builder's forget is never undone (see the module doc): only pruning gives text back
+    "entries_restored": "journal entries given back their text (pruned since)",
     "reflections_removed": "reflections removed",
-    "reflections_restored": "reflections given back (removed, pruned or forgotten since)",
+    "reflections_restored": "reflections given back (removed or pruned since)",
     "memories_removed": "long-term memories removed",
     "memories_restored": "long-term memories restored",
     "links_removed": "links removed",
     "links_restored": "links restored",
     "profiles": "people's profiles restored",
     "core_memory": "core memory notes restored",
-    "other": "other stored values restored (indexes, counts, the review log)",
+    "other": "other stored values restored (indexes, counts)",
 }
 
 
@@ -229,22 +255,46 @@ class Snapshots:
                 restore[key] = (bool(record["existed"]), record.get("value"))
         return [s["sleep_id"] for s in reversed(undone)], restore
 
-    def preview(self, sleep_id: str, memory: KeyValueStore) -> dict:
+    def preview(self, sleep_id: str, memory: KeyValueStore, long_term=None) -> dict:
         """What rolling back `sleep_id` would change, without changing anything.
 
         Args:
             sleep_id (str): The sleep to roll back.
             memory (KeyValueStore): The memory store itself (not a `RecordingStore`).
+            long_term (callable, optional): `long_term(store)` -> the long-term `MemoryStore`
+                over a store (a game's own); an `EmbeddedMemoryStore` by default.
 
         Returns:
             dict: "sleeps" (the ids undone, newest first), "values" (stored values that
-                would change) and "changes" (counts by `SUMMARY_LABELS` key).
+                would change), "changes" (counts by `SUMMARY_LABELS` key) and "kept" (the
+                builder corrections made since, kept: see `MemoryReview.reapply`).
 
         Raises:
             SnapshotError: No such snapshot, or one that cannot be rolled back.
 
         """
-        return self._summary(*self._plan(sleep_id), memory)[0]
+        return self._outcome(sleep_id, memory, long_term)[0]
+
+    def _outcome(
+        self, sleep_id: str, memory: KeyValueStore, long_term=None
+    ) -> tuple[dict, dict, tuple[bool, Any] | None]:
+        """What rolling back `sleep_id` leaves: the summary, the values that differ from now
+        (key -> (existed, value)) and the review log's count as recorded before the oldest
+        sleep undone (None: not written since). Nothing is written."""
+        sleeps, restore = self._plan(sleep_id)
+        # the review log survives a rollback whole; its recorded count is where it stood
+        audit_before = restore.get(AUDIT_META)
+        restore = {key: value for key, value in restore.items() if not is_audit_key(key)}
+        if audit_before is None:  # not written since: no correction came since
+            since = audit_length(memory.get(AUDIT_META))
+        else:
+            existed, meta = audit_before
+            since = audit_length(meta) if existed else 0
+        restored = _Restored(memory, restore)
+        kept = reapply_corrections(restored, corrections_since(memory, since), long_term)
+        summary, differing = self._summary(sleeps, restored.outcome(), memory)
+        summary["kept"] = kept
+        return summary, differing, audit_before
 
     @staticmethod
     def _summary(sleeps: list[str], restore: dict, memory: KeyValueStore) -> tuple[dict, dict]:
@@ -260,25 +310,28 @@ class Snapshots:
             _count_changes(changes, key, _plain(current), _plain(before))
         return {"sleeps": sleeps, "values": len(differing), "changes": changes}, differing
 
-    def rollback(self, sleep_id: str, memory: KeyValueStore) -> dict:
-        """Restore memory as it was when `sleep_id` began, undoing every later sleep too; the
+    def rollback(self, sleep_id: str, memory: KeyValueStore, long_term=None) -> dict:
+        """Restore memory as it was when `sleep_id` began, undoing every later sleep too,
+        except the builder corrections made since, which hold again (see the module doc); the
         snapshots undone are dropped.
 
-        Every value to restore is read before the first is written. The shell runs this in
-        one database transaction, so a failure changes nothing.
+        Every value to restore is read, and the corrections made again, before the first
+        value is written. The shell runs this in one database transaction, so a failure
+        changes nothing.
 
         Args:
             sleep_id (str): The sleep to roll back.
             memory (KeyValueStore): The memory store itself (not a `RecordingStore`).
+            long_term (callable, optional): As for `preview`.
 
         Returns:
-            dict: As `preview` gives it: what changed.
+            dict: As `preview` gives it: what changed, and the corrections kept.
 
         Raises:
             SnapshotError: No such snapshot, or one that cannot be rolled back.
 
         """
-        summary, differing = self._summary(*self._plan(sleep_id), memory)
+        summary, differing, audit_before = self._outcome(sleep_id, memory, long_term)
         for key, (existed, value) in differing.items():
             if existed:
                 memory.set(key, value)
@@ -292,10 +345,61 @@ class Snapshots:
         if left and left[-1].get("complete", True):
             # memory is as it was when the next sleep began: where the newest snapshot left
             # off, so it records again until the next sleep (it is all that sleep's since)
-            self.state.set(SNAPSHOT_OPEN, left[-1]["sleep_id"])
+            reopened = left[-1]["sleep_id"]
+            self.state.set(SNAPSHOT_OPEN, reopened)
+            recorded = self.recorded_keys(reopened)
+            if audit_before is not None and AUDIT_META not in recorded:
+                # the review log was written since, but not while this snapshot recorded: its
+                # count then is the one the sleeps undone recorded. Without it, rolling this
+                # snapshot back would see no correction since, and restore the memories
+                # forgotten in the sleeps undone (their values before are in its records)
+                self.record(reopened, AUDIT_META, *audit_before, recorded)
         elif self.open_id() is not None:
             self.state.delete(SNAPSHOT_OPEN)
         return summary
+
+
+class _Restored:
+    """Memory as a rollback leaves it, without writing it: reads see the values to restore
+    over the store, writes (the corrections made again) are kept aside (see `outcome`).
+
+    Args:
+        memory (KeyValueStore): The memory store.
+        restore (dict): Key -> (existed, value) to restore.
+
+    """
+
+    def __init__(self, memory: KeyValueStore, restore: dict[str, tuple[bool, Any]]):
+        self.memory = memory
+        self.restore = restore
+        self.written: dict[str, Any] = {}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Read a value as the rollback leaves it (see `KeyValueStore.get`)."""
+        if key in self.written:
+            value = self.written[key]
+        elif key in self.restore:
+            existed, value = self.restore[key]
+            value = value if existed else _ABSENT
+        else:
+            return self.memory.get(key, default)
+        # a copy, as stores hand back: the values to restore are compared afterwards
+        return default if value is _ABSENT else copy.deepcopy(value)
+
+    def set(self, key: str, value: Any) -> None:
+        """Keep a value aside (see `KeyValueStore.set`)."""
+        self.written[key] = copy.deepcopy(value)
+
+    def delete(self, key: str) -> None:
+        """Keep aside that a value goes (see `KeyValueStore.delete`)."""
+        self.written[key] = _ABSENT
+
+    def outcome(self) -> dict[str, tuple[bool, Any]]:
+        """Every value the rollback sets or deletes: key -> (exists, value)."""
+        values = dict(self.restore)
+        for key, value in self.written.items():
+            values[key] = (False, None) if value is _ABSENT else (True, value)
+        return values
 
 
 class RecordingStore:
@@ -438,15 +542,18 @@ def _count_changes(changes: dict, key: str, current: Any, before: Any) -> None:
         changes["other"] += 1
 
 
-def describe(summary: dict) -> list[str]:
-    """A rollback's summary as lines of text, one per kind of change (only the kinds that
-    changed).
+def describe(summary: dict, limit: int = KEPT_LINES) -> list[str]:
+    """A rollback's summary as lines of text: one per kind of change (only the kinds that
+    changed), then one per builder correction kept, at most `limit`, then how many more.
 
     Args:
         summary (dict): As `Snapshots.preview` or `Snapshots.rollback` gives it.
+        limit (int, optional): The most corrections listed one by one.
 
     Returns:
-        list: Lines such as "3 links removed"; one line saying nothing changes when so.
+        list: Lines such as "3 links removed" or "kept forgotten: j000012 (forgotten by Ann at
+            2026-11-21 14:02: 'Bob's vault code...')"; one line saying nothing changes when
+            no value differs.
 
     """
     lines = [
@@ -454,4 +561,33 @@ def describe(summary: dict) -> list[str]:
         for name, label in SUMMARY_LABELS.items()
         if summary["changes"].get(name)
     ]
-    return lines or ["no stored value differs from what it was then"]
+    lines = lines or ["no stored value differs from what it was then"]
+    kept = summary.get("kept") or []
+    lines.extend(_kept_line(correction) for correction in kept[:limit])
+    if len(kept) > limit:
+        lines.append(f"and {len(kept) - limit} more corrections kept")
+    return lines
+
+
+def _kept_line(correction: dict) -> str:
+    """One kept correction, on one line, its text clipped."""
+    when = (correction.get("at") or "")[:16].replace("T", " ") or "?"
+    who = one_line(correction.get("by") or "?")[:30]
+    if correction["action"] == "forget":
+        # an entry takes every fact drawn from it alone with it: a few ids, then how many more
+        ids = correction["ids"]
+        named = ", ".join(ids[:KEPT_IDS]) + (
+            f" and {len(ids) - KEPT_IDS} more" if len(ids) > KEPT_IDS else ""
+        )
+        line = f"kept forgotten: {named} (forgotten by {who} at {when}"
+    else:
+        trust = correction.get("trust")
+        level = f"{trust:.2f}" if isinstance(trust, (int, float)) else "?"
+        line = f"kept trust: {correction['id']} at {level} (set by {who} at {when}"
+    if not correction.get("applied"):
+        # learned after the sleep began: the rollback removes it, nothing to keep it from
+        return f"{line}; learned since, so removed)"
+    text = correction.get("text") or ""
+    if len(text) > KEPT_QUOTE_CHARS:
+        text = text[: KEPT_QUOTE_CHARS - 3].rstrip() + "..."
+    return f"{line}: '{text}')" if text else f"{line})"
