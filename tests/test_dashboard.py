@@ -283,7 +283,7 @@ class TestDashboard(AssistantTestCase):
         text = self.builder.get(self.url, {"speaker": "Bob", "q": "a&b"}).content.decode()
         assert "No entries." in text
         text = self.builder.get(self.url, {"speaker": "Bob"}).content.decode()
-        assert 'href="?speaker=Bob&amp;page=2"' in text
+        assert 'href="?speaker=Bob&amp;page=2#journal"' in text
 
     def test_secrets_are_redacted(self):
         journal = self.handler.brain.journal

@@ -11,6 +11,12 @@ in-memory caches) belongs to the reactor thread. So every read of that state and
 runs on the reactor (`on_reactor`), in short pieces, while the web thread filters, draws and
 renders. Reading never writes: the status is read without queueing what was heard.
 
+Nothing a page shows is trusted: every list that players or the model can grow (people, their
+observations and attributes, the journal, the memories, the recent turns) is paged, and every
+stored string is redacted and clipped by the templates' `clip` filter (`filters.py`). Every
+response forbids framing and content sniffing, and a missing thing is the dashboard's own 404
+page, which needs nothing of the game's website.
+
 """
 
 import math
@@ -22,13 +28,14 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse, HttpResponseForbidden
+from django.http import Http404, HttpResponse, HttpResponseForbidden, HttpResponsePermanentRedirect
 from django.shortcuts import redirect
 from django.template import Engine, RequestContext
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from django.utils.http import urlencode
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 from twisted.internet import reactor
 from twisted.internet.threads import blockingCallFromThread
@@ -36,30 +43,54 @@ from twisted.python import threadable
 
 from ..handler import ASSISTANT_TAG, AssistantError, find_assistants, redacted
 from ..lifecycle import DEFAULT_HOURS
+from .filters import NAME_CHARS, TEXT_CHARS, clip
 
 PERMISSION = "Builder"
+# a person's newest observations and attributes shown on the assistant's page (all of them are
+# on the person's own page, paged)
+PREVIEW = 5
+# tool names listed for one turn: a turn makes at most max_tool_calls_per_turn calls, but a
+# stored list is not trusted to be short
+MAX_TOOLS_SHOWN = 50
+# a person's key in a link: longer keys (none is made so long) get no link
+MAX_KEY_CHARS = 500
+# the page parameters of an assistant's page, one per paged list, and of a person's page
+DETAIL_PAGES = ("page", "people_page", "memories_page", "turns_page")
+PERSON_PAGES = ("page", "attributes_page")
+# every dashboard response: never inside another site's frame (clickjacking), never sniffed
+# the pages show what players whispered: never framed by another site, never kept in a shared
+# cache or the browser's history cache, and the address never sent on to a linked site
+SECURITY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "same-origin",
+}
 
-# an engine of our own: a game need not list this package in INSTALLED_APPS for its templates
+# an engine of our own: a game need not list this package in INSTALLED_APPS for its templates;
+# the `clip` filter is built in, so no template can forget to load it
 ENGINE = Engine(
     dirs=[str(Path(__file__).parent / "templates")],
     context_processors=["django.contrib.messages.context_processors.messages"],
+    builtins=[f"{__package__}.filters"],
 )
 
 
-def render(request, template: str, context: dict) -> HttpResponse:
+def render(request, template: str, context: dict, status: int = 200) -> HttpResponse:
     """Render one of the dashboard's templates.
 
     Args:
         request (HttpRequest): The request (for the CSRF token and messages).
         template (str): The template's name, e.g. "ai_assistant/list.html".
         context (dict): The template's variables.
+        status (int, optional): The response's status code.
 
     Returns:
         HttpResponse: The page.
 
     """
     page = ENGINE.get_template(template).render(RequestContext(request, context))
-    return HttpResponse(page)
+    return HttpResponse(page, status=status)
 
 
 def on_reactor(func, *args, **kwargs):
@@ -107,6 +138,41 @@ def is_builder(user) -> bool:
         return True
     check = getattr(user, "check_permstring", None)
     return bool(check and check(PERMISSION))
+
+
+def dashboard_view(view):
+    """Decorate a dashboard view: its security headers, its own 404 page, CSRF checks.
+
+    A missing thing (`Http404`) is rendered with the dashboard's own template. Django's handler
+    would render the game's `404.html`, Evennia's, whose menu links staff accounts to the admin
+    site: in a game whose URLs have no admin (the demo game's), that link fails and every 404
+    became a 500 for the superuser.
+
+    The CSRF check runs here (`csrf_protect`) instead of in the middleware, which is told to
+    skip the view: so its refusal goes through this wrapper and carries the headers too.
+
+    Args:
+        view (callable): The view.
+
+    Returns:
+        callable: The decorated view.
+
+    """
+    checked = csrf_protect(view)
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        try:
+            response = checked(request, *args, **kwargs)
+        except Http404 as missing:
+            response = render(
+                request, "ai_assistant/404.html", {"reason": str(missing)}, status=404
+            )
+        for header, value in SECURITY_HEADERS.items():
+            response[header] = value
+        return response
+
+    return csrf_exempt(wrapped)
 
 
 def builder_required(view):
@@ -157,6 +223,40 @@ def _tokens(usage) -> int:
     return usage.prompt_tokens + usage.completion_tokens
 
 
+@dashboard_view
+@builder_required
+def not_found(request, rest: str = ""):
+    """Any other address under the dashboard: its 404 page (not the game's, see
+    `dashboard_view`), or a real address that lacks its final slash, redirected.
+
+    Django's `APPEND_SLASH` adds the slash only after the game's 404 page was rendered, and
+    that page is what fails; so this view, which matches first, does it.
+
+    Args:
+        request (HttpRequest): The request.
+        rest (str, optional): The unknown part of the address.
+
+    Returns:
+        HttpResponse: A permanent redirect to the address with its slash.
+
+    Raises:
+        Http404: No dashboard page has this address.
+
+    """
+    if not request.path_info.endswith("/"):
+        try:
+            match = resolve(f"{request.path_info}/")
+        except Resolver404:
+            match = None
+        if match is not None and match.url_name != "not_found":
+            query = request.META.get("QUERY_STRING", "")
+            return HttpResponsePermanentRedirect(
+                f"{request.path}/" + (f"?{query}" if query else "")
+            )
+    raise Http404("There is no such page on the assistant dashboard.")
+
+
+@dashboard_view
 @builder_required
 def assistant_list(request):
     """Every assistant, 25 a page, with mode, pending events, last turn, errors and tokens.
@@ -295,18 +395,19 @@ def timeline_svg(transitions: list, now: datetime, width: int = 720, height: int
             end = points[index + 1][1] if index + 1 < len(points) else now
             x = (at - begin).total_seconds() / span * width
             w = max((end - at).total_seconds() / span * width, 1.0)
-            mode = transition.get("mode", "?")
+            mode = clip(transition.get("mode", "?"), 20)
             colour = "#f2c94c" if mode == "awake" else "#2f80ed"
+            # a reason may quote what the model said when it chose to sleep
             title = escape(
-                f"{mode} from {transition.get('at')}: {redacted(transition.get('reason', ''))}"
+                f"{mode} from {clip(transition.get('at'), 40)}: "
+                f"{clip(transition.get('reason', ''), NAME_CHARS)}"
             )
             parts.append(
                 f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="{height}" fill="{colour}">'
                 f"<title>{title}</title></rect>"
             )
-        parts.append(
-            f'<text x="0" y="{height + 12}" font-size="10">{escape(points[0][0].get("at"))}</text>'
-        )
+        first = escape(clip(points[0][0].get("at"), 40))
+        parts.append(f'<text x="0" y="{height + 12}" font-size="10">{first}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -389,24 +490,75 @@ def links_svg(links: list, max_nodes: int, size: int = 420) -> str:
             f'stroke-width="{0.5 + 3 * max(0.0, min(float(strength), 1.0)):.1f}" />'
         )
     for key, (x, y) in where.items():
-        title = escape(f"{key}: {redacted(nodes[key])[:200]}")
+        title = escape(f"{clip(key, 40)}: {clip(nodes[key], NAME_CHARS)}")
         parts.append(
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#2d9cdb"><title>{title}</title>'
             "</circle>"
-            f'<text x="{x + 7:.1f}" y="{y + 3:.1f}" font-size="9">{escape(key)}</text>'
+            f'<text x="{x + 7:.1f}" y="{y + 3:.1f}" font-size="9">{escape(clip(key, 40))}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)
 
 
+class NewestMemories:
+    """The long-term memories not forgotten, newest first, as a sequence a Paginator slices.
+
+    Only the `MemoryStore` protocol is used (`count`, `recent`), so a game's own store works
+    too: a page reads the newest memories down to the page's end, never the whole store. Its
+    length is the store's count, forgotten memories included (the protocol does not count them
+    apart), so the last page may hold fewer than a page's worth.
+
+    Args:
+        store (MemoryStore): The assistant's long-term store.
+
+    """
+
+    def __init__(self, store):
+        self.store = store
+        self.total = store.count()
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, index):
+        if not isinstance(index, slice):
+            raise TypeError("NewestMemories is sliced by pages only.")
+        start, stop, _ = index.indices(self.total)
+        if start >= stop:
+            return []
+        # forgotten memories are skipped by `recent`: look further back until the page is full
+        look = stop
+        while True:
+            found = self.store.recent(look)
+            if len(found) >= stop or look >= self.total:
+                return list(found[start:stop])
+            look = min(self.total, look * 2)
+
+
+def _get_page(items, number, size: int | None = None):
+    """One page of `items`, evaluated: a page number that is not a number gives the first page,
+    one past the end the last (Django's `get_page`), never an error."""
+    page = Paginator(items, size or _page_size()).get_page(number)
+    page.object_list = list(page.object_list)
+    return page
+
+
+def _joined(items, most: int = MAX_TOOLS_SHOWN) -> str:
+    """Stored values as one line: at most `most` of them, each clipped, and how many more."""
+    items = list(items) if isinstance(items, (list, tuple)) else ([items] if items else [])
+    shown = ", ".join(clip(item, NAME_CHARS) for item in items[:most])
+    return shown + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
 def _journal_row(entry: dict) -> dict:
+    audience = entry.get("audience")
     return {
         "id": entry.get("id"),
-        "content": redacted(entry.get("content") or ""),
+        "content": entry.get("content") or "",
         "speaker": entry.get("heard_from") or entry.get("author"),
         "at": entry.get("created_at"),
         "location": entry.get("location"),
-        "audience": "public" if entry.get("audience") is None else ", ".join(entry["audience"]),
+        "audience": "public" if audience is None else _joined(audience),
         "importance": entry.get("importance"),
         "consolidated": entry.get("consolidated"),
         "kind": entry.get("kind"),
@@ -414,29 +566,76 @@ def _journal_row(entry: dict) -> dict:
     }
 
 
-def _person(profile: dict) -> dict:
-    # what people said about others can hold anything a player typed, keys included
+def _memory_row(memory: dict) -> dict:
+    audience = memory.get("audience")
     return {
-        "name": profile.get("name"),
-        "key": profile.get("key"),
-        "attributes": [
-            {"type": a.get("type"), "value": redacted(a.get("value", "")), "at": a.get("at")}
-            for a in profile.get("attributes") or []
-        ],
-        "observations": [
-            {
-                "text": redacted(o.get("text", "")),
-                "at": o.get("at"),
-                "where": o.get("where"),
-                "heard_from": o.get("heard_from"),
-                "importance": o.get("importance"),
-                "consolidated": o.get("consolidated"),
-            }
-            for o in profile.get("observations") or []
-        ],
+        "id": memory.get("id"),
+        "importance": memory.get("importance"),
+        "audience": "public" if not audience else _joined(audience),
+        "created_at": memory.get("created_at"),
+        "sources": _joined(memory.get("source_entry_ids") or []),
+        "text": memory.get("text", ""),
     }
 
 
+def _observation_row(observation: dict) -> dict:
+    return {
+        "id": observation.get("id"),
+        "text": observation.get("text", ""),
+        "at": observation.get("at"),
+        "where": observation.get("where"),
+        "heard_from": observation.get("heard_from"),
+        "importance": observation.get("importance"),
+        "consolidated": observation.get("consolidated"),
+    }
+
+
+def _attribute_row(attribute: dict) -> dict:
+    return {
+        "id": attribute.get("id"),
+        "type": attribute.get("type"),
+        "value": attribute.get("value", ""),
+        "at": attribute.get("at"),
+    }
+
+
+def _person_url(dbid: int, key: str) -> str | None:
+    if not isinstance(key, str) or not key or len(key) > MAX_KEY_CHARS:
+        return None
+    return f"{reverse('ai_assistant:person', args=[dbid])}?{urlencode({'key': key})}"
+
+
+def _person(dbid: int, key: str, name: str, profile: dict | None) -> dict:
+    """A person on the assistant's page: counts and the newest few of each list."""
+    # what people said about others can hold anything a player typed: the template clips it
+    profile = profile or {}
+    observations = list(profile.get("observations") or [])
+    attributes = list(profile.get("attributes") or [])
+    return {
+        "name": profile.get("name") or name,
+        "key": key,
+        "url": _person_url(dbid, key),
+        "observation_count": len(observations),
+        "attribute_count": len(attributes),
+        "observations": [_observation_row(o) for o in reversed(observations[-PREVIEW:])],
+        "attributes": [_attribute_row(a) for a in reversed(attributes[-PREVIEW:])],
+    }
+
+
+def _page_links(state: dict, params: tuple) -> dict:
+    """For each page parameter, the query string of everything else a pager link keeps."""
+    links = {}
+    for param in params:
+        kept = [
+            (name, value)
+            for name, value in state.items()
+            if value and name != param and not (name in params and value == 1)
+        ]
+        links[param] = urlencode(kept)
+    return links
+
+
+@dashboard_view
 @builder_required
 def assistant_detail(request, dbid: int):
     """One assistant: status, timeline, sleeps, usage chart, journal, memories, people, links,
@@ -444,7 +643,8 @@ def assistant_detail(request, dbid: int):
 
     Args:
         request (HttpRequest): The request; `page`, `speaker`, `q` and `audience` page and
-            filter the journal.
+            filter the journal; `people_page`, `memories_page` and `turns_page` page the
+            people, the long-term memories and the recent turns.
         dbid (int): The assistant's database id.
 
     Returns:
@@ -461,15 +661,17 @@ def assistant_detail(request, dbid: int):
     if speaker or query or audience:
         journal = on_reactor(lambda: obj.assistant.brain.journal)
         seqs = journal_matches(journal, speaker, query, audience)
-    data = on_reactor(_detail_data, obj, seqs, request.GET.get("page"))
+    pages = {name: request.GET.get(name) for name in DETAIL_PAGES}
+    data = on_reactor(_detail_data, obj, seqs, pages)
     status, page = data["status"], data["journal_page"]
-    filters = urlencode(
-        [
-            (name, value)
-            for name, value in (("speaker", speaker), ("q", query), ("audience", audience))
-            if value
-        ]
-    )
+    filters = {"speaker": speaker, "q": query, "audience": audience}
+    state = {
+        **filters,
+        "page": page.number,
+        "people_page": data["people_page"].number,
+        "memories_page": data["memories_page"].number,
+        "turns_page": data["turns_page"].number,
+    }
     context = {
         **data,
         "tokens": _tokens(status.usage),
@@ -479,30 +681,41 @@ def assistant_detail(request, dbid: int):
         "transitions": list(reversed(data["transitions_all"][-20:])),
         "usage_chart": mark_safe(usage_svg(data["usage_by_hour"])),
         "journal_rows": [_journal_row(entry) for entry in page.object_list],
-        "filters": {"speaker": speaker, "q": query, "audience": audience},
-        "filter_query": filters,
-        "memories": [
-            {**memory, "text": redacted(memory.get("text", ""))} for memory in data["memories"]
+        "filters": filters,
+        "page_links": _page_links(state, DETAIL_PAGES),
+        "memories": [_memory_row(memory) for memory in data["memories_page"].object_list],
+        "people": [
+            _person(dbid, key, name, profile)
+            for (key, name), profile in zip(data["people_page"].object_list, data["profiles"])
         ],
-        "people": [_person(profile) for profile in data["people"]],
         "links_graph": mark_safe(links_svg(data["links"], _max_graph_nodes())),
         "sleeps": [_sleep_row(record) for record in data["sleeps"]],
-        "turns": [_turn_row(turn) for turn in data["turns"]],
+        "turns": [_turn_row(turn) for turn in data["turns_page"].object_list],
         "last_error": status.last_error,
-        "sleep_reason": redacted(status.sleep_reason) if status.sleep_reason else "",
-        "last_compaction": redacted(status.last_compaction) if status.last_compaction else "",
+        "sleep_reason": status.sleep_reason or "",
+        "last_compaction": status.last_compaction or "",
         "action_url": reverse("ai_assistant:action", args=[dbid]),
     }
     return render(request, "ai_assistant/detail.html", context)
 
 
-def _detail_data(obj, seqs, page_number) -> dict:
-    """What an assistant's page shows, read on the reactor (nothing is written)."""
+def _people_index(brain) -> list:
+    """(key, name) of everyone the assistant knows, by name: one read (the profiles' index)."""
+    index = brain.entities.index()
+    return sorted(index.items(), key=lambda item: (str(item[1]).lower(), str(item[0])))
+
+
+def _detail_data(obj, seqs, pages: dict) -> dict:
+    """What an assistant's page shows, read on the reactor (nothing is written).
+
+    Each list is paged where it is read: the journal's and the memories' pages read only their
+    chunks, and only the profiles of the people on the page shown are read.
+
+    """
     handler = obj.assistant
     brain = handler.brain
-    page = Paginator(JournalSlice(brain.journal, seqs), _page_size()).get_page(page_number)
-    # evaluated here: the page's entries are read from the journal's chunks
-    page.object_list = list(page.object_list)
+    journal_page = _get_page(JournalSlice(brain.journal, seqs), pages.get("page"))
+    people_page = _get_page(_people_index(brain), pages.get("people_page"))
     core_items, core_tokens, core_budget = handler.core_memory()
     return {
         "obj": obj,
@@ -513,15 +726,71 @@ def _detail_data(obj, seqs, page_number) -> dict:
         "now": handler.now(),
         "transitions_all": brain.lifecycle.log().tail(200),
         "usage_by_hour": brain.usage_by_hour(),
-        "journal_page": page,
-        "memories": handler.recent_memories(50),
-        "people": handler.people(),
+        "journal_page": journal_page,
+        "memories_page": _get_page(NewestMemories(brain.long_term), pages.get("memories_page")),
+        "people_page": people_page,
+        "profiles": [brain.entities.profile(key) for key, _ in people_page.object_list],
         "links": handler.memory_links(200),
         "core_items": sorted(core_items.items()),
         "core_tokens": core_tokens,
         "core_budget": core_budget,
         "sleeps": handler.sleeps(20),
-        "turns": handler.recent_turns(),
+        "turns_page": _get_page(handler.recent_turns(), pages.get("turns_page")),
+    }
+
+
+@dashboard_view
+@builder_required
+def assistant_person(request, dbid: int):
+    """One person an assistant knows: every observation and attribute, paged, newest first.
+
+    Args:
+        request (HttpRequest): The request; `key` names the person (`#12` or `name:bob`),
+            `page` pages the observations and `attributes_page` the attributes.
+        dbid (int): The assistant's database id.
+
+    Returns:
+        HttpResponse: The person's page (404 for an unknown assistant or person).
+
+    """
+    obj = on_reactor(get_assistant, dbid)
+    key = request.GET.get("key", "")
+    if not key or len(key) > MAX_KEY_CHARS:
+        raise Http404("The assistant knows no one by that key.")
+    pages = {name: request.GET.get(name) for name in PERSON_PAGES}
+    data = on_reactor(_person_data, obj, key, pages)
+    state = {
+        "key": key,
+        "page": data["observations_page"].number,
+        "attributes_page": data["attributes_page"].number,
+    }
+    context = {
+        **data,
+        "person_key": key,
+        "page_links": _page_links(state, PERSON_PAGES),
+        "observations": [_observation_row(o) for o in data["observations_page"].object_list],
+        "attributes": [_attribute_row(a) for a in data["attributes_page"].object_list],
+        "detail_url": reverse("ai_assistant:detail", args=[dbid]),
+    }
+    return render(request, "ai_assistant/person.html", context)
+
+
+def _person_data(obj, key: str, pages: dict) -> dict:
+    """One person's profile, read on the reactor, its lists paged newest first."""
+    entities = obj.assistant.brain.entities
+    # only a key of the index is a person (a crafted key must not reach another stored value)
+    name = entities.index().get(key)
+    profile = entities.profile(key) if name is not None else None
+    if not isinstance(profile, dict):
+        raise Http404("The assistant knows no one by that key.")
+    observations = list(reversed(profile.get("observations") or []))
+    attributes = list(reversed(profile.get("attributes") or []))
+    return {
+        "key": obj.key,
+        "dbref": obj.dbref,
+        "name": profile.get("name") or name,
+        "observations_page": _get_page(observations, pages.get("page")),
+        "attributes_page": _get_page(attributes, pages.get("attributes_page")),
     }
 
 
@@ -535,29 +804,31 @@ def _sleep_row(record: dict) -> dict:
         "id": record.get("id"),
         "start": record.get("start"),
         "end": record.get("end") or "asleep",
-        "began": redacted(record.get("began") or ""),
+        "began": record.get("began") or "",
         "depth": record.get("depth"),
         "quiet": record.get("quiet"),
-        "phases": ", ".join(record.get("phases") or []),
-        "counts": ", ".join(f"{name} {value}" for name, value in counts.items() if value),
+        "phases": _joined(record.get("phases") or []),
+        "counts": _joined([f"{name} {value}" for name, value in counts.items() if value]),
         "debt": f"{record.get('debt_before')} -> {record.get('debt_after')}",
         "calls": record.get("calls", 0),
         "tokens": record.get("tokens", 0),
         "errors": record.get("errors", 0),
-        "summary": redacted(record.get("summary") or ""),
+        "summary": record.get("summary") or "",
     }
 
 
 def _turn_row(turn: dict) -> dict:
     shape = turn.get("prompt") or {}
+    recalled = turn.get("recalled") or []
     return {
         "at": turn.get("at"),
         "events": turn.get("events"),
         "model_calls": turn.get("model_calls"),
-        "tools": ", ".join(turn.get("tools") or []) or "none",
+        # tool names are the model's: one may be anything, of any length
+        "tools": _joined(turn.get("tools") or []) or "none",
         "stop_reason": turn.get("stop_reason"),
-        "error": redacted(turn["error"]) if turn.get("error") else "",
-        "recalled": len(turn.get("recalled") or []),
+        "error": turn.get("error") or "",
+        "recalled": len(recalled) if isinstance(recalled, (list, tuple)) else 0,
         "fixed": shape.get("fixed"),
         "conversation": shape.get("conversation"),
         "last_request": shape.get("last_request"),
@@ -590,6 +861,7 @@ def _do_action(handler, action: str, data, by: str) -> str:
     raise AssistantError(f"Unknown action '{action}'.")
 
 
+@dashboard_view
 @require_POST
 @builder_required
 def assistant_action(request, dbid: int):
@@ -607,8 +879,11 @@ def assistant_action(request, dbid: int):
     obj = on_reactor(get_assistant, dbid)
     by = f"{request.user.username} (web)"
     action, data = request.POST.get("action", ""), request.POST.dict()
+    # a message may quote what was posted (an unknown key or action): it rides in the session
+    # or a cookie, so it is clipped like anything else the dashboard shows
     try:
-        messages.success(request, on_reactor(lambda: _do_action(obj.assistant, action, data, by)))
+        done = on_reactor(lambda: _do_action(obj.assistant, action, data, by))
+        messages.success(request, clip(done, TEXT_CHARS))
     except AssistantError as err:
-        messages.error(request, redacted(err))
+        messages.error(request, clip(err, TEXT_CHARS))
     return redirect(reverse("ai_assistant:detail", args=[dbid]))
