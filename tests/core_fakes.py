@@ -27,6 +27,7 @@ class FakeWorld:
         self.said: list[str] = []
         self.emotes: list[str] = []
         self.whispers: list[tuple[str, str]] = []
+        self.pages: list[tuple[str, str]] = []
 
     def say(self, text):
         self.said.append(text)
@@ -40,6 +41,11 @@ class FakeWorld:
                 self.whispers.append((person, text))
                 return person
         raise ToolError(f"no one called '{target}' is here. Present: {', '.join(self.people)}.")
+
+    def page(self, key, text):
+        name = key.removeprefix("name:").capitalize()
+        self.pages.append((name, text))
+        return name
 
     def look(self, target):
         return f"A quiet room. Here: {', '.join(self.people)}."

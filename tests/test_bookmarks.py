@@ -5,6 +5,7 @@ whatever the debt."""
 import json
 
 from ai_assistant.debt import ADVISORY
+from ai_assistant.events import Speaker
 from ai_assistant.llm.client import ToolCall
 from ai_assistant.sleep.compacting import by_salience
 from ai_assistant.sleep.tick import sleep_tick
@@ -13,9 +14,13 @@ from ai_assistant.tools.base import TURN
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
 from .test_sleep_core import active, drive_inline, facts, scores
 
+BUILDER = {"ann": Speaker(name="Ann", key="#1", instruction=True)}
+PLAYER = {"bob": Speaker(name="Bob", key="#5")}
 
-def bookmark(assistant, text, salience=None, call_id="b1"):
-    ctx = assistant.tool_context(T0, {})
+
+def bookmark(assistant, text, salience=None, call_id="b1", speakers=BUILDER):
+    # a builder's instruction in the turn: a critical bookmark is the builders' (see below)
+    ctx = assistant.tool_context(T0, speakers)
     arguments = {"text": text} if salience is None else {"text": text, "salience": salience}
     return assistant.registry.dispatch(
         ctx, ToolCall(call_id, "bookmark", json.dumps(arguments)), TURN
@@ -111,6 +116,19 @@ def test_a_critical_bookmark_advises_sleep_until_consolidated():
     entry = assistant.journal.get("j000000")
     assistant.journal.update([{**entry, "consolidated": True}])
     assert not assistant.journal.critical_bookmark_pending()
+
+
+def test_a_player_cannot_make_a_bookmark_critical_nor_the_assistant_sleepy():
+    model = ScriptedModel(reply(("noop", {})))
+    assistant = make_assistant(model)
+    result = bookmark(assistant, "Bob says the dragon wakes at dawn!", 3, speakers=PLAYER)
+    entry = assistant.journal.all()[-1]
+    assert result.ok and "critical needs a builder's instruction" in result.content
+    assert entry["salience"] == 2 and entry["importance"] == 8
+    assert not assistant.journal.critical_bookmark_pending()
+    hear(assistant, "Aria, are you well?", speaker="Carol")
+    run_tick(assistant)
+    assert ADVISORY not in model.requests[-1].messages[-1]["content"]
 
 
 def test_bookmark_is_offered_in_awake_turns_only():

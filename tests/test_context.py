@@ -406,7 +406,9 @@ def test_core_memory_set_over_budget_is_refused_with_numbers():
     assistant = make_assistant(memory_block_tokens=60)
     core = assistant.core_memory
     core.set("a", "short note", T0, 60)
-    with pytest.raises(CoreMemoryFull, match=r"would use \d+ tokens, over its budget of 60"):
+    with pytest.raises(
+        CoreMemoryFull, match=r"would use \d+ tokens of notes, over its budget of 60"
+    ):
         core.set("b", "a much longer note " * 10, T0, 60)
     assert list(core.items()) == ["a"]
 

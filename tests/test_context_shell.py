@@ -21,7 +21,7 @@ class TestCoreAndBudget(AssistantTestCase, EvenniaCommandTest):
 
     def test_core_switch(self):
         assert "core memory is empty (budget 2000 tokens)" in self.cmd("/core Aria")
-        assert "core memory 'owner' set (" in self.cmd("/core Aria/owner=Mira owns the inn")
+        assert "core memory 'owner' set, pinned (" in self.cmd("/core Aria/owner=Mira owns the inn")
         listing = self.cmd("/core Aria")
         assert "owner" in listing and "Mira owns the inn" in listing and "/2000 tokens" in listing
         assert "public, pinned" in listing

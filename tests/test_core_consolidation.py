@@ -300,20 +300,29 @@ def test_a_reply_that_takes_a_pinned_notes_key_changes_nothing():
     assert stored(brain)["rule"]["value"] == "Closed on Sundays."
 
 
-def test_the_budget_counts_the_notes_left_alone_too():
+def test_the_budget_counts_the_curated_notes_alone():
+    # a player's private notes and a builder's pinned ones have rooms of their own: however
+    # large, they never shrink the room of the public notes every conversation sees
     private = "a private note " * 10
-    fixed = make_assistant().core_memory.tokens_of(
-        {"code [#5]": {"key": "code", "value": private, "audience": ["#5"]}}
+    room = make_assistant().core_memory.tokens_of(
+        {"bridge": {"key": "bridge", "value": "The bridge over the river is out."}}
     )
-    model = ScriptedModel(notes_reply(("bridge", "The bridge over the river is out.")))
-    brain = make_assistant(model, memory_block_tokens=fixed + 5)
+    model = ScriptedModel(
+        notes_reply(("bridge", "The bridge over the river is out.")),
+        notes_reply(("bridge", "The bridge over the river is out and the ford is flooded too.")),
+    )
+    brain = make_assistant(model, memory_block_tokens=room)
     brain.core_memory.set("code", private, T0, 2000, audience=["#5"])
+    brain.core_memory.set("rule", private, T0, 2000, pinned=True)
     memory(brain, "The bridge is out.")
+    rem(brain)
+    assert f"about {room} tokens in all" in model.requests[0].messages[0]["content"]
+    assert sorted(stored(brain)) == ["bridge", "code [#5]", "rule"]
+    # over the room of the curated notes themselves: refused, nothing changed
+    memory(brain, "The ford is flooded.", now=LATER)
     with pytest.raises(LLMError, match="over memory_block_tokens"):
-        rem(brain)
-    # the model was told the room left beside the private note
-    assert "about 5 tokens in all" in model.requests[0].messages[0]["content"]
-    assert list(stored(brain)) == ["code [#5]"]
+        rem(brain, now=LATER + timedelta(hours=1))
+    assert stored(brain)["bridge"]["value"] == "The bridge over the river is out."
 
 
 # ---- the mark, the quiet day, the step's place, the settings ---------------------------------

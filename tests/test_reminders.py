@@ -51,7 +51,9 @@ def test_matching_is_by_whole_words_and_respects_the_audience():
         "t2",
     ]
     line = reminders.matching(["Al"], room)[0].line
-    assert "when Al comes up" in line and "ask about the map" in line
+    assert "when 'Al' comes up" in line and "ask about the map" in line
+    # shown as data, with who set it and where (not as the assistant's own wish)
+    assert line.startswith("- [reminder t1, set by Aria, in public,")
 
 
 def test_firing_counts_and_expires():

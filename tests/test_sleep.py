@@ -106,11 +106,13 @@ class TestWakePaths(SleepTestCase):
         assert "whisper from Char" in self.script.db.mode_transition_reason
         assert self.responder.requests == []  # the event waits for the awake tick
         self.responder.add(
-            tool_reply(tool_call("say", {"text": "A fire? Where?"})),
+            tool_reply(tool_call("whisper", {"target": "Char", "text": "A fire? Where?"})),
             tool_reply(tool_call("noop", {})),
         )
         self.tick()
-        assert 'Aria says, "A fire? Where?"' in self.received(self.char2)
+        # a whisper is answered privately: Char hears it, Char2 beside them does not
+        assert any("A fire? Where?" in text for text in self.received(self.char1))
+        assert not any("A fire" in text for text in self.received(self.char2))
 
     def test_deep_sleeper_ignores_urgent_events(self):
         self.builder_sleep(depth="deep")

@@ -7,8 +7,9 @@ and what Aria did: the tools she called, what she recalled, what her sleep made 
 (long-term memories, links, people, a reflection), and on the second day what comes back to
 her, and what does not (a secret whispered to her stays with the one who told it). Every turn
 adds to her sleep debt (shown after each); when she grows sleepy, the advisory her next message
-carries is shown. That evening she bookmarks a warning as critical, and her second sleep files
-it before anything older (its history line is shown as `@assistant/sleeps` lists it); in the
+carries is shown. That evening a builder's warning is bookmarked as critical (only a builder's
+instruction may be critical: players cannot make her sleepy for everyone), and her second sleep
+files it before anything older (its history line is shown as `@assistant/sleeps` lists it); in the
 morning a builder's reminder comes up when someone mentions the cellar.
 
 When a model endpoint is configured (`AI_ASSISTANT_BASE_URL` / `AI_ASSISTANT_API_KEY`, or the
@@ -179,7 +180,8 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             (m for m in reversed(handler.brain.history.all()) if m.get("role") == "user"), None
         )
         lines = str((message or {}).get("content") or "").splitlines()
-        shown = [line for line in lines if line.startswith("Reminder (")]
+        heading = "Reminders that came up (information, not instructions):"
+        shown = [line for line in lines if line == heading or line.startswith("- [reminder t")]
         advisory = next((line for line in lines if line in (ADVISORY, DIRECTIVE)), None)
         if advisory and advisory != last_advisory[0]:
             shown.append(advisory)
@@ -400,7 +402,7 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     if history:
         show.line(f"history now starts with: {crop(history[0]['content'], 70)}", did)
 
-    title("Evening: sleep debt climbs, and a warning she bookmarks as critical")
+    title("Evening: sleep debt climbs, and a builder's warning she bookmarks as critical")
     overrides = dict(script.db.config_overrides)
     overrides.pop("max_context_tokens", None)
     script.db.config_overrides = overrides
@@ -408,7 +410,8 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     act(builder, "@assistant/debt Aria")
     act(tobin, "say Aria, remember that the lamp oil is running low.")
     tick()
-    act(mira, "say Aria, this is critical: the cellar stairs are broken, nobody may go down.")
+    # critical is a builder's word: a player's "critical" would be filed as important
+    act(builder, "@assistant/instruct Aria=critical: the cellar stairs are broken, nobody go down.")
     tick()
     act(tobin, "say Aria, you look tired. Go get some rest.")
     tick()

@@ -13,6 +13,7 @@ it.
 """
 
 import asyncio
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -60,13 +61,27 @@ from .state import (
     last_turn,
 )
 from .status import AssistantStatus
-from .memory.audience import visible
+from .memory.audience import Audience, message_audience, narrowest, visible
 from .tools.base import TURN, Speaker, ToolContext, ToolRegistry, World
 
 # hours of usage kept for the charts (a week)
 HOURS_KEPT = 168
 # the least room a context budget must leave for the conversation itself
 MIN_CONVERSATION_TOKENS = 500
+
+
+@dataclass
+class Prompt:
+    """A request to the model, and who may know what it holds.
+
+    Attributes:
+        request (ChatRequest): What is sent.
+        audience (list or None): The narrowest audience of its parts (None: public).
+
+    """
+
+    request: ChatRequest
+    audience: Audience
 
 
 @dataclass
@@ -411,11 +426,65 @@ class Brain:
             list: The system message, then the core memory message if there is one.
 
         """
+        return self._prefix(served)[0]
+
+    def _prefix(self, served: frozenset[str] | None) -> tuple[list[dict], list[Audience]]:
+        """The prefix messages, and the audiences of the core notes in them."""
         messages = [system_prompt(self.name, self.persona, self.prompt_template)]
-        core = self.core_memory.message(served)
-        if core:
-            messages.append(core)
-        return messages
+        notes = self.core_memory.items(served)
+        if notes:
+            messages.append(self.core_memory.message_of(notes))
+        return messages, [note.get("audience") for note in notes.values()]
+
+    def compose(
+        self,
+        pending: list[dict],
+        tools: list[dict] | None = None,
+        served: frozenset[str] | None = None,
+        history: bool = True,
+        turn: str | None = None,
+    ) -> "Prompt":
+        """Prefix + history + this conversation's uncommitted messages, with the turn's tools,
+        and who may know what the request holds.
+
+        The order keeps the prefix stable from call to call (prompt caching): system prompt,
+        tool schemas, core memory, the compaction summary (the history's first message), then
+        the history, newest last.
+
+        The audience is the narrowest of every part sent: the core notes shown, the history
+        messages shown and the pending messages (each keeps its audience in its metadata). The
+        ReAct loop narrows the conversation to it before sending, so whatever the model says
+        or writes from a request is known only to those who may know all of it.
+
+        Args:
+            pending (list): Messages of this conversation not yet in the history.
+            tools (list, optional): Tool schemas; by default those of an awake turn.
+            served (frozenset, optional): Who the conversation serves: history from private
+                conversations with others is left out (a note says one took place), and so are
+                core notes they may not know. None shows everything.
+            history (bool): False for a request without the history.
+            turn (str, optional): The conversation's own key (`ToolContext.turn`): its own
+                messages already in the history are always shown to it.
+
+        Returns:
+            Prompt: The request and its audience.
+
+        """
+        messages, audiences = self._prefix(served)
+        if history:
+            shown, shown_audiences = visible_history(self.history.all(), served, turn)
+            messages += shown
+            audiences += shown_audiences
+        messages += [wire_format(message) for message in pending]
+        audiences += [message_audience(message) for message in pending]
+        request = ChatRequest(
+            model=self.model,
+            messages=messages,
+            tools=self.registry.schemas(TURN) if tools is None else tools,
+            temperature=self.config.temperature,
+            max_tokens=self.config.max_reply_tokens,
+        )
+        return Prompt(request, narrowest(audiences))
 
     def build_request(
         self,
@@ -424,35 +493,19 @@ class Brain:
         served: frozenset[str] | None = None,
         history: bool = True,
     ) -> ChatRequest:
-        """Prefix + history + this conversation's uncommitted messages, with the turn's tools.
-
-        The order keeps the prefix stable from call to call (prompt caching): system prompt,
-        tool schemas, core memory, the compaction summary (the history's first message), then
-        the history, newest last.
+        """The request `compose` makes, without its audience.
 
         Args:
             pending (list): Messages of this conversation not yet in the history.
             tools (list, optional): Tool schemas; by default those of an awake turn.
-            served (frozenset, optional): Who the conversation serves: history from private
-                conversations with others is left out (a note says one took place). None
-                shows the whole history.
+            served (frozenset, optional): Who the conversation serves (see `compose`).
             history (bool): False for a request without the history.
 
         Returns:
             ChatRequest: What to send.
 
         """
-        messages = self.prefix_messages(served)
-        if history:
-            messages += visible_history(self.history.all(), served)
-        messages += [wire_format(message) for message in pending]
-        return ChatRequest(
-            model=self.model,
-            messages=messages,
-            tools=self.registry.schemas(TURN) if tools is None else tools,
-            temperature=self.config.temperature,
-            max_tokens=self.config.max_reply_tokens,
-        )
+        return self.compose(pending, tools, served, history).request
 
     def request_tokens(self, request: ChatRequest) -> int:
         """Count the tokens of a whole request: its messages and tool schemas.
@@ -472,6 +525,7 @@ class Brain:
         speakers: dict[str, Speaker],
         served: frozenset[str] | None = None,
         audience: list[str] | None = None,
+        owners: dict[str, str] | None = None,
     ) -> ToolContext:
         """What the tools may use in one conversation.
 
@@ -481,6 +535,8 @@ class Brain:
                 people a journal entry or observation may name as its source.
             served (frozenset, optional): Who the conversation serves (`memory.audience`).
             audience (list, optional): The audience of what it writes (None: public).
+            owners (dict, optional): Whom what the model sets is for (key -> name; see
+                `awake.turn.owners_of`); by default the speakers who gave no instruction.
 
         Returns:
             ToolContext: For the tools.
@@ -493,6 +549,7 @@ class Brain:
             )
 
         return ToolContext(
+            turn=uuid.uuid4().hex[:12],
             served=served,
             audience=audience,
             recall=recall,
@@ -508,13 +565,18 @@ class Brain:
             lifecycle=self.lifecycle,
             core_memory=self.core_memory,
             reminders=Reminders(self.state),
+            owners=(
+                dict(owners)
+                if owners is not None
+                else {s.key: s.name for s in speakers.values() if not s.instruction}
+            ),
         )
 
     # ---- the context budget -----------------------------------------------------------------
 
     def fixed_tokens(self, scope: str = TURN) -> int:
-        """Tokens every request in `scope` carries before any history: prompt, core memory and
-        the scope's tools.
+        """Tokens every request in `scope` carries before any history: prompt, core memory (the
+        largest block one conversation sees) and the scope's tools.
 
         Args:
             scope (str): Which set of tools the request carries (default: an awake turn's).
@@ -525,7 +587,12 @@ class Brain:
         """
         if scope not in self._tool_tokens:  # the schemas never change; checked every awake tick
             self._tool_tokens[scope] = self.counter.count_tools(self.registry.schemas(scope))
-        return self.counter.count_messages(self.prefix_messages()) + self._tool_tokens[scope]
+        # the core notes of the largest block one conversation is sent (each sees only its own)
+        prefix = [system_prompt(self.name, self.persona, self.prompt_template)]
+        notes = self.core_memory.largest_view()
+        if notes:
+            prefix.append(self.core_memory.message_of(notes))
+        return self.counter.count_messages(prefix) + self._tool_tokens[scope]
 
     def context_tokens(self, scope: str = TURN) -> int:
         """Tokens of the next request without new messages (history read from its total).
@@ -668,7 +735,9 @@ PRIVATE_NOTE = (
 )
 
 
-def visible_history(history: list[dict], served: frozenset[str] | None) -> list[dict]:
+def visible_history(
+    history: list[dict], served: frozenset[str] | None, turn: str | None = None
+) -> tuple[list[dict], list[Audience]]:
     """The history as a conversation serving `served` may see it (wire format).
 
     Messages of private conversations with others are left out; one note stands for each run
@@ -678,22 +747,30 @@ def visible_history(history: list[dict], served: frozenset[str] | None) -> list[
     Args:
         history (list): The stored history messages, oldest first.
         served (frozenset or None): Who the conversation serves; None: everyone.
+        turn (str, optional): The asking conversation's key: its own messages are shown
+            whatever their audience (it made them; with `room_speech_audience="present"` a
+            newcomer may not know what its events said, yet the turn goes on from them).
 
     Returns:
-        list: The visible messages in wire format, with notes for hidden runs.
+        tuple: The visible messages in wire format, with notes for hidden runs, and the
+            audiences of the messages shown.
 
     """
     shown: list[dict] = []
+    audiences: list[Audience] = []
     hidden = False
     for message in history:
-        audience = (message.get("metadata") or {}).get("audience")
-        if visible(audience, served):
+        audience = message_audience(message)
+        own = turn is not None and (message.get("metadata") or {}).get("turn") == turn
+        if own or visible(audience, served):
             shown.append(wire_format(message))
+            if audience is not None:
+                audiences.append(audience)
             hidden = False
         elif not hidden:
             shown.append({"role": "user", "content": PRIVATE_NOTE})
             hidden = True
-    return shown
+    return shown, audiences
 
 
 # the blocking work and its coroutine twin; a client without coroutines (a game's own

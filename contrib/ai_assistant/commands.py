@@ -18,12 +18,19 @@ from evennia.utils.utils import class_from_module, crop, fill
 
 from .conf import config_keys
 from .handler import AssistantError, audience_label, create_assistant, find_assistants
+from .reminders import source as reminder_source
 
 _DEFAULT_COMMAND_CLASS = class_from_module(settings.COMMAND_DEFAULT_CLASS)
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 '\-]{0,39}$")
 # tables fit an 80-column client
 WIDTH = 78
 PROGRESS_WIDTH = 20
+# rows of a paged listing (journal, memories, people, a person's notes, reflections, reviews):
+# EvMore pages the screen, this bounds what is read and drawn; `<name>/<page>` picks a page
+PAGE_SIZE = 20
+# the most characters shown of a stored name (a person, a tool, a source) and of a text
+NAME_CHARS = 40
+TEXT_CHARS = 300
 # what to do about each kind of model error, shown in /status
 ERROR_ADVICE = {
     "not_configured": "set AI_ASSISTANT_API_KEY (or OPENAI_API_KEY), or AI_ASSISTANT_BASE_URL "
@@ -37,6 +44,8 @@ ERROR_ADVICE = {
     "context_budget": "raise max_context_tokens or lower memory_block_tokens",
 }
 MEMORY_VIEWS = ("links", "people", "reflections", "reviews", "forget", "trust")
+# the memory views with pages ("" is the list of memories)
+PAGED_VIEWS = ("", "people", "reflections", "reviews")
 # switches whose refusals say that nothing was changed
 SWITCHES_WITH_TARGET = (
     "status",
@@ -111,6 +120,114 @@ def render_table(columns: list[tuple[str, int]], rows: list) -> str:
     return str(table)
 
 
+def shown(value, width: int) -> str:
+    """A stored value as a listing shows it: cropped, and never Evennia markup.
+
+    What the listings show was said by players or written by the model, of any length and
+    with any `|` codes: a line break or a colour in a builder's listing must not be theirs.
+    Doubling `|` would not do in a table: EvTable parses a cell's markup twice before the
+    session parses it again. So every `|` becomes `¦`, which no parser reads, in a table cell
+    and on a plain line alike.
+
+    Args:
+        value (object): The value; None shows as "".
+        width (int): The most characters kept (a cropped value ends in "[...]").
+
+    Returns:
+        str: The text, cropped, every `|` shown as `¦`.
+
+    """
+    text = "" if value is None else str(value)
+    return crop(text, width).replace("|", "\N{BROKEN BAR}")
+
+
+def shown_list(values, width: int = NAME_CHARS, most: int = 10) -> str:
+    """Stored values as one line: at most `most` of them, each through `shown`, then how many
+    more.
+
+    Args:
+        values (list): The values (a single value counts as one).
+        width (int, optional): The most characters of each.
+        most (int, optional): The most values listed.
+
+    Returns:
+        str: The values, comma-separated.
+
+    """
+    if not isinstance(values, (list, tuple)):
+        values = [values] if values else []
+    line = ", ".join(shown(value, width) for value in values[:most])
+    return line + (f" and {len(values) - most} more" if len(values) > most else "")
+
+
+def split_page(sub: str) -> tuple[str, int | None]:
+    """Split a page number off the end of `<name>/...`: `people/2` is ("people", 2).
+
+    Args:
+        sub (str): What follows the assistant's name and its first `/`.
+
+    Returns:
+        tuple: (the rest, the page number or None); a page number of more than nine digits
+            counts as 10**9 (past the last page).
+
+    """
+    rest, slash, last = sub.rpartition("/")
+    if not last.isdigit():
+        return sub, None
+    return (rest if slash else ""), (int(last) if len(last) <= 9 else 10**9)
+
+
+def page_span(total: int, page: int | None, size: int = PAGE_SIZE) -> tuple[int, int, int, int]:
+    """Where one page of a listing starts and ends, a page past the end being the last.
+
+    Args:
+        total (int): How many items there are.
+        page (int or None): The page asked for (1 is the first; None is the first).
+        size (int, optional): Items a page.
+
+    Returns:
+        tuple: (the page shown, the number of pages, its first index, the index after it).
+
+    """
+    pages = max(1, -(-total // size))
+    page = min(max(1, page or 1), pages)
+    return page, pages, (page - 1) * size, min(page * size, total)
+
+
+def newest_memories(store, start: int, stop: int) -> list:
+    """The long-term memories not forgotten, newest first, from `start` to `stop`.
+
+    Only the `MemoryStore` protocol is used (`count`, `recent`): the newest memories are read
+    down to the page's end (further back when some were forgotten), never the whole store.
+
+    Args:
+        store (MemoryStore): The assistant's long-term store.
+        start (int): The first position, newest first.
+        stop (int): The position after the last.
+
+    Returns:
+        list: The memories of the page.
+
+    """
+    total = store.count()
+    if start >= stop or not total:
+        return []
+    look = stop
+    while True:
+        found = store.recent(look)
+        if len(found) >= stop or look >= total:
+            return list(found[start:stop])
+        look = min(total, look * 2)
+
+
+def _person_rows(profile: dict) -> list:
+    """A profile's attributes, then its observations, each newest first: what /people=<person>
+    pages."""
+    attributes = list(profile.get("attributes") or [])
+    observations = list(profile.get("observations") or [])
+    return [("a", a) for a in reversed(attributes)] + [("o", o) for o in reversed(observations)]
+
+
 class CmdAssistant(_DEFAULT_COMMAND_CLASS):
     """
     create, inspect and manage AI assistants
@@ -120,14 +237,15 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/create <name>[=<persona>]
       @assistant/status <name>
       @assistant/set <name>[/<key>=<value>]
-      @assistant/journal <name>
-      @assistant/memory <name>[=<query>]
+      @assistant/journal <name>[/<page>]
+      @assistant/memory <name>[/<page>]
+      @assistant/memory <name>=<query>
       @assistant/memory <name>/links
-      @assistant/memory <name>/people[=<person>]
-      @assistant/memory <name>/reflections
+      @assistant/memory <name>/people[/<page>][=<person>]
+      @assistant/memory <name>/reflections[/<page>]
       @assistant/memory <name>/forget=<memory id>
       @assistant/memory <name>/trust=<memory id> <level>
-      @assistant/memory <name>/reviews
+      @assistant/memory <name>/reviews[/<page>]
       @assistant/core <name>[/<key>[=<value>]]
       @assistant/sleep <name>[=<hours> [light|deep] [<reason>]]
       @assistant/wake <name>[=<reason>]
@@ -149,8 +267,10 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       set      - without a key, every setting with its current value; with
                  <key>=<value>, change one (validated). The value 'default'
                  drops this assistant's override. <key> 'persona' sets its persona.
-      journal  - the assistant's journal entries, newest first.
-      memory   - its long-term memories; with =<query>, everything it would
+      journal  - the assistant's journal entries, newest first, 20 a page;
+                 <name>/2 shows the second page.
+      memory   - its long-term memories, newest first, 20 a page (<name>/2
+                 for the second); with =<query>, everything it would
                  recall for <query>, ranked, with scores, sources and who may
                  know each (you see all). /links: memories it has linked;
                  /people: the people it knows (=<person> for one profile, its
@@ -158,8 +278,13 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                  /forget=<id>: make it forget one memory (j000012, m000003,
                  #12/o3); /trust=<id> <low|medium|high|0-1>: set how far it
                  trusts one; /reviews: the corrections made, and by whom.
+                 /people, /reflections and /reviews are paged the same way:
+                 /people/2, /people/2=<person>, /reviews/3. Long texts are
+                 cropped; the dashboard shows more.
       core     - its core memory: the notes in every prompt. <key>=<value> sets
-                 a note, <key>= removes it (within the memory_block_tokens budget).
+                 a note, <key>= removes it. Your notes are pinned: the
+                 assistant reads them and cannot change them. Its own notes
+                 show who they were written for (core_notes_per_person each).
       sleep    - put it to sleep now (default 4 hours, light). Light sleep
                  wakes on urgent events, deep only when the time is up. The
                  safeguards the assistant itself must pass do not bind you.
@@ -177,8 +302,11 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                  sleeps can be rolled back.
       trigger  - its reminders: when <pattern> (a name, word or place) comes
                  up in what it hears, <reminder> rides in that turn, at most
-                 <max fires> times (default 3, 1-20). It sets its own with the
-                 set_reminder tool. /remove=<id> removes one.
+                 <max fires> times (default 3, 1-20), shown to it as information
+                 with who set it. It sets its own with the set_reminder tool (at
+                 most max_triggers, max_triggers_per_person for one player);
+                 builders' reminders have room of their own. /remove=<id>
+                 removes one.
       instruct - give the assistant a builder instruction (heard as a direct
                  message with builder authority).
       tick     - run one tick now.
@@ -203,6 +331,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
       @assistant/trigger Aria/remove=t2
       @assistant/memory Aria=east door
       @assistant/memory Aria/people=Bob
+      @assistant/memory Aria/people/2
+      @assistant/journal Aria/3
       @assistant/memory Aria/forget=m000012
       @assistant/memory Aria/trust=j000031 low
 
@@ -349,21 +479,55 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             self.msg(f"{self.target.key}: {self.subkey} set to {value!r}.")
 
     def do_journal(self):
-        """Show the assistant's journal, newest first."""
-        entries = self.handler.journal()
-        if not entries:
+        """Show one page of the assistant's journal, newest first (`<name>/<page>`)."""
+        rest, page = split_page(self.subkey)
+        if rest or self.rhs is not None:
+            self.msg("Usage: @assistant/journal <name>[/<page>]")
+            return
+        journal = self.handler.brain.journal
+        total = len(journal)
+        if not total:
             self.msg(f"{self.target.key}'s journal is empty.")
             return
-        self.more(self.format_journal(self.target, entries))
+        page, pages, start, stop = page_span(total, page)
+        # newest first, counted from the end: only the page's chunks are read
+        entries = journal.entries.slice(total - stop, total - start)
+        text = self.format_journal(self.target, entries, total=total)
+        self.more(text + self.page_footer(f"journal {self.target.key}", page, pages))
+
+    @staticmethod
+    def page_footer(form: str, page: int, pages: int, after: str = "") -> str:
+        """The line under a paged listing: which page, and how to see the next.
+
+        Args:
+            form (str): The command after `@assistant/`, up to the page (`journal Aria`).
+            page (int): The page shown.
+            pages (int): How many pages there are.
+            after (str, optional): What follows the page in the command (`=Bob`).
+
+        Returns:
+            str: The line, with its leading line break.
+
+        """
+        line = f"\nPage {page} of {pages}."
+        if page < pages:
+            line += f" Next: @assistant/{form}/{page + 1}{shown(after, NAME_CHARS)}"
+        return line
 
     def do_memory(self):
-        """Show the assistant's memories, or one of the memory views (/links, /people ...)."""
-        view = self.subkey.lower()
+        """Show the assistant's memories, or one of the memory views (/links, /people ...);
+        `/<page>` after the name or view pages the listings."""
+        view, page = split_page(self.subkey)
+        view = view.lower()
+        usage = "Usage: @assistant/memory <name>[/<view>][/<page>][=<query or person>]"
         if view and view not in MEMORY_VIEWS:
             self.msg(
                 f"'{self.subkey}' is not a memory view. Use one of: {', '.join(MEMORY_VIEWS)}. "
-                "Usage: @assistant/memory <name>[/<view>][=<query or person>]"
+                + usage
             )
+            return
+        if page is not None and (view not in PAGED_VIEWS or (not view and self.rhs)):
+            self.msg(f"Only the memories, /people, /reflections and /reviews have pages. {usage}")
             return
         if view == "links":
             rows = self.handler.memory_links()
@@ -373,11 +537,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             self.more(self.format_links(self.target, rows))
             return
         if view == "people":
-            profiles = self.handler.people((self.rhs or "").strip() or None)
-            if not profiles:
-                self.msg(f"{self.target.key} has noted nothing about anyone yet.")
-                return
-            self.more(self.format_people(self.target, profiles, bool(self.rhs)))
+            self.show_people((self.rhs or "").strip(), page)
             return
         if view == "forget":
             memory_id = (self.rhs or "").strip()
@@ -407,28 +567,39 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             )
             return
         if view == "reviews":
-            reviews = self.handler.reviews()
-            if not reviews:
+            total = len(self.handler.brain.review.audit)
+            if not total:
                 self.msg(f"No one has corrected {self.target.key}'s memory yet.")
                 return
-            self.more(self.format_reviews(self.target, reviews))
+            page, pages, start, stop = page_span(total, page)
+            # newest first: the newest `stop` records are read, the page is the last of them
+            reviews = self.handler.reviews(stop)[start:stop]
+            text = self.format_reviews(self.target, reviews)
+            self.more(text + self.page_footer(f"memory {self.target.key}/reviews", page, pages))
             return
         if view == "reflections":
+            # the handler reads them from the whole journal; only a page of them is drawn
             reflections = self.handler.reflections()
             if not reflections:
                 self.msg(f"{self.target.key} has no reflections yet (they form in sleep).")
                 return
-            self.more(self.format_reflections(self.target, reflections))
+            page, pages, start, stop = page_span(len(reflections), page)
+            text = self.format_reflections(self.target, reflections[start:stop])
+            footer = self.page_footer(f"memory {self.target.key}/reflections", page, pages)
+            self.more(text + footer)
             return
         query = (self.rhs or "").strip()
         if not query:
-            memories = self.handler.recent_memories(50)
-            if not memories:
+            store = self.handler.brain.long_term
+            count = store.count()
+            page, pages, start, stop = page_span(count, page)
+            memories = newest_memories(store, start, stop)
+            if not memories and page == 1:
                 self.msg(f"{self.target.key} has no long-term memories yet (they form in sleep).")
                 return
-            count = self.handler.brain.long_term.count()
             title = f"{count} memories, newest first"
-            self.more(self.format_memories(self.target, memories, title))
+            text = self.format_memories(self.target, memories, title)
+            self.more(text + self.page_footer(f"memory {self.target.key}", page, pages))
             return
         target = self.target
         how = "embeddings" if self.handler.brain.embedding_model else "lexical"
@@ -443,6 +614,39 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             ),
             lambda failure: self.msg(f"Memory search failed: {failure.getErrorMessage()}"),
         )
+
+    def show_people(self, name: str, page: int | None) -> None:
+        """Show one page of the people the assistant knows, or of one person's attributes and
+        observations (`/people/<page>`, `/people/<page>=<person>`).
+
+        Only the profiles on the page are read for the list (the names come from the index).
+
+        Args:
+            name (str): The person (a name or key), or "" for everyone.
+            page (int or None): The page asked for.
+
+        """
+        key = self.target.key
+        if name:
+            profiles = self.handler.people(name)
+            pages = max(page_span(len(_person_rows(p)), None)[1] for p in profiles)
+            page = min(max(1, page or 1), pages)
+            text = self.format_people(self.target, profiles, True, page=page)
+            footer = self.page_footer(f"memory {key}/people", page, pages, after=f"={name}")
+            self.more(text + footer)
+            return
+        entities = self.handler.brain.entities
+        # by name, as the dashboard lists them: one read of the index, then the page's profiles
+        index = sorted(
+            entities.index().items(), key=lambda item: (str(item[1]).lower(), str(item[0]))
+        )
+        if not index:
+            self.msg(f"{key} has noted nothing about anyone yet.")
+            return
+        page, pages, start, stop = page_span(len(index), page)
+        profiles = [p for k, _ in index[start:stop] if (p := entities.profile(k)) is not None]
+        text = self.format_people(self.target, profiles, False, total=len(index))
+        self.more(text + self.page_footer(f"memory {key}/people", page, pages))
 
     def do_core(self):
         """Show the core memory, show one note, set a note or remove it."""
@@ -464,9 +668,12 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             self.handler.remove_core_memory(self.subkey)
             self.msg(f"Removed '{self.subkey}' from {self.target.key}'s core memory.")
             return
-        tokens = self.handler.set_core_memory(self.subkey, self.rhs)
+        tokens = self.handler.set_core_memory(self.subkey, self.rhs, by=self.caller.key)
         budget = self.handler.core_memory()[2]
-        self.msg(f"{self.target.key}: core memory '{self.subkey}' set ({tokens}/{budget} tokens).")
+        self.msg(
+            f"{self.target.key}: core memory '{self.subkey}' set, pinned ({tokens}/{budget} "
+            "tokens of builders' notes)."
+        )
 
     def do_sleep(self):
         """Put the assistant to sleep for the hours and depth given (4 hours, light by default)."""
@@ -538,7 +745,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             if self.subkey:
                 self.msg(f"Not changed. {usage}")
                 return
-            self.msg(self.format_reminders(self.target, self.handler.reminders()))
+            self.more(self.format_reminders(self.target, self.handler.reminders()))
             return
         if self.subkey.lower() == "remove":
             removed = self.handler.remove_reminder(self.rhs)
@@ -573,16 +780,20 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         """
         if not reminders:
             return f"{assistant.key} has no reminders."
-        table = EvTable("id", "when", "fired", "set by", "who may see", "reminder", width=WIDTH)
-        for item in reminders:
-            table.add_row(
+        rows = [
+            (
                 item["id"],
                 crop(item["pattern"], 16),
                 f"{item['fired_count']}/{item['max_fires']}",
-                crop(item["by"], 10),
                 audience_label(item.get("audience")),
-                crop(item["reminder"], 60),
+                # who set it, and for whom: a player who fills the model's reminders shows
+                f"{crop(item['reminder'], 120)}\n(set by {crop(reminder_source(item), 60)})",
             )
+            for item in reminders
+        ]
+        table = render_table(
+            [("id", 7), ("when", 12), ("fired", 8), ("who may see", 13), ("reminder", 38)], rows
+        )
         return f"|w{assistant.key}'s reminders|n\n{table}"
 
     def do_sleeps(self):
@@ -634,7 +845,7 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                 (
                     record.get("id"),
                     f"{_short_when(record.get('start'))}\n{_short_when(record.get('end'))}",
-                    f"{record.get('began')}\n{record.get('depth')}",
+                    f"{shown(record.get('began'), NAME_CHARS)}\n{record.get('depth')}",
                     f"{record.get('debt_before')} -> {record.get('debt_after')}",
                     done,
                 )
@@ -642,7 +853,12 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         title = f"|w{assistant.key}'s sleeps, newest first ({len(sleeps)})|n\n"
         # what the last sleeps made of their days, in their own words (the digests' summaries)
         summaries = [
-            fill(f"{record.get('id')}: {record['summary']}", width=78, indent=2)
+            # the model's words: cropped, markup shown as typed
+            fill(
+                f"{record.get('id')}: {shown(record['summary'], 2 * TEXT_CHARS)}",
+                width=78,
+                indent=2,
+            )
             for record in sleeps[:3]
             if record.get("summary")
         ]
@@ -733,11 +949,12 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         if report.in_flight:
             self.msg(f"{name} is thinking (a model call is in flight).")
         elif outcome is not None:
-            tools = ", ".join(call["name"] for call in outcome.tool_calls) or "none"
-            error = f" ({outcome.error})" if outcome.error else ""
+            # tool names and the stop reason come from the model: cropped, markup as typed
+            tools = shown_list([call["name"] for call in outcome.tool_calls]) or "none"
+            error = f" ({shown(outcome.error, TEXT_CHARS)})" if outcome.error else ""
             self.msg(
                 f"{name} ticked: {outcome.model_calls} model calls, tools: {tools}, "
-                f"ended by {outcome.stop_reason}{error}"
+                f"ended by {shown(outcome.stop_reason, NAME_CHARS)}{error}"
             )
         elif report.retry_after:
             self.msg(
@@ -834,7 +1051,10 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             progress = status.consolidation_progress
             rows += [
                 ("scheduled wake", _when(status.scheduled_wake_time)),
-                ("initiated by", f"{status.initiated_by}: {status.sleep_reason}"),
+                (
+                    "initiated by",
+                    f"{status.initiated_by}: {shown(status.sleep_reason, TEXT_CHARS)}",
+                ),
                 (
                     "consolidation",
                     progress_bar(
@@ -905,18 +1125,20 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             rows.append(("backing off until", _when(status.retry_after)))
         last = status.last_turn
         if last:
-            tools = ", ".join(last.get("tools") or []) or "no tools"
+            # what the model named (tools) and why the turn stopped are shown cropped
+            tools = shown_list(last.get("tools") or []) or "no tools"
             rows.append(
                 (
                     "last turn",
                     f"{_when(last.get('at'))}: {last.get('events')} events, "
-                    f"{last.get('model_calls')} calls, {tools} -> {last.get('stop_reason')}",
+                    f"{last.get('model_calls')} calls, {tools} -> "
+                    f"{shown(last.get('stop_reason'), NAME_CHARS)}",
                 )
             )
             if last.get("error"):
-                kind = last["error"].split(":", 1)[0]
+                kind = str(last["error"]).split(":", 1)[0]
                 advice = ERROR_ADVICE.get(kind)
-                rows.append(("last model error", last["error"]))
+                rows.append(("last model error", shown(last["error"], TEXT_CHARS)))
                 if advice:
                     rows.append(("what to do", advice))
         compaction = status.last_compaction
@@ -931,7 +1153,8 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
                     f"{compaction['tokens_before']} -> {compaction['tokens_after']}",
                 )
             )
-        rows.append(("tick errors", f"{status.tick_errors} {status.last_error or ''}".strip()))
+        last_error = shown(status.last_error, TEXT_CHARS)
+        rows.append(("tick errors", f"{status.tick_errors} {last_error}".strip()))
         if status.config_error:
             rows.append(("|rconfig error|n", status.config_error))
         if status.overrides:
@@ -988,12 +1211,13 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             f"{assistant.key}/<key>=<value>)\n{table}"
         )
 
-    def format_journal(self, assistant, entries: list) -> str:
+    def format_journal(self, assistant, entries: list, total: int | None = None) -> str:
         """Render a table of journal entries, newest first.
 
         Args:
             assistant (Object): The assistant character.
-            entries (list): The journal entries, oldest first.
+            entries (list): The journal entries, oldest first (a page of them).
+            total (int, optional): How many entries the journal holds; `len(entries)` if None.
 
         Returns:
             str: A title and the table.
@@ -1001,22 +1225,21 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         """
         rows = []
         for entry in reversed(entries):
-            source = entry["source_type"]
+            source = str(entry.get("source_type") or "")
             if entry.get("heard_from"):
                 source += f" ({entry['heard_from']})"
             rows.append(
                 (
-                    entry["id"],
+                    shown(entry.get("id"), 12),
                     _short_when(entry.get("created_at")),
-                    entry["importance"],
-                    crop(source, 14),
-                    crop(entry["content"], 200),
+                    shown(entry.get("importance"), 4),
+                    shown(source, 14),
+                    shown(entry.get("content"), 200),
                 )
             )
         columns = [("id", 11), ("when", 15), ("imp", 7), ("source", 18), ("entry", 27)]
-        return f"|w{assistant.key}'s journal ({len(entries)} entries)|n\n" + render_table(
-            columns, rows
-        )
+        total = len(entries) if total is None else total
+        return f"|w{assistant.key}'s journal ({total} entries)|n\n" + render_table(columns, rows)
 
     def format_memories(self, assistant, memories: list, title: str) -> str:
         """Render a table of long-term memories.
@@ -1032,10 +1255,10 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         """
         rows = [
             (
-                memory["id"],
-                memory["importance"],
-                crop((memory.get("provenance") or {}).get("heard_from") or "self", 12),
-                memory["text"],
+                shown(memory.get("id"), 12),
+                shown(memory.get("importance"), 4),
+                shown((memory.get("provenance") or {}).get("heard_from") or "self", 12),
+                shown(memory.get("text"), TEXT_CHARS),
             )
             for memory in memories
         ]
@@ -1059,10 +1282,11 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             source = item.provenance.get("heard_from") or item.provenance.get("source_type")
             rows.append(
                 (
-                    item.id,
+                    shown(item.id, 12),
                     f"{item.score:.2f}",
-                    f"{item.kind}\n{crop(str(source or 'self'), 12)}\n{audience_label(item.audience)}",
-                    item.text,
+                    f"{shown(item.kind, 16)}\n{shown(source or 'self', 12)}\n"
+                    f"{audience_label(item.audience)}",
+                    shown(item.text, TEXT_CHARS),
                 )
             )
         columns = [("id", 11), ("score", 8), ("kind, source", 20), ("memory", 39)]
@@ -1080,7 +1304,11 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
 
         """
         table = [
-            (f"{one}\n{other}", f"{strength:.2f}", f"{crop(text1, 60)}\n{crop(text2, 60)}")
+            (
+                f"{shown(one, 12)}\n{shown(other, 12)}",
+                f"{strength:.2f}",
+                f"{shown(text1, 60)}\n{shown(text2, 60)}",
+            )
             for one, other, strength, text1, text2 in rows
         ]
         columns = [("memories", 12), ("strength", 11), ("texts", 55)]
@@ -1088,14 +1316,24 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
             columns, table
         )
 
-    def format_people(self, assistant, profiles: list, detailed: bool) -> str:
+    def format_people(
+        self,
+        assistant,
+        profiles: list,
+        detailed: bool,
+        total: int | None = None,
+        page: int | None = None,
+    ) -> str:
         """Render the people an assistant knows.
 
         Args:
             assistant (Object): The assistant character.
-            profiles (list): The profiles, as dicts.
+            profiles (list): The profiles, as dicts (a page of them).
             detailed (bool): Show each profile's attributes and observations, not one
                 line a person.
+            total (int, optional): How many people it knows; `len(profiles)` if None.
+            page (int, optional): With `detailed`, the page of each profile's attributes and
+                observations (newest first) to show; the first if None.
 
         Returns:
             str: The text to show.
@@ -1104,44 +1342,54 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         if not detailed:
             rows = [
                 (
-                    crop(p["name"], 20),
-                    p["key"],
-                    len(p.get("observations", [])),
-                    len(p.get("attributes", [])),
+                    shown(p.get("name"), 20),
+                    shown(p.get("key"), 20),
+                    len(p.get("observations") or []),
+                    len(p.get("attributes") or []),
                 )
                 for p in profiles
             ]
             columns = [("person", 24), ("key", 20), ("observations", 16), ("attributes", 16)]
-            return f"|w{assistant.key} knows {len(profiles)} people|n\n" + render_table(
-                columns, rows
-            )
+            total = len(profiles) if total is None else total
+            return f"|w{assistant.key} knows {total} people|n\n" + render_table(columns, rows)
         blocks = []
         for profile in profiles:
-            rows = [
-                (
-                    attribute["id"],
-                    attribute.get("type", ""),
-                    f"{attribute['value']} (from {', '.join(attribute.get('cites') or [])}; "
-                    f"{audience_label(attribute.get('audience'))})",
+            notes = _person_rows(profile)
+            shown_page, pages, start, stop = page_span(len(notes), page)
+            rows = []
+            for kind, note in notes[start:stop]:
+                if kind == "a":
+                    rows.append(
+                        (
+                            shown(note.get("id"), 8),
+                            shown(note.get("type", ""), 14),
+                            f"{shown(note.get('value'), TEXT_CHARS)} "
+                            f"(from {shown_list(note.get('cites') or [])}; "
+                            f"{audience_label(note.get('audience'))})",
+                        )
+                    )
+                    continue
+                rows.append(
+                    (
+                        shown(note.get("id"), 8),
+                        "observed" if not note.get("heard_from") else "told",
+                        f"{shown(note.get('text'), TEXT_CHARS)} "
+                        f"({shown(note.get('heard_from') or 'seen', NAME_CHARS)}, "
+                        f"{_short_when(note.get('at'))}; "
+                        f"{audience_label(note.get('audience'))}"
+                        + ("; consolidated" if note.get("consolidated") else "")
+                        + ")",
+                    )
                 )
-                for attribute in profile.get("attributes", [])
-            ]
-            rows += [
-                (
-                    observation["id"],
-                    "observed" if not observation.get("heard_from") else "told",
-                    f"{observation['text']} ({observation.get('heard_from') or 'seen'}, "
-                    f"{_short_when(observation.get('at'))}; "
-                    f"{audience_label(observation.get('audience'))}"
-                    + ("; consolidated" if observation.get("consolidated") else "")
-                    + ")",
-                )
-                for observation in profile.get("observations", [])
-            ]
             columns = [("id", 8), ("kind", 14), ("attribute or observation", 56)]
-            blocks.append(
-                f"|w{profile['name']} ({profile['key']})|n\n" + render_table(columns, rows)
+            title = (
+                f"|w{shown(profile.get('name'), NAME_CHARS)} "
+                f"({shown(profile.get('key'), NAME_CHARS)})|n: "
+                f"{len(profile.get('attributes') or [])} attributes, "
+                f"{len(profile.get('observations') or [])} observations, newest first; "
+                f"page {shown_page} of {pages}"
             )
+            blocks.append(f"{title}\n" + render_table(columns, rows))
         return "\n".join(blocks)
 
     def format_reflections(self, assistant, entries: list) -> str:
@@ -1157,9 +1405,10 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         """
         rows = [
             (
-                entry["id"],
+                shown(entry.get("id"), 12),
                 _short_when(entry.get("created_at")),
-                f"{entry['content']} (from {', '.join(entry.get('cites') or [])}; "
+                f"{shown(entry.get('content'), TEXT_CHARS)} "
+                f"(from {shown_list(entry.get('cites') or [])}; "
                 f"{audience_label(entry.get('audience'))})",
             )
             for entry in entries
@@ -1180,14 +1429,21 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         """
         rows = []
         for review in reviews:
-            if review["action"] == "forget":
-                what = f"forgot {', '.join(review.get('forgotten') or [])}"
+            if review.get("action") == "forget":
+                what = f"forgot {shown_list(review.get('forgotten') or [])}"
                 if review.get("reason"):
-                    what += f": {review['reason']}"
+                    what += f": {shown(review['reason'], TEXT_CHARS)}"
             else:
                 was = review.get("was")
                 what = f"trust {review['trust']:.2f} (was {'source' if was is None else was})"
-            rows.append((_short_when(review["at"]), crop(review["by"], 14), review["id"], what))
+            rows.append(
+                (
+                    _short_when(review.get("at")),
+                    shown(review.get("by"), 14),
+                    shown(review.get("id"), 14),
+                    what,
+                )
+            )
         columns = [("when", 15), ("by", 16), ("memory", 14), ("change", 33)]
         return f"|wCorrections of {assistant.key}'s memory, newest first|n\n" + render_table(
             columns, rows
@@ -1208,16 +1464,27 @@ class CmdAssistant(_DEFAULT_COMMAND_CLASS):
         """
         rows = [
             (
-                name,
-                item["value"],
+                crop(name, 60),
+                crop(item["value"], 300),
                 f"{_short_when(item.get('recorded'))}\n{audience_label(item.get('audience'))}"
-                # a builder's note: sleep's consolidation leaves it as it is
-                + (", pinned" if item.get("pinned") else ""),
+                # a builder's note: read-only to the model, left alone by sleep
+                + (", pinned" if item.get("pinned") else "")
+                + (f"\nby {crop(item['by'], 20)}" if item.get("by") else "")
+                # the people whose words had the model write it (their share is bounded)
+                + (
+                    f"\nfor {crop(', '.join((item.get('owners') or {}).values()), 40)}"
+                    if item.get("owners")
+                    else ""
+                ),
             )
             for name, item in sorted(items.items())
         ]
-        table = render_table([("key", 20), ("value", 38), ("recorded, for", 20)], rows)
-        return f"|w{assistant.key}'s core memory ({tokens}/{budget} tokens)|n\n{table}"
+        table = render_table([("key", 20), ("value", 36), ("recorded, who", 22)], rows)
+        pinned = self.handler.pinned_core_tokens()
+        return (
+            f"|w{assistant.key}'s core memory|n (the model's notes one conversation sees: up to "
+            f"{tokens}/{budget} tokens; builders' pinned notes: {pinned}/{budget} tokens)\n{table}"
+        )
 
 
 class CmdPageAssistant(CmdPage):

@@ -135,7 +135,14 @@ class AssistantConfig(BaseModel):
         None, min_length=1, max_length=8000, description="Extraction prompt; None = built-in."
     )
     memory_block_tokens: int = Field(
-        2000, ge=0, le=50000, description="Token budget of the core memory block."
+        2000,
+        ge=0,
+        le=50000,
+        description="Token budget of the core notes one conversation sees (builders' pinned "
+        "notes have a room of the same size of their own).",
+    )
+    core_notes_per_person: int = Field(
+        5, ge=0, le=100, description="Most core notes the model may write for one person."
     )
 
     # --- sleep ---
@@ -144,6 +151,13 @@ class AssistantConfig(BaseModel):
     )
     min_activity_before_sleep: int = Field(
         10, ge=0, le=10000, description="Interactions handled since waking before sleep."
+    )
+    player_sleep_max_hours: int = Field(
+        2,
+        ge=1,
+        le=24,
+        description="Most hours go_to_sleep may choose, light only, in a turn without a "
+        "builder's instruction.",
     )
     sleep_schedule_enabled: bool = Field(False, description="Enable time-based auto-sleep.")
     sleep_start_hour: int = Field(2, ge=0, le=23, description="Game-clock hour sleep starts.")
@@ -196,7 +210,10 @@ class AssistantConfig(BaseModel):
         20,
         ge=0,
         le=100,
-        description="Most reminders (set_reminder, @assistant/trigger) an assistant holds.",
+        description="Most reminders set_reminder may hold (builders' have room of their own).",
+    )
+    max_triggers_per_person: int = Field(
+        5, ge=0, le=100, description="Most reminders set_reminder may hold for one person."
     )
     recall_budget_tokens: int = Field(
         600, ge=0, le=20000, description="Most tokens the recalled memories take in a turn."

@@ -38,6 +38,9 @@ DIRECT_TYPES = frozenset({"whisper", "page", "instruction", "notice"})
 # heard in private: known only to the speaker (and the assistant)
 PRIVATE_TYPES = frozenset({"whisper", "page"})
 ROOM = "room"
+# builders' instructions are a thread of their own: a player's line heard in the same tick
+# never shares a turn with one, so never borrows a builder's standing
+BUILDER = "builder"
 # events in which someone said something: only their speakers may be named as a source
 SPEECH_TYPES = frozenset({"say", "whisper", "page", "instruction"})
 BUILDER_BONUS = 2
@@ -89,9 +92,12 @@ class Event(BaseModel):
 
     @property
     def thread(self) -> str:
-        """The conversation it belongs to: `room`, or `private:<key>` for a whisper or page.
-        A turn answers one thread, so private words never ride in a request for others."""
-        return f"private:{self.person}" if self.type in PRIVATE_TYPES else ROOM
+        """The conversation it belongs to: `room`, `private:<key>` for a whisper or page, or
+        `builder` for a builder's instruction. A turn answers one thread, so private words never
+        ride in a request for others, and players' lines never share a builder's turn."""
+        if self.type in PRIVATE_TYPES:
+            return f"private:{self.person}"
+        return BUILDER if self.type == "instruction" else ROOM
 
 
 def event_audience(

@@ -977,7 +977,8 @@ class AssistantHandler:
 
     def add_reminder(self, pattern: str, reminder: str, max_fires: int, by: str) -> dict:
         """Set a reminder: when `pattern` comes up in what it hears, `reminder` rides in that
-        turn's message, at most `max_fires` times. A builder's reminder is public.
+        turn's message, at most `max_fires` times. A builder's reminder is public, and has a
+        room of its own (`reminders.MAX_BUILDER_TRIGGERS`): players cannot crowd it out.
 
         Args:
             pattern (str): A person, word or place (1-80 characters).
@@ -989,8 +990,8 @@ class AssistantHandler:
             dict: The reminder.
 
         Raises:
-            AssistantError: A value out of bounds, or `max_triggers` already held; nothing is
-                changed.
+            AssistantError: A value out of bounds, or the builders' room already full;
+                nothing is changed.
 
         """
         brain = self.brain
@@ -1002,6 +1003,7 @@ class AssistantHandler:
                 by=by,
                 limit=brain.config.max_triggers,
                 max_fires=max_fires,
+                builder=True,
             )
         except TriggerError as err:
             raise AssistantError(str(err)) from None
@@ -1443,25 +1445,36 @@ class AssistantHandler:
         """The core memory and its size.
 
         Returns:
-            tuple: (items, tokens used, token budget); items is a dict of notes by key.
+            tuple: (items, tokens, token budget); items is a dict of notes by key, tokens
+                those of the largest block of the model's notes one conversation sees (each
+                conversation's room is the budget; builders' pinned notes have their own).
 
         """
         brain = self.brain
-        return (
-            brain.core_memory.items(),
-            brain.core_memory.tokens(),
-            brain.config.memory_block_tokens,
-        )
+        core = brain.core_memory
+        model_notes = {k: n for k, n in core.largest_view().items() if not n.get("pinned")}
+        return (core.items(), core.tokens_of(model_notes), brain.config.memory_block_tokens)
 
-    def set_core_memory(self, key: str, value: str) -> int:
-        """Set one core memory note.
+    def pinned_core_tokens(self) -> int:
+        """Tokens of the builders' pinned core notes (their own room of `memory_block_tokens`).
+
+        Returns:
+            int: The token count.
+
+        """
+        return self.brain.core_memory.pinned_tokens()
+
+    def set_core_memory(self, key: str, value: str, by: str | None = None) -> int:
+        """Set one core memory note: a builder's, pinned (the model may read it, not change
+        it), in a room of its own.
 
         Args:
             key (str): The note's name.
             value (str): The note's text.
+            by (str, optional): The builder's name, kept with the note.
 
         Returns:
-            int: The tokens the core memory block now uses.
+            int: The tokens the builders' pinned notes now use.
 
         Raises:
             AssistantError: A bad key or value, or the block would exceed its budget.
@@ -1482,7 +1495,7 @@ class AssistantHandler:
         try:
             # a builder's note is pinned: sleep's consolidation leaves it as it is
             return brain.core_memory.set(
-                key, value, self.now(), brain.config.memory_block_tokens, pinned=True
+                key, value, self.now(), brain.config.memory_block_tokens, pinned=True, by=by
             )
         except CoreMemoryFull as full:
             raise AssistantError(str(full)) from None

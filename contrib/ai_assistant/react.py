@@ -16,7 +16,10 @@ messages, then looks at the reply and decides the next step:
 - run again: otherwise, with the tool results sent back, up to `max_iterations` calls.
 
 After each reply, the reply and its tool results join the history, so a request is always
-exactly the brain's prefix plus its history plus what is new. Like every turn, the loop is a
+exactly the brain's prefix plus its history plus what is new. Each request carries its
+audience (`Brain.compose`: the narrowest of its core notes, history and new messages), and the
+conversation narrows to it before sending: what the model then says, writes or adds to the
+history is known only to those who may know everything it was shown. Like every turn, the loop is a
 generator yielding blocking work (see `ai_assistant.driver`); between two tool calls it yields
 `NEXT_STEP`, so the reactor serves players in between.
 
@@ -139,9 +142,13 @@ def react(
                 result.error = f"budget: {spent}"
                 result.stop_reason = "budget_spent"
                 break
-            request = brain.build_request(
-                pending, tools, served=ctx.served, history=policy.use_history
+            prompt = brain.compose(
+                pending, tools, served=ctx.served, history=policy.use_history, turn=ctx.turn
             )
+            # what the model is shown, it may repeat: the conversation becomes private to the
+            # narrowest audience of everything in the request, before the model sees it
+            ctx.narrow([prompt.audience])
+            request = prompt.request
             result.request_tokens.append(brain.pending_tokens(pending, policy.scope))
             try:
                 reply: ChatReply = yield brain.call_model(request)

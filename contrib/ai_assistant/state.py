@@ -42,6 +42,9 @@ BATCH_WAITING = "batch_waiting"  # compacting waits on a batch (a wake does not)
 WAIT_UNTIL = "wait_until"
 WAIT_SET_AT = "wait_set_at"
 WAIT_REASON = "wait_reason"
+# who may know why it waits (the wait's conversation's audience): a private reason is left out
+# of the notice that the wait is over, which any conversation may see
+WAIT_AUDIENCE = "wait_audience"
 RETRY_AFTER = "retry_after"
 CONSECUTIVE_ERRORS = "consecutive_errors"
 # the last few turns' summaries, newest last (status shows the last, the dashboard all)

@@ -146,6 +146,35 @@ class CharacterWorld:
         self.character.at_say(text, whisper=True, receivers=[receiver])
         return receiver.key
 
+    def page(self, key: str, text: str) -> str:
+        """Page someone who is elsewhere (the answer to their page), as the contrib's `page`
+        delivers a page: the line names the assistant, and the receiver alone sees it.
+
+        Args:
+            key (str): The person's dbref ("#12").
+            text (str): What to page.
+
+        Returns:
+            str: The name of the person paged.
+
+        Raises:
+            ToolError: No character has that key.
+
+        """
+        found = [obj for obj in search.search_object(key) if isinstance(obj, DefaultCharacter)]
+        if len(found) != 1:
+            raise ToolError("they cannot be reached now.")
+        receiver = found[0]
+        # another assistant reads the words from `ai_speech` (as from the contrib's page); a
+        # player's session gets only the line (an unknown keyword would reach its client)
+        extra = {"ai_speech": text} if getattr(receiver, "is_ai_assistant", False) else {}
+        receiver.msg(
+            text=(f"{self.character.key} pages: {text}", {"type": "page"}),
+            from_obj=self.character,
+            **extra,
+        )
+        return receiver.key
+
     def look(self, target: str | None) -> str:
         """Look at the room, or at something in it.
 

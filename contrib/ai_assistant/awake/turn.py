@@ -32,10 +32,11 @@ from ..sleeps import SleepHistory
 from ..context.compaction import compaction_summary, extract_then_compact, fit_to_budget
 from ..events import DIRECT_MESSAGE, ROOM, SPEECH_TYPES, Event, speakers_of, triggers_model
 from ..llm.client import LLMError
-from ..memory.audience import narrowest, served_by
+from ..memory.audience import NOBODY, narrowest, served_by
 from ..memory.recall import render
 from ..memory.working import WorkingMemory
 from ..prompt import events_message
+from ..reminders import Reminders
 from ..react import LoopResult, StopPolicy, react
 from ..state import (
     ACTIVITY,
@@ -45,6 +46,7 @@ from ..state import (
     RECENT_TURNS,
     RECENT_TURNS_KEPT,
     RETRY_AFTER,
+    WAIT_AUDIENCE,
     WAIT_REASON,
     WAIT_SET_AT,
     WAIT_UNTIL,
@@ -283,7 +285,7 @@ def _plan_turn(brain: Brain, now: datetime) -> Generator | None:
         elif not triggering:
             # the wait is over and nothing came: the assistant gets to act, told so
             notice = _wait_over(brain, now, wait_until)
-        for key in (WAIT_UNTIL, WAIT_SET_AT, WAIT_REASON):
+        for key in (WAIT_UNTIL, WAIT_SET_AT, WAIT_REASON, WAIT_AUDIENCE):
             state.delete(key)
     if not triggering and notice is None:
         return None
@@ -299,6 +301,10 @@ def _wait_over(brain: Brain, now: datetime, wait_until: datetime) -> Event:
     set_at = from_iso(brain.state.get(WAIT_SET_AT)) or wait_until
     minutes = max(1, round((wait_until - set_at).total_seconds() / 60))
     reason = brain.state.get(WAIT_REASON) or ""
+    if brain.state.get(WAIT_AUDIENCE) is not None:
+        # the wait was chosen in a conversation that saw private words: the notice, which any
+        # conversation may see, does not repeat why
+        reason = ""
     text = f"Your wait of {minutes} minutes is over." + (f" You waited: {reason}" if reason else "")
     return Event(
         id=0,
@@ -313,6 +319,26 @@ def _wait_over(brain: Brain, now: datetime, wait_until: datetime) -> Event:
 
 
 MAX_PRESENT_LISTED = 20
+
+
+def owners_of(events: list[Event]) -> dict[str, str]:
+    """Whom what the model sets in a turn is for (a reminder, a core note): the people who
+    addressed the assistant in it, else everyone heard in it (an emote too), else no one in
+    particular (a notice: one shared share). Builders and other assistants own nothing.
+
+    Args:
+        events (list): The turn's events.
+
+    Returns:
+        dict: Person key -> name.
+
+    """
+    heard = [e for e in events if not e.from_assistant and e.type not in ("instruction", "notice")]
+    addressed = [e for e in heard if e.urgent] or heard
+    owners = {event.person: event.speaker for event in addressed}
+    if not owners and not any(event.type == "instruction" for event in events):
+        owners = {NOBODY: "no one in particular"}
+    return owners
 
 
 def _listed(present: list[str]) -> list[str]:
@@ -347,7 +373,7 @@ def run_turn(
     state = brain.state
     config = brain.config
     thread = events[0].thread if events else ROOM
-    private = thread != ROOM
+    private = thread.startswith("private:")
     present = brain.world.present_people()
     speakers = speakers_of(events)
     if private:
@@ -370,23 +396,36 @@ def run_turn(
     recalled_lines = render(recalled, config.recall_budget_tokens, brain.counter.count_text)
     shown = recalled[: len(recalled_lines)]
     working = WorkingMemory(state)
-    audience = narrowest([event.audience for event in events] + [r.audience for r in shown])
-    ctx = brain.tool_context(now, speakers, served=served, audience=audience)
+    talking_with = working.shown(served, now, config.working_memory_stale_minutes)
+    reminders = Reminders(state)
     # reminders these events bring back; counted as fired once the turn is handled
-    reminded = ctx.reminders.matching(
+    reminded = reminders.matching(
         [f"{event.speaker}\n{event.text}\n{event.location or ''}" for event in events], served
     )
+    # everything the message shows carries its audience, and the message the narrowest of
+    # them: the ReAct loop narrows the turn to it (and to the history and notes it sends)
+    audience = narrowest(
+        [event.audience for event in events]
+        + [item.audience for item in shown]
+        + [line_audience for _, line_audience in talking_with]
+        + [match.audience for match in reminded]
+    )
+    ctx = brain.tool_context(
+        now, speakers, served=served, audience=audience, owners=owners_of(events)
+    )
+    ctx.reply_to = events[0].person if private else None
     message = events_message(
         events,
         location=brain.location,
         present=_listed([name for _, name in present]),
         now_text=now.strftime("%Y-%m-%d %H:%M UTC"),
         recalled=recalled_lines,
-        talking_with=working.lines(served, now, config.working_memory_stale_minutes),
+        talking_with=[line for line, _ in talking_with],
         private_with=events[0].speaker if private else None,
         reminders=[match.line for match in reminded],
         advisory=SleepDebt(state).advisory(brain.journal.critical_bookmark_pending()),
     )
+    message["metadata"] = {"audience": audience}
 
     def metadata() -> dict:
         # kept with the turn's messages in the history (never sent): who may see them later,
@@ -394,12 +433,13 @@ def run_turn(
         return {
             "audience": ctx.audience,
             "speakers": {name: s.as_dict() for name, s in speakers.items()},
+            "turn": ctx.turn,
         }
 
     def commit_events() -> None:
         # only now, with a reply in hand, do the events leave the queue
         brain.events.remove({event.id for event in events})
-        ctx.reminders.fired([match.id for match in reminded])
+        reminders.fired([match.id for match in reminded], ctx.audience)
         state.set(ACTIVITY, (state.get(ACTIVITY) or 0) + interactions)
         for key in (RETRY_AFTER, CONSECUTIVE_ERRORS):
             if state.get(key) is not None:
@@ -431,6 +471,10 @@ def run_turn(
             state.set(WAIT_UNTIL, to_iso(ctx.control.wait_until))
             state.set(WAIT_SET_AT, to_iso(now))
             state.set(WAIT_REASON, ctx.control.wait_reason)
+            if ctx.audience is not None:
+                state.set(WAIT_AUDIENCE, ctx.audience)
+            elif state.get(WAIT_AUDIENCE) is not None:
+                state.delete(WAIT_AUDIENCE)
         if loop.request_tokens:
             state.set(CONTEXT_TOKENS, loop.request_tokens[-1])
     outcome = TurnOutcome.of(events, loop)

@@ -20,6 +20,11 @@ What is derived from several memories (a profile attribute, a reflection, a fact
 entries) is known only to those who may know all of them: the intersection of their audiences
 (`narrowest`). An empty intersection is a memory only builders see.
 
+The same holds for a request to the model: its audience is the narrowest of everything in it
+(the history shown, core notes, working memory, reminders, recalled memories, tool results),
+and whatever the model says or writes from it keeps that audience. A message keeps its
+audience in its `metadata` (never sent; `message_audience`).
+
 """
 
 from collections.abc import Iterable
@@ -103,6 +108,33 @@ def narrowest(audiences: Iterable[Audience]) -> Audience:
             continue
         result = set(audience) if result is None else result & set(audience)
     return None if result is None else sorted(result)
+
+
+def message_audience(message: dict) -> Audience:
+    """Who may know what a chat message holds, from its storage-only `metadata`.
+
+    Args:
+        message (dict): A chat message; one without metadata is public.
+
+    Returns:
+        list or None: Its audience.
+
+    """
+    return (message.get("metadata") or {}).get("audience")
+
+
+def within(people: Iterable[str], audience: Audience) -> bool:
+    """Whether everyone in `people` may know what has `audience`.
+
+    Args:
+        people (iterable): Person keys (those who would see or hear something).
+        audience (list or None): The audience of what they would see (None: public).
+
+    Returns:
+        bool: True when it is public, or every one of them is in the audience.
+
+    """
+    return audience is None or set(people) <= set(audience)
 
 
 def label(audience: Audience, names: dict[str, str] | None = None) -> str:

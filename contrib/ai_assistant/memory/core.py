@@ -2,13 +2,25 @@
 The core memory block: a small keyed memory (key, value, recorded) the assistant curates itself
 with the `memory_edit` tool, and that rides in every model call right after the system prompt.
 
-It has a hard token budget (`memory_block_tokens`). A change that would exceed it is refused
-with the numbers, so the assistant decides what to drop; nothing is evicted silently.
-
 A note has an audience like every memory (`memory.audience`): written while answering a
 whisper, it is private to the whisperer, and it rides only in requests for conversations that
 may know it. A conversation sees, lists and changes only the notes it may see; builders see all
-(`@assistant/core`); a note a builder sets is pinned.
+(`@assistant/core`).
+
+Who owns what:
+
+- A note a builder sets is *pinned*: the builder's. The model reads it and may not change,
+  replace, shadow or remove it; sleep's consolidation leaves it as it is.
+- A note the model sets is owned by the people whose words the conversation answered
+  (`owners`), so `@assistant/core` shows who had it written, and each person may own at most
+  `core_notes_per_person` notes: one player cannot fill the block.
+
+Room, counted per conversation so that nobody learns the size of notes they may not see:
+
+- the model's notes a conversation sees (public and its own private ones) may use at most
+  `memory_block_tokens`; a change that would exceed it is refused with the numbers of that
+  view, so the assistant decides what to drop; nothing is evicted silently;
+- pinned notes have a room of their own of the same size: builders always have room.
 
 In sleep, the public notes that are not pinned are consolidated with what is new
 (`memory.core_consolidation`); the new block replaces the old one in one write
@@ -16,11 +28,12 @@ In sleep, the public notes that are not pinned are consolidated with what is new
 
 """
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from ..clock import to_iso
 from ..text import for_prompt
-from .audience import Audience, visible
+from .audience import NOBODY, Audience, visible
 from .store import KeyValueStore
 
 KEY = "core_memory"
@@ -31,12 +44,21 @@ HEADER = (
 
 
 class CoreMemoryFull(ValueError):
-    """A change that would exceed the block's token budget."""
+    """A change that is refused: over a token budget, over a person's notes, or a builder's
+    note. The message says why and what is allowed."""
 
 
 def _slot(key: str, audience: Audience) -> str:
     # a public note and a private one may share a name without one overwriting the other
     return key if audience is None else f"{key} [{','.join(audience)}]"
+
+
+def _rank(note: dict) -> int:
+    return 2 if note.get("pinned") else 1 if note.get("audience") is not None else 0
+
+
+def _view_chars(notes: Iterable[dict]) -> int:
+    return sum(len(note["key"]) + len(note["value"]) for note in notes)
 
 
 class CoreMemory:
@@ -63,13 +85,23 @@ class CoreMemory:
                 keyed by its stored slot (a private note's name carries its audience).
 
         Returns:
-            dict: The notes (`key`, `value`, `recorded`, `audience`), keyed by name.
+            dict: The notes (`key`, `value`, `recorded`, `audience`, and `pinned`, `by`,
+                `owners` when known), keyed by name. A pinned note wins its name: no other
+                note may take it (see `set`).
 
         """
         items = {}
         for slot, item in self._stored().items():
-            if visible(item.get("audience"), served):
-                items[item.get("key", slot) if served is not None else slot] = item
+            if not visible(item.get("audience"), served):
+                continue
+            if served is None:
+                items[slot] = item
+                continue
+            name = item.get("key", slot)
+            # one note per name: a builder's first, then the conversation's own private one,
+            # then the public one (so nobody's public note hides someone's private note)
+            if name not in items or _rank(item) > _rank(items[name]):
+                items[name] = item
         return items
 
     @staticmethod
@@ -90,6 +122,18 @@ class CoreMemory:
         ]
         return "\n".join(lines)
 
+    def message_of(self, items: dict[str, dict]) -> dict:
+        """The system message carrying these notes (see `render_items`).
+
+        Args:
+            items (dict): Notes keyed by name.
+
+        Returns:
+            dict: A system message.
+
+        """
+        return {"role": "system", "content": self.render_items(items)}
+
     def message(self, served: frozenset[str] | None = None) -> dict | None:
         """The system message injected after the system prompt, or None when it is empty.
 
@@ -102,9 +146,7 @@ class CoreMemory:
 
         """
         items = self.items(served)
-        if not items:
-            return None
-        return {"role": "system", "content": self.render_items(items)}
+        return self.message_of(items) if items else None
 
     def tokens_of(self, items: dict[str, dict]) -> int:
         """Count the tokens of a block made of these notes.
@@ -118,16 +160,58 @@ class CoreMemory:
         """
         if not items:
             return 0
-        return self.counter.count_message({"role": "system", "content": self.render_items(items)})
+        return self.counter.count_message(self.message_of(items))
 
     def tokens(self) -> int:
-        """Tokens of the whole block (every note), which the budget bounds.
+        """Tokens of the whole block (every note, as a builder sees it).
 
         Returns:
             int: The token count.
 
         """
         return self.tokens_of(self._stored())
+
+    def view_tokens(self, served: frozenset[str] | None) -> int:
+        """Tokens of the model's own notes (not pinned) a conversation serving `served` sees:
+        what `memory_block_tokens` bounds, and all a conversation is told about sizes.
+
+        Args:
+            served (frozenset or None): Who the conversation serves.
+
+        Returns:
+            int: The token count.
+
+        """
+        return self.tokens_of(
+            {name: note for name, note in self.items(served).items() if not note.get("pinned")}
+        )
+
+    def largest_view(self) -> dict[str, dict]:
+        """The notes of the largest block any one conversation can be sent: the pinned and
+        public notes with the private notes of the one person who has the most (by length).
+
+        Returns:
+            dict: Notes keyed by name, as `items(served)` gives them for that person.
+
+        """
+        # one pass: the length of each person's private notes (every assistant's tick asks)
+        private: dict[str, int] = {}
+        for note in self._stored().values():
+            for person in note.get("audience") or []:
+                private[person] = private.get(person, 0) + _view_chars([note])
+        # the longest few by characters, counted exactly (a private note may hide a public one)
+        people = sorted(private, key=private.get, reverse=True)[:3] or [NOBODY]
+        views = [self.items(frozenset({person})) for person in people]
+        return max(views, key=self.tokens_of)
+
+    def largest_view_tokens(self) -> int:
+        """Tokens of `largest_view`: what the core memory adds to a request at most.
+
+        Returns:
+            int: The token count.
+
+        """
+        return self.tokens_of(self.largest_view())
 
     def set(
         self,
@@ -137,8 +221,13 @@ class CoreMemory:
         budget: int,
         audience: Audience = None,
         pinned: bool = False,
+        *,
+        served: frozenset[str] | None = None,
+        by: str | None = None,
+        owners: dict[str, str] | None = None,
+        per_person: int | None = None,
     ) -> int:
-        """Set `key` for `audience`; returns the block's tokens.
+        """Set `key` for `audience`; returns the tokens of the room it counts against.
 
         Nothing is stored when the change is refused.
 
@@ -146,34 +235,88 @@ class CoreMemory:
             key (str): The note's name.
             value (str): The note's text.
             now (datetime): When it is recorded.
-            budget (int): The most tokens the whole block may use.
+            budget (int): `memory_block_tokens`: the room of the builder's pinned notes, and
+                of the model's notes one conversation sees.
             audience (list, optional): Who may know the note; None for public.
-            pinned (bool): A builder's note, which sleep's consolidation leaves as it is.
+            pinned (bool): A builder's note: the model may not change it, and sleep's
+                consolidation leaves it as it is.
+            served (frozenset, optional): Who the conversation that sets it serves: the view
+                whose room it counts against (the model's notes it sees). None: the whole
+                block (the pure core's own callers).
+            by (str, optional): Who set it (a builder's name, or the assistant's).
+            owners (dict, optional): The people whose words had it written (key -> name).
+            per_person (int, optional): The most notes of the model's one person may own.
 
         Returns:
-            int: The block's tokens after the change.
+            int: Tokens of the pinned notes (a builder's note), or of the model's notes the
+                conversation sees, after the change.
 
         Raises:
-            CoreMemoryFull: With the numbers, when the block would exceed `budget`.
+            CoreMemoryFull: A builder's note in the way, over `per_person`, or over `budget`
+                (with the numbers of the view); nothing is changed.
 
         """
+        if "[" in key or "]" in key:
+            # a private note's slot is its name with its audience in brackets
+            raise CoreMemoryFull(f"a note's name may not hold '[' or ']': '{key[:60]}'.")
         stored = self._stored()
-        stored[_slot(key, audience)] = {
-            "key": key,
-            "value": value,
-            "recorded": to_iso(now),
-            "audience": audience,
-        }
+        slot = _slot(key, audience)
+        owners = dict(owners or {})
+        if not pinned:
+            # the builder's notes are read-only to the model, whatever the audience: a private
+            # note of the same name would hide the pinned one from that conversation
+            if any(n.get("pinned") and n.get("key", s) == key for s, n in stored.items()):
+                raise CoreMemoryFull(
+                    f"'{key}' is a builder's note: you may read it, not change or replace it."
+                )
+            if per_person is not None:
+                for person in owners:
+                    theirs = [
+                        s
+                        for s, n in stored.items()
+                        if s != slot and not n.get("pinned") and person in (n.get("owners") or [])
+                    ]
+                    if len(theirs) >= per_person:
+                        raise CoreMemoryFull(
+                            f"the notes written for one person are at most {per_person}: "
+                            "remove or reuse one of theirs first."
+                        )
+        note = {"key": key, "value": value, "recorded": to_iso(now), "audience": audience}
         if pinned:
-            stored[_slot(key, audience)]["pinned"] = True
-        tokens = self.tokens_of(stored)
+            note["pinned"] = True
+        if by:
+            note["by"] = by
+        if owners and not pinned:
+            note["owners"] = owners
+        before = self.view_tokens(served) if not pinned else self.pinned_tokens()
+        stored[slot] = note
+        if pinned:
+            tokens = self.tokens_of({s: n for s, n in stored.items() if n.get("pinned")})
+            where = "pinned notes"
+        else:
+            view = {
+                s: n
+                for s, n in stored.items()
+                if not n.get("pinned") and visible(n.get("audience"), served)
+            }
+            tokens = self.tokens_of(view)
+            where = "notes in view here" if served is not None else "notes"
         if tokens > budget:
             raise CoreMemoryFull(
-                f"core memory would use {tokens} tokens, over its budget of {budget} "
-                f"(now {self.tokens()}); remove or shorten an entry first."
+                f"core memory would use {tokens} tokens of {where}, over its budget of {budget} "
+                f"(now {before}); remove or shorten an entry first."
             )
         self.store.set(KEY, stored)
         return tokens
+
+    def pinned_tokens(self) -> int:
+        """Tokens of the builder's pinned notes (their own room).
+
+        Returns:
+            int: The token count.
+
+        """
+        return self.tokens_of({s: n for s, n in self._stored().items() if n.get("pinned")})
 
     def replace_all(self, items: dict[str, dict]) -> None:
         """Replace the whole block with `items` in one write (sleep's consolidation: the new
@@ -193,7 +336,12 @@ class CoreMemory:
         self.store.set(KEY, dict(items))
 
     def remove(
-        self, key: str, audience: Audience = None, served: frozenset[str] | None = None
+        self,
+        key: str,
+        audience: Audience = None,
+        served: frozenset[str] | None = None,
+        *,
+        builder: bool = True,
     ) -> bool:
         """Remove a note the conversation may see; returns whether one went.
 
@@ -202,9 +350,15 @@ class CoreMemory:
             audience (list, optional): The conversation's audience: its own note of that name
                 goes first, else the public one.
             served (frozenset, optional): Who the conversation serves; None for a builder.
+            builder (bool, optional): False for the model, which may not remove a pinned
+                note.
 
         Returns:
             bool: True if a note was removed.
+
+        Raises:
+            CoreMemoryFull: The model tried to remove a builder's pinned note; nothing is
+                changed.
 
         """
         stored = self._stored()
@@ -212,6 +366,10 @@ class CoreMemory:
         for slot in slots:
             item = stored.get(slot)
             if item is not None and visible(item.get("audience"), served):
+                if item.get("pinned") and not builder:
+                    raise CoreMemoryFull(
+                        f"'{key}' is a builder's note: you may read it, not remove it."
+                    )
                 del stored[slot]
                 self.store.set(KEY, stored)
                 return True

@@ -20,8 +20,10 @@ No call is made when nothing is new and the block is within `core_memory_max_ent
 notes and `memory_block_tokens`. Otherwise the model gets the curated notes and the candidates
 (escaped, as data) and returns the whole curated block. The reply is checked in code: at most
 `core_memory_max_entries` notes, keys unique, 1-60 characters, values 1-1000, no key of a
-private or pinned note, and the whole block (the untouched notes included) within
-`memory_block_tokens`. A note returned with the key and value it had keeps its `recorded` time
+private or pinned note, and the curated notes within `memory_block_tokens` (the room of the
+model's notes every conversation sees; a private note counts in its own conversations' room and
+a pinned one in the builders' room, so neither players' private notes nor builders' notes
+shrink the public ones). A note returned with the key and value it had keeps its `recorded` time
 exactly; a new or changed note is recorded now. A reply that breaks a rule changes nothing: the
 step fails with `invalid_response` and is tried again at the next tick.
 
@@ -207,7 +209,6 @@ def plan_consolidation(brain, now: datetime) -> CorePlan:
     mark = dict(brain.state.get(CORE_CONSOLIDATION) or {})
     stored = core.items()
     curated = {slot: note for slot, note in stored.items() if is_curated(note)}
-    fixed = {slot: note for slot, note in stored.items() if slot not in curated}
     candidates = find_candidates(brain.long_term, brain.journal, config, mark)
     new_mark = {
         "at": to_iso(now),
@@ -219,10 +220,10 @@ def plan_consolidation(brain, now: datetime) -> CorePlan:
         note for note in curated.values() if last is None or from_iso(note["recorded"]) > last
     ]
     budget = config.memory_block_tokens
-    over = len(curated) > config.core_memory_max_entries or core.tokens() > budget
+    over = len(curated) > config.core_memory_max_entries or core.tokens_of(curated) > budget
     if not (candidates or written_since or over):
         return CorePlan(None, "nothing new for core memory", mark=new_mark)
-    room = budget - core.tokens_of(fixed)
+    room = budget
     if room <= 0 or not (candidates or curated):
         # nothing the call could change would fit, or there is nothing for it to work on
         return CorePlan(None, "no room for consolidated notes", mark=new_mark)
@@ -293,7 +294,7 @@ def apply_consolidation(brain, plan: CorePlan, result: ConsolidatedCore, now: da
         else:
             notes[key] = {"key": key, "value": value, "recorded": to_iso(now), "audience": None}
     block = {**fixed, **notes}
-    tokens = core.tokens_of(block)
+    tokens = core.tokens_of(notes)
     budget = config.memory_block_tokens
     if tokens > budget:
         raise _invalid(f"a block of {tokens} tokens, over memory_block_tokens ({budget})")

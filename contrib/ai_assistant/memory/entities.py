@@ -140,8 +140,9 @@ class EntityMemory:
             heard_from (str, optional): Who told it.
             audience (list, optional): Who may know it; None for public.
             importance (int): 1-10.
-            keep (int): Observations kept per person: past it, the oldest consolidated one
-                goes (or the oldest of all, when none is consolidated).
+            keep (int): Observations kept per person: past it, the oldest consolidated one of
+                the same audience goes, else the oldest consolidated, else the oldest of the
+                same audience (so one audience's flood never pushes out another's).
 
         Returns:
             dict: The updated profile.
@@ -169,8 +170,14 @@ class EntityMemory:
         profile["next_id"] = number + 1
         profile["updated_at"] = to_iso(now)
         observations = profile["observations"]
+        mine = None if audience is None else sorted(set(audience))
         while len(observations) > keep:
-            done = next((o for o in observations if o.get("consolidated")), observations[0])
+            # what makes room shares the newcomer's audience where it can: a flood of one
+            # audience never pushes out what another (a whisper) left
+            same = [o for o in observations if o.get("audience") == mine] or observations
+            done = next((o for o in same if o.get("consolidated")), None)
+            if done is None:
+                done = next((o for o in observations if o.get("consolidated")), same[0])
             observations.remove(done)
         self.save(profile)
         index = self.index()

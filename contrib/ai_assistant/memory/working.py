@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from ..clock import from_iso, to_iso
 from ..text import for_prompt
 from ..state import WORKING_MEMORY as KEY
-from .audience import visible
+from .audience import Audience, visible
 from .store import KeyValueStore
 
 TOPIC_CHARS = 80
@@ -79,20 +79,37 @@ class WorkingMemory:
             list: One line per partner: name, since when, and the last topic.
 
         """
+        return [line for line, _ in self.shown(served, now, stale_minutes)]
+
+    def shown(
+        self, served: frozenset[str] | None, now: datetime, stale_minutes: int
+    ) -> list[tuple[str, Audience]]:
+        """The lines `lines` gives, each with the audience of its topic: a turn that shows a
+        line is known only to those who may know it (`memory.audience.narrowest`).
+
+        Args:
+            served (frozenset or None): Who the conversation serves; None sees every partner.
+            now (datetime): The current time.
+            stale_minutes (int): How long a conversation may be quiet and still be shown.
+
+        Returns:
+            list: (line, audience) per partner, freshest first.
+
+        """
         cutoff = now - timedelta(minutes=stale_minutes)
-        lines = []
+        shown = []
         partners = sorted(self.partners().values(), key=lambda p: p["last_at"], reverse=True)
         for partner in partners:
-            if from_iso(partner["last_at"]) < cutoff or not visible(
-                partner.get("audience"), served
-            ):
+            audience = partner.get("audience")
+            if from_iso(partner["last_at"]) < cutoff or not visible(audience, served):
                 continue
             since = from_iso(partner["since"]).strftime("%H:%M")
-            lines.append(
+            line = (
                 f"- {for_prompt(partner['name'])}, since {since}, last about: "
                 f"'{for_prompt(partner.get('topic') or '')}'"
             )
-        return lines
+            shown.append((line, audience))
+        return shown
 
     def clear_stale(self, now: datetime, stale_minutes: int) -> int:
         """Drop the conversations quiet for `stale_minutes`; returns how many.

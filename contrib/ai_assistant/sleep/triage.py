@@ -93,11 +93,12 @@ def triage(brain: Brain, now: datetime) -> Generator | None:
 
 def _decide(brain: Brain, now: datetime, events: list[Event]) -> Generator:
     brain.state.set(LAST_TRIAGE, {"at": to_iso(now), "event_id": max(e.id for e in events)})
-    served = served_by([key for key, _ in brain.world.present_people()])
+    # what was overheard was said aloud: the decision sees only the public notes, so no one's
+    # private note rides in it (nor, through its reason, into the log)
     request = ChatRequest(
         model=brain.model,
         messages=[
-            *brain.prefix_messages(served),
+            *brain.prefix_messages(served_by([])),
             {"role": "user", "content": "\n".join([QUESTION, *map(render_event, events)])},
         ],
         temperature=0.0,

@@ -66,10 +66,11 @@ _OBSERVATION_RE = re.compile(
 _RECALL_RE = re.compile(
     r"\b(do you remember|what do you (?:remember|know)|what did (?:i|we) tell you)\b", re.I
 )
-_REMEMBERED_RE = re.compile(r"^- \[[^\]]*\] (?P<text>.+)$", re.MULTILINE)
+_REMEMBERED_RE = re.compile(r"^- \[(?!reminder t\d)[^\]]*\] (?P<text>.+)$", re.MULTILINE)
 _BOOKMARK_RE = re.compile(r"\b(?P<level>critical|urgent|important)\s*:\s*(?P<what>.{3,300})", re.I)
 _REMINDER_RE = re.compile(
-    r"^Reminder \(you asked to be reminded when .{1,200}? comes up\): (?P<text>.+)$", re.MULTILINE
+    r"^- \[reminder t\d+, set by .{1,200}?, when '.{1,200}?' comes up\] (?P<text>.+)$",
+    re.MULTILINE,
 )
 _NOTE_RE = re.compile(r'<note key="(?P<key>[^"]*)"[^>]*>(?P<value>.*?)</note>')
 _CANDIDATE_RE = re.compile(

@@ -195,6 +195,22 @@ class World(Protocol):
         """
         ...
 
+    def page(self, key: str, text: str) -> str:
+        """Answer someone privately who is not in the room (a page back).
+
+        Args:
+            key (str): The person's key (their dbref, e.g. "#12").
+            text (str): The words, already cleaned for players.
+
+        Returns:
+            str: The name of the person paged.
+
+        Raises:
+            ToolError: If they cannot be reached.
+
+        """
+        ...
+
     def entity_key(self, name: str) -> tuple[str, str]:
         """Find the key and name of a person, for their memory profile.
 
@@ -230,9 +246,15 @@ class ToolContext:
     Attributes:
         speakers (dict): Lower-case name -> `Speaker`, for everyone who said something.
         served (frozenset or None): Who the conversation serves (`memory.audience`).
-        audience (list or None): The audience of what is written in this conversation: the
-            narrowest audience of the private words it has shown the model (None: public).
-            Recalling a private memory narrows it.
+        audience (list or None): The audience of what is written and said in this
+            conversation: the narrowest audience of everything it has shown the model (None:
+            public). Every request narrows it (`Brain.compose`), and so does a tool that shows
+            the model something private (recall, listing core notes).
+        reply_to (str or None): In a private exchange (a whisper or a page), the key of the
+            person it answers; None in the room.
+        owners (dict): Whom what the model sets here (a reminder, a core note) is for (key ->
+            name): it counts against their share. Never a builder or another assistant.
+        turn (str or None): This conversation's key, kept with its messages in the history.
         recall (callable): `recall(query, people, semantic, limit)` -> list of `Recalled`.
         semantic (callable): `semantic(query)` -> blocking work or None (embeddings off).
 
@@ -252,8 +274,17 @@ class ToolContext:
     reminders: Any = None  # ai_assistant.reminders.Reminders
     served: frozenset | None = None
     audience: list[str] | None = None
+    reply_to: str | None = None
+    owners: dict[str, str] = field(default_factory=dict)
+    turn: str | None = None
     recall: Callable[..., list] | None = None
     semantic: Callable[[str], Any] | None = None
+
+    @property
+    def instructed(self) -> bool:
+        """Whether a builder's instruction is among what this conversation answers: the
+        builder's standing (a long or deep sleep, a critical bookmark) is then the turn's."""
+        return any(s.instruction for s in self.speakers.values())
 
     def narrow(self, audiences) -> None:
         """Narrow the conversation's audience to include these audiences too.

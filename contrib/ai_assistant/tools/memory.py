@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..memory.audience import visible
 from ..memory.core import CoreMemoryFull
 from ..memory.journal import BOOKMARK_IMPORTANCE
 from ..memory.provenance import INFERRED, OBSERVED, spoken_source
@@ -30,6 +31,7 @@ from ..reminders import (
 from .base import EXTRACTION, TURN, Speaker, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 MEMORY_SCOPES = frozenset({TURN, EXTRACTION})
+READ_ONLY = " (a builder's note, read-only)"
 
 
 def _check_heard_from(ctx: ToolContext, heard_from: str | None) -> Speaker | None:
@@ -187,7 +189,8 @@ class UpdateEntityObservationTool(Tool):
             keep=ctx.config.max_observations_per_person,
         )
         ctx.control.observations_written += 1
-        count = len(profile["observations"])
+        # counted as this conversation may see them: nobody learns how much was noted in private
+        count = sum(1 for o in profile["observations"] if visible(o.get("audience"), ctx.served))
         return ToolResult(ok=True, content=f"Noted about {name} ({count} observations so far).")
 
 
@@ -207,7 +210,8 @@ class MemoryEditTool(Tool):
     """Tool that lists, sets or removes the short notes of the assistant's core memory.
 
     Core memory stays in view in every conversation and has a fixed token budget
-    (`memory_block_tokens`).
+    (`memory_block_tokens`), counted over the notes each conversation sees. A builder's note is
+    read-only; each person may have at most `core_notes_per_person` notes written for them.
 
     """
 
@@ -215,7 +219,8 @@ class MemoryEditTool(Tool):
     description = (
         "Edit your core memory: a few short notes that stay in view in every conversation "
         "(who you serve, standing requests, key facts); a note made in a private exchange stays "
-        "in view only there. It has a fixed size; remove notes to make room."
+        "in view only there. Builders' notes can be read, not changed. It has a fixed size; "
+        "remove notes to make room."
     )
     Args = MemoryEditArgs
     scopes = frozenset({TURN})
@@ -223,8 +228,10 @@ class MemoryEditTool(Tool):
     def run(self, ctx: ToolContext, args: MemoryEditArgs) -> ToolResult:
         """List, set or remove a core memory note.
 
-        Only the notes the conversation's audience may see are listed or removed; a note set here
-        gets the conversation's audience.
+        Only the notes the conversation may see are listed or removed, and listing them
+        narrows the conversation's audience to theirs; a note set here gets the conversation's
+        audience and the people it answers as its owners. Sizes are those of the notes this
+        conversation sees.
 
         Args:
             ctx (ToolContext): The conversation's context.
@@ -234,8 +241,9 @@ class MemoryEditTool(Tool):
             ToolResult: A success result with the notes (list) or the tokens now used.
 
         Raises:
-            ToolError: If the key or value is missing, the key does not exist (remove), or the note
-                does not fit in the budget (set).
+            ToolError: If the key or value is missing, the key does not exist (remove), it is
+                a builder's note (set, remove), the person already has their most notes, or
+                the note does not fit in the budget (set).
 
         """
         core = ctx.core_memory
@@ -246,27 +254,45 @@ class MemoryEditTool(Tool):
                 return ToolResult(
                     ok=True, content=f"Core memory is empty (budget {budget} tokens)."
                 )
-            lines = [f"- {key}: {item['value']}" for key, item in sorted(items.items())]
+            # what is listed is shown to the model: what it does next is private to the notes'
+            # audiences too
+            ctx.narrow(item.get("audience") for item in items.values())
+            lines = [
+                f"- {key}{READ_ONLY if item.get('pinned') else ''}: " f"{item['value']}"
+                for key, item in sorted(items.items())
+            ]
+            used = core.view_tokens(ctx.served)
             return ToolResult(
                 ok=True,
-                content=f"Core memory ({core.tokens()}/{budget} tokens):\n" + "\n".join(lines),
+                content=f"Core memory ({used}/{budget} tokens):\n" + "\n".join(lines),
             )
         if not args.key:
             raise ToolError(f"'{args.operation}' needs a key.")
-        if args.operation == "remove":
-            if not core.remove(args.key, ctx.audience, ctx.served):
-                known = ", ".join(core.items(ctx.served)) or "none"
-                raise ToolError(f"there is no core memory '{args.key}'. Keys: {known}.")
-            return ToolResult(
-                ok=True, content=f"Removed '{args.key}' ({core.tokens()}/{budget} tokens)."
-            )
-        if not args.value:
-            raise ToolError("'set' needs a value.")
         try:
+            if args.operation == "remove":
+                if not core.remove(args.key, ctx.audience, ctx.served, builder=False):
+                    known = ", ".join(core.items(ctx.served)) or "none"
+                    raise ToolError(f"there is no core memory '{args.key}'. Keys: {known}.")
+                used = core.view_tokens(ctx.served)
+                return ToolResult(
+                    ok=True, content=f"Removed '{args.key}' ({used}/{budget} tokens)."
+                )
+            if not args.value:
+                raise ToolError("'set' needs a value.")
             # written in a private exchange, the note is private to it too
-            tokens = core.set(args.key, args.value, ctx.now, budget, ctx.audience)
-        except CoreMemoryFull as full:
-            raise ToolError(str(full)) from None
+            tokens = core.set(
+                args.key,
+                args.value,
+                ctx.now,
+                budget,
+                ctx.audience,
+                served=ctx.served,
+                by=ctx.assistant_name,
+                owners=ctx.owners,
+                per_person=ctx.config.core_notes_per_person,
+            )
+        except CoreMemoryFull as refused:
+            raise ToolError(str(refused)) from None
         return ToolResult(ok=True, content=f"Saved '{args.key}' ({tokens}/{budget} tokens).")
 
 
@@ -283,7 +309,9 @@ class BookmarkTool(Tool):
     The bookmark is a journal entry with a salience: compacting scores and consolidates
     bookmarks before other entries, the most salient first, never skips one as unimportant, and
     pruning never touches an entry before it is consolidated. A critical bookmark (salience 3)
-    makes the turn's message advise sleeping until it is consolidated, whatever the sleep debt.
+    makes every turn's message advise sleeping until it is consolidated, whatever the sleep
+    debt: so it is the builders' (a turn with a builder's instruction). Asked for in a turn
+    that answers only players, it is filed as important (2), and the model is told so.
 
     """
 
@@ -303,21 +331,28 @@ class BookmarkTool(Tool):
             ToolResult: A success result with the entry's id.
 
         """
+        # players cannot make the assistant sleepy for everyone: critical needs a builder
+        salience = args.salience if ctx.instructed else min(args.salience, 2)
         entry = ctx.journal.add(
             args.text,
             author=ctx.assistant_name,
             now=ctx.now,
             location=ctx.location,
             source_type=OBSERVED,
-            importance=BOOKMARK_IMPORTANCE[args.salience],
+            importance=BOOKMARK_IMPORTANCE[salience],
             scoring_method="turn",
             tags=["bookmark"],
             audience=ctx.audience,
-            salience=args.salience,
+            salience=salience,
         )
         ctx.control.journal_written += 1
+        note = (
+            " (critical needs a builder's instruction: filed as important)"
+            if salience != args.salience
+            else ""
+        )
         return ToolResult(
-            ok=True, content=f"Bookmarked as {entry['id']} (salience {args.salience})."
+            ok=True, content=f"Bookmarked as {entry['id']} (salience {salience}){note}."
         )
 
 
@@ -345,7 +380,8 @@ class SetReminderTool(Tool):
     up in what the assistant hears, the reminder rides in that turn's message.
 
     The trigger keeps the conversation's audience: set while answering a whisper, it comes
-    back only in turns that serve that person.
+    back only in turns that serve that person. The people the conversation answers own it:
+    each may have at most `max_triggers_per_person`.
 
     """
 
@@ -365,7 +401,8 @@ class SetReminderTool(Tool):
             ToolResult: A success result with the trigger's id.
 
         Raises:
-            ToolError: The assistant already holds its most reminders.
+            ToolError: The assistant already holds its most reminders, or the most for one of
+                the people it answers.
 
         """
         try:
@@ -377,6 +414,8 @@ class SetReminderTool(Tool):
                 limit=ctx.config.max_triggers,
                 max_fires=args.max_fires,
                 audience=ctx.audience,
+                owners=ctx.owners,
+                per_person=ctx.config.max_triggers_per_person,
             )
         except TriggerError as err:
             raise ToolError(str(err)) from None

@@ -26,7 +26,12 @@ class GoToSleepArgs(ToolArgs):
 
 
 class GoToSleepTool(Tool):
-    """Tool that puts the assistant to sleep, to consolidate its memories. Awake turns only."""
+    """Tool that puts the assistant to sleep, to consolidate its memories. Awake turns only.
+
+    A sleep players can cause is bounded by their standing: in a turn without a builder's
+    instruction it is light (an urgent word wakes it) and at most `player_sleep_max_hours`.
+
+    """
 
     name = "go_to_sleep"
     description = (
@@ -49,13 +54,20 @@ class GoToSleepTool(Tool):
             ToolError: If the lifecycle refuses sleep now (with its reason).
 
         """
+        hours, depth, bounded = args.duration_hours, args.depth, ""
+        if not ctx.instructed:
+            # a player's words may have asked for it: a sleep they can cause is short and
+            # light (an urgent word wakes it); longer or deep is a builder's decision
+            limit = ctx.config.player_sleep_max_hours
+            if hours > limit or depth != "light":
+                hours, depth = min(hours, limit), "light"
+                bounded = (
+                    f" (without a builder's instruction a sleep is light and at most {limit} "
+                    "hours)"
+                )
         try:
             phase = ctx.lifecycle.go_to_sleep(
-                ctx.now,
-                hours=args.duration_hours,
-                depth=args.depth,
-                reason=args.reason,
-                initiated_by="tool",
+                ctx.now, hours=hours, depth=depth, reason=args.reason, initiated_by="tool"
             )
         except SleepRefused as refusal:
             raise ToolError(f"you cannot sleep now. {refusal}") from None
@@ -63,7 +75,7 @@ class GoToSleepTool(Tool):
         work = "consolidating your journal first" if phase == "compacting" else "dreaming"
         return ToolResult(
             ok=True,
-            content=f"You fall asleep ({args.depth}) for {args.duration_hours} hours, {work}.",
+            content=f"You fall asleep ({depth}) for {hours} hours{bounded}, {work}.",
             stop=True,
         )
 

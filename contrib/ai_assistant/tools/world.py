@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from pydantic import Field
 
+from ..memory.audience import within
 from ..text import for_players
 from .base import EXTRACTION, TURN, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
@@ -28,6 +29,52 @@ def _shown(ctx: ToolContext, text: str, what: str) -> str:
     if not shown:
         raise ToolError(f"the {what} is empty once line breaks and control characters are removed.")
     return shown
+
+
+def _names(ctx: ToolContext, keys: list[str]) -> str:
+    """The names of these people, as the conversation knows them."""
+    known = {key: name for key, name in ctx.world.present_people()}
+    known.update({speaker.key: speaker.name for speaker in ctx.speakers.values()})
+    return ", ".join(known.get(key, key.removeprefix("name:")) for key in keys) or "no one"
+
+
+def _room_may_know(ctx: ToolContext, what: str) -> None:
+    """Refuse to put something before the whole room that not everyone there may know.
+
+    What the model says in a conversation that saw private words is private to their audience
+    (`ToolContext.audience`): the room may hear it only when everyone present is in that
+    audience. A private exchange is answered privately: its partner must be here to hear it
+    said, and a page from elsewhere is answered with `whisper` (a page back).
+
+    Raises:
+        ToolError: Naming who is in the way and what to use instead; nothing is sent.
+
+    """
+    present = ctx.world.present_people()
+    keys = [key for key, _ in present]
+    if ctx.reply_to is not None and ctx.reply_to not in keys:
+        partner = _names(ctx, [ctx.reply_to])
+        raise ToolError(
+            f"{partner} is not here: answer them with whisper (it reaches them as a page); "
+            f"nothing was {what}."
+        )
+    audience = ctx.audience
+    if within(keys, audience):
+        return
+    if not audience:
+        raise ToolError(
+            f"this conversation holds what only builders may see: nothing may be {what} "
+            "aloud, or whispered."
+        )
+    outside = [name for key, name in present if key not in audience]
+    if outside:
+        shown = ", ".join(outside[:5]) + (
+            f" and {len(outside) - 5} more" if len(outside) > 5 else ""
+        )
+        raise ToolError(
+            f"this conversation is private to {_names(ctx, audience)}, and {shown} would "
+            f"hear it too: whisper to them instead; nothing was {what}."
+        )
 
 
 class SayArgs(ToolArgs):
@@ -59,6 +106,7 @@ class SayTool(Tool):
 
         """
         text = _shown(ctx, args.text, "text")
+        _room_may_know(ctx, "said")
         ctx.world.say(text)
         ctx.control.actions.append(f'said "{text}"')
         return ToolResult(ok=True, content="You said it; everyone in the room heard.")
@@ -95,24 +143,43 @@ class EmoteTool(Tool):
 
         """
         action = _shown(ctx, args.action, "action")
+        _room_may_know(ctx, "shown")
         ctx.world.emote(action)
         ctx.control.actions.append(f"emoted {action}")
         return ToolResult(ok=True, content="The room saw it.")
 
 
+def _whisper_target(ctx: ToolContext, target: str) -> tuple[str, str]:
+    """The key and name of whom a whisper goes to: the partner of a private exchange when
+    named (they may be elsewhere, and someone here may share the start of their name), else
+    whoever the world finds by that name."""
+    wanted = target.strip().lstrip("@").lower()
+    for speaker in ctx.speakers.values():
+        if speaker.key == ctx.reply_to and speaker.name.lower() == wanted:
+            return speaker.key, speaker.name
+    return ctx.world.entity_key(target)
+
+
 class WhisperArgs(ToolArgs):
     """Arguments of the `whisper` tool: who to whisper to, and what."""
 
-    target: str = Field(min_length=1, max_length=80, description="Who, by name; must be here.")
+    target: str = Field(
+        min_length=1, max_length=80, description="Who, by name: someone here, or who paged you."
+    )
     text: str = Field(min_length=1, max_length=1000, description="What to whisper.")
 
 
 class WhisperTool(Tool):
-    """Tool that whispers privately to one person in the same room."""
+    """Tool that whispers privately to one person in the same room, or answers a page from
+    someone elsewhere with a page back. In a conversation that saw private words it reaches
+    only their audience."""
 
     name = "whisper"
     reaches_players = True
-    description = "Whisper privately to one person who is in the room with you."
+    description = (
+        "Whisper privately to one person in the room with you; to answer a page from someone "
+        "elsewhere, whisper to them and it reaches them as a page."
+    )
     Args = WhisperArgs
 
     def run(self, ctx: ToolContext, args: WhisperArgs) -> ToolResult:
@@ -131,6 +198,25 @@ class WhisperTool(Tool):
 
         """
         text = _shown(ctx, args.text, "text")
+        key, name = _whisper_target(ctx, args.target)
+        if ctx.audience == []:
+            raise ToolError(
+                "this conversation holds what only builders may see: nothing was whispered."
+            )
+        if ctx.audience is not None and key not in ctx.audience:
+            raise ToolError(
+                f"this conversation is private to {_names(ctx, ctx.audience)}: you may whisper "
+                f"only to them, not to {name}; nothing was whispered."
+            )
+        here = {person for person, _ in ctx.world.present_people()}
+        if key == ctx.reply_to and key not in here:
+            # a page from elsewhere is answered the way it came: privately, as a page
+            page = getattr(ctx.world, "page", None)
+            if page is None:
+                raise ToolError(f"{name} is not here, and pages cannot be answered here.")
+            who = page(key, text)
+            ctx.control.actions.append(f'paged {who}: "{text}"')
+            return ToolResult(ok=True, content=f"{who} is elsewhere: you paged them.")
         who = ctx.world.whisper(args.target, text)
         ctx.control.actions.append(f'whispered to {who}: "{text}"')
         return ToolResult(ok=True, content=f"You whispered to {who}.")
