@@ -123,6 +123,38 @@ class TestPrivacyOnTheShell(AssistantTestCase, EvenniaCommandTest):
         summarized = self.requests_text(first)
         assert "harbour floods" in summarized and SECRET not in summarized
 
+    def test_a_digest_of_the_day_keeps_private_what_a_private_turn_wrote(self):
+        self.handler.game_clock = self.clock  # game days pass as the test's clock says
+        self.char2.move_to(self.room2, quiet=True)
+        self.handler.refresh_presence()
+        self.responder.add(
+            noop(),
+            tool_reply(
+                tool_call("add_journal_entry", {"content": f"Char's code is {SECRET}."}),
+                tool_call("noop", {}),
+            ),
+        )
+        self.char1.execute_cmd(f"whisper Aria = my code is {SECRET}")
+        self.step()
+        self.char1.execute_cmd("say Aria, lovely weather")  # aloud, alone: a private turn
+        self.step()
+        brain = self.handler.brain
+        brain.journal.add("Char2 says the harbour floods.", author="Aria", now=self.clock.now())
+        digest = json.dumps({"summary": "A quiet day."})
+        self.responder.add(text_reply(digest), text_reply(digest))
+        first = len(self.responder.requests)
+        from ai_assistant.driver import drive, inline
+        from ai_assistant.sleep.digest import daily_digests
+
+        results = []
+        self.clock.advance(2 * 86400)
+        work = daily_digests(brain, self.clock.now(), lambda: True)
+        drive(work, inline).addBoth(results.append)
+        assert results[0][1]["digests"] == 2  # the public day, and Char's apart
+        requests = [r["messages"][-1]["content"] for r in self.responder.requests[first:]]
+        public = [text for text in requests if "harbour floods" in text]
+        assert len(public) == 1 and SECRET not in public[0]
+
     def test_a_public_reminder_is_data_and_the_room_never_hears_a_whisper(self):
         self.responder.add(
             tool_reply(
