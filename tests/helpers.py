@@ -5,7 +5,8 @@ the real `openai` SDK over HTTP to a scripted server on 127.0.0.1.
 """
 
 import json
-from unittest.mock import MagicMock
+from contextlib import contextmanager
+from unittest.mock import MagicMock, patch
 
 from django.test import override_settings
 from evennia.scripts.tickerhandler import TICKER_HANDLER
@@ -85,3 +86,29 @@ class AssistantTestCase(EvenniaTest):
     @staticmethod
     def args(**kwargs) -> str:
         return json.dumps(kwargs)
+
+
+@contextmanager
+def reads_of(owner, method: str, keep=lambda obj, arg: True):
+    """Record the argument of every call of `owner.method` (say, which chunks or profiles a
+    page reads) while the block runs; the calls still happen.
+
+    Args:
+        owner (type): The class whose method to watch.
+        method (str): The method's name; it takes one argument besides `self`.
+        keep (callable, optional): `keep(obj, arg)`: record only the calls it accepts.
+
+    Yields:
+        list: The arguments recorded, in order.
+
+    """
+    read = []
+    original = getattr(owner, method)
+
+    def recorded(obj, arg):
+        if keep(obj, arg):
+            read.append(arg)
+        return original(obj, arg)
+
+    with patch.object(owner, method, recorded):
+        yield read

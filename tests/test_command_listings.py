@@ -3,11 +3,10 @@ memories, the people and one person's notes, the reflections and the reviews are
 (`<name>/<page>`), and every stored string is cropped with its Evennia markup shown as typed."""
 
 from datetime import datetime, timezone
-from unittest.mock import patch
 
 from evennia.utils.test_resources import EvenniaCommandTest
 
-from .helpers import AssistantTestCase
+from .helpers import AssistantTestCase, reads_of
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 # long enough to show a cut, short enough that the uncut table is drawn in seconds
@@ -72,15 +71,8 @@ class TestPagedListings(ListingCase):
         from ai_assistant.memory.store import ChunkedList
 
         self.add_entries(250)  # three chunks of 100
-        read = []
-        original = ChunkedList._chunk
-
-        def counted(chunks, index):
-            if chunks.name == "journal":
-                read.append(index)
-            return original(chunks, index)
-
-        with patch.object(ChunkedList, "_chunk", counted):
+        journal = lambda chunks, index: chunks.name == "journal"  # noqa: E731
+        with reads_of(ChunkedList, "_chunk", journal) as read:
             text = self.cmd("/journal Aria")
         assert numbers(text, "Entry")[0] == 249 and numbers(text, "Entry")[-1] == 230
         assert set(read) == {2}, read
@@ -107,14 +99,7 @@ class TestPagedListings(ListingCase):
 
         for number in range(45):
             self.observe(f"#{1000 + number}", f"Flooder{number:02d}", 1)
-        read = []
-        original = EntityMemory.profile
-
-        def counted(entities, key):
-            read.append(key)
-            return original(entities, key)
-
-        with patch.object(EntityMemory, "profile", counted):
+        with reads_of(EntityMemory, "profile") as read:
             text = self.cmd("/memory Aria/people")
         assert "Aria knows 45 people" in text and text.count("Flooder") == 20
         assert len(read) == 20

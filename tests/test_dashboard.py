@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from ai_assistant.testing.server import tool_call, tool_reply
 
-from .helpers import AssistantTestCase
+from .helpers import AssistantTestCase, reads_of
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -260,20 +260,11 @@ class TestDashboard(AssistantTestCase):
 
     @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=10)
     def test_unfiltered_page_reads_only_its_chunks(self):
-        from unittest.mock import patch
-
         from ai_assistant.memory.store import ChunkedList
 
         self.add_entries(250)  # three chunks of 100
-        read = []
-        original = ChunkedList._chunk
-
-        def counted(chunks, index):
-            if chunks.name == "journal":
-                read.append(index)
-            return original(chunks, index)
-
-        with patch.object(ChunkedList, "_chunk", counted):
+        journal = lambda chunks, index: chunks.name == "journal"  # noqa: E731
+        with reads_of(ChunkedList, "_chunk", journal) as read:
             text = self.builder.get(self.url, {"page": 3}).content.decode()
         assert "Entry number 229." in text and "Entry number 220." in text
         assert set(read) <= {2}, read

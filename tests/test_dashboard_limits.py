@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from .helpers import AssistantTestCase
+from .helpers import AssistantTestCase, reads_of
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 HUGE = 100_000
@@ -53,21 +53,12 @@ class DashboardCase(AssistantTestCase):
 @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=10)
 class TestPaging(DashboardCase):
     def test_people_are_paged_and_only_the_pages_profiles_are_read(self):
-        from unittest.mock import patch
-
         from ai_assistant.memory.entities import EntityMemory
 
         # the probe: 84 profiles flooded by players
         for number in range(84):
             self.observe(f"#{1000 + number}", f"Flooder{number:02d}", 1)
-        read = []
-        original = EntityMemory.profile
-
-        def counted(entities, key):
-            read.append(key)
-            return original(entities, key)
-
-        with patch.object(EntityMemory, "profile", counted):
+        with reads_of(EntityMemory, "profile") as read:
             text = self.builder.get(self.url).content.decode()
         assert text.count('<div class="person">') == 10
         assert shown(text, r"<h3>Flooder(\d\d) ") == [f"{n:02d}" for n in range(10)]
