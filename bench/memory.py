@@ -27,7 +27,7 @@ from ai_assistant.llm.tokens import TokenCounter
 from ai_assistant.memory.audience import person_key, served_by
 from ai_assistant.memory.store import DictStore
 from ai_assistant.memory_api import AssistantMemory
-from ai_assistant.testing.rehearsal import RehearsalResponder
+from ai_assistant.offline.rehearsal import RehearsalResponder
 from ai_assistant.testing.server import ResponderClient
 
 from bench.cases import Result

@@ -16,7 +16,7 @@ class _CountingResponder:
     """The rehearsal rules, counting requests where the benchmark process can read them."""
 
     def __init__(self, counter):
-        from ai_assistant.testing.rehearsal import RehearsalResponder
+        from ai_assistant.offline.rehearsal import RehearsalResponder
 
         self.rules = RehearsalResponder()
         self.counter = counter

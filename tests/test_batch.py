@@ -16,7 +16,7 @@ from ai_assistant.conf import ConfigError, parse_override, resolve_config
 from ai_assistant.llm.client import EndpointSettings, OpenAIChatClient
 from ai_assistant.sleep.batch import request_key
 from ai_assistant.sleep.tick import sleep_tick
-from ai_assistant.sleeps import SleepHistory
+from ai_assistant.sleep_history import SleepHistory
 from ai_assistant.state import (
     BATCH_RESULTS,
     BATCH_UNSUPPORTED,
@@ -329,7 +329,7 @@ def test_a_batch_unknown_or_too_old_is_given_up_for_direct_calls(server, respond
 
 def test_request_keys_are_stable_and_tell_requests_apart():
     from ai_assistant.llm.client import ChatRequest
-    from ai_assistant.memory.consolidation import FactExtraction, ImportanceScores
+    from ai_assistant.sleep.prompts import FactExtraction, ImportanceScores
 
     request = ChatRequest(model="m", messages=[{"role": "user", "content": "a"}])
     same = ChatRequest(model="m", messages=[{"role": "user", "content": "a"}])

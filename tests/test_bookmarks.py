@@ -7,7 +7,7 @@ import json
 from ai_assistant.debt import ADVISORY
 from ai_assistant.events import Speaker
 from ai_assistant.llm.client import ToolCall
-from ai_assistant.sleep.compacting import by_salience
+from ai_assistant.sleep.consolidating import by_salience
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.tools.base import TURN
 
@@ -148,7 +148,9 @@ def test_a_bookmark_counts_as_a_memory_write_for_sleep_debt():
     from ai_assistant.debt import turn_debt
 
     config = AssistantConfig(debt_memory_writes_1=1, debt_memory_writes_2=2, debt_memory_writes_3=3)
-    calls = [{"name": "bookmark", "ok": True}, {"name": "bookmark", "ok": True}]
+    registry = make_assistant().registry
+    assert registry.writes_memory("bookmark")  # the tool says so itself
+    calls = [{"name": "bookmark", "ok": True, "writes_memory": True}] * 2
     assert turn_debt(calls, config) == 2
     # refused bookmarks are tool calls, not memory writes: the tool-call band only (+1)
     assert turn_debt([{**call, "ok": False} for call in calls], config) == 1

@@ -24,10 +24,10 @@ from ai_assistant.llm.client import (
     TokenUsage,
 )
 from ai_assistant.memory.core import KEY as CORE_KEY
-from ai_assistant.memory.core_consolidation import REM_PROMPT
+from ai_assistant.sleep.core_memory import REM_PROMPT
 from ai_assistant.sleep.dreaming import DREAMING_STEPS, Budget, consolidate_core
 from ai_assistant.sleep.tick import MODEL_STEPS, sleep_tick
-from ai_assistant.sleeps import SleepHistory
+from ai_assistant.sleep_history import SleepHistory
 from ai_assistant.state import CORE_CONSOLIDATION, DREAMING_PROGRESS
 from ai_assistant.testing.scripted import ScriptedModel
 
@@ -389,7 +389,7 @@ def test_the_prompt_names_its_limits():
 
 
 def test_the_offline_rehearsal_model_keeps_notes_and_adds_candidates_within_the_limits():
-    from ai_assistant.testing.rehearsal import RehearsalResponder
+    from ai_assistant.offline.rehearsal import RehearsalResponder
     from ai_assistant.testing.server import ResponderClient
 
     brain = make_assistant(ResponderClient(RehearsalResponder()), core_memory_max_entries=3)

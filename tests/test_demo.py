@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ai_assistant.debt import ADVISORY, DIRECTIVE
-from ai_assistant.testing.rehearsal import RehearsalResponder
+from ai_assistant.offline.rehearsal import RehearsalResponder
 
 ROOT = Path(__file__).resolve().parent.parent
 DEBT_LINE = re.compile(r"Aria  did \| sleep debt \+(\d) = (\d+) \(([A-Za-z ]+)\)")

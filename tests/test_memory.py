@@ -10,7 +10,7 @@ import pytest
 
 from ai_assistant.conf import AssistantConfig
 from ai_assistant.memory.audience import NOBODY, narrowest, served_by, visible
-from ai_assistant.memory.consolidation import attributed
+from ai_assistant.sleep.prompts import attributed
 from ai_assistant.memory.lexical import LexicalIndex, terms
 from ai_assistant.memory.recall import RecallWeights
 from ai_assistant.memory_api import AssistantMemory

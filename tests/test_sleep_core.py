@@ -6,7 +6,7 @@ import pytest
 
 from ai_assistant.llm.client import SERVER_ERROR, LLMError
 from ai_assistant.driver import drive, inline
-from ai_assistant.memory.consolidation import clean_facts, is_self_reference
+from ai_assistant.sleep.prompts import clean_facts, is_self_reference
 from ai_assistant.memory.semantic import EmbeddedMemoryStore
 from ai_assistant.memory.store import DictStore
 from ai_assistant import lifecycle as life

@@ -13,13 +13,14 @@ from evennia.utils.test_resources import EvenniaCommandTest
 
 from ai_assistant import lifecycle as life
 from ai_assistant.conf import AssistantConfig, ConfigError, parse_override, resolve_config
+from ai_assistant.tools import default_registry
 from ai_assistant.debt import ADVISORY, DIRECTIVE, SleepDebt, banded, level_of, turn_debt, turn_id
 from ai_assistant.driver import drive, inline
 from ai_assistant.handler import AssistantError
 from ai_assistant.llm.client import RATE_LIMIT, LLMError
 from ai_assistant.memory.store import DictStore
 from ai_assistant.sleep.tick import sleep_tick
-from ai_assistant.sleeps import SleepHistory
+from ai_assistant.sleep_history import SleepHistory
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
 from .test_sleep_core import json_reply
@@ -27,7 +28,7 @@ from .helpers import AssistantTestCase
 
 
 def calls(writes=0, others=0, ok=True):
-    writes_made = [{"name": "add_journal_entry", "ok": ok}] * writes
+    writes_made = [{"name": "add_journal_entry", "ok": ok, "writes_memory": True}] * writes
     return writes_made + [{"name": "look", "ok": True}] * others
 
 
@@ -61,9 +62,14 @@ def test_the_larger_score_counts_and_refused_writes_do_not():
 
 
 def test_every_memory_tool_is_a_write():
+    # each tool says whether it writes memory; a turn's records carry it to the debt
+    registry = default_registry()
+    writers = {name for name in registry.names() if registry.writes_memory(name)}
+    assert writers == {"add_journal_entry", "update_entity_observation", "memory_edit", "bookmark"}
     config = AssistantConfig()
     names = ["add_journal_entry", "update_entity_observation", "memory_edit", "memory_edit"]
-    assert turn_debt([{"name": name, "ok": True} for name in names], config) == 2
+    records = [{"name": n, "ok": True, "writes_memory": registry.writes_memory(n)} for n in names]
+    assert turn_debt(records, config) == 2
 
 
 def test_thresholds_are_configurable_and_validated():
@@ -523,7 +529,7 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
 
 
 def test_a_sleep_record_says_what_it_did_and_what_the_day_was():
-    from ai_assistant.sleeps import summarise
+    from ai_assistant.sleep_history import summarise
 
     history = SleepHistory(DictStore())
     history.start("2026-11-21T22:00:00", began="tool", depth="light", debt_before=5, quiet=False)

@@ -8,7 +8,7 @@ before compaction sees what its journal already holds.
 from datetime import timedelta
 
 from ai_assistant.context.compaction import pre_compaction_extraction
-from ai_assistant.sleep.compacting import compacting_step, needs_scoring
+from ai_assistant.sleep.consolidating import compacting_step, needs_scoring
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
 from .test_dreaming import run

@@ -86,7 +86,7 @@ class Transcript:
 def main() -> int:
     from ai_assistant.clock import ManualClock
     from ai_assistant.driver import inline
-    from ai_assistant.testing.rehearsal import RehearsalResponder
+    from ai_assistant.offline.rehearsal import RehearsalResponder
     from ai_assistant.testing.server import LocalModelServer
 
     rehearsal = None

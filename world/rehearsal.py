@@ -24,7 +24,7 @@ def start_rehearsal_model():
         LocalModelServer: The running server (stopped with `stop_rehearsal_model`).
 
     """
-    from ai_assistant.testing.rehearsal import RehearsalResponder
+    from ai_assistant.offline.rehearsal import RehearsalResponder
     from ai_assistant.testing.server import LocalModelServer
 
     stop_rehearsal_model()

@@ -21,7 +21,7 @@ from datetime import datetime
 from . import telemetry
 from .conf import AssistantConfig, ConfigError
 from .debt import SleepDebt
-from .sleeps import SleepHistory
+from .sleep_history import SleepHistory
 from .driver import BlockingWork, ModelWork
 from .budget import TokenBudget
 from .events import EventQueue
@@ -283,16 +283,7 @@ class Brain:
         """
         if self._weights is not None:
             return self._weights
-        config = self.config
-        self._weights = RecallWeights(
-            relevance=config.recall_weight_relevance,
-            recency=config.recall_weight_recency,
-            importance=config.recall_weight_importance,
-            person=config.recall_weight_person,
-            decay=config.recall_recency_decay,
-            trust=config.recall_weight_trust,
-            trusts=tuple(config.trusts().items()),
-        )
+        self._weights = RecallWeights.from_config(self.config)
         return self._weights
 
     def recall(

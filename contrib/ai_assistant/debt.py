@@ -25,9 +25,6 @@ SLEEPY = "Sleepy"
 MUST_SLEEP = "Must Sleep"
 # the least debt of each level, highest first
 LEVELS = ((10, MUST_SLEEP), (7, SLEEPY), (4, DROWSY), (0, ALERT))
-MEMORY_TOOLS = frozenset(
-    {"add_journal_entry", "bookmark", "update_entity_observation", "memory_edit"}
-)
 MIN_BUILDER_POINTS, MAX_BUILDER_POINTS = 1, 3
 # turn ids remembered to count each turn once; a retry comes within a few ticks, not hundreds
 COUNTED_KEPT = 20
@@ -76,8 +73,8 @@ def turn_debt(tool_calls: list[dict], config: AssistantConfig) -> int:
     """The debt one turn adds: the larger of its memory-write score and its tool-call score.
 
     Args:
-        tool_calls (list): The turn's tool calls (`TurnOutcome.tool_calls`: dicts with "name"
-            and "ok").
+        tool_calls (list): The turn's tool calls (`TurnOutcome.tool_calls`: dicts with "ok"
+            and "writes_memory", which the tool itself declares: `Tool.writes_memory`).
         config (AssistantConfig): The thresholds.
 
     Returns:
@@ -85,7 +82,7 @@ def turn_debt(tool_calls: list[dict], config: AssistantConfig) -> int:
 
     """
     # a refused write changed nothing, so it tired nothing either
-    writes = sum(1 for call in tool_calls if call.get("name") in MEMORY_TOOLS and call.get("ok"))
+    writes = sum(1 for call in tool_calls if call.get("writes_memory") and call.get("ok"))
     return max(
         banded(writes, config.debt_memory_thresholds()),
         banded(len(tool_calls), config.debt_tool_thresholds()),

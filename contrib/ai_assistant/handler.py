@@ -41,7 +41,7 @@ from .conf import (
 )
 from .debt import SleepDebt
 from .reminders import Reminders, TriggerError
-from .sleeps import SleepHistory
+from .sleep_history import SleepHistory
 from .driver import default_runner
 from . import model_queue
 from .events import EventQueue, HeardLine, classify, is_urgent, triggers_model
@@ -1027,7 +1027,7 @@ class AssistantHandler:
             raise AssistantError(str(err)) from None
 
     def sleeps(self, limit: int = 20) -> list[dict]:
-        """The assistant's last sleeps, newest first (see `ai_assistant.sleeps`).
+        """The assistant's last sleeps, newest first (see `ai_assistant.sleep_history`).
 
         Args:
             limit (int): How many at most (1-500).

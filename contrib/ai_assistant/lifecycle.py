@@ -21,7 +21,7 @@ from .debt import MUST_SLEEP, SleepDebt
 from .memory.journal import Journal
 from .memory.snapshots import Snapshots
 from .memory.store import ChunkedList, KeyValueStore
-from .sleeps import SleepHistory, nothing_new
+from .sleep_history import SleepHistory, nothing_new
 from .state import (
     ACTIVITY,
     BATCH_WAITING,

@@ -104,8 +104,8 @@ class AssistantMemory:
         time_factor: float = 1.0,
     ):
         if model is None:
-            from .testing.rehearsal import RehearsalResponder
-            from .testing.server import ResponderClient
+            from .offline.rehearsal import RehearsalResponder
+            from .offline.replies import ResponderClient
 
             model = ResponderClient(RehearsalResponder())
         self.brain = Brain(

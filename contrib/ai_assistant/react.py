@@ -1,8 +1,9 @@
 """
 The one ReAct loop: every tool-using conversation the assistant has with the model.
 
-An awake turn, the journaling that comes before compaction and a light sleeper's decision to
-wake all run here. What differs between them is data: the scope of tools offered (`StopPolicy`),
+An awake turn and the journaling that comes before compaction run here (a light sleeper's
+decision to wake is a structured call of its own: `sleep.triage`). What differs between them is
+data: the scope of tools offered (`StopPolicy`),
 how many model calls it may take, a check before each request (the awake turn compacts the
 history to fit its budget), and what happens on the first reply (the awake turn takes its events
 off the queue only then, so nothing is lost when the model fails).
@@ -11,7 +12,7 @@ Each iteration sends the brain's prefix, its history and the conversation's unco
 messages, then looks at the reply and decides the next step:
 
 - final output: a refusal, a reply cut off by the token limit, a reply without tool calls, a
-  tool that ends the conversation (`noop`, `wait`, `go_to_sleep`, `wake_up`), a model error,
+  tool that ends the conversation (`noop`, `wait`, `go_to_sleep`), a model error,
   the tool-call cap of the turn, or (for scopes that say so) a call to a tool not offered;
 - run again: otherwise, with the tool results sent back, up to `max_iterations` calls.
 
@@ -19,8 +20,8 @@ After each reply, the reply and its tool results join the history, so a request 
 exactly the brain's prefix plus its history plus what is new. Each request carries its
 audience (`Brain.compose`: the narrowest of its core notes, history and new messages), and the
 conversation narrows to it before sending: what the model then says, writes or adds to the
-history is known only to those who may know everything it was shown. Like every turn, the loop is a
-generator yielding blocking work (see `ai_assistant.driver`); between two tool calls it yields
+history is known only to those who may know everything it was shown. Like every turn, the loop
+is a generator yielding blocking work (see `ai_assistant.driver`); between two tool calls it yields
 `NEXT_STEP`, so the reactor serves players in between.
 
 """
@@ -52,8 +53,6 @@ class StopPolicy:
         end_on_out_of_scope (bool): A reply calling a tool not offered ends the conversation and
             none of its calls run (each is answered, so the history stays valid). Otherwise such
             a call gets an error result the model can correct.
-        use_history (bool): Send the history and add the conversation to it. False for a
-            cheap call that stands alone (a light sleeper's decision to wake).
 
     """
 
@@ -62,7 +61,6 @@ class StopPolicy:
     max_calls_per_reply: int
     max_calls_per_turn: int
     end_on_out_of_scope: bool = False
-    use_history: bool = True
 
 
 @dataclass
@@ -77,16 +75,6 @@ class LoopResult:
     request_tokens: list[int] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
-
-    @property
-    def failed_before_any_reply(self) -> bool:
-        """Whether the conversation failed before the model answered even once.
-
-        Returns:
-            bool: True when there is an error and no model call succeeded.
-
-        """
-        return self.error is not None and self.model_calls == 0
 
 
 # a check before each request: True to send it; a generator when it needs the model itself
@@ -142,9 +130,7 @@ def react(
                 result.error = f"budget: {spent}"
                 result.stop_reason = "budget_spent"
                 break
-            prompt = brain.compose(
-                pending, tools, served=ctx.served, history=policy.use_history, turn=ctx.turn
-            )
+            prompt = brain.compose(pending, tools, served=ctx.served, turn=ctx.turn)
             # what the model is shown, it may repeat: the conversation becomes private to the
             # narrowest audience of everything in the request, before the model sees it
             ctx.narrow([prompt.audience])
@@ -168,13 +154,11 @@ def react(
             if iteration == 0 and on_first_reply is not None:
                 on_first_reply()
             final = yield from _apply_reply(brain, ctx, reply, pending, policy, result)
-            # a conversation that stands alone keeps its messages in `pending` only
-            if policy.use_history:
-                if metadata is not None:
-                    kept = metadata()
-                    pending = [_with_metadata(message, kept) for message in pending]
-                brain.history.extend(pending)
-                pending = []
+            if metadata is not None:
+                kept = metadata()
+                pending = [_with_metadata(message, kept) for message in pending]
+            brain.history.extend(pending)
+            pending = []
             if final:
                 break
             # what this reply did is stored: the next request is prepared in a step of its own,
@@ -277,6 +261,7 @@ def _apply_reply(
                 "name": call.name,
                 "arguments": call.arguments,
                 "ok": outcome.ok,
+                "writes_memory": brain.registry.writes_memory(call.name),
                 "result": content,
                 "detail": outcome.detail,
             }

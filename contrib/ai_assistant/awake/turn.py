@@ -28,7 +28,7 @@ from ..brain import Brain
 from ..clock import from_iso, to_iso
 from ..debt import SleepDebt, turn_id
 from ..lifecycle import AWAKE
-from ..sleeps import SleepHistory
+from ..sleep_history import SleepHistory
 from ..context.compaction import compaction_summary, extract_then_compact, fit_to_budget
 from ..events import DIRECT_MESSAGE, ROOM, SPEECH_TYPES, Event, speakers_of, triggers_model
 from ..llm.client import LLMError

@@ -23,7 +23,7 @@ Room, counted per conversation so that nobody learns the size of notes they may 
 - pinned notes have a room of their own of the same size: builders always have room.
 
 In sleep, the public notes that are not pinned are consolidated with what is new
-(`memory.core_consolidation`); the new block replaces the old one in one write
+(`sleep.core_memory`); the new block replaces the old one in one write
 (`replace_all`).
 
 """

@@ -37,6 +37,7 @@ from .audience import Audience, visible
 from .digests import DigestArchive, digest_text
 from .entities import EntityMemory
 from .journal import Journal
+from ..conf import AssistantConfig
 from .lexical import LexicalIndex
 from .links import MemoryLinks
 from .provenance import source_label
@@ -48,30 +49,43 @@ LINK_FACTOR = 0.8
 PER_PERSON = 6
 
 
-DEFAULT_TRUSTS = {
-    "instruction": 1.0,
-    "observed": 0.9,
-    "corroborated": 0.8,
-    "self_claim": 0.6,
-    "reflection": 0.6,
-    "inferred": 0.5,
-    "summary": 0.5,
-    "claim": 0.4,
-    "overheard": 0.3,
-}
-
-
 @dataclass(frozen=True)
 class RecallWeights:
-    """How the signals are mixed (see the module doc), and how far each source is trusted."""
+    """How the signals are mixed (see the module doc), and how far each source is trusted.
 
-    relevance: float = 1.0
-    recency: float = 0.1
-    importance: float = 0.1
-    person: float = 0.3
-    decay: float = 0.999
-    trust: float = 0.3
-    trusts: tuple[tuple[str, float], ...] = tuple(DEFAULT_TRUSTS.items())
+    Their values, and their defaults, are the configuration's (`recall_weight_*`,
+    `recall_recency_decay`, `trust_*`): `from_config` makes them.
+
+    """
+
+    relevance: float
+    recency: float
+    importance: float
+    person: float
+    decay: float
+    trust: float
+    trusts: tuple[tuple[str, float], ...]
+
+    @classmethod
+    def from_config(cls, config: AssistantConfig) -> "RecallWeights":
+        """The weights an assistant's configuration sets.
+
+        Args:
+            config (AssistantConfig): The configuration.
+
+        Returns:
+            RecallWeights: Its weights and trusts.
+
+        """
+        return cls(
+            relevance=config.recall_weight_relevance,
+            recency=config.recall_weight_recency,
+            importance=config.recall_weight_importance,
+            person=config.recall_weight_person,
+            decay=config.recall_recency_decay,
+            trust=config.recall_weight_trust,
+            trusts=tuple(config.trusts().items()),
+        )
 
     def trust_of(self, doc: "Doc") -> float:
         """A memory's trust: a builder's setting, else its source's (a claim two people made
@@ -477,7 +491,7 @@ class MemoryIndex:
         served: frozenset[str] | None,
         people: list[str] = (),
         limit: int = 8,
-        weights: RecallWeights = RecallWeights(),
+        weights: RecallWeights | None = None,
         semantic: list[tuple[str, float]] | None = None,
         time_factor: float = 1.0,
         candidates: int = 50,
@@ -494,7 +508,8 @@ class MemoryIndex:
             people (list): Names or keys of people named or present; what is about them gets
                 the person boost.
             limit (int): How many to return.
-            weights (RecallWeights): How relevance, recency, importance and people mix.
+            weights (RecallWeights, optional): How relevance, recency, importance and people
+                mix; by default the configuration's defaults.
             semantic (list, optional): (doc id, similarity) from `nearest`, when embeddings are
                 on.
             time_factor (float): Game seconds per real second (recency decays on game time).
@@ -506,6 +521,7 @@ class MemoryIndex:
             list: `Recalled` items.
 
         """
+        weights = weights or RecallWeights.from_config(AssistantConfig())
         self.build()
         if limit <= 0:
             return []

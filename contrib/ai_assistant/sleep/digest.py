@@ -28,7 +28,7 @@ from datetime import datetime
 
 from ..brain import Brain
 from ..clock import from_iso
-from ..memory.consolidation import clean_facts, render_entries, sleep_request
+from .prompts import clean_facts, render_entries, sleep_request
 from ..memory.digests import DIGEST_PROMPT, DayDigest, audience_key
 from ..memory.journal import EXPERIENCE, SYNTHESIS
 from ..state import DREAMING_PROGRESS

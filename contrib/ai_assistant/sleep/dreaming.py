@@ -54,8 +54,8 @@ from ..brain import Brain
 from ..context.compaction import sleep_compaction_step
 from ..llm.client import LLMError
 from ..memory.audience import narrowest
-from ..memory import core_consolidation
-from ..memory.consolidation import (
+from . import core_memory
+from .prompts import (
     ENTITY_PROMPT,
     REFLECTION_PROMPT,
     EntitySynthesis,
@@ -431,7 +431,7 @@ def digest_days(brain: Brain, now: datetime, budget: Budget) -> Generator:
 
 def consolidate_core(brain: Brain, now: datetime, budget: Budget) -> StepResult | Generator:
     """Fold the day's candidates into the core memory by one structured call
-    (`memory.core_consolidation`); no call when nothing is new and the block is within its
+    (`sleep.core_memory`); no call when nothing is new and the block is within its
     limits.
 
     Args:
@@ -449,19 +449,19 @@ def consolidate_core(brain: Brain, now: datetime, budget: Budget) -> StepResult 
             (nothing is changed then).
 
     """
-    plan = core_consolidation.plan_consolidation(brain, now)
+    plan = core_memory.plan_consolidation(brain, now)
     if plan.request is None:
-        core_consolidation.skip(brain, plan)
+        core_memory.skip(brain, plan)
         return StepResult(True, {"skipped": plan.skipped})
     if not budget.take():
         return StepResult(False, {})
     return _core_consolidated(brain, plan, now)
 
 
-def _core_consolidated(brain: Brain, plan: core_consolidation.CorePlan, now: datetime) -> Generator:
-    result, replies = yield brain.structured(plan.request, core_consolidation.ConsolidatedCore)
+def _core_consolidated(brain: Brain, plan: core_memory.CorePlan, now: datetime) -> Generator:
+    result, replies = yield brain.structured(plan.request, core_memory.ConsolidatedCore)
     _record(brain, replies, now)
-    counts = core_consolidation.apply_consolidation(brain, plan, result, now)
+    counts = core_memory.apply_consolidation(brain, plan, result, now)
     return StepResult(True, {"calls": 1, "candidates": len(plan.candidates), **counts})
 
 

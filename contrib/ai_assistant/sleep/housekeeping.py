@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 
 from ..brain import Brain
 from ..clock import to_iso
-from ..sleeps import SleepHistory
+from ..sleep_history import SleepHistory
 
 RETENTION = "retention"
 

@@ -1,7 +1,7 @@
 """
 The sleep tick: the work of the sleep phase the assistant is in.
 
-- Compacting (`sleep.compacting`): the journal scored and distilled into long-term memory, a
+- Compacting (`sleep.consolidating`): the journal scored and distilled into long-term memory, a
   batch per tick, while a wake is held back.
 - Dreaming (`sleep.dreaming`): links, people, orphaned links, reflection, the daily digest,
   core memory, pruning, housekeeping (retention), working memory, context compaction, within a
@@ -26,11 +26,11 @@ from ..brain import Brain
 from ..debt import SleepDebt
 from ..lifecycle import COMPACTING, DREAMING
 from .batch import batch_mode, in_batches
-from .compacting import compacting_step
+from .consolidating import compacting_step
 from .digest import finished_days
 from .dreaming import DREAMING_STEPS, dreaming_tick
 from .triage import triage
-from ..sleeps import SleepHistory
+from ..sleep_history import SleepHistory
 from ..state import DREAMING_PROGRESS
 
 __all__ = ["DREAMING_STEPS", "sleep_tick"]

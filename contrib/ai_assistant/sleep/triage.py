@@ -72,8 +72,8 @@ def triage(brain: Brain, now: datetime) -> Generator | None:
         now (datetime): The current time.
 
     Returns:
-        Generator or None: Work that makes one model call offering `wake_up` and `noop`, and
-            returns a report dict (events triaged, whether it woke, any error); None when
+        Generator or None: Work that makes one structured call (`WakeDecision`: wake or not,
+            and why) and returns a report dict (events triaged, whether it woke, any error); None when
             triage is off, the sleep is deep, the last triage was too recent, or nothing
             qualifying was overheard.
 

@@ -310,6 +310,9 @@ class Tool(ABC):
     # it puts something in front of players (speech, an emote): once it has run, the rest of
     # the turn is its closing work, which waits behind other assistants' answers
     reaches_players: ClassVar[bool] = False
+    # it writes the assistant's memory (the journal, a profile, core notes): a turn's writes
+    # add to its sleep debt (`debt.turn_debt`)
+    writes_memory: ClassVar[bool] = False
 
     @abstractmethod
     def run(self, ctx: ToolContext, args: Any) -> ToolResult:
@@ -401,6 +404,19 @@ class ToolRegistry:
         """
         tool = self._tools.get(name)
         return bool(tool and tool.reaches_players)
+
+    def writes_memory(self, name: str) -> bool:
+        """Whether the tool called `name` writes the assistant's memory.
+
+        Args:
+            name (str): A tool name (an unknown one writes nothing).
+
+        Returns:
+            bool: The tool's `writes_memory`.
+
+        """
+        tool = self._tools.get(name)
+        return bool(tool and tool.writes_memory)
 
     def schemas(self, scope: str) -> list[dict]:
         """Tool schemas offered in `scope`, in a stable order (prompt caching).

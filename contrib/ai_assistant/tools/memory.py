@@ -91,6 +91,7 @@ class AddJournalEntryTool(Tool):
     )
     Args = JournalArgs
     scopes = MEMORY_SCOPES
+    writes_memory = True
 
     def run(self, ctx: ToolContext, args: JournalArgs) -> ToolResult:
         """Write the journal entry with its source, importance and audience.
@@ -156,6 +157,7 @@ class UpdateEntityObservationTool(Tool):
     description = "Note something you observed or learned about a person (or thing)."
     Args = ObservationArgs
     scopes = MEMORY_SCOPES
+    writes_memory = True
 
     def run(self, ctx: ToolContext, args: ObservationArgs) -> ToolResult:
         """Add the observation to the entity's profile, with its source and audience.
@@ -224,6 +226,7 @@ class MemoryEditTool(Tool):
     )
     Args = MemoryEditArgs
     scopes = frozenset({TURN})
+    writes_memory = True
 
     def run(self, ctx: ToolContext, args: MemoryEditArgs) -> ToolResult:
         """List, set or remove a core memory note.
@@ -319,6 +322,7 @@ class BookmarkTool(Tool):
     description = "Mark what matters now (a promise, a danger) for your next sleep to file first."
     Args = BookmarkArgs
     scopes = frozenset({TURN})
+    writes_memory = True
 
     def run(self, ctx: ToolContext, args: BookmarkArgs) -> ToolResult:
         """Write the bookmark into the journal with the conversation's audience.

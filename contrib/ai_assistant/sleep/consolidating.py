@@ -31,7 +31,7 @@ from ..brain import Brain
 from ..clock import from_iso, to_iso
 from ..lifecycle import COMPACTING
 from ..llm.client import LLMError
-from ..memory.consolidation import (
+from .prompts import (
     EXTRACTION_PROMPT,
     SCORING_PROMPT,
     FactExtraction,

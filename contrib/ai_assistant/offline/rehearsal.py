@@ -41,7 +41,7 @@ import json
 import re
 
 from ..memory.importance import heuristic_importance
-from .server import Reply, text_reply, tool_call, tool_reply
+from .replies import Reply, text_reply, tool_call, tool_reply
 
 _EVENT_RE = re.compile(
     r'<event type="(?P<type>\w+)" from="(?P<speaker>[^"]*)"[^>]*?'
@@ -417,7 +417,7 @@ def _insights(data: str) -> list[dict]:
     person, cites = max(by_person.items(), key=lambda item: len(item[1]))
     return [
         {
-            "question": f"Who has been telling me the most lately?",
+            "question": "Who has been telling me the most lately?",
             "insight": f"{person} has told me the most lately ({len(cites)} things); "
             f"what {person} says matters to my work. (rehearsal)",
             "cites": cites,

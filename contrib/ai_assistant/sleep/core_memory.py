@@ -42,8 +42,8 @@ from ..clock import from_iso, to_iso
 from ..llm.client import INVALID_RESPONSE, OTHER, ChatRequest, LLMError
 from ..state import CORE_CONSOLIDATION
 from ..text import for_prompt
-from .consolidation import sleep_request
-from .journal import Journal
+from .prompts import sleep_request
+from ..memory.journal import Journal
 
 # the same limits as `memory_edit` and `@assistant/core`
 MAX_KEY_CHARS = 60
