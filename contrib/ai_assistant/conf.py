@@ -20,8 +20,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .errors import Refused
 
-class ConfigError(ValueError):
+
+class ConfigError(Refused):
     """A configuration key or value that is not allowed. The message says what is."""
 
 

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from .clock import to_iso
 from .conf import AssistantConfig
+from .errors import Refused
 from .memory.store import KeyValueStore
 from .state import LAST_SLEEP, SLEEP_DEBT
 
@@ -203,15 +204,15 @@ class SleepDebt:
             int: The debt after.
 
         Raises:
-            ValueError: Points outside 1-3 or an empty reason; nothing is changed.
+            Refused: Points outside 1-3 or an empty reason; nothing is changed.
 
         """
         if isinstance(points, bool) or not isinstance(points, int):
-            raise ValueError(f"Points must be a whole number from 1 to 3, not {points!r}.")
+            raise Refused(f"Points must be a whole number from 1 to 3, not {points!r}.")
         if not MIN_BUILDER_POINTS <= points <= MAX_BUILDER_POINTS:
-            raise ValueError(f"Points must be from 1 to 3; {points} is not allowed.")
+            raise Refused(f"Points must be from 1 to 3; {points} is not allowed.")
         if not reason or not reason.strip():
-            raise ValueError("A reason is required.")
+            raise Refused("A reason is required.")
         data = self._data()
         data["points"] += points
         data["last_reason"] = reason.strip()[:200]

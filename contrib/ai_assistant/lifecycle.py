@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from .events import Event
 from .clock import from_iso, to_iso
 from .conf import AssistantConfig
+from .errors import Refused
 from .debt import MUST_SLEEP, SleepDebt
 from .memory.journal import Journal
 from .memory.snapshots import Snapshots
@@ -56,7 +57,7 @@ DEPTHS = (LIGHT, DEEP)
 MIN_HOURS, MAX_HOURS, DEFAULT_HOURS = 1, 24, 4
 
 
-class SleepRefused(Exception):
+class SleepRefused(Refused):
     """A request to sleep that may not be granted now; the message says why."""
 
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .clock import to_iso
+from .errors import Refused
+from .records import Trigger
 from .memory.audience import Audience, visible
 from .memory.store import KeyValueStore
 from .state import TRIGGERS
@@ -40,7 +42,7 @@ DEFAULT_MAX_FIRES = 3
 MAX_BUILDER_TRIGGERS = 100
 
 
-class TriggerError(ValueError):
+class TriggerError(Refused):
     """A trigger that cannot be set or removed: the message says what is allowed."""
 
 
@@ -76,7 +78,7 @@ class Reminders:
     def __init__(self, state: KeyValueStore):
         self.state = state
 
-    def all(self) -> list[dict]:
+    def all(self) -> list[Trigger]:
         """Every trigger, oldest first.
 
         Returns:
@@ -99,7 +101,7 @@ class Reminders:
         owners: dict[str, str] | None = None,
         per_person: int | None = None,
         builder: bool = False,
-    ) -> dict:
+    ) -> Trigger:
         """Set a trigger.
 
         Args:
@@ -179,7 +181,7 @@ class Reminders:
         self.state.set(TRIGGERS, [*triggers, trigger])
         return trigger
 
-    def remove(self, trigger_id: str) -> dict:
+    def remove(self, trigger_id: str) -> Trigger:
         """Remove a trigger.
 
         Args:
@@ -248,7 +250,7 @@ class Reminders:
         self.state.set(TRIGGERS, kept)
 
 
-def source(trigger: dict) -> str:
+def source(trigger: Trigger) -> str:
     """Who set a trigger and where, in a few words: "a builder (Ann)", "the assistant, for
     Carol, in public", "the assistant, for Bob, in private".
 
@@ -267,7 +269,7 @@ def source(trigger: dict) -> str:
     return f"{trigger.get('by') or 'the assistant'}{whom}, {where}"
 
 
-def render(trigger: dict) -> str:
+def render(trigger: Trigger) -> str:
     """A trigger as a turn's message shows it: one escaped line, its text marked with who set
     it, where, and what brought it back.
 

@@ -21,6 +21,7 @@ are never reused.
 
 from .llm.usage import UsageStats
 from .memory.store import ChunkedList, KeyValueStore
+from .records import SleepRecord
 from .state import CURRENT_SLEEP, SLEEP_HISTORY, USAGE
 
 COUNTS = (
@@ -125,7 +126,7 @@ class SleepHistory:
         self.state = state
         self.records = ChunkedList(state, SLEEP_HISTORY, 50)
 
-    def current(self) -> dict | None:
+    def current(self) -> SleepRecord | None:
         """The record of the sleep under way.
 
         Returns:
@@ -221,7 +222,7 @@ class SleepHistory:
             record["debt_before"] += points
             self.state.set(CURRENT_SLEEP, record)
 
-    def finish(self, game_now: str, *, phases: list[str], debt_after: int) -> dict | None:
+    def finish(self, game_now: str, *, phases: list[str], debt_after: int) -> SleepRecord | None:
         """Close the current record and keep it in the history.
 
         Args:
@@ -268,7 +269,7 @@ class SleepHistory:
                 return True
         return False
 
-    def recent(self, limit: int = 20) -> list[dict]:
+    def recent(self, limit: int = 20) -> list[SleepRecord]:
         """The last sleeps, newest first.
 
         Args:

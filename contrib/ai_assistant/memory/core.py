@@ -32,6 +32,8 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from ..clock import to_iso
+from ..errors import Refused
+from ..records import CoreNote
 from ..text import for_prompt
 from .audience import NOBODY, Audience, visible
 from .store import KeyValueStore
@@ -43,7 +45,7 @@ HEADER = (
 )
 
 
-class CoreMemoryFull(ValueError):
+class CoreMemoryFull(Refused):
     """A change that is refused: over a token budget, over a person's notes, or a builder's
     note. The message says why and what is allowed."""
 
@@ -77,7 +79,7 @@ class CoreMemory:
     def _stored(self) -> dict[str, dict]:
         return dict(self.store.get(KEY) or {})
 
-    def items(self, served: frozenset[str] | None = None) -> dict[str, dict]:
+    def items(self, served: frozenset[str] | None = None) -> dict[str, CoreNote]:
         """The notes a conversation serving `served` may see, by name (None: all of them).
 
         Args:
@@ -186,7 +188,7 @@ class CoreMemory:
             {name: note for name, note in self.items(served).items() if not note.get("pinned")}
         )
 
-    def largest_view(self) -> dict[str, dict]:
+    def largest_view(self) -> dict[str, CoreNote]:
         """The notes of the largest block any one conversation can be sent: the pinned and
         public notes with the private notes of the one person who has the most (by length).
 

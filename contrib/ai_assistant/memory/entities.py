@@ -21,6 +21,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from ..clock import to_iso
+from ..records import Profile
 from .audience import Audience
 from .provenance import OBSERVED
 from .store import KeyValueStore
@@ -69,7 +70,7 @@ class EntityMemory:
         """
         return dict(self.store.get(INDEX_KEY) or {})
 
-    def profile(self, entity_key: str) -> dict | None:
+    def profile(self, entity_key: str) -> Profile | None:
         """Read one profile.
 
         Args:
@@ -81,7 +82,7 @@ class EntityMemory:
         """
         return self.store.get(self._key(entity_key))
 
-    def profiles(self) -> list[dict]:
+    def profiles(self) -> list[Profile]:
         """Every profile (one read each).
 
         Returns:
@@ -126,7 +127,7 @@ class EntityMemory:
         audience: Audience = None,
         importance: int = 5,
         keep: int = 200,
-    ) -> dict:
+    ) -> Profile:
         """Record one observation about an entity and return the profile.
 
         Args:
@@ -322,7 +323,7 @@ class EntityMemory:
         return None
 
 
-def _new_profile(entity_key: str, name: str) -> dict:
+def _new_profile(entity_key: str, name: str) -> Profile:
     return {
         "key": entity_key,
         "name": name,

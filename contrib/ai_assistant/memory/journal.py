@@ -32,6 +32,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from ..clock import to_iso
+from ..records import JournalEntry
 from .importance import heuristic_importance
 from .provenance import OBSERVED, REFLECTION, SUMMARY
 from .store import ChunkedList, KeyValueStore
@@ -90,7 +91,7 @@ class Journal:
         kind: str = EXPERIENCE,
         cites: list[str] | None = None,
         salience: int | None = None,
-    ) -> dict:
+    ) -> JournalEntry:
         """Append an entry and return it.
 
         Args:
@@ -164,7 +165,7 @@ class Journal:
                 return True
         return False
 
-    def get(self, entry_id: str) -> dict | None:
+    def get(self, entry_id: str) -> JournalEntry | None:
         """The entry with this id, or None.
 
         Args:
@@ -200,7 +201,7 @@ class Journal:
         for watcher in self.watchers:
             watcher(entry)
 
-    def recent(self, count: int) -> list[dict]:
+    def recent(self, count: int) -> list[JournalEntry]:
         """The newest entries, pruned ones included.
 
         Args:
@@ -212,7 +213,7 @@ class Journal:
         """
         return self.entries.tail(count)
 
-    def all(self) -> list[dict]:
+    def all(self) -> list[JournalEntry]:
         """Every entry, pruned ones included, oldest first.
 
         Returns:
@@ -221,7 +222,7 @@ class Journal:
         """
         return self.entries.all()
 
-    def live(self) -> list[dict]:
+    def live(self) -> list[JournalEntry]:
         """Every entry not emptied by pruning.
 
         Returns:
@@ -258,7 +259,7 @@ class Journal:
         """
         return entry.get("kind") == REFLECTION_KIND or entry.get("source_type") == REFLECTION
 
-    def unconsolidated(self) -> list[dict]:
+    def unconsolidated(self) -> list[JournalEntry]:
         """Raw experience not yet consolidated (nor skipped): reflections and summaries are
         never consolidated as raw experience.
 

@@ -22,7 +22,6 @@ moment of the recall. Each result names the journal entries it rests on.
 
 """
 
-import heapq
 import re
 from itertools import islice
 from collections.abc import Callable

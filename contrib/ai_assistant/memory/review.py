@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from ..clock import from_iso, to_iso
+from ..errors import Refused
 from ..text import one_line
 from .entities import EntityMemory
 from .journal import Journal
@@ -108,7 +109,7 @@ def reapply_corrections(store: KeyValueStore, records: list[dict], long_term=Non
     return review.reapply(records)
 
 
-class ReviewError(ValueError):
+class ReviewError(Refused):
     """A review that cannot be made; the message says why and what is allowed."""
 
 

@@ -46,6 +46,7 @@ import json
 from typing import Any
 
 from ..text import one_line
+from ..errors import Refused
 from .review import (
     AUDIT_META,
     audit_length,
@@ -103,7 +104,7 @@ SUMMARY_LABELS = {
 }
 
 
-class SnapshotError(ValueError):
+class SnapshotError(Refused):
     """A rollback that cannot be done; the message says why. Nothing was changed."""
 
 
