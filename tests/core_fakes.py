@@ -5,8 +5,11 @@ model that answers from a script. No database, no HTTP.
 """
 
 import json
+import threading
+import time
 from datetime import datetime, timezone
 
+from ai_assistant import lifecycle as life
 from ai_assistant.events import EventQueue, make_event
 from ai_assistant.awake.turn import awake_tick
 from ai_assistant.brain import Brain
@@ -16,6 +19,7 @@ from ai_assistant.driver import drive, inline
 from ai_assistant.memory.store import DictStore
 from ai_assistant.tools import default_registry
 from ai_assistant.testing.scripted import ScriptedModel  # noqa: F401 (tests import it here)
+from ai_assistant.sleep.dreaming import Budget
 from ai_assistant.tools.base import ToolError
 
 T0 = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
@@ -128,3 +132,87 @@ def run(work, runner=inline):
     if hasattr(result, "raiseException"):
         result.raiseException()
     return result
+
+
+# ---- sleep-time helpers shared by the sleep, dreaming, digest and trust tests ----------
+
+
+def json_reply(text: str):
+    return ChatReply(
+        content=text,
+        tool_calls=[],
+        finish_reason="stop",
+        usage=TokenUsage(prompt=50, completion=20),
+    )
+
+
+def drive_inline(work):
+    results = []
+    drive(work, inline).addBoth(results.append)
+    return results[0]
+
+
+def active(assistant, activity=10):
+    assistant.state.set(life.ACTIVITY, activity)
+    return assistant
+
+
+def scores(*pairs):
+    items = ", ".join(f'{{"entry_id": "{i}", "importance": {v}}}' for i, v in pairs)
+    return json_reply(f'{{"scores": [{items}]}}')
+
+
+def facts(*pairs):
+    items = ", ".join(
+        '{"entry_id": "%s", "facts": [%s]}' % (i, ", ".join(f'"{f}"' for f in fs))
+        for i, fs in pairs
+    )
+    return json_reply(f'{{"entries": [{items}]}}')
+
+
+def structured(data: dict) -> ChatReply:
+    return ChatReply(
+        content=json.dumps(data), tool_calls=[], finish_reason="stop", usage=TokenUsage(50, 20)
+    )
+
+
+def step(function, brain, now=T0, calls=10):
+    result = function(brain, now, Budget(calls))
+    return result if not hasattr(result, "send") else run(result)
+
+
+# ---- the model call queue's tests (and the model I/O process's) ---------------------------
+
+
+class Results:
+    """Collects what the queue delivers (straight from its thread: no reactor in these tests)."""
+
+    def __init__(self):
+        self.values, self.errors = {}, {}
+        self.done = threading.Condition()
+
+    def track(self, name, deferred):
+        def ok(value):
+            with self.done:
+                self.values[name] = value
+                self.done.notify_all()
+
+        def failed(failure):
+            with self.done:
+                self.errors[name] = failure.value
+                self.done.notify_all()
+
+        deferred.addCallbacks(ok, failed)
+
+    def wait(self, count, timeout=10.0):
+        with self.done:
+            assert self.done.wait_for(
+                lambda: len(self.values) + len(self.errors) >= count, timeout
+            ), f"only {self.values} and {self.errors} after {timeout} s"
+
+
+def until(condition, timeout=5.0):
+    end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.005)

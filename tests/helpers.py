@@ -15,7 +15,7 @@ from evennia.utils.ansi import strip_ansi
 from evennia.utils.test_resources import EvenniaTest
 
 from ai_assistant.clock import ManualClock
-from ai_assistant.handler import PLAYER_TURNS
+from ai_assistant.hearing import PLAYER_TURNS
 from ai_assistant.testing.server import LocalModelServer, ScriptedResponder
 from ai_assistant.driver import inline
 
@@ -112,3 +112,25 @@ def reads_of(owner, method: str, keep=lambda obj, arg: True):
 
     with patch.object(owner, method, recorded):
         yield read
+
+
+class SleepTestCase(AssistantTestCase):
+    overrides = {**AssistantTestCase.overrides, "min_activity_before_sleep": 0}
+
+    def journal(self, *texts):
+        journal = self.handler.brain.journal
+        for text in texts:
+            journal.add(text, author="Aria", now=self.clock.now())
+
+    def builder_sleep(self, hours=4, depth="light"):
+        self.handler.brain.lifecycle.go_to_sleep(
+            self.clock.now(),
+            hours=hours,
+            depth=depth,
+            reason="test",
+            initiated_by="builder",
+            enforce_safeguards=False,
+        )
+
+    def mode(self):
+        return self.script.db.operating_mode

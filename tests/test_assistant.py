@@ -20,7 +20,7 @@ from .helpers import AssistantTestCase
 
 class TestHearing(AssistantTestCase):
     def pending(self):
-        self.handler.flush_heard()  # heard events are written at the next tick
+        self.handler.hearing.flush()  # heard events are written at the next tick
         return EventQueue(AttributeStore(self.script)).peek()
 
     def test_say_addressed_and_ambient(self):
@@ -242,7 +242,7 @@ class TestTick(AssistantTestCase):
         assert not self.handler.in_flight
         assert len(self.responder.requests) == 2
         # the event that arrived mid-turn was not swallowed by it
-        self.handler.flush_heard()
+        self.handler.hearing.flush()
         assert [e.text for e in EventQueue(AttributeStore(self.script)).peek()] == ["Aria, me too"]
 
     def test_exceptions_never_escape_a_tick(self):
@@ -415,7 +415,7 @@ class TestHearingIsCheap(AssistantTestCase):
                     text=(f'{speaker.key} says, "hello there"', {"type": "say"}), from_obj=speaker
                 )
         assert [q["sql"] for q in queries.captured_queries] == []
-        self.handler.flush_heard()
+        self.handler.hearing.flush()
         events = EventQueue(AttributeStore(self.script)).peek()
         assert [e.text for e in events] == ["Aria, warm up", "hello there", "hello there"]
 
@@ -434,6 +434,6 @@ class TestAssistantsAmongThemselves(AssistantTestCase):
         assert self.handler.status().pending_events == 0
         self.handler.set_option("respond_to_assistants", "true")
         other.at_say("Hello again, Aria.")
-        self.handler.flush_heard()
+        self.handler.hearing.flush()
         (event,) = EventQueue(AttributeStore(self.script)).peek()
         assert event.from_assistant and event.speaker == "Botty"

@@ -375,7 +375,7 @@ def test_past_the_batches_under_way_a_new_request_is_called_directly(
 
 # ---- in the game: the script's ticks, Attributes and all ----------------------------------------
 
-from .test_sleep import SleepTestCase  # noqa: E402
+from .helpers import SleepTestCase  # noqa: E402
 
 
 class TestBatchModeInTheGame(SleepTestCase):

@@ -11,8 +11,18 @@ from ai_assistant.sleep.consolidating import by_salience
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.tools.base import TURN
 
-from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
-from .test_sleep_core import active, drive_inline, facts, scores
+from .core_fakes import (
+    T0,
+    ScriptedModel,
+    active,
+    drive_inline,
+    facts,
+    hear,
+    make_assistant,
+    reply,
+    run_tick,
+    scores,
+)
 
 BUILDER = {"ann": Speaker(name="Ann", key="#1", instruction=True)}
 PLAYER = {"bob": Speaker(name="Bob", key="#5")}

@@ -148,12 +148,12 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
 
     def test_instruct(self):
         self.cmd("/instruct Aria=Greet newcomers warmly.", "Aria received your instruction")
-        self.handler.flush_heard()
+        self.handler.hearing.flush()
         (event,) = self.handler.brain.events.peek()
         assert event.type == "instruction" and event.classification == "direct_message"
         assert "Usage: @assistant/instruct" in self.cmd("/instruct Aria")
         assert "at most 2000" in self.cmd("/instruct Aria=" + "x" * 2001)
-        self.handler.flush_heard()
+        self.handler.hearing.flush()
         assert len(self.handler.brain.events) == 1
 
     def test_tick(self):
@@ -211,7 +211,7 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
             "Aria: reminder t1 set: when Mira comes up (at most 3 times).",
         )
         self.cmd("/trigger Aria/5=east door: it sticks when it rains", "Aria: reminder t2 set")
-        reminders = self.handler.reminders()
+        reminders = self.handler.memory.reminders()
         assert [(r["pattern"], r["max_fires"], r["audience"]) for r in reminders] == [
             ("Mira", 3, None),
             ("east door", 5, None),
@@ -220,11 +220,11 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         assert "t1" in text and "Mira" in text and "0/3" in text and "give her the" in text
         assert max(len(line) for line in text.splitlines()) <= 80
         self.cmd("/trigger Aria/remove=t1", "Removed reminder t1 (Mira).")
-        assert [r["id"] for r in self.handler.reminders()] == ["t2"]
+        assert [r["id"] for r in self.handler.memory.reminders()] == ["t2"]
 
     def test_trigger_bad_input_changes_nothing(self):
         self.cmd("/trigger Aria=Mira: give her the letter")
-        before = self.handler.reminders()
+        before = self.handler.memory.reminders()
         for args, expected in (
             ("/trigger Aria=no colon here", "Separate the pattern and the reminder with ':'"),
             ("/trigger Aria/many=Mira: x", "Max fires must be a whole number from 1 to 20"),
@@ -235,7 +235,7 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
             ("/trigger Aria/remove", "Not changed."),
         ):
             assert expected in self.cmd(args), args
-        assert self.handler.reminders() == before
+        assert self.handler.memory.reminders() == before
 
     def test_pause_and_resume(self):
         self.cmd("/pause Aria", "Aria is paused")
@@ -253,7 +253,8 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
 
 
 def test_progress_bar():
-    progress_bar = commands().progress_bar
+    from ai_assistant.display import progress_bar
+
     assert progress_bar(5, 10, width=10) == "[#####-----] 5/10"
     # a sleep with nothing to consolidate says so, instead of a full bar for 0/0
     assert progress_bar(0, 0, width=4) == "nothing to consolidate"

@@ -22,7 +22,7 @@ from ai_assistant.sleep_history import SleepHistory
 from ai_assistant.state import DREAMING_PROGRESS
 
 from .core_fakes import T0, ScriptedModel, make_assistant
-from .test_dreaming import Budget, run, step
+from .core_fakes import Budget, run, step
 
 DAY = timedelta(days=1)
 

@@ -5,16 +5,14 @@ that gives up; a light sleeper's decision to wake.
 
 """
 
-import json
 from datetime import timedelta
 
 from ai_assistant import lifecycle as life
 from ai_assistant.brain import Brain
-from ai_assistant.llm.client import SERVER_ERROR, ChatReply, LLMError, TokenUsage
+from ai_assistant.llm.client import SERVER_ERROR, LLMError
 from ai_assistant.memory.working import WorkingMemory
 from ai_assistant.sleep.dreaming import (
     DREAMING_STEPS,
-    Budget,
     consolidate_people,
     link_memories,
     prune_episodes,
@@ -25,19 +23,8 @@ from ai_assistant.sleep.tick import DREAMING_STEPS, sleep_tick
 from ai_assistant.state import DREAMING_PROGRESS
 from ai_assistant.testing.scripted import ScriptedModel
 
-from .core_fakes import T0, FakeWorld, hear, make_assistant, reply, run
-from .test_sleep_core import json_reply
-
-
-def structured(data: dict) -> ChatReply:
-    return ChatReply(
-        content=json.dumps(data), tool_calls=[], finish_reason="stop", usage=TokenUsage(50, 20)
-    )
-
-
-def step(function, brain, now=T0, calls=10):
-    result = function(brain, now, Budget(calls))
-    return result if not hasattr(result, "send") else run(result)
+from .core_fakes import T0, FakeWorld, hear, make_assistant, reply, run, step, structured
+from .core_fakes import json_reply
 
 
 def memory(brain, text, importance=6, audience=None, now=T0, about=()):

@@ -295,22 +295,22 @@ class TestHardeningInTheWorld(AssistantTestCase):
     def test_presence_after_logging_in(self):
         # Char2 logs out (taken out of the room directly), then logs back in after Aria loaded
         self.char2.location = None
-        self.handler.refresh_presence()
+        self.handler.hearing.refresh_presence()
         self.char2.location = self.room1  # what logging in does: no move, no announcement
         self.tick()  # the tick re-reads the room
         self.char2.move_to(self.room2)
         self.char2.move_to(self.room1)
-        self.handler.flush_heard()
+        self.handler.hearing.flush()
         events = self.handler.brain.events.peek()
         assert [(e.type, e.speaker) for e in events] == [("depart", "Char2"), ("arrive", "Char2")]
 
     def test_logging_in_and_out_are_heard_as_arrival_and_departure(self):
         self.char2.location = None
-        self.handler.refresh_presence()
+        self.handler.hearing.refresh_presence()
         self.char2.location = self.room1
         with patch.object(type(self.char2.sessions), "count", return_value=1):
             self.char2.at_post_puppet()
         self.char2.at_post_unpuppet()  # no sessions left: logging out
-        self.handler.flush_heard()
+        self.handler.hearing.flush()
         events = self.handler.brain.events.peek()
         assert [(e.type, e.speaker) for e in events] == [("arrive", "Char2"), ("depart", "Char2")]

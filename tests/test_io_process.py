@@ -40,7 +40,7 @@ from ai_assistant.testing.server import (
     tool_reply,
 )
 
-from .test_model_queue import Results, _until
+from .core_fakes import Results
 
 KEY = "sk-test-not-for-the-child-environment"
 

@@ -201,10 +201,10 @@ class TestCorrectionsAndLimits(AssistantTestCase, EvenniaCommandTest):
         with override_settings(AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE=2):
             self.char1.execute_cmd("whisper Aria = one")
             self.char1.execute_cmd("whisper Bea = two")
-            self.handler.flush_heard()
-            other.assistant.flush_heard()
+            self.handler.hearing.flush()
+            other.assistant.hearing.flush()
             self.char1.execute_cmd("whisper Aria = three")
-            self.handler.flush_heard()
+            self.handler.hearing.flush()
         events = self.handler.brain.events.peek()
         assert [(e.text, e.urgent) for e in events] == [("one", True), ("three", False)]
         assert events[1].metadata["held_back"] == "too many turns a minute"

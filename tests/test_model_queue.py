@@ -14,6 +14,8 @@ from django.test import override_settings
 from ai_assistant.llm.client import CANCELLED, RATE_LIMIT, LLMError
 from ai_assistant.model_queue import RATE_LIMIT_RETRIES, ModelCallQueue
 
+from .core_fakes import Results, until
+
 
 class Work:
     """Work with a coroutine form that records when it ran and may wait for a gate."""
@@ -47,33 +49,6 @@ class Work:
         return self._run()
 
 
-class Results:
-    """Collects what the queue delivers (straight from its thread: no reactor in these tests)."""
-
-    def __init__(self):
-        self.values, self.errors = {}, {}
-        self.done = threading.Condition()
-
-    def track(self, name, deferred):
-        def ok(value):
-            with self.done:
-                self.values[name] = value
-                self.done.notify_all()
-
-        def failed(failure):
-            with self.done:
-                self.errors[name] = failure.value
-                self.done.notify_all()
-
-        deferred.addCallbacks(ok, failed)
-
-    def wait(self, count, timeout=10.0):
-        with self.done:
-            assert self.done.wait_for(
-                lambda: len(self.values) + len(self.errors) >= count, timeout
-            ), f"only {self.values} and {self.errors} after {timeout} s"
-
-
 @pytest.fixture
 def queue():
     made = []
@@ -92,22 +67,15 @@ def _gate(queue):
     return gate, lambda: queue._loop.call_soon_threadsafe(gate.set)
 
 
-def _until(condition, timeout=5.0):
-    end = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.005)
-
-
 def test_each_assistant_gets_its_turn(queue):
     q = queue(max_in_flight=1)
     log, results = [], Results()
     gate, open_gate = _gate(q)
     results.track("a1", q.submit("A", Work("a1", log, gate=gate)))
-    _until(lambda: q.stats().in_flight == 1)
+    until(lambda: q.stats().in_flight == 1)
     for owner, name in (("A", "a2"), ("A", "a3"), ("B", "b1")):
         results.track(name, q.submit(owner, Work(name, log)))
-    _until(lambda: q.stats().queued == 3)
+    until(lambda: q.stats().queued == 3)
     assert q.stats().owners_waiting == 2
     open_gate()
     results.wait(4)
@@ -134,7 +102,7 @@ def test_a_429_pauses_everyone_and_the_call_is_sent_again(queue):
     log, results = [], Results()
     refused = LLMError(RATE_LIMIT, "slow down", 429, retry_after=0.3)
     results.track("first", q.submit("A", Work("first", log, fail=[refused])))
-    _until(lambda: q.stats().rate_limited == 1)
+    until(lambda: q.stats().rate_limited == 1)
     assert q.stats().paused_for > 0
     results.track("other", q.submit("B", Work("other", log)))
     results.wait(2)
@@ -151,10 +119,10 @@ def test_a_call_back_from_a_429_goes_first_though_its_owner_has_more_waiting(que
     gate, open_gate = _gate(q)
     refused = LLMError(RATE_LIMIT, "slow down", 429, retry_after=0.05)
     results.track("a1", q.submit("A", Work("a1", log, gate=gate, fail=[refused])))
-    _until(lambda: q.stats().in_flight == 1)
+    until(lambda: q.stats().in_flight == 1)
     for owner, name in (("B", "b1"), ("A", "a2"), ("C", "c1")):
         results.track(name, q.submit(owner, Work(name, log)))
-    _until(lambda: q.stats().queued == 3)
+    until(lambda: q.stats().queued == 3)
     open_gate()
     results.wait(4)
     assert [name for name, _ in log] == ["a1", "a1", "b1", "c1", "a2"]
@@ -193,9 +161,9 @@ def test_shutdown_ends_every_call_at_once(queue):
     results = Results()
     gate = asyncio.Event()  # never opened: a provider that never answers
     results.track("hung", q.submit("A", Work("hung", [], gate=gate)))
-    _until(lambda: q.stats().in_flight == 1)
+    until(lambda: q.stats().in_flight == 1)
     results.track("waiting", q.submit("B", Work("waiting", [])))
-    _until(lambda: q.stats().queued == 1)
+    until(lambda: q.stats().queued == 1)
     started = time.monotonic()
     q.abandon()
     results.wait(2)
@@ -238,7 +206,7 @@ def test_a_call_that_unwinds_slowly_still_ends_at_shutdown(queue):
                 await asyncio.sleep(0.5)  # closing its connection takes a while
 
     results.track("slow", q.submit("A", SlowToCancel("slow", [])))
-    _until(lambda: q.stats().in_flight == 1)
+    until(lambda: q.stats().in_flight == 1)
     q.abandon()
     results.wait(1, timeout=2)
     assert results.errors["slow"].kind == CANCELLED

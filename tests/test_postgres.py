@@ -185,11 +185,11 @@ class TestWhatOtherConnectionsSee(TransactionTestCase):
 
 class TestDatabaseErrorsInTheLifecycle(AssistantTestCase):
     def test_a_database_error_in_a_tick_is_recorded_not_raised(self):
-        self.handler.flush_heard = _failing_statement
+        self.handler.hearing.flush = _failing_statement
         self.tick()  # must not raise (on PostgreSQL the tick's transaction is aborted)
         assert self.script.db.tick_errors == 1
         assert "no_such_table" in self.script.db.last_error
-        del self.handler.flush_heard
+        del self.handler.hearing.flush
         # the next tick works as ever
         self.responder.add(
             tool_reply(tool_call("say", {"text": "Still here."})), tool_reply(tool_call("noop"))

@@ -11,7 +11,6 @@ import json
 import re
 from datetime import timedelta
 
-from evennia.utils import create
 from evennia.utils.test_resources import EvenniaCommandTest
 
 from ai_assistant.testing.server import text_reply, tool_call, tool_reply
@@ -59,7 +58,7 @@ class TestPrivacyOnTheShell(AssistantTestCase, EvenniaCommandTest):
 
     def test_a_whisper_then_words_aloud_while_alone_never_reach_the_next_player(self):
         self.char2.move_to(self.room2, quiet=True)
-        self.handler.refresh_presence()
+        self.handler.hearing.refresh_presence()
         self.responder.add(
             tool_reply(
                 tool_call("set_reminder", {"pattern": "vault", "reminder": f"code {SECRET}"}),
@@ -82,7 +81,7 @@ class TestPrivacyOnTheShell(AssistantTestCase, EvenniaCommandTest):
         assert all(m["metadata"]["audience"] == [self.char1.dbref] for m in history)
         # Char2 comes back and asks: nothing of it in their requests, nor on their screen
         self.char2.move_to(self.room1, quiet=True)
-        self.handler.refresh_presence()
+        self.handler.hearing.refresh_presence()
         first = len(self.responder.requests)
         self.responder.add(
             tool_reply(
@@ -106,7 +105,7 @@ class TestPrivacyOnTheShell(AssistantTestCase, EvenniaCommandTest):
         self.char2.execute_cmd("say Aria, the harbour floods every spring")
         self.step()
         self.char2.move_to(self.room2, quiet=True)
-        self.handler.refresh_presence()
+        self.handler.hearing.refresh_presence()
         self.char1.execute_cmd(f"whisper Aria = my vault code is {SECRET}")
         self.step()
         self.char1.execute_cmd("say Aria, nice day")
@@ -126,7 +125,7 @@ class TestPrivacyOnTheShell(AssistantTestCase, EvenniaCommandTest):
     def test_a_digest_of_the_day_keeps_private_what_a_private_turn_wrote(self):
         self.handler.game_clock = self.clock  # game days pass as the test's clock says
         self.char2.move_to(self.room2, quiet=True)
-        self.handler.refresh_presence()
+        self.handler.hearing.refresh_presence()
         self.responder.add(
             noop(),
             tool_reply(
@@ -191,7 +190,7 @@ class TestPrivacyOnTheShell(AssistantTestCase, EvenniaCommandTest):
 
     def test_a_page_from_another_room_is_answered_by_page_not_aloud(self):
         self.char1.move_to(self.room2, quiet=True)
-        self.handler.refresh_presence()
+        self.handler.hearing.refresh_presence()
         self.responder.add(
             tool_reply(
                 tool_call("say", {"text": "Your code is 4-1-7, Char!"}),
@@ -216,7 +215,7 @@ class TestPrivacyOnTheShell(AssistantTestCase, EvenniaCommandTest):
             "max_triggers": 4,
             "max_triggers_per_person": 2,
         }
-        self.handler._forget_brain()
+        self.handler.forget_brain()
         from ai_assistant.reminders import Reminders
 
         mira = Reminders(self.handler.brain.state)
@@ -253,7 +252,7 @@ class TestPrivacyOnTheShell(AssistantTestCase, EvenniaCommandTest):
             "min_activity_before_sleep": 0,
             "sleep_cooldown_minutes": 0,
         }
-        self.handler._forget_brain()
+        self.handler.forget_brain()
         self.responder.add(
             tool_reply(
                 tool_call("go_to_sleep", {"duration_hours": 24, "depth": "deep", "reason": "asked"})

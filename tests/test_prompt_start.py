@@ -55,7 +55,7 @@ class PromptStartCase(AssistantTestCase):
         return [m["content"] for m in messages if m.get("role") == "user"][-1]
 
     def pending(self) -> list:
-        self.handler.flush_heard()
+        self.handler.hearing.flush()
         return EventQueue(AttributeStore(self.script)).peek()
 
 

@@ -11,9 +11,8 @@ from evennia.scripts.tickerhandler import TICKER_HANDLER
 from evennia.utils.test_resources import EvenniaCommandTest
 
 from ai_assistant.testing.server import text_reply, tool_call, tool_reply
-from ai_assistant import lifecycle as life
 
-from .helpers import AssistantTestCase
+from .helpers import SleepTestCase
 
 
 def commands():
@@ -24,28 +23,6 @@ def commands():
 
 def json_reply(data: dict):
     return text_reply(json.dumps(data))
-
-
-class SleepTestCase(AssistantTestCase):
-    overrides = {**AssistantTestCase.overrides, "min_activity_before_sleep": 0}
-
-    def journal(self, *texts):
-        journal = self.handler.brain.journal
-        for text in texts:
-            journal.add(text, author="Aria", now=self.clock.now())
-
-    def builder_sleep(self, hours=4, depth="light"):
-        self.handler.brain.lifecycle.go_to_sleep(
-            self.clock.now(),
-            hours=hours,
-            depth=depth,
-            reason="test",
-            initiated_by="builder",
-            enforce_safeguards=False,
-        )
-
-    def mode(self):
-        return self.script.db.operating_mode
 
 
 class TestTransitions(SleepTestCase):

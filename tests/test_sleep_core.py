@@ -13,35 +13,25 @@ from ai_assistant import lifecycle as life
 from ai_assistant.sleep.dreaming import DreamStep, StepResult
 from ai_assistant.sleep.tick import DREAMING_STEPS, sleep_tick
 
-from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
-
-
-def json_reply(text: str):
-    from ai_assistant.llm.client import ChatReply, TokenUsage
-
-    return ChatReply(
-        content=text,
-        tool_calls=[],
-        finish_reason="stop",
-        usage=TokenUsage(prompt=50, completion=20),
-    )
+from .core_fakes import (
+    T0,
+    ScriptedModel,
+    active,
+    drive_inline,
+    facts,
+    hear,
+    json_reply,
+    make_assistant,
+    reply,
+    run_tick,
+    scores,
+)
 
 
 def transitions(assistant):
     seen = []
     assistant.on_transition = lambda mode, reason: seen.append((mode, reason))
     return seen
-
-
-def drive_inline(work):
-    results = []
-    drive(work, inline).addBoth(results.append)
-    return results[0]
-
-
-def active(assistant, activity=10):
-    assistant.state.set(life.ACTIVITY, activity)
-    return assistant
 
 
 # ---- going to sleep -------------------------------------------------------------------------
@@ -253,19 +243,6 @@ def test_schedule_window_across_midnight():
 
 
 # ---- compacting: scoring and consolidation ------------------------------------------------------
-
-
-def scores(*pairs):
-    items = ", ".join(f'{{"entry_id": "{i}", "importance": {v}}}' for i, v in pairs)
-    return json_reply(f'{{"scores": [{items}]}}')
-
-
-def facts(*pairs):
-    items = ", ".join(
-        '{"entry_id": "%s", "facts": [%s]}' % (i, ", ".join(f'"{f}"' for f in fs))
-        for i, fs in pairs
-    )
-    return json_reply(f'{{"entries": [{items}]}}')
 
 
 def test_scoring_then_consolidation_one_batch_per_call():

@@ -16,14 +16,14 @@ from ai_assistant.conf import AssistantConfig, ConfigError, parse_override, reso
 from ai_assistant.tools import default_registry
 from ai_assistant.debt import ADVISORY, DIRECTIVE, SleepDebt, banded, level_of, turn_debt, turn_id
 from ai_assistant.driver import drive, inline
-from ai_assistant.handler import AssistantError
+from ai_assistant.errors import Refused
 from ai_assistant.llm.client import RATE_LIMIT, LLMError
 from ai_assistant.memory.store import DictStore
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.sleep_history import SleepHistory
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
-from .test_sleep_core import json_reply
+from .core_fakes import json_reply
 from .helpers import AssistantTestCase
 
 
@@ -454,15 +454,15 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
     def test_debt_and_sleeps_survive_a_reload(self):
         from ai_assistant.handler import AssistantHandler
 
-        self.handler.add_debt(2, "a long day")
+        self.handler.memory.add_debt(2, "a long day")
         self.handler.sleep(1, "light", "test")
         self.handler.wake("up")
         fresh = AssistantHandler(self.aria)  # what a reload builds, over the same Attributes
-        assert fresh.debt()["points"] == 0 and fresh.debt()["last_sleep"]
-        (record,) = fresh.sleeps(5)
+        assert fresh.memory.debt()["points"] == 0 and fresh.memory.debt()["last_sleep"]
+        (record,) = fresh.memory.sleeps(5)
         assert record["debt_before"] == 2 and record["began"] == "builder"
-        fresh.add_debt(3, "another")
-        assert AssistantHandler(self.aria).debt()["points"] == 3
+        fresh.memory.add_debt(3, "another")
+        assert AssistantHandler(self.aria).memory.debt()["points"] == 3
 
     def test_debt_shows_and_adds(self):
         text = self.cmd("/debt Aria")
@@ -479,16 +479,16 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         for bad in ("=0 nothing", "=4 too much", "=-1 less", "=two words", "=", "=2", "=2   "):
             text = self.cmd(f"/debt Aria{bad}")
             assert "Not changed" in text, bad
-        assert self.handler.debt()["points"] == 0
+        assert self.handler.memory.debt()["points"] == 0
         assert "No assistant called 'Nobody'" in self.cmd("/debt Nobody=2 why")
         assert "Name an assistant" in self.cmd("/debt")
 
     def test_add_debt_refuses_outside_one_to_three(self):
         for bad in (0, 4, 2.0, "2"):
-            with pytest.raises(AssistantError):
-                self.handler.add_debt(bad, "why")
-        assert self.handler.debt()["points"] == 0
-        assert self.handler.add_debt(1, "why")["points"] == 1
+            with pytest.raises(Refused):
+                self.handler.memory.add_debt(bad, "why")
+        assert self.handler.memory.debt()["points"] == 0
+        assert self.handler.memory.add_debt(1, "why")["points"] == 1
 
     def test_sleeps_lists_and_status_shows_the_last_three(self):
         assert "has not slept yet" in self.cmd("/sleeps Aria")
@@ -514,8 +514,8 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         assert "sleep s4" in status and "sleep s2" in status and "sleep s1" not in status
         assert "Usage: @assistant/sleeps" in self.cmd("/sleeps Aria=5")
         assert "No assistant called 'Nobody'" in self.cmd("/sleeps Nobody")
-        with pytest.raises(AssistantError):
-            self.handler.sleeps(0)
+        with pytest.raises(Refused):
+            self.handler.memory.sleeps(0)
 
     def test_status_shows_the_batches_under_way(self):
         from ai_assistant.state import BATCHES

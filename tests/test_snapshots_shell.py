@@ -124,7 +124,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert brain.long_term.all() == [] and brain.links.count() == 0
         assert brain.core_memory.items()["motto"]["value"] == "books first"
         assert self.script.db.memory_snapshots == []
-        assert self.handler.sleeps(1)[0]["rolled_back"]["by"] == "Char"
+        assert self.handler.memory.sleeps(1)[0]["rolled_back"]["by"] == "Char"
         assert "back by Char" in self.cmd("/sleeps Aria")  # wrapped in its column
         # the next night consolidates the same entries again, and core memory's consolidation
         # weighs the memories afresh (it had read up to two that are gone)
@@ -151,19 +151,19 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert [s["sleep_id"] for s in self.script.db.memory_snapshots] == ["s1"]
 
     def test_a_sleep_that_came_and_went_while_asked_is_not_undone_unseen(self):
-        from ai_assistant.handler import AssistantError
+        from ai_assistant.errors import Refused
 
         self.remember_a_day()
         self.sleep_through_the_night()
-        shown = self.handler.rollback_plan("s1")["sleeps"]
+        shown = self.handler.memory.rollback_plan("s1")["sleeps"]
         assert shown == ["s1"]
         # while the builder answers, another night with something new comes and goes
         self.handler.brain.journal.add("Mira lost her atlas", author="Aria", now=self.clock.now())
         self.handler.sleep(hours=1, reason="again", by="Char")
         self.handler.wake()
         after = memory_attributes(self.aria)
-        with pytest.raises(AssistantError, match="changed since you were asked"):
-            self.handler.rollback("s1", by="Char", expected=shown)
+        with pytest.raises(Refused, match="changed since you were asked"):
+            self.handler.memory.rollback("s1", by="Char", expected=shown)
         assert memory_attributes(self.aria) == after
 
     def test_bad_input_is_refused_and_changes_nothing(self):
@@ -176,7 +176,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         # cells wrap in columns, beside the other columns' lines (times, numbers)
         listed = re.sub(r"[|+\s\-\d:~]", "", self.cmd("/sleeps Aria"))
         assert "tokens;canberolledback" in listed
-        assert [s["sleep_id"] for s in self.handler.snapshots()] == ["s1"]
+        assert [s["sleep_id"] for s in self.handler.memory.snapshots()] == ["s1"]
         assert "No assistant called 'Nobody'" in self.cmd("/rollback Nobody")
         assert "Name an assistant" in self.cmd("/rollback")
         text = self.cmd("/rollback Aria=banana")
@@ -225,11 +225,11 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         self.remember_a_day()
         secret = self.remember_a_secret()
         self.sleep_through_the_night()
-        unreviewed = self.handler.rollback_plan()
+        unreviewed = self.handler.memory.rollback_plan()
         self.clock.advance(3600)
         assert f"Aria forgot {secret} (recorded)." in self.cmd(f"/memory Aria/forget={secret}")
         assert "now trusts j000001 at 0.30" in self.cmd("/memory Aria/trust=j000001 low")
-        reviews = self.handler.reviews()
+        reviews = self.handler.memory.reviews()
         when = reviews[0]["at"][:16].replace("T", " ")
         shown = self.cmd("/rollback Aria", inputs=["y"])
         assert "The builders' corrections made since are kept." in shown
@@ -250,21 +250,21 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert "4-1-7" not in self.cmd("/journal Aria")
         assert brain.journal.get("j000001")["trust_set"]["trust"] == 0.3
         assert not brain.journal.get("j000001")["consolidated"]  # the night is undone
-        assert self.handler.reviews() == reviews
+        assert self.handler.memory.reviews() == reviews
         listed = self.cmd("/memory Aria/reviews")
         assert f"forgot {secret}" in listed and "trust 0.30" in listed
 
     def test_a_correction_made_while_asked_is_not_kept_unseen(self):
-        from ai_assistant.handler import AssistantError
+        from ai_assistant.errors import Refused
 
         self.remember_a_day()
         secret = self.remember_a_secret()
         self.sleep_through_the_night()
-        plan = self.handler.rollback_plan("s1")
+        plan = self.handler.memory.rollback_plan("s1")
         assert plan["kept"] == []
         # while the builder answers, another builder forgets the secret
-        self.handler.forget(secret, by="Ann")
+        self.handler.memory.forget(secret, by="Ann")
         after = memory_attributes(self.aria)
-        with pytest.raises(AssistantError, match="corrections it would keep changed"):
-            self.handler.rollback("s1", by="Char", expected=plan["sleeps"], expected_kept=[])
+        with pytest.raises(Refused, match="corrections it would keep changed"):
+            self.handler.memory.rollback("s1", by="Char", expected=plan["sleeps"], expected_kept=[])
         assert memory_attributes(self.aria) == after

@@ -29,7 +29,7 @@ from ai_assistant.testing.scripted import ScriptedModel
 from ai_assistant.testing.server import tool_call, tool_reply
 
 from .core_fakes import T0, FakeWorld, hear, make_assistant, reply, run, run_tick
-from .test_sleep_core import json_reply
+from .core_fakes import json_reply
 from .helpers import AssistantTestCase
 
 SECRET = "swordfish-7731"

@@ -16,10 +16,10 @@ from ai_assistant.context.compaction import compact_history
 from ai_assistant.llm.client import ChatReply, TokenUsage
 from ai_assistant.memory.review import ReviewError, parse_trust
 from ai_assistant.memory_api import AssistantMemory
-from ai_assistant.sleep.dreaming import Budget, consolidate_people, reflect
+from ai_assistant.sleep.dreaming import consolidate_people, reflect
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
-from .test_dreaming import run, step, structured
+from .core_fakes import run, step, structured
 
 
 def said(text: str, tokens: int = 10) -> ChatReply:

@@ -11,7 +11,7 @@ from ai_assistant.context.compaction import pre_compaction_extraction
 from ai_assistant.sleep.consolidating import compacting_step, needs_scoring
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
-from .test_dreaming import run
+from .core_fakes import run
 
 
 def test_what_is_recalled_rides_in_the_turn_message_with_its_source():

@@ -8,8 +8,11 @@ memory. See `README.md` and `docs/` in the project for installation and the arch
 The public API, importable from here:
 
 - `AssistantCharacterMixin`, `AssistantCharacter`: the typeclass side (`ai_assistant.characters`).
-- `AssistantHandler`, `AssistantError`: the one door into an assistant, `character.assistant`
-  (`ai_assistant.handler`).
+- `AssistantHandler`: the one door into an assistant, `character.assistant`
+  (`ai_assistant.handler`); `AssistantMemory`: its memory in plain Python, the builder's view
+  and corrections included (`ai_assistant.memory_api`).
+- `Refused` (also `AssistantError`): what every refused operation raises, its message naming
+  what was wrong and what is allowed (`ai_assistant.errors`).
 - `AssistantScript`: the ticker script (`ai_assistant.scripts`).
 - `AssistantCmdSet`: `@assistant` and the `page` that reaches assistants
   (`ai_assistant.commands`).
@@ -27,6 +30,8 @@ _PUBLIC = {
     "AssistantCharacter": "characters",
     "AssistantHandler": "handler",
     "AssistantError": "handler",
+    "AssistantMemory": "memory_api",
+    "Refused": "errors",
     "AssistantScript": "scripts",
     "AssistantCmdSet": "commands",
     "AssistantConfig": "conf",

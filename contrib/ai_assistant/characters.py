@@ -16,7 +16,8 @@ from evennia.objects.objects import DefaultCharacter
 from evennia.utils import logger
 from evennia.utils.utils import lazy_property
 
-from .handler import ASSISTANT_TAG, DEFAULT_PERSONA, AssistantHandler
+from .assistants import ASSISTANT_TAG
+from .handler import DEFAULT_PERSONA, AssistantHandler
 from .state import FIRST_TURN_MEMORY
 from .storage import MEMORY_CATEGORY
 
@@ -50,7 +51,7 @@ class AssistantCharacterMixin:
     def at_init(self):
         """Learn who is in the room when the character is loaded."""
         super().at_init()
-        self.assistant.refresh_presence()
+        self.assistant.hearing.refresh_presence()
 
     def at_post_move(self, source_location, move_type="move", **kwargs):
         """Learn who is in the new room after moving.
@@ -62,7 +63,7 @@ class AssistantCharacterMixin:
 
         """
         super().at_post_move(source_location, move_type=move_type, **kwargs)
-        self.assistant.refresh_presence()
+        self.assistant.hearing.refresh_presence()
 
     def at_msg_receive(self, text=None, from_obj=None, **kwargs):
         """Hear what this character is sent. Always lets the message through.
@@ -77,7 +78,7 @@ class AssistantCharacterMixin:
 
         """
         try:
-            self.assistant.receive(text, from_obj, kwargs)
+            self.assistant.hearing.receive(text, from_obj, kwargs)
         except Exception:
             logger.log_trace(f"ai_assistant: {self.key} could not record what it heard")
         return True

@@ -28,6 +28,7 @@ from django.conf import settings
 
 from .driver import DEFAULT_MODEL_THREADS
 from .model_queue import DEFAULT_MAX_IN_FLIGHT
+from .text import redact
 
 
 def base_url() -> str | None:
@@ -213,3 +214,16 @@ def secrets() -> list[str]:
 
     """
     return [key for key in (api_key(), os.environ.get("OPENAI_API_KEY")) if key]
+
+
+def redacted(text) -> str:
+    """Hide secrets in a text before it is shown or logged.
+
+    Args:
+        text (object): What to clean; it is turned into a string first.
+
+    Returns:
+        str: `text` without the API keys in use or anything shaped like a key.
+
+    """
+    return redact(str(text), secrets())

@@ -19,6 +19,11 @@ use in its own tests. See `docs/memory.md`.
     for item in memory.recall("where does Bob's sister live?", k=5, audience=["Alice"]):
         print(item.score, item.text, item.entry_ids)   # the vault code is not among them
 
+The same object over a game's live assistant is `character.assistant.memory`
+(`AssistantMemory.over`): there it also offers what builders read and correct
+(`memory_admin.MemoryAdmin`: the journal and memories paged, people, forget, trust, core notes,
+reminders, the sleep history, rollback), which `@assistant` and the dashboard use.
+
 Consolidation needs a model for its structured calls (scoring, facts, profiles, reflection).
 Pass any `ChatClient` (the `openai`-backed one, or `ai_assistant.testing.scripted.ScriptedModel`
 with scripted answers); without one, the offline rehearsal rules answer (facts are the entries'
@@ -26,7 +31,7 @@ own words), which is deterministic and free.
 
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from .brain import Brain
@@ -39,6 +44,7 @@ from .memory.journal import Journal
 from .memory.provenance import OBSERVED, SOURCES, spoken_source
 from .memory.recall import Recalled
 from .memory.store import DictStore, KeyValueStore
+from .memory_admin import MemoryAdmin
 from .sleep.tick import sleep_tick
 from .tools.base import ToolRegistry
 
@@ -75,7 +81,7 @@ def _keys(people: Iterable[str] | None) -> list[str] | None:
     return sorted({p if p.startswith(("#", "name:")) else person_key(None, p) for p in people if p})
 
 
-class AssistantMemory:
+class AssistantMemory(MemoryAdmin):
     """One assistant's memory, in plain Python.
 
     Args:
@@ -89,7 +95,43 @@ class AssistantMemory:
         aliases (list, optional): Other names of the assistant.
         time_factor (float): Game seconds per real second (recency decays on game time).
 
+    Over a live assistant, use `AssistantMemory.over(brain_source, now)` instead.
+
     """
+
+    _brain_source: Callable[[], Brain]
+    _now: Callable[[], datetime] = staticmethod(utcnow)
+
+    @classmethod
+    def over(
+        cls, brain: "Brain | Callable[[], Brain]", now: Callable[[], datetime] | None = None
+    ) -> "AssistantMemory":
+        """The memory of an assistant that already has a brain (a game's, a test's).
+
+        Args:
+            brain (Brain or callable): The brain, or `brain()` giving the current one (a
+                game's handler builds it again when its settings change).
+            now (callable, optional): `now()` -> the current real time; the system clock by
+                default.
+
+        Returns:
+            AssistantMemory: Over that brain; nothing is copied.
+
+        """
+        memory = cls.__new__(cls)
+        memory._brain_source = brain if callable(brain) else (lambda: brain)
+        if now is not None:
+            memory._now = now
+        return memory
+
+    @property
+    def brain(self) -> Brain:
+        """The assistant's brain (the current one, over a live assistant)."""
+        return self._brain_source()
+
+    def now(self) -> datetime:
+        """The current real time (the clock it was given; the system's by default)."""
+        return self._now()
 
     def __init__(
         self,
@@ -108,7 +150,7 @@ class AssistantMemory:
             from .offline.replies import ResponderClient
 
             model = ResponderClient(RehearsalResponder())
-        self.brain = Brain(
+        brain = Brain(
             name=name,
             persona="",
             config=config or AssistantConfig(),
@@ -122,6 +164,7 @@ class AssistantMemory:
             embedding_model=embedding_model,
             time_factor=time_factor,
         )
+        self._brain_source = lambda: brain
 
     @property
     def journal(self) -> Journal:
@@ -326,15 +369,6 @@ class AssistantMemory:
 
         """
         return self.brain.links.all()
-
-    def people(self) -> list[dict]:
-        """Every profile: observations and attributes.
-
-        Returns:
-            list: The profiles as dicts.
-
-        """
-        return self.brain.entities.profiles()
 
     def reflections(self) -> list[dict]:
         """The reflections in the journal, oldest first.

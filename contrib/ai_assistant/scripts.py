@@ -111,7 +111,7 @@ class AssistantScript(DefaultScript):
     def _flush_heard(self) -> None:
         handler = getattr(self.obj, "assistant", None)
         if handler is not None:
-            handler.flush_heard()
+            handler.hearing.flush()
 
     def ensure_ticker(self, rate: int | None = None) -> None:
         """Subscribe to the ticker at `rate`, replacing any other subscription.
@@ -249,7 +249,7 @@ class AssistantScript(DefaultScript):
         if error is not None:
             handler = getattr(self.obj, "assistant", None)
             if handler is not None:
-                handler.in_flight = False
+                handler.tick_failed()
             self.record_error("prompt start" if prompt else "tick", error)
 
     def drive(self, work, on_done, on_failure, runner, opening: bool = False) -> None:

@@ -36,6 +36,7 @@ from ..memory.audience import NOBODY, narrowest, served_by
 from ..memory.recall import render
 from ..memory.working import WorkingMemory
 from ..prompt import events_message
+from ..records import TurnSummary
 from ..reminders import Reminders
 from ..react import LoopResult, StopPolicy, react
 from ..state import (
@@ -43,6 +44,7 @@ from ..state import (
     CONSECUTIVE_ERRORS,
     CONTEXT_TOKENS,
     LAST_COMPACTION,
+    LAST_TURN,
     RECENT_TURNS,
     RECENT_TURNS_KEPT,
     RETRY_AFTER,
@@ -97,7 +99,7 @@ class TurnOutcome:
             completion_tokens=loop.completion_tokens,
         )
 
-    def summary(self) -> dict:
+    def summary(self) -> TurnSummary:
         """A short record of the turn, for the status and the log.
 
         Returns:
@@ -345,6 +347,28 @@ def _listed(present: list[str]) -> list[str]:
     if len(present) <= MAX_PRESENT_LISTED:
         return present
     return present[:MAX_PRESENT_LISTED] + [f"and {len(present) - MAX_PRESENT_LISTED} others"]
+
+
+def clear_model_errors(brain: Brain) -> None:
+    """Forget the model's errors and the back-off after them (a builder fixed the endpoint):
+    the error counts and malformed output in the usage, the errors of the recent turns (the
+    turns stay on record) and the retry time, so the next tick with work asks at once.
+
+    Args:
+        brain (Brain): The assistant.
+
+    """
+    usage = brain.usage()
+    usage.errors.clear()
+    usage.malformed.clear()
+    brain.save_usage(usage)
+    state = brain.state
+    recent = state.get(RECENT_TURNS)
+    if recent:
+        state.set(RECENT_TURNS, [{**turn, "error": None} for turn in recent])
+    for key in (LAST_TURN, RETRY_AFTER, CONSECUTIVE_ERRORS):
+        if state.get(key) is not None:
+            state.delete(key)
 
 
 def _back_off(brain: Brain, now: datetime) -> None:

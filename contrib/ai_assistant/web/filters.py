@@ -12,7 +12,7 @@ and the full length after a cut.
 
 from django.template import Library
 
-from ..handler import redacted
+from ..game_settings import redacted
 
 # a name, a key, a tool name, a stop reason, a place: one line of a table
 NAME_CHARS = 200

@@ -41,7 +41,9 @@ from twisted.internet import reactor
 from twisted.internet.threads import blockingCallFromThread
 from twisted.python import threadable
 
-from ..handler import ASSISTANT_TAG, AssistantError, find_assistants, redacted
+from ..errors import Refused
+from ..assistants import ASSISTANT_TAG, find_assistants
+from ..game_settings import redacted
 from ..lifecycle import DEFAULT_HOURS
 from .filters import NAME_CHARS, TEXT_CHARS, clip
 
@@ -297,42 +299,11 @@ def _list_page(number) -> tuple:
     return page, rows
 
 
-class JournalSlice:
-    """The journal, newest first, as a sequence a Paginator can slice without loading it all.
-
-    Args:
-        journal (Journal): The assistant's journal.
-        seqs (list, optional): Positions of the entries to show (a filter's matches), oldest
-            first; None for every entry.
-
-    """
-
-    def __init__(self, journal, seqs=None):
-        self.entries = journal.entries
-        self.seqs = seqs
-
-    def __len__(self) -> int:
-        return len(self.entries) if self.seqs is None else len(self.seqs)
-
-    def __getitem__(self, index):
-        if not isinstance(index, slice):
-            raise TypeError("JournalSlice is sliced by pages only.")
-        total = len(self)
-        start, stop, _ = index.indices(total)
-        if start >= stop:
-            return []
-        if self.seqs is None:
-            # newest first: page positions counted from the end of the chunked list
-            return list(reversed(self.entries.slice(total - stop, total - start)))
-        wanted = list(reversed(self.seqs))[start:stop]
-        return [self.entries.get(seq) for seq in wanted]
-
-
-def journal_matches(journal, speaker: str = "", query: str = "", audience: str = "") -> list:
+def journal_matches(memory, speaker: str = "", query: str = "", audience: str = "") -> list:
     """Positions of the journal entries that pass the filters, read chunk by chunk.
 
     Args:
-        journal (Journal): The journal.
+        memory (AssistantMemory): The assistant's memory (`character.assistant.memory`).
         speaker (str, optional): Part of the speaker's (or author's) name.
         query (str, optional): Words the text must hold.
         audience (str, optional): "private", "public" or empty for both.
@@ -341,22 +312,11 @@ def journal_matches(journal, speaker: str = "", query: str = "", audience: str =
         list: The matching positions, oldest first.
 
     """
-    entries = journal.entries
-    speaker, query = speaker.strip().lower(), query.strip().lower()
     seqs = []
-    step = max(1, entries.chunk_size)
+    step = on_reactor(memory.journal_chunk)
     # one chunk per visit to the reactor: a long journal never holds the game up for long
-    for start in range(0, on_reactor(len, entries), step):
-        for offset, entry in enumerate(on_reactor(entries.slice, start, start + step)):
-            who = f"{entry.get('heard_from') or ''} {entry.get('author') or ''}".lower()
-            if speaker and speaker not in who:
-                continue
-            if query and query not in (entry.get("content") or "").lower():
-                continue
-            private = entry.get("audience") is not None
-            if (audience == "private" and not private) or (audience == "public" and private):
-                continue
-            seqs.append(start + offset)
+    for start in range(0, on_reactor(memory.journal_count), step):
+        seqs += on_reactor(memory.journal_matches, start, start + step, speaker, query, audience)
     return seqs
 
 
@@ -500,41 +460,6 @@ def links_svg(links: list, max_nodes: int, size: int = 420) -> str:
     return "".join(parts)
 
 
-class NewestMemories:
-    """The long-term memories not forgotten, newest first, as a sequence a Paginator slices.
-
-    Only the `MemoryStore` protocol is used (`count`, `recent`), so a game's own store works
-    too: a page reads the newest memories down to the page's end, never the whole store. Its
-    length is the store's count, forgotten memories included (the protocol does not count them
-    apart), so the last page may hold fewer than a page's worth.
-
-    Args:
-        store (MemoryStore): The assistant's long-term store.
-
-    """
-
-    def __init__(self, store):
-        self.store = store
-        self.total = store.count()
-
-    def __len__(self) -> int:
-        return self.total
-
-    def __getitem__(self, index):
-        if not isinstance(index, slice):
-            raise TypeError("NewestMemories is sliced by pages only.")
-        start, stop, _ = index.indices(self.total)
-        if start >= stop:
-            return []
-        # forgotten memories are skipped by `recent`: look further back until the page is full
-        look = stop
-        while True:
-            found = self.store.recent(look)
-            if len(found) >= stop or look >= self.total:
-                return list(found[start:stop])
-            look = min(self.total, look * 2)
-
-
 def _get_page(items, number, size: int | None = None):
     """One page of `items`, evaluated: a page number that is not a number gives the first page,
     one past the end the last (Django's `get_page`), never an error."""
@@ -659,8 +584,7 @@ def assistant_detail(request, dbid: int):
         audience = ""
     seqs = None
     if speaker or query or audience:
-        journal = on_reactor(lambda: obj.assistant.brain.journal)
-        seqs = journal_matches(journal, speaker, query, audience)
+        seqs = journal_matches(obj.assistant.memory, speaker, query, audience)
     pages = {name: request.GET.get(name) for name in DETAIL_PAGES}
     data = on_reactor(_detail_data, obj, seqs, pages)
     status, page = data["status"], data["journal_page"]
@@ -699,12 +623,6 @@ def assistant_detail(request, dbid: int):
     return render(request, "ai_assistant/detail.html", context)
 
 
-def _people_index(brain) -> list:
-    """(key, name) of everyone the assistant knows, by name: one read (the profiles' index)."""
-    index = brain.entities.index()
-    return sorted(index.items(), key=lambda item: (str(item[1]).lower(), str(item[0])))
-
-
 def _detail_data(obj, seqs, pages: dict) -> dict:
     """What an assistant's page shows, read on the reactor (nothing is written).
 
@@ -713,10 +631,10 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
 
     """
     handler = obj.assistant
-    brain = handler.brain
-    journal_page = _get_page(JournalSlice(brain.journal, seqs), pages.get("page"))
-    people_page = _get_page(_people_index(brain), pages.get("people_page"))
-    core_items, core_tokens, core_budget = handler.core_memory()
+    memory = handler.memory
+    journal_page = _get_page(memory.newest_entries(seqs), pages.get("page"))
+    people_page = _get_page(memory.people_index(), pages.get("people_page"))
+    core_items, core_tokens, core_budget = handler.memory.core_notes()
     return {
         "obj": obj,
         "key": obj.key,
@@ -724,17 +642,17 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
         "status": handler.status(flush=False),
         "model": handler.model_in_use(),
         "now": handler.now(),
-        "transitions_all": brain.lifecycle.log().tail(200),
-        "usage_by_hour": brain.usage_by_hour(),
+        "transitions_all": handler.transitions(200),
+        "usage_by_hour": handler.usage_by_hour(),
         "journal_page": journal_page,
-        "memories_page": _get_page(NewestMemories(brain.long_term), pages.get("memories_page")),
+        "memories_page": _get_page(memory.newest_memories(), pages.get("memories_page")),
         "people_page": people_page,
-        "profiles": [brain.entities.profile(key) for key, _ in people_page.object_list],
-        "links": handler.memory_links(200),
+        "profiles": [memory.profile(key) for key, _ in people_page.object_list],
+        "links": handler.memory.memory_links(200),
         "core_items": sorted(core_items.items()),
         "core_tokens": core_tokens,
         "core_budget": core_budget,
-        "sleeps": handler.sleeps(20),
+        "sleeps": handler.memory.sleeps(20),
         "turns_page": _get_page(handler.recent_turns(), pages.get("turns_page")),
     }
 
@@ -777,12 +695,11 @@ def assistant_person(request, dbid: int):
 
 def _person_data(obj, key: str, pages: dict) -> dict:
     """One person's profile, read on the reactor, its lists paged newest first."""
-    entities = obj.assistant.brain.entities
-    # only a key of the index is a person (a crafted key must not reach another stored value)
-    name = entities.index().get(key)
-    profile = entities.profile(key) if name is not None else None
-    if not isinstance(profile, dict):
+    # only a key of the index is a person (a crafted key never reaches another stored value)
+    profile = obj.assistant.memory.profile(key)
+    if profile is None:
         raise Http404("The assistant knows no one by that key.")
+    name = profile.get("name") or key
     observations = list(reversed(profile.get("observations") or []))
     attributes = list(reversed(profile.get("attributes") or []))
     return {
@@ -837,10 +754,10 @@ def _turn_row(turn: dict) -> dict:
 
 def _do_action(handler, action: str, data, by: str) -> str:
     if action == "set_core":
-        tokens = handler.set_core_memory(data.get("key", ""), data.get("value", ""))
+        tokens = handler.memory.set_core_note(data.get("key", ""), data.get("value", ""))
         return f"Core memory '{data.get('key', '').strip()}' set ({tokens} tokens in use)."
     if action == "remove_core":
-        handler.remove_core_memory(data.get("key", ""))
+        handler.memory.remove_core_note(data.get("key", ""))
         return f"Core memory '{data.get('key', '').strip()}' removed."
     if action == "pause":
         handler.pause()
@@ -852,13 +769,13 @@ def _do_action(handler, action: str, data, by: str) -> str:
         try:
             hours = int(data.get("hours") or DEFAULT_HOURS)
         except ValueError:
-            raise AssistantError("Hours must be a whole number.") from None
+            raise Refused("Hours must be a whole number.") from None
         phase = handler.sleep(hours=hours, depth=data.get("depth") or "light", by=by)
         return f"Asleep ({phase})."
     if action == "wake":
         handler.wake(data.get("reason", ""))
         return "Awake."
-    raise AssistantError(f"Unknown action '{action}'.")
+    raise Refused(f"Unknown action '{action}'.")
 
 
 @dashboard_view
@@ -884,6 +801,6 @@ def assistant_action(request, dbid: int):
     try:
         done = on_reactor(lambda: _do_action(obj.assistant, action, data, by))
         messages.success(request, clip(done, TEXT_CHARS))
-    except AssistantError as err:
+    except Refused as err:
         messages.error(request, clip(err, TEXT_CHARS))
     return redirect(reverse("ai_assistant:detail", args=[dbid]))

@@ -1,0 +1,696 @@
+"""
+What builders read and correct of an assistant's memory, in the pure core.
+
+`MemoryAdmin` is the builder's half of `memory_api.AssistantMemory`: over a game's live brain it
+is `character.assistant.memory`, which `@assistant` and the dashboard use; over a brain of its
+own, a game's tests or an outside tool can use the same. It reads without writing, pages what
+grows (journal, memories, people, reviews), and every correction either happens or raises
+`errors.Refused`, naming what was wrong and what is allowed, and changing nothing.
+
+What it covers: the journal and reflections, long-term memories and their links, people, a
+builder's corrections (forget, trust, the review log), core notes, reminders, the sleep debt,
+the sleep history, snapshots and rolling a sleep back. A rollback here is the core's part: the
+handler runs it in one database transaction and builds its brain again after it.
+
+"""
+
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from .brain import Brain
+from .clock import to_iso
+from .debt import SleepDebt
+from .errors import Refused
+from .memory.recall import Recalled
+from .memory.review import parse_trust
+from .memory.snapshots import Snapshots
+from .records import CoreNote, JournalEntry, Profile, SleepRecord, Trigger
+from .reminders import Reminders
+from .sleep_history import SleepHistory
+from .state import CORE_CONSOLIDATION
+
+MAX_QUERY_CHARS = 200
+MAX_CORE_KEY_CHARS = 60
+MAX_CORE_VALUE_CHARS = 1000
+MAX_SLEEPS_LISTED = 500
+
+
+class NewestEntries(Sequence):
+    """The journal, newest first, as a sequence a pager slices without loading it all.
+
+    Args:
+        journal (Journal): The assistant's journal.
+        seqs (list, optional): Positions of the entries to show (a filter's matches), oldest
+            first; None for every entry.
+
+    """
+
+    def __init__(self, journal, seqs: list[int] | None = None):
+        self.entries = journal.entries
+        self.seqs = seqs
+
+    def __len__(self) -> int:
+        return len(self.entries) if self.seqs is None else len(self.seqs)
+
+    def __getitem__(self, index):
+        if not isinstance(index, slice):
+            raise TypeError("NewestEntries is sliced by pages only.")
+        total = len(self)
+        start, stop, _ = index.indices(total)
+        if start >= stop:
+            return []
+        if self.seqs is None:
+            # newest first: page positions counted from the end of the chunked list
+            return list(reversed(self.entries.slice(total - stop, total - start)))
+        wanted = list(reversed(self.seqs))[start:stop]
+        return [self.entries.get(seq) for seq in wanted]
+
+
+class NewestMemories(Sequence):
+    """The long-term memories not forgotten, newest first, as a sequence a pager slices.
+
+    Only the `MemoryStore` protocol is used (`count`, `recent`), so a game's own store works
+    too: a page reads the newest memories down to the page's end, never the whole store. Its
+    length is the store's count, forgotten memories included (the protocol does not count them
+    apart), so the last page may hold fewer than a page's worth.
+
+    Args:
+        store (MemoryStore): The assistant's long-term store.
+
+    """
+
+    def __init__(self, store):
+        self.store = store
+        self.total = store.count()
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, index):
+        if not isinstance(index, slice):
+            raise TypeError("NewestMemories is sliced by pages only.")
+        start, stop, _ = index.indices(self.total)
+        if start >= stop:
+            return []
+        # forgotten memories are skipped by `recent`: look further back until the page is full
+        look = stop
+        while True:
+            found = self.store.recent(look)
+            if len(found) >= stop or look >= self.total:
+                return found[start:stop]
+            look = min(self.total, look * 2)
+
+
+class MemoryAdmin:
+    """A builder's view of one assistant's memory, and the corrections they may make.
+
+    A subclass gives `brain` (the assistant's current `Brain`) and `now()`.
+
+    """
+
+    brain: Brain
+
+    def now(self) -> datetime:
+        """The current real time."""
+        raise NotImplementedError
+
+    # ---- the journal ------------------------------------------------------------------------
+
+    def journal_count(self) -> int:
+        """How many journal entries there are (pruned and forgotten ones included)."""
+        return len(self.brain.journal)
+
+    def entries(self) -> list[JournalEntry]:
+        """Every journal entry, oldest first.
+
+        Returns:
+            list: The entries, as dicts.
+
+        """
+        return self.brain.journal.all()
+
+    def newest_entries(self, seqs: list[int] | None = None) -> NewestEntries:
+        """The journal (or the entries at `seqs`), newest first, paged as it is read.
+
+        Args:
+            seqs (list, optional): The positions to show, oldest first (`journal_matches`).
+
+        Returns:
+            NewestEntries: A sequence of entries, sliced by pages.
+
+        """
+        return NewestEntries(self.brain.journal, seqs)
+
+    def journal_matches(
+        self, start: int, stop: int, speaker: str = "", query: str = "", audience: str = ""
+    ) -> list[int]:
+        """Positions from `start` to `stop` of the entries that pass the filters (a caller
+        that must not hold the game up reads a chunk at a time).
+
+        Args:
+            start (int): The first position read.
+            stop (int): The position after the last one read.
+            speaker (str, optional): Part of the speaker's (or author's) name.
+            query (str, optional): Words the text must hold.
+            audience (str, optional): "private", "public" or empty for both.
+
+        Returns:
+            list: The matching positions, oldest first.
+
+        """
+        speaker, query = speaker.strip().lower(), query.strip().lower()
+        seqs = []
+        for offset, entry in enumerate(self.brain.journal.entries.slice(start, stop)):
+            who = f"{entry.get('heard_from') or ''} {entry.get('author') or ''}".lower()
+            if speaker and speaker not in who:
+                continue
+            if query and query not in (entry.get("content") or "").lower():
+                continue
+            private = entry.get("audience") is not None
+            if (audience == "private" and not private) or (audience == "public" and private):
+                continue
+            seqs.append(start + offset)
+        return seqs
+
+    def journal_chunk(self) -> int:
+        """How many entries one stored chunk of the journal holds (a reader's natural step)."""
+        return max(1, self.brain.journal.entries.chunk_size)
+
+    def newest_reflections(self) -> list[JournalEntry]:
+        """The reflections in the journal, newest first.
+
+        Returns:
+            list: The reflection entries, as dicts.
+
+        """
+        journal = self.brain.journal
+        return [e for e in reversed(journal.all()) if journal.is_reflection(e)]
+
+    # ---- long-term memories ---------------------------------------------------------------------
+
+    def newest_memories(self) -> NewestMemories:
+        """The long-term memories not forgotten, newest first, paged as they are read.
+
+        Returns:
+            NewestMemories: A sequence of memories, sliced by pages.
+
+        """
+        return NewestMemories(self.brain.long_term)
+
+    def recent_memories(self, limit: int = 50) -> list[dict]:
+        """The newest long-term memories, newest first.
+
+        Args:
+            limit (int, optional): How many at most.
+
+        Returns:
+            list: The memories, as dicts.
+
+        """
+        return self.brain.long_term.recent(limit)
+
+    def searches_by_meaning(self) -> bool:
+        """Whether a search also looks for what is near in meaning (an embeddings model is
+        configured), besides the words.
+
+        Returns:
+            bool: True with embeddings.
+
+        """
+        return bool(self.brain.embedding_model)
+
+    def search_query(self, query: str) -> str:
+        """A builder's memory query, checked.
+
+        Args:
+            query (str): What to look for.
+
+        Returns:
+            str: The query, stripped.
+
+        Raises:
+            Refused: An empty or oversized query.
+
+        """
+        query = (query or "").strip()
+        if not query or len(query) > MAX_QUERY_CHARS:
+            raise Refused(
+                f"A query is 1 to at most {MAX_QUERY_CHARS} characters; this one has {len(query)}."
+            )
+        return query
+
+    def search(self, query: str, semantic=None) -> list[Recalled]:
+        """Everything the assistant remembers for `query`, ranked as recall ranks it, from all
+        audiences (a builder sees everything).
+
+        Args:
+            query (str): What to look for (`search_query` checks it).
+            semantic (list, optional): What `brain.semantic_search(query)` found, when an
+                embeddings model is configured (its call runs off the reactor).
+
+        Returns:
+            list: `Recalled` items, best first.
+
+        Raises:
+            Refused: An empty or oversized query.
+
+        """
+        brain = self.brain
+        return brain.recall(
+            self.search_query(query),
+            now=self.now(),
+            served=None,
+            limit=brain.config.memory_search_limit,
+            semantic=semantic,
+        )
+
+    def memory_links(self, limit: int = 50) -> list[tuple[str, str, float, str, str]]:
+        """The strongest links between memories.
+
+        Args:
+            limit (int, optional): How many at most.
+
+        Returns:
+            list: (id, id, strength, text, text) tuples; a missing memory's text is "?".
+
+        """
+        brain = self.brain
+        rows = []
+        for one, other, strength in brain.links.all()[:limit]:
+            first, second = brain.index.doc(one), brain.index.doc(other)
+            rows.append(
+                (one, other, strength, first.text if first else "?", second.text if second else "?")
+            )
+        return rows
+
+    # ---- people ---------------------------------------------------------------------------------
+
+    def people_index(self) -> list[tuple[str, str]]:
+        """(key, name) of everyone the assistant knows, by name: one read (the index).
+
+        Returns:
+            list: The pairs, sorted by name.
+
+        """
+        index = self.brain.entities.index()
+        return sorted(index.items(), key=lambda item: (str(item[1]).lower(), str(item[0])))
+
+    def profile(self, key: str) -> Profile | None:
+        """One person's profile, by their key; only a key of the index is a person (a crafted
+        key never reaches another stored value).
+
+        Args:
+            key (str): The person's key (`#12`, `name:bob`).
+
+        Returns:
+            dict or None: The profile, or None for nobody known by that key.
+
+        """
+        entities = self.brain.entities
+        if entities.index().get(key) is None:
+            return None
+        profile = entities.profile(key)
+        return profile if isinstance(profile, dict) else None
+
+    def people(self, name: str | None = None) -> list[Profile]:
+        """Profiles (observations and attributes), or those whose name or key is `name`.
+
+        Args:
+            name (str, optional): A name or key to match, case-insensitively; all when empty.
+
+        Returns:
+            list: The profiles, as dicts.
+
+        Raises:
+            Refused: Nobody of that name is known.
+
+        """
+        if not name:
+            return self.brain.entities.profiles()
+        wanted = name.strip().lower()
+        matches = [
+            key
+            for key, known in self.people_index()
+            if str(known).lower() == wanted or str(key).lower() == wanted
+        ]
+        found = [profile for key in matches if (profile := self.profile(key)) is not None]
+        if not found:
+            known = ", ".join(sorted(str(n) for _, n in self.people_index())[:30]) or "nobody yet"
+            raise Refused(f"{self.brain.name} knows no one called '{name[:60]}'. Known: {known}.")
+        return found
+
+    # ---- a builder's corrections ----------------------------------------------------------------
+
+    def forget(self, memory_id: str, by: str, reason: str = "") -> list[str]:
+        """Forget a memory (a builder's correction, recorded).
+
+        Args:
+            memory_id (str): The memory's id, e.g. j000012 or m000003.
+            by (str): Who decided.
+            reason (str, optional): Why.
+
+        Returns:
+            list: The ids of what was forgotten.
+
+        Raises:
+            Refused: No memory has that id.
+
+        """
+        return self.brain.review.forget(memory_id, self.now(), by, reason)
+
+    def set_trust(self, memory_id: str, level: str, by: str) -> tuple[float, float | None]:
+        """Set how far a memory is trusted (recorded): (the new trust, the one it had set).
+
+        Args:
+            memory_id (str): j000012, m000003, #12/o3 ...
+            level (str): low, medium, high or a number from 0 to 1.
+            by (str): Who decided.
+
+        Returns:
+            tuple: (the new trust, the trust that was set before or None).
+
+        Raises:
+            Refused: A bad id or level.
+
+        """
+        trust = parse_trust(level)
+        return trust, self.brain.review.set_trust(memory_id, trust, self.now(), by)
+
+    def reviews_count(self) -> int:
+        """How many corrections are on record."""
+        return len(self.brain.review.audit)
+
+    def reviews(self, limit: int = 50) -> list[dict]:
+        """The latest recorded corrections (forgotten memories, trust settings), newest first.
+
+        Args:
+            limit (int, optional): How many at most.
+
+        Returns:
+            list: The corrections, as dicts.
+
+        """
+        return self.brain.review.history(limit)
+
+    # ---- core notes -----------------------------------------------------------------------------
+
+    def core_notes(self) -> tuple[dict[str, CoreNote], int, int]:
+        """The core memory and its size.
+
+        Returns:
+            tuple: (items, tokens, token budget); items is a dict of notes by slot, tokens
+                those of the largest block of the model's notes one conversation sees (each
+                conversation's room is the budget; builders' pinned notes have their own).
+
+        """
+        brain = self.brain
+        core = brain.core_memory
+        model_notes = {k: n for k, n in core.largest_view().items() if not n.get("pinned")}
+        return (core.items(), core.tokens_of(model_notes), brain.config.memory_block_tokens)
+
+    def pinned_core_tokens(self) -> int:
+        """Tokens of the builders' pinned core notes (their own room of `memory_block_tokens`).
+
+        Returns:
+            int: The token count.
+
+        """
+        return self.brain.core_memory.pinned_tokens()
+
+    def set_core_note(self, key: str, value: str, by: str | None = None) -> int:
+        """Set one core memory note: a builder's, pinned (the model may read it, not change
+        it), in a room of its own.
+
+        Args:
+            key (str): The note's name.
+            value (str): The note's text.
+            by (str, optional): The builder's name, kept with the note.
+
+        Returns:
+            int: The tokens the builders' pinned notes now use.
+
+        Raises:
+            Refused: A bad key or value, or the pinned notes would exceed their budget.
+
+        """
+        key = (key or "").strip()
+        value = (value or "").strip()
+        if not key or len(key) > MAX_CORE_KEY_CHARS:
+            raise Refused(
+                f"A key is 1 to at most {MAX_CORE_KEY_CHARS} characters; this one has {len(key)}."
+            )
+        if not value or len(value) > MAX_CORE_VALUE_CHARS:
+            raise Refused(
+                f"A value is 1 to at most {MAX_CORE_VALUE_CHARS} characters; "
+                f"this one has {len(value)}."
+            )
+        brain = self.brain
+        # a builder's note is pinned: sleep's consolidation leaves it as it is
+        return brain.core_memory.set(
+            key, value, self.now(), brain.config.memory_block_tokens, pinned=True, by=by
+        )
+
+    def remove_core_note(self, key: str) -> None:
+        """Remove one core memory note.
+
+        Args:
+            key (str): The note's name, as `core_notes()` lists it.
+
+        Raises:
+            Refused: There is no such note.
+
+        """
+        if not self.brain.core_memory.remove((key or "").strip()):
+            raise Refused(f"No core memory '{str(key)[:60]}' to remove.")
+
+    # ---- reminders ------------------------------------------------------------------------------
+
+    def reminders(self) -> list[Trigger]:
+        """The assistant's reminders (contextual triggers), oldest first.
+
+        Returns:
+            list: `reminders.Trigger` dicts.
+
+        """
+        return Reminders(self.brain.state).all()
+
+    def add_reminder(self, pattern: str, reminder: str, max_fires: int, by: str) -> Trigger:
+        """Set a builder's reminder: when `pattern` comes up in what it hears, `reminder` rides
+        in that turn's message, at most `max_fires` times. It is public, and has a room of its
+        own (`reminders.MAX_BUILDER_TRIGGERS`): players cannot crowd it out.
+
+        Args:
+            pattern (str): A person, word or place (1-80 characters).
+            reminder (str): The reminder (1-300 characters).
+            max_fires (int): How many times it may fire (1-20).
+            by (str): The builder's name.
+
+        Returns:
+            dict: The reminder.
+
+        Raises:
+            Refused: A value out of bounds, or the builders' room already full; nothing is
+                changed.
+
+        """
+        brain = self.brain
+        return Reminders(brain.state).add(
+            pattern,
+            reminder,
+            now=self.now(),
+            by=by,
+            limit=brain.config.max_triggers,
+            max_fires=max_fires,
+            builder=True,
+        )
+
+    def remove_reminder(self, reminder_id: str) -> Trigger:
+        """Remove a reminder.
+
+        Args:
+            reminder_id (str): Its id, such as "t3".
+
+        Returns:
+            dict: The reminder removed.
+
+        Raises:
+            Refused: No reminder has that id; nothing is changed.
+
+        """
+        return Reminders(self.brain.state).remove(reminder_id)
+
+    # ---- sleep debt and the sleep history -------------------------------------------------------
+
+    def debt(self) -> dict:
+        """The assistant's sleep debt.
+
+        Returns:
+            dict: "points", "level", "turns_since_sleep", "last_sleep" (ISO or None) and
+                "last_reason" (the last builder's reason, or None).
+
+        """
+        debt = SleepDebt(self.brain.state)
+        return {
+            "points": debt.points,
+            "level": debt.level,
+            "turns_since_sleep": debt.turns_since_sleep,
+            "last_sleep": debt.last_sleep(),
+            "last_reason": debt.last_reason(),
+        }
+
+    def add_debt(self, points: int, reason: str) -> dict:
+        """Add sleep debt by hand: a builder's account of a day the assistant did not log.
+
+        Args:
+            points (int): 1 to 3.
+            reason (str): Why.
+
+        Returns:
+            dict: The debt after (as `debt()` gives it).
+
+        Raises:
+            Refused: Points outside 1-3 or no reason; nothing is changed.
+
+        """
+        SleepDebt(self.brain.state).add(points, reason)
+        return self.debt()
+
+    def sleeps(self, limit: int = 20) -> list[SleepRecord]:
+        """The assistant's last sleeps, newest first (see `ai_assistant.sleep_history`).
+
+        Args:
+            limit (int): How many at most (1-500).
+
+        Returns:
+            list: Sleep records.
+
+        Raises:
+            Refused: A limit outside 1-500.
+
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            limit = -1
+        if not 1 <= limit <= MAX_SLEEPS_LISTED:
+            raise Refused(
+                f"The limit must be a whole number from 1 to {MAX_SLEEPS_LISTED}, not {limit!r}."
+            )
+        return SleepHistory(self.brain.state).recent(limit)
+
+    # ---- snapshots and rollback -----------------------------------------------------------------
+
+    def snapshots(self) -> list[dict]:
+        """The memory snapshots kept, newest first (see `ai_assistant.memory.snapshots`).
+
+        Returns:
+            list: Dicts with "sleep_id", "started", "keys" and "complete".
+
+        """
+        return list(reversed(Snapshots(self.brain.state).kept()))
+
+    def rollback_plan(self, sleep_id: str | None = None, long_term: Callable | None = None) -> dict:
+        """What rolling back a sleep would change, without changing anything.
+
+        Args:
+            sleep_id (str, optional): The sleep, such as "s3"; by default the latest sleep
+                with a snapshot.
+            long_term (callable, optional): Makes the long-term store over a store
+                (`AssistantHandler.make_long_term_store`): a game's own store gets the
+                builders' corrections made again through it.
+
+        Returns:
+            dict: "sleep_id", "sleeps" (the ids undone, newest first), "values" (stored values
+                that change), "changes" (counts, see `memory.snapshots.SUMMARY_LABELS`) and
+                "kept" (the builder corrections made since, which the rollback keeps: see
+                `memory.review.MemoryReview.reapply`).
+
+        Raises:
+            Refused: It is asleep, the id is malformed, or there is no snapshot of that sleep
+                that can be rolled back.
+
+        """
+        brain = self.brain
+        name = brain.name
+        if brain.asleep:
+            raise Refused(
+                f"{name} is asleep: a sleep under way is still changing its memory. Wake it "
+                f"first (@assistant/wake {name}), then roll back."
+            )
+        snapshots = Snapshots(brain.state)
+        if sleep_id is None or not sleep_id.strip():
+            kept = snapshots.kept()
+            if not kept:
+                raise Refused(
+                    f"{name} has no memory snapshot: one is taken when a sleep begins "
+                    f"(snapshots_kept={brain.config.snapshots_kept})."
+                )
+            sleep_id = kept[-1]["sleep_id"]
+        sleep_id = sleep_id.strip().lower()
+        if not re.fullmatch(r"s[0-9]{1,9}", sleep_id):
+            raise Refused(
+                f"'{sleep_id[:20]}' is not a sleep id: one looks like s3 (see @assistant/sleeps "
+                f"{name})."
+            )
+        plan = snapshots.preview(sleep_id, brain.memory_store.inner, long_term=long_term)
+        return {"sleep_id": sleep_id, **plan}
+
+    def rollback(
+        self,
+        sleep_id: str | None = None,
+        by: str = "builder",
+        expected: list | None = None,
+        expected_kept: list | None = None,
+        long_term: Callable | None = None,
+    ) -> tuple[dict, list[str]]:
+        """Restore the assistant's memory as it was when a sleep began, undoing that sleep and
+        every later one (and what it learned awake since), except the builders' corrections
+        made since (forgotten memories stay forgotten, trust settings stay set; the review log
+        is never rolled back). Run it in one transaction: all of it, or nothing.
+
+        Args:
+            sleep_id (str, optional): The sleep, such as "s3"; by default the latest sleep
+                with a snapshot.
+            by (str, optional): Who ordered it (kept in the sleep history).
+            expected (list, optional): The sleeps the builder was shown it would undo (as
+                `rollback_plan` gave them); refused when that changed since (a sleep came and
+                went while they answered).
+            expected_kept (list, optional): The "seq" of each correction they were shown it
+                keeps; refused when that changed since (a memory forgotten or its trust set
+                while they answered: they confirm only what they were shown).
+            long_term (callable, optional): As for `rollback_plan`.
+
+        Returns:
+            tuple: (what changed, as `rollback_plan` gives it; the sleeps undone that had no
+                record left to note it in). The brain's caches of memory are stale after it:
+                build it again.
+
+        Raises:
+            Refused: As `rollback_plan`, or what was shown changed; nothing is changed.
+
+        """
+        plan = self.rollback_plan(sleep_id, long_term)
+        if expected is not None and list(plan["sleeps"]) != list(expected):
+            raise Refused(
+                f"the sleeps it would undo changed since you were asked "
+                f"({', '.join(expected)} -> {', '.join(plan['sleeps'])}); ask again."
+            )
+        kept = [correction["seq"] for correction in plan["kept"]]
+        if expected_kept is not None and kept != list(expected_kept):
+            raise Refused(
+                "the builders' corrections it would keep changed since you were asked (a "
+                "memory was forgotten or its trust set); ask again."
+            )
+        brain = self.brain
+        summary = Snapshots(brain.state).rollback(
+            plan["sleep_id"], brain.memory_store.inner, long_term=long_term
+        )
+        history = SleepHistory(brain.state)
+        unrecorded = [
+            undone
+            for undone in summary["sleeps"]
+            if not history.mark(undone, rolled_back={"at": to_iso(self.now()), "by": by})
+        ]
+        # core memory's consolidation marks how far it read the memories, which may now be
+        # fewer: it weighs them afresh at the next sleep
+        brain.state.delete(CORE_CONSOLIDATION)
+        return {"sleep_id": plan["sleep_id"], **summary}, unrecorded
