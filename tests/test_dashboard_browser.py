@@ -135,17 +135,29 @@ class TestDashboardInBrowser(AssistantTestCase):
         return driver
 
     def wait_for(self, condition, seconds: float = 20):
-        """Wait until `condition(driver)` holds: a click starts a page load, it does not end it."""
+        """Wait until `condition(driver)` holds: a click starts a page load, it does not end it.
+
+        While the page changes, an element asked for may belong to the page that is going: the
+        driver says so as a stale element, or (Chromium's inspector, seen on CI) as a plain
+        `WebDriverException` ("Node with given id does not belong to the document"). Both are
+        asked again; a condition that never holds still times out.
+
+        """
         from selenium.common.exceptions import (
             NoSuchElementException,
             StaleElementReferenceException,
+            WebDriverException,
         )
         from selenium.webdriver.support.ui import WebDriverWait
 
         WebDriverWait(
             self.driver,
             seconds,
-            ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
+            ignored_exceptions=(
+                NoSuchElementException,
+                StaleElementReferenceException,
+                WebDriverException,
+            ),
         ).until(condition)
 
     def url(self, path: str) -> str:
