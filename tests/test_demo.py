@@ -259,3 +259,13 @@ def test_the_rehearsal_model_wakes_a_light_sleeper_only_for_something_urgent():
 
     assert decide("Carol, the library is on fire!").wake
     assert not decide("Carol, nice weather today.").wake
+
+
+def test_the_rehearsal_model_keeps_its_old_address_for_scripts():
+    # measurement scripts written before the move import it from ai_assistant.testing
+    from ai_assistant.testing.rehearsal import RehearsalResponder as OldAddress
+    from ai_assistant.testing.server import ResponderClient
+
+    assert OldAddress is RehearsalResponder
+    client = ResponderClient(OldAddress())
+    assert client.complete  # a ChatClient, as the scripts use it
