@@ -108,7 +108,7 @@ def test_recall_never_sees_the_future_and_weights_are_configurable():
     found = memory.recall("bridge", k=5, at=T0 + timedelta(days=1))
     assert [item.id for item in found] == ["j000000"]
     weights = memory.brain.recall_weights()
-    assert weights == RecallWeights(1.0, 0.1, 0.1, 0.3, 0.999, 0.3, weights.trusts)
+    assert weights == RecallWeights(1.0, 0.1, 0.1, 0.3, 0.999, 0.3, weights.trusts, 0.5)
     assert dict(weights.trusts)["claim"] == 0.4
 
 
@@ -140,10 +140,11 @@ def test_semantic_relevance_fuses_with_lexical():
 
 
 def test_a_hit_pulls_in_its_strongest_linked_neighbour():
+    # hours apart: not one conversation, so only the link joins them
     memory = memory_with(
-        ("The lighthouse keeper fell ill.", {}),
-        ("Nobody lit the lamp last night.", {}),
-        ("Fish are sold at dawn.", {}),
+        ("The lighthouse keeper fell ill.", {"time": T0}),
+        ("Nobody lit the lamp last night.", {"time": T0 + timedelta(hours=3)}),
+        ("Fish are sold at dawn.", {"time": T0 + timedelta(hours=6)}),
     )
     brain = memory.brain
     brain.links.link([("j000000", "j000001", 0.9)], max_per_memory=5)

@@ -161,7 +161,12 @@ class Brain:
             self.long_term = EmbeddedMemoryStore(self.memory_store)
         self.links = MemoryLinks(self.memory_store)
         self.index = MemoryIndex(
-            self.journal, self.long_term, self.entities, self.links, digests=self.digests
+            self.journal,
+            self.long_term,
+            self.entities,
+            self.links,
+            digests=self.digests,
+            stemmer=self.config.recall_stemmer,
         )
         self.review = MemoryReview(
             self.memory_store, self.journal, self.long_term, self.entities, self.links

@@ -18,9 +18,10 @@ import threading
 from collections import OrderedDict
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import Refused
+from .memory.lexical import stemmers
 
 
 class ConfigError(Refused):
@@ -236,7 +237,21 @@ class AssistantConfig(BaseModel):
         0.999, gt=0.0, le=1.0, description="Recency multiplier per game hour since a memory."
     )
     recall_candidates: int = Field(
-        20, ge=5, le=500, description="Lexical and semantic hits weighed in each recall."
+        50, ge=5, le=500, description="Lexical and semantic hits weighed in each recall."
+    )
+    recall_stemmer: str = Field(
+        "english",
+        min_length=1,
+        max_length=30,
+        description="Stemmer of the game's language for recall's words: a Snowball language "
+        "(english, russian, german, french, spanish, ...) or none.",
+    )
+    recall_semantic_share: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Share of relevance the embeddings give, when configured (the rest is "
+        "lexical).",
     )
     recall_link_neighbours: int = Field(
         2, ge=0, le=10, description="Linked memories each of the best hits pulls in."
@@ -412,6 +427,13 @@ class AssistantConfig(BaseModel):
     batch_max_wait_hours: int = Field(
         24, ge=1, le=168, description="Hours a batch may stay unfinished before direct calls."
     )
+
+    @field_validator("recall_stemmer")
+    @classmethod
+    def _a_known_stemmer(cls, name: str) -> str:
+        if name not in stemmers():
+            raise ValueError(f"one of {', '.join(stemmers())} is needed, not '{name}'")
+        return name
 
     @model_validator(mode="after")
     def _thresholds_in_order(self):

@@ -31,7 +31,7 @@ An entry:
 from collections.abc import Callable
 from datetime import datetime
 
-from ..clock import to_iso
+from ..clock import from_iso, to_iso
 from ..records import JournalEntry
 from .importance import heuristic_importance
 from .provenance import OBSERVED, REFLECTION, SUMMARY
@@ -46,6 +46,10 @@ REFLECTION_COUNTER = "importance_since_reflection"
 # a bookmark's importance by its salience (1-3), given when it is written and kept as a floor
 # when sleep scores it again: it was marked to matter, and stays above the usual threshold
 BOOKMARK_IMPORTANCE = {1: 6, 2: 8, 3: 10}
+# two entries this close in time, of one audience, are one conversation (`Journal.neighbours`)
+NEIGHBOUR_SECONDS = 600
+# the most characters of the neighbours' words kept with a fact (`Journal.talk_around`)
+TALK_CHARS = 600
 # ids of critical bookmarks (salience 3), checked cheaply at every turn until consolidated
 CRITICAL_BOOKMARKS = "critical_bookmarks"
 MAX_CRITICAL_BOOKMARKS = 20
@@ -164,6 +168,54 @@ class Journal:
             if entry is not None and not (entry.get("consolidated") or entry.get("skipped")):
                 return True
         return False
+
+    def at(self, seq: int) -> JournalEntry | None:
+        """The entry at position `seq`, or None past either end.
+
+        Args:
+            seq (int): Its position.
+
+        Returns:
+            dict or None: The entry.
+
+        """
+        return self.entries.get(seq) if 0 <= seq < len(self.entries) else None
+
+    def neighbours(self, entry: dict) -> list[JournalEntry]:
+        """The entries just before and after `entry` in the same conversation: the same
+        audience and kind (experience), written within `NEIGHBOUR_SECONDS` of it. A question's
+        words are often in the line before its answer, so each is searched with the other's.
+
+        Args:
+            entry (dict): The entry.
+
+        Returns:
+            list: Zero, one or two entries, the earlier first.
+
+        """
+        seq = entry.get("seq")
+        if seq is None:
+            return []
+        found = []
+        for other in (self.at(seq - 1), self.at(seq + 1)):
+            if other is not None and other.get("content") and same_talk(other, entry):
+                found.append(other)
+        return found
+
+    def talk_around(self, entry: dict, limit: int = TALK_CHARS) -> str:
+        """The words of `entry`'s neighbours (see `neighbours`), at most `limit` characters:
+        kept with the facts drawn from it, so they are found by the same words once the entry
+        itself is pruned.
+
+        Args:
+            entry (dict): The entry.
+            limit (int, optional): The most characters kept.
+
+        Returns:
+            str: The neighbours' words.
+
+        """
+        return " ".join(other["content"] for other in self.neighbours(entry))[:limit]
 
     def get(self, entry_id: str) -> JournalEntry | None:
         """The entry with this id, or None.
@@ -294,3 +346,23 @@ class Journal:
         """Set the importance sum since the last reflection back to 0, and save it."""
         self.entries.extra[REFLECTION_COUNTER] = 0
         self.entries.save_meta()
+
+
+def same_talk(one: dict, other: dict) -> bool:
+    """Whether two journal entries belong to one conversation: the same audience, both
+    experience (not a reflection or a summary), written within `NEIGHBOUR_SECONDS`.
+
+    Args:
+        one (dict): An entry.
+        other (dict): Another entry.
+
+    Returns:
+        bool: True when they do.
+
+    """
+    if one.get("audience") != other.get("audience"):
+        return False
+    if one.get("kind", EXPERIENCE) != EXPERIENCE or other.get("kind", EXPERIENCE) != EXPERIENCE:
+        return False
+    apart = abs((from_iso(one["created_at"]) - from_iso(other["created_at"])).total_seconds())
+    return apart <= NEIGHBOUR_SECONDS

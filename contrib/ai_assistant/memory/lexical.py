@@ -5,23 +5,42 @@ Adding or removing a document touches only its own terms, so the index never nee
 as memories come and go. Each term's postings (which documents have it, how often) are arrays
 that grow in place; a search scores the postings of the query's terms with a few vectorised
 operations, exactly as BM25 defines it, so its cost grows only slowly with the number of
-memories. Words are lower-cased, stop words dropped and the rest stemmed with the Porter
-stemmer of `lunr` (which Evennia ships), so "sisters" finds "sister" and "lives" finds
-"living".
+memories.
+
+Words are found in any script (Unicode letters and digits, after NFKC normalisation and case
+folding), so "Привет" and "généralement" are words like "hello". A hyphenated word counts as
+its parts and as one word ("well-known": well, known, wellknown). Chinese and Japanese, written
+without spaces, count as overlapping pairs of characters. English stop words are dropped, and
+the rest stemmed with the Snowball stemmer of the game's language (`snowballstemmer`, the
+`recall_stemmer` setting: english by default), so "sisters" finds "sister" and "lives" finds
+"living"; a stemmer leaves words of other scripts as they are. Accents of Latin, Greek and
+Cyrillic letters are dropped from the stems, so "chateau" finds "château".
 
 """
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from functools import lru_cache
 
 import numpy
+import regex
+import snowballstemmer
 
-from lunr.stemmer import PorterStemmer
-
-_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_STEMMER = PorterStemmer()
+# a word: letters (with their combining marks) and digits of any script, with inner
+# apostrophes ("don't", "o'clock")
+_LETTERS = r"[\p{L}\p{N}][\p{L}\p{M}\p{N}]*"
+_WORD_RE = regex.compile(rf"{_LETTERS}(?:['\u2019]{_LETTERS})*")
+# a hyphenated word, taken whole as well as in parts
+_HYPHENATED_RE = regex.compile(rf"{_LETTERS}(?:-{_LETTERS})+")
+# the same, for text that is all ASCII (the standard library's `re` is faster)
+_ASCII_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
+_ASCII_HYPHENATED_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
+# scripts written without spaces between words: indexed as pairs of characters
+_UNSPACED_RE = regex.compile(
+    r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]+"
+)
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
@@ -32,25 +51,84 @@ STOP_WORDS = frozenset(
     what when where which while who whom why will with would you your yours yourself yourselves
     s t don't i'm it's that's what's let's tell told says said say""".split()
 )
+DEFAULT_STEMMER = "english"
 
 
-@lru_cache(maxsize=50000)
-def _stem(word: str) -> str:
-    return _STEMMER.stem(word)
+def stemmers() -> list[str]:
+    """The stemmers `recall_stemmer` may name: Snowball's languages, and "none".
+
+    Returns:
+        list: Their names.
+
+    """
+    return [*snowballstemmer.algorithms(), "none"]
 
 
-def terms(text: str) -> list[str]:
-    """The index terms of `text`, in order: lower-cased, stop words out, stemmed.
+@lru_cache(maxsize=64)
+def _stemmer(language: str):
+    return None if language == "none" else snowballstemmer.stemmer(language)
+
+
+@lru_cache(maxsize=100000)
+def _stem(word: str, language: str) -> str:
+    stemmer = _stemmer(language)
+    return _without_accents(word if stemmer is None else stemmer.stemWord(word))
+
+
+def _without_accents(word: str) -> str:
+    """A stem without the accents of Latin, Greek and Cyrillic letters ("général" -> "general",
+    "ёлка" -> "елка"): players type them or not. Marks of other scripts (a Devanagari vowel
+    sign) are part of the letter, and stay."""
+    if word.isascii():
+        return word
+    kept = []
+    base = ""
+    for char in unicodedata.normalize("NFD", word):
+        if unicodedata.category(char) == "Mn":
+            if base and ord(base) < 0x0530:
+                continue
+        else:
+            base = char
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
+
+
+def _words(text: str) -> list[str]:
+    """The words of a normalised, case-folded text, in order (see the module doc)."""
+    if text.isascii():
+        # most speech: the same words as below, found faster
+        words = _ASCII_WORD_RE.findall(text)
+        found = [word.removesuffix("'s") for word in words]
+        if "-" in text:
+            found += [compound.replace("-", "") for compound in _ASCII_HYPHENATED_RE.findall(text)]
+        return found
+    found = []
+    unspaced = _UNSPACED_RE.search(text) is not None
+    for word in _WORD_RE.findall(text):
+        word = word.replace("\u2019", "'").removesuffix("'s")
+        if unspaced and _UNSPACED_RE.search(word):
+            for run in _UNSPACED_RE.findall(word):
+                found += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+            found += _UNSPACED_RE.sub(" ", word).split()
+        else:
+            found.append(word)
+    found += [compound.replace("-", "") for compound in _HYPHENATED_RE.findall(text)]
+    return found
+
+
+def terms(text: str, stemmer: str = DEFAULT_STEMMER) -> list[str]:
+    """The index terms of `text`: words found in any script, stop words out, stemmed.
 
     Args:
         text (str): Any text.
+        stemmer (str, optional): The Snowball stemmer's language, or "none".
 
     Returns:
         list: Its terms (possessives folded: "Bob's" -> "bob").
 
     """
-    words = (word.removesuffix("'s") for word in _WORD_RE.findall(text.lower()))
-    return [_stem(word) for word in words if word and word not in STOP_WORDS]
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return [_stem(word, stemmer) for word in _words(text) if word and word not in STOP_WORDS]
 
 
 class _Postings:
@@ -83,12 +161,14 @@ class LexicalIndex:
     Args:
         k1 (float): Term-frequency saturation.
         b (float): Length normalisation.
+        stemmer (str, optional): The Snowball stemmer's language (see `terms`).
 
     """
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75):
+    def __init__(self, k1: float = 1.2, b: float = 0.75, stemmer: str = DEFAULT_STEMMER):
         self.k1 = k1
         self.b = b
+        self.stemmer = stemmer
         self._postings: dict[str, _Postings] = {}
         self._numbers: dict[str, int] = {}  # doc id -> its number (a row of the arrays)
         self._ids: list[str | None] = []  # number -> doc id (None once removed)
@@ -115,9 +195,13 @@ class LexicalIndex:
             text (str): The document's text.
 
         """
+        self._add_counts(doc_id, Counter(terms(text, self.stemmer)))
+
+    def _add_counts(self, doc_id: str, counts: Counter) -> None:
+        """Index a document by its terms' counts (`add`, and `_compact`, which must not stem
+        terms a second time)."""
         if doc_id in self._numbers:
             self.remove(doc_id)
-        counts = Counter(terms(text))
         number = len(self._ids)
         if number == len(self._lengths):
             self._lengths = numpy.concatenate([self._lengths, numpy.zeros_like(self._lengths)])
@@ -158,9 +242,9 @@ class LexicalIndex:
     def _compact(self) -> None:
         """Rebuild without removed documents (when they outnumber the living)."""
         living = [(doc_id, self._doc_terms[doc_id]) for doc_id in self._ids if doc_id]
-        self.__init__(self.k1, self.b)
+        self.__init__(self.k1, self.b, self.stemmer)
         for doc_id, counts in living:
-            self.add(doc_id, " ".join(term for term, n in counts.items() for _ in range(n)))
+            self._add_counts(doc_id, counts)
 
     def _scoring_basis(self) -> tuple[int, float]:
         count = len(self._numbers)
@@ -206,7 +290,7 @@ class LexicalIndex:
         count = len(self._numbers)
         if not count:
             return []
-        postings = [self._postings.get(term) for term in set(terms(query))]
+        postings = [self._postings.get(term) for term in set(terms(query, self.stemmer))]
         postings = [p for p in postings if p is not None and p.alive]
         if not postings:
             return []

@@ -7,13 +7,22 @@ the people it knows (each profile's observations and attributes) and the daily d
 of them indexed in memory, built once from the stores and then kept current as they change (the
 stores tell it), so a search never rebuilds anything and never walks every memory.
 
+A moment is searched with its context: a journal entry is indexed with the words of the entries
+next to it in the same conversation (a question's words are often in the line before its
+answer), its month and year, and the new words of the facts sleep drew from it. Those facts are
+folded into their entry while it is indexed, so sleep adds words to a moment rather than a
+second document that competes with it; once the entry is pruned, its facts are searched alone,
+with the conversation around them that consolidation kept (`provenance["talk"]`).
+
 How it ranks, as Generative Agents do, with weights and a decay that are configurable:
 
-- relevance: lexical (BM25 over stemmed words, always) and semantic (cosine of embeddings,
-  when an embeddings model is configured and the caller passes the query's vector), fused by
-  reciprocal rank, then scaled to 0-1 among the candidates;
+- relevance: lexical (BM25 over stemmed words, always: `memory.lexical`) scaled to the best
+  hit, plus, when an embeddings model is configured and the caller passes the query's nearest
+  vectors, their cosine similarity spread between the weakest and the best candidate, mixed by
+  `recall_semantic_share`; a daily digest's relevance counts half, and at most one is recalled;
 - recency: `recall_recency_decay` to the power of the game hours since the memory was made;
 - importance: its 1-10 score, scaled to 0-1;
+- trust: how far its source is trusted (`trust_*`, a builder's setting, corroboration);
 - people: a memory about someone named in the query or present gets a boost.
 
 The best hits then pull in their strongest linked memories (`memory.links`). Only what the
@@ -35,17 +44,23 @@ from ..text import for_prompt
 from .audience import Audience, visible
 from .digests import DigestArchive, digest_text
 from .entities import EntityMemory
-from .journal import Journal
+from .journal import Journal, same_talk
 from ..conf import AssistantConfig
-from .lexical import LexicalIndex
+from .lexical import DEFAULT_STEMMER, LexicalIndex, terms
 from .links import MemoryLinks
 from .provenance import source_label
 from .semantic import EmbeddedMemoryStore, unpack_vector
 
-_NAME_WORD_RE = re.compile(r"[a-z][a-z'\-]+")
-RRF_K = 60
+_NAME_WORD_RE = re.compile(r"[^\W\d_][\w'\-]+")  # a name in any script
 LINK_FACTOR = 0.8
 PER_PERSON = 6
+# at most this many daily digests among the results: one points at a whole day, not a moment
+MAX_DIGESTS = 1
+# a digest's relevance counts half: it tells of a whole day, where a moment answers a question
+DIGEST_WEIGHT = 0.5
+# an entry's own words count this many times its neighbours' (`_moment_text`): the line that
+# says it comes before the lines around it
+OWN_WEIGHT = 2
 
 
 @dataclass(frozen=True)
@@ -64,6 +79,7 @@ class RecallWeights:
     decay: float
     trust: float
     trusts: tuple[tuple[str, float], ...]
+    semantic: float
 
     @classmethod
     def from_config(cls, config: AssistantConfig) -> "RecallWeights":
@@ -84,6 +100,7 @@ class RecallWeights:
             decay=config.recall_recency_decay,
             trust=config.recall_weight_trust,
             trusts=tuple(config.trusts().items()),
+            semantic=config.recall_semantic_share,
         )
 
     def trust_of(self, doc: "Doc") -> float:
@@ -259,6 +276,7 @@ class MemoryIndex:
         entities (EntityMemory): Its profiles.
         links (MemoryLinks): Links between memories.
         digests (DigestArchive, optional): The daily digests.
+        stemmer (str, optional): The Snowball stemmer of the game's language (`recall_stemmer`).
 
     """
 
@@ -269,6 +287,7 @@ class MemoryIndex:
         entities: EntityMemory,
         links: MemoryLinks,
         digests: DigestArchive | None = None,
+        stemmer: str = DEFAULT_STEMMER,
     ):
         self.journal = journal
         self.digests = digests
@@ -276,11 +295,16 @@ class MemoryIndex:
         self.entities = entities
         self.links = links
         self._docs: dict[str, Doc] = {}
-        self._lexical = LexicalIndex()
+        self._lexical = LexicalIndex(stemmer=stemmer)
         self._by_person: dict[str, list[str]] = {}
         self._profile_docs: dict[str, list[str]] = {}
+        # long-term memories folded into the journal entries they were drawn from (entry id ->
+        # memory ids), while those entries are indexed: one moment, one searchable document
+        self._folded: dict[str, set[str]] = {}
+        self._folded_into: dict[str, tuple[str, ...]] = {}  # memory id -> its entries
         self._vectors = _Vectors()
         self._built = False
+        self._refolded: set[str] | None = None  # while building: entries to index again
         journal.watchers.append(self._entry_changed)
         entities.watchers.append(self._profile_changed)
         if isinstance(long_term, EmbeddedMemoryStore):
@@ -295,11 +319,19 @@ class MemoryIndex:
         if self._built:
             return
         self._built = True
+        # each entry is indexed with its neighbours already; the entries facts fold into are
+        # indexed again once, at the end, not once a fact
+        self._refolded = set()
         for entry in self.journal.all():
-            self._entry_changed(entry)
+            self._entry_changed(entry, neighbours=False)
         if isinstance(self.long_term, EmbeddedMemoryStore):
             for memory in self.long_term.all():
                 self._memory_changed(memory)
+        refolded, self._refolded = self._refolded, None
+        for entry_id in sorted(refolded):
+            entry = self.journal.get(entry_id)
+            if entry is not None:
+                self._entry_changed(entry, neighbours=False)
         for profile in self.entities.profiles():
             self._profile_changed(profile)
         for digest in self.digests.all() if self.digests is not None else []:
@@ -309,10 +341,11 @@ class MemoryIndex:
         self.build()
         return len(self._docs)
 
-    def _put(self, doc: Doc) -> None:
+    def _put(self, doc: Doc, index_text: str | None = None, searchable: bool = True) -> None:
         self._drop(doc.id)
         self._docs[doc.id] = doc
-        self._lexical.add(doc.id, doc.text)
+        if searchable:
+            self._lexical.add(doc.id, doc.text if index_text is None else index_text)
         for person in doc.people:
             self._by_person.setdefault(person, []).append(doc.id)
 
@@ -327,11 +360,12 @@ class MemoryIndex:
             if ids and doc_id in ids:
                 ids.remove(doc_id)
 
-    def _entry_changed(self, entry: dict) -> None:
+    def _entry_changed(self, entry: dict, neighbours: bool = True) -> None:
         if not self._built:
             return
         if entry.get("pruned") or not entry.get("content"):
             self._drop(entry["id"])
+            self._unfold(entry["id"])
             return
         kind = "entry"
         if Journal.is_reflection(entry):
@@ -357,19 +391,72 @@ class MemoryIndex:
                     "location": entry.get("location"),
                 },
                 trust=(entry.get("trust_set") or {}).get("trust"),
-            )
+            ),
+            self._moment_text(entry) if kind == "entry" else None,
         )
+        if neighbours and kind == "entry" and entry.get("seq"):
+            # the entry before gains this one as its neighbour
+            before = self.journal.at(entry["seq"] - 1)
+            if before and before["id"] in self._docs and same_talk(before, entry):
+                self._entry_changed(before, neighbours=False)
+
+    def _moment_text(self, entry: dict) -> str:
+        """What an entry is searched by: its words, the words of the entries next to it in the
+        same conversation (same audience, within `NEIGHBOUR_SECONDS`), its month, and the new
+        words of the facts sleep drew from it."""
+        parts = [entry["content"]] * OWN_WEIGHT
+        parts += [other["content"] for other in self.journal.neighbours(entry)]
+        when = from_iso(entry.get("game_at") or entry["created_at"])
+        parts.append(when.strftime("%B %Y"))
+        # who said it is not what it says: a fact's attribution ("Bob says: ...") adds nothing
+        stemmer = self._lexical.stemmer
+        known = set(terms(entry["content"], stemmer)) | set(
+            terms(entry.get("heard_from") or "", stemmer)
+        )
+        for memory_id in sorted(self._folded.get(entry["id"], ())):
+            memory = self._docs.get(memory_id)
+            if memory is not None:
+                new = [w for w in memory.text.split() if not set(terms(w, stemmer)) <= known]
+                parts.append(" ".join(new))
+        return " ".join(parts)
+
+    def _unfold(self, entry_id: str) -> None:
+        """An entry left the index: the facts drawn from it become searchable on their own."""
+        for memory_id in self._folded.pop(entry_id, ()):
+            memory = self.long_term.get(memory_id) if hasattr(self.long_term, "get") else None
+            if memory is not None:
+                self._memory_changed(memory)  # unfolds it from its other entries too
+            else:
+                self._folded_into.pop(memory_id, None)
 
     def _memory_changed(self, memory: dict) -> None:
         if not self._built:
             return
+        sources = tuple(memory.get("source_entry_ids") or [])
         if memory.get("forgotten") or not memory.get("text"):
             self._drop(memory["id"])
+            self._refold(memory["id"], sources)
             return
         provenance = dict(memory.get("provenance") or {})
         people = {key.lower() for key in provenance.get("about") or []}
         if provenance.get("heard_from"):
             people.add(provenance["heard_from"].lower())
+        # a fact drawn from entries the index holds is the same moment as they are: its new
+        # words are searched through them (the corpus and each moment's standing stay as
+        # they were, so a night's sleep never pushes a moment down); alone, it is searched
+        # by its own words
+        folded = bool(sources) and all(
+            (doc := self._docs.get(entry_id)) is not None and doc.kind == "entry"
+            for entry_id in sources
+        )
+        # alone, a fact is searched by what it says (not who said it: the person boost knows
+        # that) and by the talk around the entry it was drawn from, kept when it was made
+        said = memory["text"]
+        speaker = provenance.get("heard_from")
+        if speaker:
+            said = re.sub(
+                rf"^\W*{re.escape(speaker)}\s+(?:says|said):\s*", "", said, flags=re.IGNORECASE
+            )
         self._put(
             Doc(
                 id=memory["id"],
@@ -379,15 +466,45 @@ class MemoryIndex:
                 importance=memory.get("importance") or 3,
                 audience=memory.get("audience"),
                 people=frozenset(people),
-                entry_ids=tuple(memory.get("source_entry_ids") or []),
+                entry_ids=sources,
                 provenance=provenance,
                 trust=(memory.get("trust_set") or {}).get("trust"),
                 corroborated=bool(memory.get("corroborated")),
-            )
+            ),
+            f"{said} {provenance.get('talk') or ''}",
+            searchable=not folded,
         )
+        self._refold(memory["id"], sources if folded else ())
+        for entry_id in sources if folded else ():
+            # what its moment shows, and so its standing, may have changed with it
+            self._docs[entry_id].standing = None
         vector = unpack_vector(memory.get("vector"))
         if vector is not None:
             self._vectors.put(memory["id"], vector)
+
+    def _refold(self, memory_id: str, into: tuple) -> None:
+        """Record that `memory_id` is folded into the entries `into` (none: into none), and
+        index again each entry whose folded facts changed."""
+        changed = []
+        for entry_id in self._folded_into.pop(memory_id, ()):
+            memories = self._folded.get(entry_id)
+            if memories and memory_id in memories and entry_id not in into:
+                memories.discard(memory_id)
+                changed.append(entry_id)
+        if into:
+            self._folded_into[memory_id] = tuple(into)
+        for entry_id in into:
+            memories = self._folded.setdefault(entry_id, set())
+            if memory_id not in memories:
+                memories.add(memory_id)
+                changed.append(entry_id)
+        if self._refolded is not None:
+            self._refolded.update(changed)
+            return
+        for entry_id in changed:
+            entry = self.journal.get(entry_id)
+            if entry is not None:
+                self._entry_changed(entry, neighbours=False)
 
     def _digest_changed(self, digest: dict) -> None:
         if not self._built:
@@ -533,17 +650,38 @@ class MemoryIndex:
                 and (kinds is None or doc.kind in kinds)
             )
 
+        # relevance: each signal scaled to its best hit (BM25 keeps how far apart the hits
+        # are, which reciprocal ranks would squeeze together), mixed by `weights.semantic`
         fused: dict[str, float] = {}
-        lexical = [
-            hit
-            for hit in self._lexical.search(query, candidates + 5)
-            if allowed(self._docs.get(hit[0]))
-        ]
-        for rank, (doc_id, _) in enumerate(lexical[:candidates]):
-            fused[doc_id] = fused.get(doc_id, 0.0) + 1.0 / (RRF_K + rank + 1)
-        allowed_semantic = [hit for hit in (semantic or []) if allowed(self._docs.get(hit[0]))]
-        for rank, (doc_id, _) in enumerate(allowed_semantic[:candidates]):
-            fused[doc_id] = fused.get(doc_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+        entries_wanted = kinds is None or "entry" in kinds
+        lexical: dict[str, float] = {}
+        for hit_id, score in self._lexical.search(query, candidates + 5):
+            for doc_id in self._stand_ins(hit_id, entries_wanted):
+                if doc_id not in lexical and allowed(self._docs.get(doc_id)):
+                    lexical[doc_id] = score
+        lexical = list(lexical.items())[:candidates]
+        top = lexical[0][1] if lexical else 0.0
+        lexical_share = 1.0 - (weights.semantic if semantic else 0.0)
+        for doc_id, score in lexical:
+            fused[doc_id] = lexical_share * score / top
+        moments: dict[str, float] = {}
+        for doc_id, similarity in semantic or []:
+            for moment in self._stand_ins(doc_id, entries_wanted):
+                moments[moment] = max(moments.get(moment, 0.0), similarity)
+        allowed_semantic = sorted(
+            ((doc_id, sim) for doc_id, sim in moments.items() if allowed(self._docs.get(doc_id))),
+            key=lambda hit: -hit[1],
+        )[:candidates]
+        if allowed_semantic:
+            # cosines of one model crowd together (e5's lie between 0.7 and 0.9): spread the
+            # candidates' between the weakest and the best, so the share weighs how much
+            # nearer one is than another, not how near they all are
+            best_similarity, floor = allowed_semantic[0][1], allowed_semantic[-1][1]
+            spread = best_similarity - floor
+            for doc_id, similarity in allowed_semantic:
+                nearness = (similarity - floor) / spread if spread > 1e-6 else 1.0
+                share = weights.semantic * nearness
+                fused[doc_id] = fused.get(doc_id, 0.0) + share
         people_keys = {person.lower() for person in people if person}
         people_keys |= self._named_in(query)
         # someone known by name is found under their name: "name:bob" adds nothing to "bob"
@@ -562,8 +700,11 @@ class MemoryIndex:
         for doc_id in pool:
             doc = self._docs[doc_id]
             relevance = fused.get(doc_id, 0.0) / best
+            if doc.kind == "digest":
+                relevance *= DIGEST_WEIGHT
             hours = max((now - doc.time).total_seconds(), 0.0) * hours_per_second
             person = 1.0 if people_keys & doc.people else 0.0
+            # a moment stands as high as the best-trusted thing it tells (`_told_best`)
             score = (
                 w_relevance * relevance
                 + w_recency * decay**hours
@@ -575,10 +716,15 @@ class MemoryIndex:
         # only for what is kept
         kept = []
         covered: set[str] = set()
+        digests = 0
         for item in sorted(scored, reverse=True):
             doc = self._docs[item[1]]
             if _restates(doc.kind, doc.entry_ids, covered):
                 continue
+            if doc.kind == "digest":
+                digests += 1
+                if digests > MAX_DIGESTS:
+                    continue
             kept.append(self._recalled(weights, *item))
             if len(kept) == limit:
                 break
@@ -602,18 +748,43 @@ class MemoryIndex:
         words = {word.removesuffix("'s") for word in _NAME_WORD_RE.findall(query.lower())}
         return {word for word in words if word in self._by_person and self._by_person[word]}
 
-    @staticmethod
-    def _standing(doc: Doc, weights: RecallWeights) -> float:
+    def _standing(self, doc: Doc, weights: RecallWeights) -> float:
         """The part of a memory's score that does not depend on the query or the moment:
-        importance and trust, remembered on the memory for these weights."""
+        importance and trust of what it shows (`_told_best`), remembered on the memory for
+        these weights."""
         cached = doc.standing
         if cached is None or cached[0] is not weights:
-            value = weights.importance * doc.importance / 10 + weights.trust * weights.trust_of(doc)
+            shown = self._told_best(doc, weights)
+            value = weights.importance * shown.importance / 10 + weights.trust * weights.trust_of(
+                shown
+            )
             cached = doc.standing = (weights, value)
         return cached[1]
 
+    def _stand_ins(self, doc_id: str, entries_wanted: bool) -> list[str]:
+        """What a hit on `doc_id` is found as: a fact folded into its entries is found as their
+        moment; when only facts are wanted (sleep's links), a moment is found as its facts."""
+        doc = self._docs.get(doc_id)
+        if doc is None:
+            return []
+        if doc.kind == "memory" and entries_wanted and doc_id not in self._lexical:
+            return list(doc.entry_ids)
+        if doc.kind == "entry" and not entries_wanted:
+            return sorted(self._folded.get(doc_id, ()))
+        return [doc_id]
+
+    def _told_best(self, doc: Doc, weights) -> Doc:
+        """What to show for a moment: the entry, or a fact drawn from it that is trusted more
+        (a claim two people made, a builder's trust)."""
+        best, trust = doc, weights.trust_of(doc)
+        for memory_id in sorted(self._folded.get(doc.id, ())):
+            memory = self._docs.get(memory_id)
+            if memory is not None and weights.trust_of(memory) > trust:
+                best, trust = memory, weights.trust_of(memory)
+        return best
+
     def _recalled(self, weights, score, doc_id, relevance, hours, person) -> Recalled:
-        doc = self._docs[doc_id]
+        doc = self._told_best(self._docs[doc_id], weights)
         trust = weights.trust_of(doc)
         parts = {
             "relevance": round(relevance, 4),
@@ -628,7 +799,7 @@ class MemoryIndex:
         have = {item.id for item in top}
         pulled = []
         for item in top:
-            for other, strength in self.links.strongest(item.id, neighbours):
+            for other, strength in self._linked(item, neighbours):
                 doc = self._docs.get(other)
                 if other in have or not allowed(doc):
                     continue
@@ -644,6 +815,18 @@ class MemoryIndex:
                     )
                 )
         return sorted(top + pulled, key=lambda item: -item.score)
+
+    def _linked(self, item: Recalled, neighbours: int) -> list[tuple[str, float]]:
+        """The strongest links of a hit: its own, and those of the facts folded into its
+        moment (sleep links facts, and a moment is found by its entry)."""
+        moments = item.entry_ids if item.kind == "memory" else [item.id]
+        sources = [item.id, *(m for e in moments for m in sorted(self._folded.get(e, ())))]
+        found: dict[str, float] = {}
+        for source in dict.fromkeys(sources):
+            for other, strength in self.links.strongest(source, neighbours):
+                if other not in sources:
+                    found[other] = max(found.get(other, 0.0), strength)
+        return sorted(found.items(), key=lambda pair: -pair[1])[:neighbours]
 
 
 def trust_word(trust: float) -> str:

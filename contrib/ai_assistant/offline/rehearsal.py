@@ -260,9 +260,10 @@ class RehearsalResponder:
             content = html.unescape(m.group("text")).strip()
             if ":" in content and "remember" in content.lower():
                 content = content.split(":", 1)[1].strip()
-                if m.group("heard") and re.match(r"(i|me|my)\b", content, re.I):
-                    content = f"{html.unescape(m.group('heard'))} said: {content}"
                 content = content[0].upper() + content[1:]
+            if m.group("heard") and re.match(r"(i|i'm|i've|i'd|i'll|me|my)\b", content, re.I):
+                # someone's own words are theirs: "I" is the speaker, not the assistant
+                content = f"{html.unescape(m.group('heard'))} said: {content}"
             facts.append({"entry_id": m.group("id"), "facts": [content.rstrip(".") + "."]})
         return text_reply(json.dumps({"entries": facts}))
 

@@ -287,6 +287,9 @@ def _store(brain: Brain, batch, facts, vectors, now) -> dict[str, list[str]]:
                             "location": entry.get("location"),
                             "written_at": entry.get("created_at"),
                             "consolidated_at": to_iso(now),
+                            # what was being said around it: it is found by those words too,
+                            # once the entry itself is pruned
+                            "talk": brain.journal.talk_around(entry),
                         },
                         vector=vectors.get(fact),
                         audience=entry.get("audience"),

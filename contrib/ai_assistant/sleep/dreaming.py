@@ -188,13 +188,15 @@ def _links_of(brain: Brain, item: dict, now: datetime) -> list[tuple[str, str, f
         neighbours=0,
         kinds={"memory", "reflection"},
     )
-    own_terms = set(terms(doc.text))
+    stemmer = brain.config.recall_stemmer
+    own_terms = set(terms(doc.text, stemmer))
     pairs = []
     for hit in hits:
         if hit.id == doc.id or not own_terms:
             continue
+        other_terms = set(terms(index.doc(hit.id).text, stemmer))
         other = index.doc(hit.id)
-        words = len(own_terms & set(terms(other.text))) / len(own_terms | set(terms(other.text)))
+        words = len(own_terms & other_terms) / len(own_terms | other_terms)
         days = abs((doc.time - other.time).total_seconds()) / 86400
         people = doc.people | other.people
         shared = len(doc.people & other.people) / len(people) if people else 0.0

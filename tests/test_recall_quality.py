@@ -1,0 +1,235 @@
+"""
+Recall that finds the moment, in the pure core: entries searched with the conversation around
+them, sleep that folds its facts into their moments instead of competing with them, digests
+kept in their place, words of any script, and audiences kept apart through all of it.
+
+"""
+
+from datetime import timedelta
+
+import pytest
+
+from ai_assistant.conf import AssistantConfig, ConfigError, parse_override
+from ai_assistant.memory.digests import DayDigest
+from ai_assistant.memory.lexical import terms
+from ai_assistant.memory_api import AssistantMemory
+
+from .core_fakes import T0
+
+
+def conversation(*lines, start=T0, config=None, **common):
+    """An assistant that heard `lines` ((speaker, text) pairs), 30 seconds apart."""
+    memory = AssistantMemory("Aria", config=AssistantConfig(**config) if config else None)
+    ids = [
+        memory.add_entry(text, speaker=speaker, time=start + timedelta(seconds=30 * i), **common)
+        for i, (speaker, text) in enumerate(lines)
+    ]
+    return memory, ids
+
+
+def entries_of(items, k=None):
+    return [entry for item in items[:k] for entry in item.entry_ids]
+
+
+# ---- the conversation around a moment ------------------------------------------------------
+
+
+def test_an_answer_is_found_by_the_words_of_the_question_before_it():
+    memory, (question, answer, later) = conversation(
+        ("Bob", "Where did you spend your holiday?"),
+        ("Alice", "Paris, with my sister."),
+        ("Bob", "The bakery burned down on Tuesday."),
+    )
+    found = memory.recall("holiday", k=2)
+    assert answer in entries_of(found), "the answer shares no word with the query"
+    assert later not in entries_of(found)
+
+
+def test_lines_of_another_conversation_are_not_its_context():
+    memory = AssistantMemory("Aria")
+    memory.add_entry("Where did you spend your holiday?", speaker="Bob", time=T0)
+    # an hour later: not an answer to that question
+    apart = memory.add_entry(
+        "Paris, with my sister.", speaker="Alice", time=T0 + timedelta(hours=1)
+    )
+    assert apart not in entries_of(memory.recall("holiday", k=5))
+
+
+def test_a_whisper_next_to_public_speech_never_lends_it_words():
+    memory = AssistantMemory("Aria")
+    memory.add_entry("Good morning, everyone.", speaker="Bob", time=T0)
+    whisper = memory.add_entry(
+        "The vault code is 4512.", speaker="Bob", time=T0 + timedelta(seconds=30), audience=["Bob"]
+    )
+    public = memory.add_entry(
+        "Fine weather today.", speaker="Carol", time=T0 + timedelta(minutes=1)
+    )
+    assert memory.recall("vault code", k=5, audience=["Carol"]) == []
+    # the public entry is not indexed with the whispered words, even for a builder's view
+    found = memory.recall("vault code 4512", k=5)
+    assert entries_of(found) == [whisper]
+    assert public not in entries_of(found)
+
+
+def test_a_question_about_a_month_finds_what_was_said_in_it():
+    memory = AssistantMemory("Aria")
+    may = memory.add_entry("I painted the boat blue.", speaker="Bob", time=T0.replace(month=5))
+    memory.add_entry("I painted the fence green.", speaker="Bob", time=T0.replace(month=8))
+    best, *_ = memory.recall("What did Bob paint in May?", k=2)
+    assert best.entry_ids == [may]
+
+
+# ---- sleep folds its facts into their moments ----------------------------------------------
+
+
+def ranks(memory, query, wanted, k=10):
+    found = entries_of(memory.recall(query, k=k))
+    return found.index(wanted) if wanted in found else None
+
+
+def test_sleep_never_pushes_a_moment_down_nor_counts_it_twice():
+    lines = [
+        ("Bob", f"Remember: the {thing} is kept in the {place}.")
+        for thing, place in [
+            ("lantern", "cellar"),
+            ("rope", "stable"),
+            ("ledger", "tower"),
+            ("kettle", "kitchen"),
+            ("anchor", "boathouse"),
+            ("saddle", "barn"),
+        ]
+    ]
+    memory, ids = conversation(*lines, importance=7)
+    before = [ranks(memory, "Where is the ledger kept?", entry) for entry in ids]
+    memory.consolidate(now=T0 + timedelta(hours=8))
+    assert len(memory.memories()) == len(lines), "sleep made one fact of each line"
+    after = [ranks(memory, "Where is the ledger kept?", entry) for entry in ids]
+    assert after[2] == before[2] == 0
+    found = memory.recall("Where is the ledger kept?", k=10)
+    moments = entries_of(found)
+    assert len(moments) == len(set(moments)), "a fact and its entry are one moment"
+
+
+def test_a_fact_is_found_by_the_talk_around_it_once_its_entry_is_pruned():
+    memory, (question, answer) = conversation(
+        ("Bob", "Which harbour does your brother sail from?"),
+        ("Alice", "Remember: Eastport, every spring."),
+        importance=7,
+    )
+    memory.consolidate(now=T0 + timedelta(hours=8))
+    (fact,) = [m for m in memory.memories() if answer in m["source_entry_ids"]]
+    assert "brother" in fact["provenance"]["talk"]
+    journal = memory.brain.journal
+    journal.update(
+        [
+            {**journal.get(entry), "content": "", "pruned": T0.isoformat()}
+            for entry in (question, answer)
+        ]
+    )
+    best, *_ = memory.recall("brother harbour", k=3)
+    assert best.id == fact["id"] and best.kind == "memory"
+
+
+def test_links_still_join_facts_folded_into_their_moments():
+    memory = AssistantMemory("Aria")
+    for hours, (speaker, text) in enumerate(
+        [
+            ("Bob", "Remember: the lighthouse keeper Tom is ill with fever."),
+            ("Carol", "Remember: the lighthouse lamp was dark because Tom is ill."),
+            ("Dan", "Remember: fish are sold at dawn at the harbour."),
+        ]
+    ):
+        memory.add_entry(text, speaker=speaker, time=T0 + timedelta(hours=5 * hours), importance=7)
+    memory.consolidate(now=T0 + timedelta(days=1))
+    first, second, fish = (m["id"] for m in memory.memories())
+    linked = {frozenset(pair[:2]) for pair in memory.links()}
+    assert frozenset({first, second}) in linked
+    assert not any(fish in pair for pair in linked)
+
+
+def test_a_moment_pulls_in_what_its_facts_are_linked_to():
+    memory = AssistantMemory("Aria")
+    memory.add_entry("Remember: the mill wheel broke.", speaker="Bob", time=T0, importance=7)
+    memory.add_entry(
+        "Remember: flour is scarce.", speaker="Carol", time=T0 + timedelta(hours=5), importance=7
+    )
+    memory.consolidate(now=T0 + timedelta(days=1))
+    wheel, flour = (m["id"] for m in memory.memories())
+    memory.brain.links.link([(wheel, flour, 0.9)], max_per_memory=5)
+    found = memory.recall("mill wheel", k=2)
+    assert [item.via for item in found] == [None, found[0].id]
+    assert found[1].id == flour
+
+
+# ---- digests keep their place --------------------------------------------------------------
+
+
+def add_digest(memory, day, summary, at):
+    memory.brain.digests.add(DayDigest(summary=summary), day=day, audience=None, entries=[], now=at)
+
+
+def test_at_most_one_digest_and_a_moment_before_it():
+    memory = AssistantMemory("Aria")
+    moment = memory.add_entry("The smith sold a sword to Bob.", time=T0)
+    for day in range(3):
+        at = T0 + timedelta(days=day, hours=1)
+        add_digest(memory, f"day {day}", f"The smith worked; swords and more swords {day}.", at)
+    found = memory.recall("smith sword", k=5, at=T0 + timedelta(days=4))
+    assert found[0].entry_ids == [moment]
+    assert [item.kind for item in found].count("digest") == 1
+
+
+# ---- words of any script -------------------------------------------------------------------
+
+
+def test_words_of_any_script_are_words():
+    assert terms("Моя сестра живёт в Самаре", "russian") == ["мо", "сестр", "живет", "в", "самар"]
+    assert terms("Le château est fermé", "french")[:2] == ["le", "chateau"]
+    assert terms("我的妹妹住在上海", "none") == [
+        "我的",
+        "的妹",
+        "妹妹",
+        "妹住",
+        "住在",
+        "在上",
+        "上海",
+    ]
+    assert terms("हिन्दी भाषा", "hindi") == ["हिन्द", "भाष"], "vowel signs stay in their word"
+    assert "wellknown" in terms("a well-known smith") and "known" in terms("a well-known smith")
+
+
+@pytest.mark.parametrize(
+    "stemmer, said, asked",
+    [
+        ("russian", "Моя сестра живёт в Самаре.", "Где живет сестра Боба?"),
+        (
+            "french",
+            "Ma sœur habite à Montréal depuis généralement toujours.",
+            "Où habite la soeur?",
+        ),
+        ("german", "Meine Schwester wohnt in München.", "Wo wohnen Schwestern?"),
+        ("none", "我的妹妹住在上海。", "妹妹住在哪里？"),
+    ],
+)
+def test_speech_that_is_not_english_is_recalled(stemmer, said, asked):
+    memory = AssistantMemory("Aria", config=AssistantConfig(recall_stemmer=stemmer))
+    memory.add_entry("The weather was fine.", time=T0 - timedelta(hours=3))
+    entry = memory.add_entry(said, speaker="Боб", time=T0)
+    memory.add_entry("Someone knocked at the door.", time=T0 + timedelta(hours=3))
+    best, *_ = memory.recall(asked, k=3)
+    assert best.entry_ids == [entry]
+
+
+def test_a_name_in_another_script_gets_the_person_boost():
+    memory = AssistantMemory("Aria")
+    memory.add_entry("Хороший день.", speaker="Борис", time=T0)
+    (item,) = memory.recall("Борис", k=1)
+    assert item.scores["person"] == 1.0
+
+
+def test_an_unknown_stemmer_is_refused_naming_those_allowed():
+    with pytest.raises(ConfigError) as refused:
+        parse_override("recall_stemmer", "klingon", {"recall_limit": 4})
+    message = str(refused.value)
+    assert "recall_stemmer" in message and "russian" in message and "'klingon'" in message
+    assert parse_override("recall_stemmer", "russian") == "russian"
