@@ -108,7 +108,7 @@ def test_recall_never_sees_the_future_and_weights_are_configurable():
     found = memory.recall("bridge", k=5, at=T0 + timedelta(days=1))
     assert [item.id for item in found] == ["j000000"]
     weights = memory.brain.recall_weights()
-    assert weights == RecallWeights(1.0, 0.1, 0.1, 0.3, 0.999, 0.3, weights.trusts, 0.5)
+    assert weights == RecallWeights(1.0, 0.1, 0.1, 0.3, 0.999, 0.3, weights.trusts, 0.4)
     assert dict(weights.trusts)["claim"] == 0.4
 
 

@@ -27,6 +27,7 @@ from .budget import TokenBudget
 from .events import EventQueue
 from .lifecycle import SLEEP, Lifecycle
 from .llm.client import ChatClient, ChatRequest
+from .llm.embedding_roles import DOCUMENT, QUERY, RolesResolver, aembed_texts, embed_texts
 from .llm.structured import acomplete_structured, complete_structured
 from .llm.tokens import TokenCounter
 from .llm.usage import UsageStats
@@ -160,6 +161,8 @@ class Brain:
         if self.long_term is None:
             self.long_term = EmbeddedMemoryStore(self.memory_store)
         self.links = MemoryLinks(self.memory_store)
+        # how the embeddings model is told a query from a document (worked out once)
+        self.embedding_roles = RolesResolver(self.config, self.embedding_model)
         self.index = MemoryIndex(
             self.journal,
             self.long_term,
@@ -167,6 +170,7 @@ class Brain:
             self.links,
             digests=self.digests,
             stemmer=self.config.recall_stemmer,
+            embedding_model=self.embedding_model,
         )
         self.review = MemoryReview(
             self.memory_store, self.journal, self.long_term, self.entities, self.links
@@ -230,11 +234,13 @@ class Brain:
         )
         return ModelWork(*forms, self.client_factory, request, output_model)
 
-    def embed(self, texts: list[str]) -> BlockingWork:
+    def embed(self, texts: list[str], role: str = DOCUMENT) -> BlockingWork:
         """Embeddings of `texts`, as blocking work returning a list of vectors.
 
         Args:
             texts (list): The texts to embed.
+            role (str, optional): `DOCUMENT` (what is remembered) or `QUERY` (what is asked):
+                marked as the model needs (`llm.embedding_roles`).
 
         Returns:
             BlockingWork: A call to run in a worker thread; it returns one vector per text.
@@ -243,7 +249,9 @@ class Brain:
         forms = telemetry.model_call(
             telemetry.EMBEDDING, self.embedding_model, self.name, _embed, _aembed
         )
-        return ModelWork(*forms, self.client_factory, self.embedding_model, texts)
+        return ModelWork(
+            *forms, self.client_factory, self.embedding_model, texts, role, self.embedding_roles
+        )
 
     def semantic_search(self, query: str) -> BlockingWork | None:
         """The memories nearest `query` by embeddings, as blocking work returning
@@ -274,6 +282,7 @@ class Brain:
             query,
             self.index.vector_snapshot(),
             self.config.recall_candidates,
+            self.embedding_roles,
         )
 
     # ---- recall ------------------------------------------------------------------------------
@@ -795,22 +804,19 @@ async def _astructured(client_factory, request, output_model):
     return await asyncio.to_thread(complete_structured, client, request, output_model)
 
 
-def _embed(client_factory, model, texts):
-    return client_factory().embed(model, texts)
+def _embed(client_factory, model, texts, role, roles):
+    return embed_texts(client_factory(), model, texts, role, roles)
 
 
-async def _aembed(client_factory, model, texts):
-    client = client_factory()
-    if hasattr(client, "aembed"):
-        return await client.aembed(model, texts)
-    return await asyncio.to_thread(client.embed, model, texts)
+async def _aembed(client_factory, model, texts, role, roles):
+    return await aembed_texts(client_factory(), model, texts, role, roles)
 
 
-def _embed_and_search(client_factory, model, query, snapshot, limit):
-    (vector,) = client_factory().embed(model, [query])
+def _embed_and_search(client_factory, model, query, snapshot, limit, roles):
+    (vector,) = embed_texts(client_factory(), model, [query], QUERY, roles)
     return nearest(snapshot, vector, limit)
 
 
-async def _aembed_and_search(client_factory, model, query, snapshot, limit):
-    (vector,) = await _aembed(client_factory, model, [query])
+async def _aembed_and_search(client_factory, model, query, snapshot, limit, roles):
+    (vector,) = await aembed_texts(client_factory(), model, [query], QUERY, roles)
     return nearest(snapshot, vector, limit)

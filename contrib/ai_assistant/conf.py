@@ -247,7 +247,7 @@ class AssistantConfig(BaseModel):
         "(english, russian, german, french, spanish, ...) or none.",
     )
     recall_semantic_share: float = Field(
-        0.5,
+        0.4,
         ge=0.0,
         le=1.0,
         description="Share of relevance the embeddings give, when configured (the rest is "
@@ -299,6 +299,35 @@ class AssistantConfig(BaseModel):
         min_length=1,
         max_length=200,
         description="Embeddings model; None uses AI_ASSISTANT_EMBEDDING_MODEL, else lexical search.",
+    )
+    embedding_query_prefix: str | None = Field(
+        None,
+        max_length=200,
+        description="Text put before a query to embed; None: the model family's (e5: 'query: '); "
+        "empty: none.",
+    )
+    embedding_document_prefix: str | None = Field(
+        None,
+        max_length=200,
+        description="Text put before a memory to embed; None: the model family's (e5: "
+        "'passage: '); empty: none.",
+    )
+    embedding_query_input_type: str | None = Field(
+        None,
+        min_length=1,
+        max_length=40,
+        description="input_type sent with queries to embed (Cohere: search_query; NVIDIA: "
+        "query); None sends none.",
+    )
+    embedding_document_input_type: str | None = Field(
+        None,
+        min_length=1,
+        max_length=40,
+        description="input_type sent with memories to embed (Cohere: search_document; NVIDIA: "
+        "passage); None sends none.",
+    )
+    embedding_batch_size: int = Field(
+        32, ge=1, le=256, description="Journal entries embedded per call while asleep."
     )
     memory_search_limit: int = Field(
         5, ge=1, le=50, description="Most long-term memories a search returns."

@@ -71,6 +71,7 @@ MAX_TOOL_NAME_CHARS = 64  # OpenAI's own limit on a function's name
 MAX_TOOL_CALL_ID_CHARS = 128  # OpenAI's are about 30 characters, Mistral's 9
 MAX_FINISH_REASON_CHARS = 32  # the longest standard one, "content_filter", is 14
 MAX_MODEL_NAME_CHARS = 200  # as the configuration's `model`
+MAX_SERVED_MODELS = 200  # names read from an endpoint's model list (OpenAI lists about 100)
 # tokens one call may report using: no model reads or writes ten million in one call, and a
 # larger figure (or a negative one) is not a count to add to a budget's spend
 MAX_TOKENS_PER_CALL = 10_000_000
@@ -269,6 +270,9 @@ class ChatClient(Protocol):
 
     def embed(self, model: str, texts: list[str]) -> list[list[float]]:
         """Compute embeddings for some texts.
+
+        A client that can send an `input_type` (`ai_assistant.llm.embedding_roles`) takes it
+        as a keyword argument, `input_type`; it is passed only when one is configured.
 
         Args:
             model (str): The embedding model's name.
@@ -502,12 +506,16 @@ class OpenAIChatClient:
             completion, (time.perf_counter() - started) * 1000, request.max_tokens
         )
 
-    def embed(self, model: str, texts: list[str]) -> list[list[float]]:
+    def embed(
+        self, model: str, texts: list[str], input_type: str | None = None
+    ) -> list[list[float]]:
         """Embeddings for `texts`, in order.
 
         Args:
             model (str): The embedding model's name.
             texts (list[str]): The texts to embed.
+            input_type (str, optional): Sent as the request's `input_type` (query or
+                document, in the words the endpoint uses); None sends none.
 
         Returns:
             list[list[float]]: One vector per text, in the same order as `texts`.
@@ -519,19 +527,24 @@ class OpenAIChatClient:
 
         """
         try:
-            response = self._sdk.embeddings.create(model=model, input=texts)
+            response = self._sdk.embeddings.create(
+                model=model, input=texts, extra_body=_input_type(input_type)
+            )
         except openai.APIError as exc:
             raise _translate(exc, self._secrets()) from None
         except UNREADABLE as exc:
             raise _unreadable(exc, self._secrets()) from None
         return _vectors(response, texts)
 
-    async def aembed(self, model: str, texts: list[str]) -> list[list[float]]:
+    async def aembed(
+        self, model: str, texts: list[str], input_type: str | None = None
+    ) -> list[list[float]]:
         """`embed` as a coroutine, for an asyncio event loop (the model call queue's).
 
         Args:
             model (str): The embedding model's name.
             texts (list[str]): The texts to embed.
+            input_type (str, optional): As `embed`.
 
         Returns:
             list[list[float]]: One vector per text, in the same order as `texts`.
@@ -540,16 +553,41 @@ class OpenAIChatClient:
             LLMError: As `embed`.
 
         """
-        vectors = await _in_io_process("aembed", self._options, model, texts)
+        vectors = await _in_io_process("aembed", self._options, model, texts, input_type)
         if vectors is not _LOCAL:
             return vectors
         try:
-            response = await self._async_client().embeddings.create(model=model, input=texts)
+            response = await self._async_client().embeddings.create(
+                model=model, input=texts, extra_body=_input_type(input_type)
+            )
         except openai.APIError as exc:
             raise _translate(exc, self._secrets()) from None
         except UNREADABLE as exc:
             raise _unreadable(exc, self._secrets()) from None
         return _vectors(response, texts)
+
+    def served_models(self) -> list[str]:
+        """The names of the models the endpoint lists (`GET /v1/models`), at most
+        `MAX_SERVED_MODELS`, each cut to `MAX_MODEL_NAME_CHARS` characters.
+
+        Returns:
+            list: The names; empty when the endpoint lists none.
+
+        Raises:
+            LLMError: If the call fails.
+
+        """
+        names = []
+        try:
+            for model in self._sdk.models.list():
+                names.append(str(getattr(model, "id", ""))[:MAX_MODEL_NAME_CHARS])
+                if len(names) == MAX_SERVED_MODELS:
+                    break
+        except openai.APIError as exc:
+            raise _translate(exc, self._secrets()) from None
+        except UNREADABLE as exc:
+            raise _unreadable(exc, self._secrets()) from None
+        return names
 
     # ---- the Batch API: sleep-time work at a discount (see ai_assistant.sleep.batch) ---------
 
@@ -636,6 +674,12 @@ def _body(request: ChatRequest) -> dict:
     if request.response_format:
         body["response_format"] = request.response_format
     return body
+
+
+def _input_type(input_type: str | None) -> dict | None:
+    """The request's extra fields for an `input_type` (none without one: the OpenAI API
+    refuses fields it does not know)."""
+    return {"input_type": input_type} if input_type else None
 
 
 def _vectors(response: Any, texts: list[str]) -> list[list[float]]:

@@ -50,6 +50,12 @@ BOOKMARK_IMPORTANCE = {1: 6, 2: 8, 3: 10}
 NEIGHBOUR_SECONDS = 600
 # the most characters of the neighbours' words kept with a fact (`Journal.talk_around`)
 TALK_CHARS = 600
+# the most characters of an entry's own words, and of each neighbour's, in its embedding
+# (`Journal.passage`): within what small embedding models read (512 tokens)
+PASSAGE_CHARS = 600
+PASSAGE_CONTEXT_CHARS = 300
+# in the journal's meta: {"model", "through"}, where embedding goes on (`Journal.unembedded`)
+EMBEDDED = "embedded"
 # ids of critical bookmarks (salience 3), checked cheaply at every turn until consolidated
 CRITICAL_BOOKMARKS = "critical_bookmarks"
 MAX_CRITICAL_BOOKMARKS = 20
@@ -71,6 +77,8 @@ class Journal:
 
     def __init__(self, store: KeyValueStore, chunk_size: int = 100):
         self.entries = ChunkedList(store, "journal", chunk_size)
+        # the entries' embeddings, by position (`embedded`)
+        self.vectors = ChunkedList(store, "journal_vectors", chunk_size)
         self.watchers: list[Callable[[dict], None]] = []
         self.game_clock: Callable[[datetime], datetime] | None = None
 
@@ -217,6 +225,101 @@ class Journal:
         """
         return " ".join(other["content"] for other in self.neighbours(entry))[:limit]
 
+    def passage(self, entry: dict) -> str:
+        """What an entry's embedding is made of: its words and its neighbours' (see
+        `neighbours`), in order, each after the name of who said it: an embedding of a bare
+        line ("Paris, with my sister.") knows neither who spoke nor of what.
+
+        Args:
+            entry (dict): The entry.
+
+        Returns:
+            str: The passage, at most `PASSAGE_CHARS` of the entry's own words and
+                `PASSAGE_CONTEXT_CHARS` of each neighbour's.
+
+        """
+        lines = []
+        for other in [*self.neighbours(entry), entry]:
+            limit = PASSAGE_CHARS if other is entry else PASSAGE_CONTEXT_CHARS
+            text = " ".join(other["content"].split())[:limit]
+            speaker = other.get("heard_from")
+            lines.append((other["seq"], f"{speaker}: {text}" if speaker else text))
+        return "\n".join(line for _, line in sorted(lines))
+
+    def unembedded(self, model: str, limit: int) -> tuple[list[JournalEntry], int]:
+        """Entries with words and no embedding by `model`, oldest first, from where the last
+        `embedded` left off (from the start for another model).
+
+        Args:
+            model (str): The embeddings model.
+            limit (int): The most entries to return.
+
+        Returns:
+            tuple: The entries, and the position through which every entry is among them or
+                needs no embedding (for `embedded`).
+
+        """
+        mark = self.entries.extra.get(EMBEDDED) or {}
+        seq = mark.get("through", 0) if mark.get("model") == model else 0
+        total = len(self.entries)
+        found: list[JournalEntry] = []
+        while seq < total:
+            for entry in self.entries.slice(seq, min(seq + self.entries.chunk_size, total)):
+                seq = entry["seq"] + 1
+                if entry.get("content") and not self.vector(entry, model):
+                    found.append(entry)
+                    if len(found) == limit:
+                        return found, seq
+        return found, seq
+
+    def embedded(self, model: str, vectors: dict[str, str], through: int) -> None:
+        """Keep the embeddings of entries and where the next `unembedded` starts. The vectors
+        of another model are let go first. Watchers are told of each entry.
+
+        Vectors live in a list of their own, beside the entries (an entry's chunk is written
+        at every new entry; a vector is written once, in sleep).
+
+        Args:
+            model (str): The embeddings model that made them.
+            vectors (dict): Entry id -> packed vector (`memory.semantic.pack_vector`).
+            through (int): The position `unembedded` returned.
+
+        """
+        if self.entries.extra.get(EMBEDDED, {}).get("model") != model:
+            self.vectors.replace_all([])
+        changed = {}
+        for entry_id, packed in vectors.items():
+            entry = self.get(entry_id)
+            if entry is not None and entry.get("content"):
+                changed[entry["seq"]] = entry
+        if changed:
+            missing = max(changed) + 1 - len(self.vectors)
+            if missing > 0:
+                self.vectors.extend([None] * missing)
+            self.vectors.update({seq: vectors[entry["id"]] for seq, entry in changed.items()})
+        self.entries.extra[EMBEDDED] = {"model": model, "through": through}
+        self.entries.save_meta()
+        for entry in changed.values():
+            self._tell(entry)
+
+    def vector(self, entry: dict, model: str | None) -> str | None:
+        """An entry's embedding by `model`, packed, if it has one.
+
+        Args:
+            entry (dict): The entry.
+            model (str or None): The embeddings model; None has none.
+
+        Returns:
+            str or None: The packed vector.
+
+        """
+        seq = entry.get("seq", -1)
+        if not model or not 0 <= seq < len(self.vectors):
+            return None
+        if (self.entries.extra.get(EMBEDDED) or {}).get("model") != model:
+            return None
+        return self.vectors.get(seq)
+
     def get(self, entry_id: str) -> JournalEntry | None:
         """The entry with this id, or None.
 
@@ -246,6 +349,16 @@ class Journal:
         if not entries:
             return
         self.entries.update({entry["seq"]: entry for entry in entries})
+        # an emptied entry (pruned, forgotten) leaves no trace of its words, its embedding
+        # neither
+        emptied = {
+            entry["seq"]: None
+            for entry in entries
+            if not entry.get("content")
+            and entry["seq"] < len(self.vectors)
+            and self.vectors.get(entry["seq"])
+        }
+        self.vectors.update(emptied)
         for entry in entries:
             self._tell(entry)
 

@@ -214,11 +214,17 @@ class _Vectors:
         vector = numpy.asarray(vector, dtype=numpy.float32)
         norm = float(numpy.linalg.norm(vector)) or 1.0
         vector = vector / norm
+        if self.matrix is not None and self.matrix.shape[1] != vector.shape[0]:
+            if self.rows:
+                # of another model (a fact embedded before the model changed): not comparable
+                # with the others, and the journal's are embedded again with the new one
+                return
+            self.matrix, self.ids = None, []
         if doc_id in self.rows:
             self.matrix[self.rows[doc_id]] = vector
             return
         count = len(self.ids)
-        if self.matrix is None or self.matrix.shape[1] != vector.shape[0]:
+        if self.matrix is None:
             self.matrix = numpy.zeros((64, vector.shape[0]), dtype=numpy.float32)
             self.ids, self.rows, count = [], {}, 0
         elif count == self.matrix.shape[0]:
@@ -277,6 +283,8 @@ class MemoryIndex:
         links (MemoryLinks): Links between memories.
         digests (DigestArchive, optional): The daily digests.
         stemmer (str, optional): The Snowball stemmer of the game's language (`recall_stemmer`).
+        embedding_model (str, optional): The embeddings model whose vectors of journal entries
+            are searched (`Journal.embedded`); None searches none.
 
     """
 
@@ -288,8 +296,10 @@ class MemoryIndex:
         links: MemoryLinks,
         digests: DigestArchive | None = None,
         stemmer: str = DEFAULT_STEMMER,
+        embedding_model: str | None = None,
     ):
         self.journal = journal
+        self.embedding_model = embedding_model
         self.digests = digests
         self.long_term = long_term
         self.entities = entities
@@ -342,19 +352,21 @@ class MemoryIndex:
         return len(self._docs)
 
     def _put(self, doc: Doc, index_text: str | None = None, searchable: bool = True) -> None:
-        self._drop(doc.id)
+        # a changed memory keeps its row of vectors (written over if its vector changed)
+        self._drop(doc.id, keep_vector=True)
         self._docs[doc.id] = doc
         if searchable:
             self._lexical.add(doc.id, doc.text if index_text is None else index_text)
         for person in doc.people:
             self._by_person.setdefault(person, []).append(doc.id)
 
-    def _drop(self, doc_id: str) -> None:
+    def _drop(self, doc_id: str, keep_vector: bool = False) -> None:
         doc = self._docs.pop(doc_id, None)
         if doc is None:
             return
         self._lexical.remove(doc_id)
-        self._vectors.drop(doc_id)
+        if not keep_vector:
+            self._vectors.drop(doc_id)
         for person in doc.people:
             ids = self._by_person.get(person)
             if ids and doc_id in ids:
@@ -394,6 +406,9 @@ class MemoryIndex:
             ),
             self._moment_text(entry) if kind == "entry" else None,
         )
+        vector = unpack_vector(self.journal.vector(entry, self.embedding_model))
+        if vector is not None:
+            self._vectors.put(entry["id"], vector)
         if neighbours and kind == "entry" and entry.get("seq"):
             # the entry before gains this one as its neighbour
             before = self.journal.at(entry["seq"] - 1)

@@ -32,6 +32,9 @@ The steps, in order (each a `DreamStep`: a name and a function returning the ste
    digested, never a reflection (`sleep.housekeeping`). No model call.
 9. `working memory`: conversations quiet for `working_memory_stale_minutes` are let go.
 10. `context`: journaling before compaction, then compaction, when the context is full enough.
+11. `embeddings`: with an embeddings model, journal entries without a vector are embedded,
+    `embedding_batch_size` a call (`sleep.embedding`); last, so a first night over a long
+    journal delays nothing else.
 
 Each sleep tick runs steps in order within a budget of model calls
 (`dream_max_calls_per_tick`); a step that has more to do continues at the next tick. What is
@@ -44,8 +47,7 @@ Everything drawn from several memories keeps the narrowest audience of what it r
 """
 
 import math
-from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from collections.abc import Generator
 from types import GeneratorType
 from datetime import datetime, timedelta
 
@@ -70,6 +72,8 @@ from ..memory.provenance import REFLECTION
 from ..memory.working import WorkingMemory
 from ..state import DREAMING_PROGRESS
 from .batch import BatchDeferred
+from .embedding import embed_entries
+from .steps import Budget, DreamStep, StepResult, StepWork  # noqa: F401 (their old home)
 from .digest import daily_digests
 from .housekeeping import keep_house
 
@@ -77,56 +81,6 @@ from .housekeeping import keep_house
 MAX_STEP_FAILURES = 3
 # in `dreaming_progress`: the audiences reflected on in this sleep (`reflect`)
 REFLECTED = "reflected"
-
-
-@dataclass
-class Budget:
-    """Model calls this tick may still make."""
-
-    calls: int
-
-    def take(self) -> bool:
-        """Use up one model call, if any are left.
-
-        Returns:
-            bool: True if a call was taken; False when the budget is spent.
-
-        """
-        if self.calls <= 0:
-            return False
-        self.calls -= 1
-        return True
-
-
-@dataclass
-class StepResult:
-    """What one step did in one tick: `done` when it has nothing left this sleep."""
-
-    done: bool
-    report: dict
-
-
-# a step returns its StepResult, or is a generator (yielding model calls) that returns it
-StepWork = Callable[[Brain, datetime, Budget], "StepResult | Generator"]
-
-
-@dataclass(frozen=True)
-class DreamStep:
-    """One named step of dreaming.
-
-    Attributes:
-        name (str): The step's name, as kept in `dreaming_progress` and shown by `/status`.
-        run (StepWork): `run(brain, now, budget)`: returns a `StepResult`, or a generator that
-            yields model calls and returns one.
-        after (tuple): Names of earlier steps whose results this one reads: while one of them
-            waits for a batch this tick, this one waits too (its request, made now, would miss
-            what they bring, and be asked again once they have it).
-
-    """
-
-    name: str
-    run: StepWork
-    after: tuple[str, ...] = ()
 
 
 # ---- 1. links -------------------------------------------------------------------------------
@@ -593,6 +547,7 @@ DREAMING_STEPS: list[DreamStep] = [
     DreamStep("housekeeping", housekeeping),
     DreamStep("working memory", clear_stale_conversations),
     DreamStep("context", compact_context),
+    DreamStep("embeddings", embed_entries),
 ]
 
 

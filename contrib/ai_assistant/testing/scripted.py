@@ -23,6 +23,8 @@ class ScriptedModel:
     Attributes:
         requests (list): Every `ChatRequest` received.
         embedded (list): Every list of texts embedded.
+        input_types (list): The `input_type` of each `embed` call (None when none was sent).
+        embed_errors (list): `LLMError`s for the next `embed` calls to raise, in order.
         instances (list): Class attribute: every ScriptedModel made, so a test runner can
             `verify_all()` after each test.
 
@@ -34,6 +36,8 @@ class ScriptedModel:
         self.answers = list(answers)
         self.requests = []
         self.embedded: list[list[str]] = []
+        self.input_types: list[str | None] = []
+        self.embed_errors: list[Exception] = []
         ScriptedModel.instances.append(self)
 
     def __call__(self):
@@ -64,18 +68,26 @@ class ScriptedModel:
             raise answer
         return answer
 
-    def embed(self, model, texts):
-        """Record the texts and embed them with `bag_of_words_embedding`.
+    def embed(self, model, texts, input_type=None):
+        """Record the texts and embed them with `bag_of_words_embedding` (or raise the next of
+        `embed_errors`).
 
         Args:
             model (str): Ignored.
             texts (list): The texts.
+            input_type (str, optional): Recorded in `input_types`.
 
         Returns:
             list: One vector per text.
 
+        Raises:
+            LLMError: The next of `embed_errors`, if any.
+
         """
+        if self.embed_errors:
+            raise self.embed_errors.pop(0)
         self.embedded.append(list(texts))
+        self.input_types.append(input_type)
         return [bag_of_words_embedding(text) for text in texts]
 
     def verify(self) -> None:

@@ -176,6 +176,10 @@ class LocalModelServer:
         self.counter = TokenCounter()
         self._previous: list = []
         self.embedding_requests: list = []
+        # the `input_type` of each embeddings request (None when it had none)
+        self.embedding_input_types: list = []
+        # what `GET /models` lists
+        self.served_models: list[str] = ["local"]
         self.batch_calls: list[tuple[str, str]] = []
         self.batch_script: deque = deque()
         self.files: dict[str, bytes] = {}
@@ -200,8 +204,9 @@ class LocalModelServer:
     def start(self) -> "LocalModelServer":
         """Start serving on a free port in a daemon thread.
 
-        It answers `POST .../chat/completions` with the responder and `POST .../embeddings`
-        with bag-of-words embeddings; anything else gets 404.
+        It answers `POST .../chat/completions` with the responder, `POST .../embeddings`
+        with bag-of-words embeddings and `GET .../models` with `served_models`; anything else
+        gets 404.
 
         Returns:
             LocalModelServer: Itself.
@@ -232,6 +237,9 @@ class LocalModelServer:
                         if isinstance(body, bytes):
                             return self._send_bytes(status, body, "application/jsonl")
                         return self._send(status, body)
+                if self.path.rstrip("/").endswith("/models"):
+                    data = [{"id": name, "object": "model"} for name in server.served_models]
+                    return self._send(200, {"object": "list", "data": data})
                 return self._send(404, {"error": {"message": f"no route {self.path}"}})
 
             def do_POST(self):  # noqa: N802 (http.server's naming)
@@ -443,6 +451,7 @@ class LocalModelServer:
         texts = request.get("input") or []
         texts = [texts] if isinstance(texts, str) else texts
         self.embedding_requests.append(texts)
+        self.embedding_input_types.append(request.get("input_type"))
         data = [
             {"object": "embedding", "index": i, "embedding": bag_of_words_embedding(str(text))}
             for i, text in enumerate(texts)

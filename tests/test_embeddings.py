@@ -1,0 +1,331 @@
+"""
+Embeddings of the journal, in the pure core: entries are embedded in sleep as passages with
+their speakers and neighbours, in batches within the tick's budget, kept beside the journal (a
+restart embeds nothing again, a new model everything), queries and documents marked the way the
+model's family wants, and a whisper's vector never found for anyone outside it.
+
+"""
+
+from datetime import timedelta
+
+import pytest
+
+from ai_assistant.brain import Brain
+from ai_assistant.conf import AssistantConfig
+from ai_assistant.llm.client import (
+    MAX_MODEL_NAME_CHARS,
+    MAX_SERVED_MODELS,
+    EndpointSettings,
+    LLMError,
+    OpenAIChatClient,
+)
+from ai_assistant.llm.embedding_roles import (
+    DOCUMENT,
+    MAX_EMBED_CHARS,
+    QUERY,
+    RolesResolver,
+    embed_texts,
+    family_of,
+    family_of_served,
+    roles_for,
+)
+from ai_assistant.memory.store import DictStore
+from ai_assistant.memory_api import AssistantMemory
+from ai_assistant.sleep.embedding import embed_entries
+from ai_assistant.sleep.steps import Budget
+from ai_assistant.testing.server import LocalModelServer, ScriptedResponder
+from ai_assistant.tools import default_registry
+
+from .core_fakes import T0, FakeWorld, ScriptedModel, run, step
+
+E5 = "intfloat/multilingual-e5-small"
+
+
+class ConceptModel(ScriptedModel):
+    """Embeds by meaning, as far as a test needs it: each text is a vector over a few concepts,
+    whatever words carry them."""
+
+    CONCEPTS = (
+        ("sea", "waves", "harbour", "boat", "sail"),
+        ("bread", "bakery", "flour", "oven"),
+        ("sword", "blade", "smith", "forge"),
+    )
+
+    def embed(self, model, texts, input_type=None):
+        super().embed(model, texts, input_type)
+        vectors = []
+        for text in texts:
+            words = text.lower()
+            vector = [float(sum(word in words for word in concept)) for concept in self.CONCEPTS]
+            vectors.append(vector + [0.01])
+        return vectors
+
+
+def brain_over(store, model, embedding_model=E5, **config):
+    return Brain(
+        name="Aria",
+        persona="A librarian.",
+        config=AssistantConfig(**config),
+        model="test-model",
+        state=DictStore(),
+        memory_store=store,
+        world=FakeWorld(),
+        registry=default_registry(),
+        client_factory=model,
+        location="Library",
+        embedding_model=embedding_model,
+    )
+
+
+def heard(brain, *lines, audience=None, start=T0):
+    return [
+        brain.journal.add(
+            text,
+            author=speaker,
+            now=start + timedelta(seconds=30 * i),
+            heard_from=speaker,
+            audience=audience,
+        )["id"]
+        for i, (speaker, text) in enumerate(lines)
+    ]
+
+
+# ---- the marks of a query and a document -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, query, document",
+    [
+        (E5, "query: ", "passage: "),
+        ("e5-small-v2", "query: ", "passage: "),
+        ("nomic-embed-text-v1.5", "search_query: ", "search_document: "),
+        ("BAAI/bge-m3", "", ""),
+        ("snowflake-arctic-embed-m-v2.0", "query: ", ""),
+    ],
+)
+def test_a_family_is_known_by_its_name(name, query, document):
+    _, found_query, found_document = family_of(name)
+    assert (found_query, found_document) == (query, document)
+
+
+@pytest.mark.parametrize("name", ["text-embedding-3-small", "foe5-model", "", None])
+def test_a_name_of_no_family_gets_no_marks(name):
+    assert family_of(name) is None
+    roles = roles_for(AssistantConfig(), name)
+    assert roles.texts(["x"], QUERY) == ["x"] and roles.texts(["x"], DOCUMENT) == ["x"]
+    assert roles.input_type(QUERY) is None
+
+
+def test_instruction_families_mark_queries_only():
+    roles = roles_for(AssistantConfig(), "Qwen3-Embedding-0.6B-Q8_0.gguf")
+    (query,) = roles.texts(["where is the key"], QUERY)
+    assert query.startswith("Instruct: ") and query.endswith("where is the key")
+    assert roles.texts(["the key"], DOCUMENT) == ["the key"]
+
+
+def test_the_configuration_overrides_the_family():
+    config = AssistantConfig(embedding_query_prefix="", embedding_document_prefix="doc: ")
+    roles = roles_for(config, E5)
+    assert roles.texts(["a"], QUERY) == ["a"] and roles.texts(["a"], DOCUMENT) == ["doc: a"]
+
+
+def test_input_type_is_sent_only_when_configured():
+    model = ScriptedModel()
+    plain = RolesResolver(AssistantConfig(), "embed-test")
+    embed_texts(model, "embed-test", ["a"], QUERY, plain)
+    config = AssistantConfig(
+        embedding_query_input_type="search_query",
+        embedding_document_input_type="search_document",
+    )
+    typed = RolesResolver(config, "embed-test")
+    embed_texts(model, "embed-test", ["a"], QUERY, typed)
+    embed_texts(model, "embed-test", ["b"], DOCUMENT, typed)
+    assert model.input_types == [None, "search_query", "search_document"]
+
+
+def test_a_long_text_is_cut_to_what_small_models_read():
+    model = ScriptedModel()
+    embed_texts(model, E5, ["word " * 2000], DOCUMENT, RolesResolver(AssistantConfig(), E5))
+    (sent,) = model.embedded[0]
+    assert sent.startswith("passage: ") and len(sent) == MAX_EMBED_CHARS
+
+
+class Lister(ScriptedModel):
+    def __init__(self, served=None, error=None):
+        super().__init__()
+        self.served, self.error, self.asked = served or [], error, 0
+
+    def served_models(self):
+        self.asked += 1
+        if self.error:
+            raise self.error
+        return self.served
+
+
+def test_a_name_that_tells_nothing_is_looked_up_once_in_the_served_list():
+    # llama.cpp's server answers to any name: the model it serves tells the family
+    client = Lister(served=["multilingual-e5-small-q8_0.gguf"])
+    resolver = RolesResolver(AssistantConfig(), "embedding")
+    embed_texts(client, "embedding", ["where"], QUERY, resolver)
+    embed_texts(client, "embedding", ["here"], DOCUMENT, resolver)
+    assert client.embedded == [["query: where"], ["passage: here"]]
+    assert client.asked == 1
+
+
+def test_a_served_list_of_many_models_or_none_tells_nothing():
+    assert family_of_served("embedding", ["a-e5-small", "nomic-embed-text"]) is None
+    assert family_of_served("nomic-embed-text", ["a-e5-small", "nomic-embed-text"])[1] == (
+        "search_query: "
+    )
+    client = Lister(error=LLMError("not_found", "no route /models", status=404))
+    resolver = RolesResolver(AssistantConfig(), "embedding")
+    embed_texts(client, "embedding", ["where"], QUERY, resolver)
+    embed_texts(client, "embedding", ["there"], QUERY, resolver)
+    # the failure to list is no failure of the call, and is not asked again
+    assert client.embedded == [["where"], ["there"]] and client.asked == 1
+
+
+def test_configured_marks_need_no_lookup():
+    client = Lister(served=["multilingual-e5-small"])
+    config = AssistantConfig(embedding_query_prefix="q: ", embedding_document_prefix="d: ")
+    embed_texts(client, "embedding", ["x"], QUERY, RolesResolver(config, "embedding"))
+    assert client.embedded == [["q: x"]] and client.asked == 0
+
+
+# ---- sleep embeds the journal ----------------------------------------------------------------
+
+
+def test_sleep_embeds_entries_as_passages_with_speakers_and_neighbours():
+    model = ScriptedModel()
+    brain = brain_over(DictStore(), model)
+    first, second = heard(brain, ("Bob", "Where did you sail?"), ("Alice", "To the islands."))
+    result = step(embed_entries, brain)
+    assert result.done and result.report == {"embedded": 2}
+    (texts,) = model.embedded
+    assert texts[1] == "passage: Bob: Where did you sail?\nAlice: To the islands."
+    assert model.input_types == [None]
+    assert brain.journal.vector(brain.journal.get(second), E5)
+    assert brain.journal.vector(brain.journal.get(first), "another-model") is None
+
+
+def test_entries_are_embedded_in_batches_within_the_budget():
+    model = ScriptedModel()
+    brain = brain_over(DictStore(), model, embedding_batch_size=2)
+    heard(brain, *[("Bob", f"Line number {i} about boats.") for i in range(5)])
+    result = step(embed_entries, brain, calls=2)
+    assert not result.done and result.report == {"embedded": 4}
+    assert [len(texts) for texts in model.embedded] == [2, 2]
+    result = step(embed_entries, brain, calls=2)
+    assert result.done and result.report == {"embedded": 1}
+    assert len(model.embedded) == 3
+
+
+def test_no_embeddings_model_no_step():
+    model = ScriptedModel()
+    brain = brain_over(DictStore(), model, embedding_model=None)
+    heard(brain, ("Bob", "Hello."))
+    result = step(embed_entries, brain)
+    assert result.done and model.embedded == []
+
+
+def test_vectors_outlive_a_restart_and_a_new_model_embeds_again():
+    store = DictStore()
+    model = ScriptedModel()
+    brain = brain_over(store, model)
+    (entry_id,) = heard(brain, ("Bob", "The harbour is closed."))
+    step(embed_entries, brain)
+    assert len(model.embedded) == 1
+    # the same memory, read again (a server restart): nothing to embed
+    again = brain_over(store, model)
+    result = step(embed_entries, again)
+    assert result.report == {"embedded": 0} and len(model.embedded) == 1
+    assert again.journal.vector(again.journal.get(entry_id), E5)
+    # another model: everything again, the old vectors let go
+    other = brain_over(store, model, embedding_model="nomic-embed-text-v1.5")
+    result = step(embed_entries, other)
+    assert result.report == {"embedded": 1}
+    assert model.embedded[-1] == ["search_document: Bob: The harbour is closed."]
+    assert other.journal.vector(other.journal.get(entry_id), E5) is None
+
+
+def test_a_failed_call_loses_nothing():
+    model = ScriptedModel()
+    model.embed_errors.append(LLMError("timeout", "the server did not answer"))
+    brain = brain_over(DictStore(), model)
+    (entry_id,) = heard(brain, ("Bob", "The harbour is closed."))
+    with pytest.raises(LLMError):
+        run(embed_entries(brain, T0, Budget(5)))
+    assert brain.journal.vector(brain.journal.get(entry_id), E5) is None
+    result = step(embed_entries, brain)
+    assert result.report == {"embedded": 1}
+    assert brain.journal.vector(brain.journal.get(entry_id), E5)
+
+
+def test_an_emptied_entry_loses_its_vector():
+    model = ScriptedModel()
+    brain = brain_over(DictStore(), model)
+    (entry_id,) = heard(brain, ("Bob", "The harbour is closed."))
+    step(embed_entries, brain)
+    entry = brain.journal.get(entry_id)
+    brain.journal.update([{**entry, "content": ""}])
+    assert brain.journal.vectors.get(entry["seq"]) is None
+    assert entry_id not in brain.index.vector_snapshot()[1]
+
+
+# ---- recall with the journal's vectors -------------------------------------------------------
+
+
+def test_an_embedded_entry_is_found_by_meaning_and_the_query_is_marked():
+    model = ConceptModel()
+    memory = AssistantMemory("Aria", model=model, embedding_model=E5)
+    brain = memory.brain
+    (waves,) = heard(brain, ("Bob", "The waves were rough all night."))
+    heard(brain, ("Carol", "The oven at the bakery is cold."), start=T0 + timedelta(hours=2))
+    assert memory.recall("harbour", k=1, at=T0 + timedelta(hours=3)) == []
+    step(embed_entries, brain)
+    best, *_ = memory.recall("harbour", k=1, at=T0 + timedelta(hours=3))
+    assert best.entry_ids == [waves]
+    assert model.embedded[-1] == ["query: harbour"]
+
+
+def test_a_whispers_vector_is_never_found_for_anyone_outside_it():
+    model = ConceptModel()
+    memory = AssistantMemory("Aria", model=model, embedding_model=E5)
+    brain = memory.brain
+    (secret,) = heard(brain, ("Bob", "I hid the blade under the forge."), audience=["name:bob"])
+    (public,) = heard(brain, ("Carol", "Waves again today."), start=T0 + timedelta(hours=2))
+    step(embed_entries, brain)
+    at = T0 + timedelta(hours=3)
+    found = memory.recall("sword", k=5, at=at, audience=["Carol"])
+    assert secret not in [entry for item in found for entry in item.entry_ids]
+    assert [entry for item in memory.recall("sword", k=1, at=at) for entry in item.entry_ids] == [
+        secret
+    ]
+    # the whisper's passage was made of its own conversation only
+    assert all("Waves" not in text for text in model.embedded[0] if "blade" in text)
+    assert public
+
+
+# ---- over HTTP, with the openai SDK ---------------------------------------------------------
+
+
+def test_the_sdk_client_sends_input_type_only_when_given_and_lists_served_models():
+    with LocalModelServer(ScriptedResponder()) as server:
+        server.served_models = ["multilingual-e5-small"]
+        client = OpenAIChatClient(EndpointSettings(server.base_url, "sk-test", max_retries=0))
+        client.embed("embedding", ["plain"])
+        client.embed("embedding", ["typed"], input_type="search_query")
+        assert server.embedding_input_types == [None, "search_query"]
+        assert client.served_models() == ["multilingual-e5-small"]
+        resolver = RolesResolver(AssistantConfig(), "embedding")
+        embed_texts(client, "embedding", ["where"], QUERY, resolver)
+        assert server.embedding_requests[-1] == ["query: where"]
+
+
+def test_a_flood_of_served_models_is_bounded():
+    with LocalModelServer(ScriptedResponder()) as server:
+        server.served_models = [f"model-{i}-" + "x" * 500 for i in range(1000)]
+        client = OpenAIChatClient(EndpointSettings(server.base_url, "sk-test", max_retries=0))
+        names = client.served_models()
+        assert len(names) == MAX_SERVED_MODELS
+        assert max(map(len, names)) == MAX_MODEL_NAME_CHARS
