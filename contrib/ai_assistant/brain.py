@@ -26,7 +26,7 @@ from .driver import BlockingWork, ModelWork
 from .budget import TokenBudget
 from .events import EventQueue
 from .lifecycle import SLEEP, Lifecycle
-from .llm.client import ChatClient, ChatRequest
+from .llm.client import NOT_CONFIGURED, ChatClient, ChatRequest, LLMError
 from .llm.embedding_roles import DOCUMENT, QUERY, RolesResolver, aembed_texts, embed_texts
 from .llm.structured import acomplete_structured, complete_structured
 from .llm.tokens import TokenCounter
@@ -38,6 +38,7 @@ from .memory.history import ConversationHistory, wire_format
 from .memory.journal import Journal
 from .memory.links import MemoryLinks
 from .memory.recall import MemoryIndex, Recalled, RecallWeights, nearest
+from .memory.reranking import rerank_documents, reordered
 from .memory.review import MemoryReview
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .memory.snapshots import RecordingStore, Snapshots
@@ -341,6 +342,62 @@ class Brain:
             kinds=kinds,
         )
 
+    def recall_pool(self, limit: int) -> int:
+        """How many memories a recall of `limit` asks the first pass for: the reranker's
+        candidates when one is configured (`recall_rerank_model`), else `limit`.
+
+        Args:
+            limit (int): How many the recall returns.
+
+        Returns:
+            int: How many to ask for.
+
+        """
+        if not self.config.recall_rerank_model or limit <= 0:
+            return limit
+        return max(limit, self.config.recall_rerank_candidates)
+
+    def rerank(self, query: str, pool: list[Recalled]) -> BlockingWork | None:
+        """The reranking model's scores of a recall's candidates (`memory.reranking`), as
+        blocking work returning one score per candidate; None without a reranking model, a
+        query or more than one candidate.
+
+        Args:
+            query (str): What was recalled.
+            pool (list): The first pass's candidates, best first (`recall_pool`).
+
+        Returns:
+            BlockingWork or None: A call returning the scores, in the order of `pool`.
+
+        """
+        model = self.config.recall_rerank_model
+        pool = pool[: self.config.recall_rerank_candidates]
+        if not model or not query.strip() or len(pool) < 2:
+            return None
+        forms = telemetry.model_call(telemetry.RERANK, model, self.name, _rerank, _arerank)
+        return ModelWork(*forms, self.client_factory, model, query, rerank_documents(pool))
+
+    def reranked(
+        self, pool: list[Recalled], scores: list | None, limit: int | None = None
+    ) -> list[Recalled]:
+        """The best `limit` of a recall's candidates, in the reranking model's order when it
+        answered (`scores`), else in the first pass's.
+
+        Args:
+            pool (list): The first pass's candidates, best first.
+            scores (list or None): What `rerank` returned; None when it failed or was not
+                asked.
+            limit (int, optional): How many; default `recall_limit`.
+
+        Returns:
+            list: `Recalled` items, best first.
+
+        """
+        limit = self.config.recall_limit if limit is None else limit
+        if not scores:
+            return pool[:limit]
+        return reordered(pool, scores, self.recall_weights().relevance, limit)
+
     # ---- usage and budget ---------------------------------------------------------------------
 
     def budget(self) -> TokenBudget:
@@ -559,6 +616,7 @@ class Brain:
             audience=audience,
             recall=recall,
             semantic=self.semantic_search,
+            reranker=self,
             assistant_name=self.name,
             world=self.world,
             journal=self.journal,
@@ -820,3 +878,17 @@ def _embed_and_search(client_factory, model, query, snapshot, limit, roles):
 async def _aembed_and_search(client_factory, model, query, snapshot, limit, roles):
     (vector,) = await aembed_texts(client_factory(), model, [query], QUERY, roles)
     return nearest(snapshot, vector, limit)
+
+
+def _rerank(client_factory, model, query, documents):
+    client = client_factory()
+    if not callable(getattr(client, "rerank", None)):
+        raise LLMError(
+            NOT_CONFIGURED, "This model client cannot rerank; set recall_rerank_model to None."
+        )
+    return client.rerank(model, query, documents)
+
+
+async def _arerank(client_factory, model, query, documents):
+    # the SDK's generic POST, made in a worker thread of the queue's loop (one call a recall)
+    return await asyncio.to_thread(_rerank, client_factory, model, query, documents)

@@ -253,6 +253,15 @@ class AssistantConfig(BaseModel):
         description="Share of relevance the embeddings give, when configured (the rest is "
         "lexical).",
     )
+    recall_rerank_model: str | None = Field(
+        None,
+        max_length=200,
+        description="Reranking model asked to order the best candidates of each recall (POST "
+        "/rerank on the model endpoint, as llama.cpp's server, vLLM and Jina serve); None: off.",
+    )
+    recall_rerank_candidates: int = Field(
+        20, ge=2, le=100, description="Best candidates of a recall the reranking model orders."
+    )
     recall_link_neighbours: int = Field(
         2, ge=0, le=10, description="Linked memories each of the best hits pulls in."
     )

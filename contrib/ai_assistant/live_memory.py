@@ -42,7 +42,7 @@ class LiveMemory(AssistantMemory):
     def search_deferred(self, query: str):
         """Everything the assistant remembers for `query`, ranked as recall ranks it (a
         builder sees every audience), with the query's embedding (when an embeddings model is
-        configured) computed off the reactor.
+        configured) and the reranking model's look (when one is) off the reactor.
 
         Args:
             query (str): What to look for.
@@ -55,11 +55,25 @@ class LiveMemory(AssistantMemory):
 
         """
         query = self.search_query(query)
-        work = self.brain.semantic_search(query)
-        if work is None:
-            return defer.succeed(self.search(query))
+        brain = self.brain
         runner = self.assistant.runner or default_runner()
-        return runner(work).addCallback(lambda semantic: self.search(query, semantic))
+        limit = brain.config.memory_search_limit
+
+        def reranked(semantic=None):
+            pool = self.search(query, semantic, limit=brain.recall_pool(limit))
+            work = brain.rerank(query, pool)
+            if work is None:
+                return pool[:limit]
+            # a failed reranker leaves the first pass's order
+            return runner(work).addCallbacks(
+                lambda scores: brain.reranked(pool, scores, limit),
+                lambda failure: brain.reranked(pool, None, limit),
+            )
+
+        work = brain.semantic_search(query)
+        if work is None:
+            return defer.maybeDeferred(reranked)
+        return runner(work).addCallback(reranked)
 
     def rollback_plan(self, sleep_id: str | None = None, long_term=None) -> dict:
         """What rolling back a sleep would change (see `MemoryAdmin.rollback_plan`), refused

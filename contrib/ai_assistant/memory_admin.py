@@ -240,7 +240,7 @@ class MemoryAdmin:
             )
         return query
 
-    def search(self, query: str, semantic=None) -> list[Recalled]:
+    def search(self, query: str, semantic=None, limit: int | None = None) -> list[Recalled]:
         """Everything the assistant remembers for `query`, ranked as recall ranks it, from all
         audiences (a builder sees everything).
 
@@ -248,6 +248,7 @@ class MemoryAdmin:
             query (str): What to look for (`search_query` checks it).
             semantic (list, optional): What `brain.semantic_search(query)` found, when an
                 embeddings model is configured (its call runs off the reactor).
+            limit (int, optional): How many; default `memory_search_limit`.
 
         Returns:
             list: `Recalled` items, best first.
@@ -261,7 +262,7 @@ class MemoryAdmin:
             self.search_query(query),
             now=self.now(),
             served=None,
-            limit=brain.config.memory_search_limit,
+            limit=brain.config.memory_search_limit if limit is None else limit,
             semantic=semantic,
         )
 

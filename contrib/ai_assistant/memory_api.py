@@ -38,7 +38,7 @@ from .brain import Brain
 from .clock import utcnow
 from .conf import AssistantConfig
 from .driver import drive, inline
-from .llm.client import ChatClient
+from .llm.client import ChatClient, LLMError
 from .memory.audience import Audience, person_key, served_by
 from .memory.journal import Journal
 from .memory.provenance import OBSERVED, SOURCES, spoken_source
@@ -343,14 +343,22 @@ class AssistantMemory(MemoryAdmin):
         work = brain.semantic_search(query)
         if work is not None:
             semantic = work()
-        return brain.recall(
+        pool = brain.recall(
             query,
             now=at,
             served=served,
             people=[*people, *(_keys(people) or [])],
-            limit=k,
+            limit=brain.recall_pool(k),
             semantic=semantic,
         )
+        scores = None
+        work = brain.rerank(query, pool)
+        if work is not None:
+            try:
+                scores = work()
+            except LLMError:
+                pass  # a failed reranker leaves the first pass's order, as in a turn
+        return brain.reranked(pool, scores, k)
 
     def memories(self) -> list[dict]:
         """Every long-term memory, oldest first.

@@ -63,6 +63,10 @@ ERROR_TYPE = "error.type"
 CHAT = "chat"
 STRUCTURED = "structured"
 EMBEDDING = "embedding"
+RERANK = "rerank"
+
+# the OpenTelemetry GenAI operation of each kind (others are "chat")
+_OPERATIONS = {EMBEDDING: "embeddings", RERANK: "rerank"}
 
 log = logging.getLogger(__name__)
 
@@ -313,7 +317,7 @@ def model_call(
     thread or event loop runs the call.
 
     Args:
-        kind (str): `CHAT`, `STRUCTURED` or `EMBEDDING`.
+        kind (str): `CHAT`, `STRUCTURED`, `EMBEDDING` or `RERANK`.
         model (str): The model asked.
         assistant (str): Whose call it is.
         blocking (callable): The blocking form.
@@ -344,7 +348,7 @@ class _Call:
         attributes = {
             ASSISTANT: self.assistant,
             "ai_assistant.call.kind": self.kind,
-            "gen_ai.operation.name": "embeddings" if self.kind == EMBEDDING else "chat",
+            "gen_ai.operation.name": _OPERATIONS.get(self.kind, "chat"),
             "gen_ai.request.model": self.model,
         }
         span = _get_tracer().start_span(
@@ -373,7 +377,7 @@ class _Call:
         return result
 
     def _replies(self, result) -> list:
-        if result is None or self.kind == EMBEDDING:
+        if result is None or self.kind in (EMBEDDING, RERANK):
             return []
         if self.kind == STRUCTURED:
             return list(result[1])
@@ -401,7 +405,7 @@ class _Call:
                         "gen_ai.response.model": replies[-1].model or self.model,
                     }
                 )
-            elif self.kind == EMBEDDING and isinstance(result, list):
+            elif self.kind in (EMBEDDING, RERANK) and isinstance(result, list):
                 span.set_attribute("ai_assistant.call.results", len(result))
             if error is not None:
                 labels[ERROR_TYPE] = error_kind(error)

@@ -416,7 +416,22 @@ def run_turn(
             semantic = yield search
         except LLMError as err:
             brain.usage().record_error(err.kind)  # lexical recall still answers
-    recalled = brain.recall(query, now=now, served=served, people=people, semantic=semantic)
+    pool = brain.recall(
+        query,
+        now=now,
+        served=served,
+        people=people,
+        semantic=semantic,
+        limit=brain.recall_pool(config.recall_limit),
+    )
+    scores = None
+    rerank = brain.rerank(query, pool)
+    if rerank is not None:
+        try:
+            scores = yield rerank
+        except LLMError as err:
+            brain.usage().record_error(err.kind)  # the first pass's order still answers
+    recalled = brain.reranked(pool, scores)
     recalled_lines = render(recalled, config.recall_budget_tokens, brain.counter.count_text)
     shown = recalled[: len(recalled_lines)]
     working = WorkingMemory(state)

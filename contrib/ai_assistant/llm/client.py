@@ -72,6 +72,7 @@ MAX_TOOL_CALL_ID_CHARS = 128  # OpenAI's are about 30 characters, Mistral's 9
 MAX_FINISH_REASON_CHARS = 32  # the longest standard one, "content_filter", is 14
 MAX_MODEL_NAME_CHARS = 200  # as the configuration's `model`
 MAX_SERVED_MODELS = 200  # names read from an endpoint's model list (OpenAI lists about 100)
+MAX_RERANK_DOCUMENTS = 100  # documents one rerank call may score (`recall_rerank_candidates`)
 # tokens one call may report using: no model reads or writes ten million in one call, and a
 # larger figure (or a negative one) is not a count to add to a budget's spend
 MAX_TOKENS_PER_CALL = 10_000_000
@@ -272,7 +273,9 @@ class ChatClient(Protocol):
         """Compute embeddings for some texts.
 
         A client that can send an `input_type` (`ai_assistant.llm.embedding_roles`) takes it
-        as a keyword argument, `input_type`; it is passed only when one is configured.
+        as a keyword argument, `input_type`; it is passed only when one is configured. A client
+        that can rerank has `rerank(model, query, documents)` (see `OpenAIChatClient.rerank`);
+        it is called only when `recall_rerank_model` is set.
 
         Args:
             model (str): The embedding model's name.
@@ -589,6 +592,34 @@ class OpenAIChatClient:
             raise _unreadable(exc, self._secrets()) from None
         return names
 
+    def rerank(self, model: str, query: str, documents: list[str]) -> list[float | None]:
+        """How relevant each document is to `query`, by a reranking model (`POST /rerank`, the
+        body llama.cpp's server, vLLM, Jina and Cohere's v1 share: `model`, `query`,
+        `documents`; their reply: `results` of `index` and `relevance_score`).
+
+        Args:
+            model (str): The reranking model's name.
+            query (str): The query.
+            documents (list[str]): The documents, at most `MAX_RERANK_DOCUMENTS`.
+
+        Returns:
+            list: One score per document, in order (None for one the reply left out); only
+                their order matters.
+
+        Raises:
+            LLMError: If the call fails or the reply is not a ranking of these documents.
+
+        """
+        documents = list(documents)[:MAX_RERANK_DOCUMENTS]
+        body = {"model": model, "query": query, "documents": documents, "top_n": len(documents)}
+        try:
+            reply = self._sdk.post("/rerank", body=body, cast_to=object)
+        except openai.APIError as exc:
+            raise _translate(exc, self._secrets()) from None
+        except UNREADABLE as exc:
+            raise _unreadable(exc, self._secrets()) from None
+        return _rerank_scores(reply, len(documents))
+
     # ---- the Batch API: sleep-time work at a discount (see ai_assistant.sleep.batch) ---------
 
     def submit_batch(self, lines: list[dict]) -> str:
@@ -713,6 +744,30 @@ def _vectors(response: Any, texts: list[str]) -> list[list[float]]:
         if not all(type(value) in (float, int) and math.isfinite(value) for value in vector):
             raise LLMError(INVALID_RESPONSE, "An embedding held something not a finite number.")
     return vectors
+
+
+def _rerank_scores(reply: Any, count: int) -> list[float | None]:
+    """The scores of a rerank reply, by document, checked: each result names a document by its
+    index and gives a finite score; a document named twice, or out of range, is an error."""
+    results = reply.get("results") if isinstance(reply, dict) else None
+    if results is None and isinstance(reply, dict):
+        results = reply.get("data")  # some servers put them under "data"
+    if not isinstance(results, list) or len(results) > count:
+        raise LLMError(
+            INVALID_RESPONSE, f"The rerank reply had no list of at most {count} results."
+        )
+    scores: list[float | None] = [None] * count
+    for result in results:
+        index = result.get("index") if isinstance(result, dict) else None
+        score = result.get("relevance_score", result.get("score")) if index is not None else None
+        if type(index) is not int or not 0 <= index < count or scores[index] is not None:
+            raise LLMError(
+                INVALID_RESPONSE, f"A rerank result named no document of 0 to {count - 1} once."
+            )
+        if type(score) not in (float, int) or not math.isfinite(score):
+            raise LLMError(INVALID_RESPONSE, "A rerank result's score was not a finite number.")
+        scores[index] = float(score)
+    return scores
 
 
 def _retry_after(exc: openai.APIError) -> float | None:

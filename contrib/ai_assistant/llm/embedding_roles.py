@@ -13,9 +13,17 @@ When the configured name says nothing (local servers such as llama.cpp's answer 
 they are asked for), the name of the model the endpoint serves is tried instead
 (`family_of_served`): the only one it lists, or the one listed under the configured name.
 
+Some servers mark the roles themselves, from an `input_type` of "query" or "passage" (NVIDIA's,
+and small e5 servers that put "query: " before any text sent without one): a text marked by us
+would be marked twice. So when the marks are the family's (nothing configured), one short text
+is embedded once as a query and once as a passage, with `input_type` and no prefix; when the
+two vectors differ, the server marks by `input_type`, and that is what is sent from then on.
+A server that refuses the field or ignores it gets the family's prefixes.
+
 """
 
 import asyncio
+import math
 import re
 from dataclasses import dataclass
 
@@ -24,6 +32,13 @@ from .client import LLMError
 
 QUERY = "query"
 DOCUMENT = "document"
+# what a server that marks by `input_type` is told (NVIDIA's words; e5 servers take them too)
+SERVER_QUERY_TYPE = "query"
+SERVER_DOCUMENT_TYPE = "passage"
+# the text embedded twice to learn whether the server marks the roles itself
+PROBE_TEXT = "Where is the key to the library?"
+# two vectors at least this alike are one: the server ignored `input_type`
+SAME_VECTOR = 0.9999
 # the most characters of one text sent to be embedded, its mark included: small embedding
 # models read 512 tokens, and some servers refuse a longer input instead of cutting it
 MAX_EMBED_CHARS = 2000
@@ -138,7 +153,10 @@ def family_of_served(configured: str | None, served: list[str]) -> tuple[str, st
 
 
 def roles_for(
-    config: AssistantConfig, model: str | None, served_family: tuple | None = None
+    config: AssistantConfig,
+    model: str | None,
+    served_family: tuple | None = None,
+    server_marks: bool = False,
 ) -> EmbeddingRoles:
     """The marks for `model`: the configuration's where it sets them, else its family's.
 
@@ -147,6 +165,8 @@ def roles_for(
         model (str or None): The embeddings model's configured name.
         served_family (tuple, optional): The family of the model the endpoint serves
             (`family_of_served`), used when the configured name tells none.
+        server_marks (bool, optional): The server marks the roles itself by `input_type`
+            (`probe_server_marks`): the family's marks are sent as `input_type`, not as text.
 
     Returns:
         EmbeddingRoles: The marks.
@@ -154,6 +174,12 @@ def roles_for(
     """
     family = family_of(model) or served_family
     name, query, document = family if family else (None, "", "")
+    if server_marks and family:
+        return EmbeddingRoles(
+            query_input_type=SERVER_QUERY_TYPE,
+            document_input_type=SERVER_DOCUMENT_TYPE,
+            family=f"{name} (marked by the server)",
+        )
     if config.embedding_query_prefix is not None:
         query = config.embedding_query_prefix
     if config.embedding_document_prefix is not None:
@@ -165,6 +191,48 @@ def roles_for(
         document_input_type=config.embedding_document_input_type,
         family=name,
     )
+
+
+def marks_left_to_family(config: AssistantConfig) -> bool:
+    """Whether the configuration leaves every mark to the model's family (no prefix and no
+    `input_type` set).
+
+    Args:
+        config (AssistantConfig): The assistant's configuration.
+
+    Returns:
+        bool: True when nothing is configured.
+
+    """
+    return (
+        config.embedding_query_prefix is None
+        and config.embedding_document_prefix is None
+        and not config.embedding_query_input_type
+        and not config.embedding_document_input_type
+    )
+
+
+def probe_server_marks(client, model: str) -> bool:
+    """Whether the server marks queries and documents itself, from `input_type` (two short
+    embedding calls; a worker thread's).
+
+    Args:
+        client (ChatClient): The model client.
+        model (str): The embeddings model.
+
+    Returns:
+        bool: True when `PROBE_TEXT` embedded as a query and as a passage differ; False when
+            they are one, or the server refuses `input_type` (or the client cannot send it).
+
+    """
+    try:
+        (query,) = client.embed(model, [PROBE_TEXT], input_type=SERVER_QUERY_TYPE)
+        (passage,) = client.embed(model, [PROBE_TEXT], input_type=SERVER_DOCUMENT_TYPE)
+    except (LLMError, TypeError, ValueError):
+        return False  # TypeError: a game's client without `input_type`
+    dot = sum(a * b for a, b in zip(query, passage))
+    norms = math.sqrt(sum(a * a for a in query)) * math.sqrt(sum(b * b for b in passage))
+    return bool(norms) and dot / norms < SAME_VECTOR
 
 
 def needs_served_family(config: AssistantConfig, model: str | None) -> bool:
@@ -186,8 +254,10 @@ class RolesResolver:
     """The marks for one assistant's embeddings model, worked out once.
 
     From the configuration and the model's name at once; when the name tells no family, the
-    endpoint's model list is asked, once, in the worker thread of the first embedding call
-    (a failure to list is no failure of the call: the marks stay the configuration's).
+    endpoint's model list is asked, and when the marks are left to the family, whether the
+    server marks by `input_type` (`probe_server_marks`): once, in the worker thread of the
+    first embedding call (a failure of either is no failure of the call: the marks stay the
+    configuration's and the family's).
 
     Args:
         config (AssistantConfig): The assistant's configuration.
@@ -199,7 +269,10 @@ class RolesResolver:
         self.config = config
         self.model = model
         self._served: tuple | None = None
-        self._asked = not needs_served_family(config, model)
+        self._server_marks = False
+        self._asked = not bool(model) or not (
+            needs_served_family(config, model) or marks_left_to_family(config)
+        )
 
     def roles(self, client=None) -> EmbeddingRoles:
         """The marks; given a client (in a worker thread), the endpoint's list is asked first
@@ -215,12 +288,15 @@ class RolesResolver:
         if not self._asked and client is not None:
             self._asked = True
             lister = getattr(client, "served_models", None)
-            if callable(lister):
+            if callable(lister) and needs_served_family(self.config, self.model):
                 try:
                     self._served = family_of_served(self.model, list(lister()))
                 except LLMError:
                     pass  # an endpoint without a model list: the name's marks (none) stand
-        return roles_for(self.config, self.model, self._served)
+            family = family_of(self.model) or self._served
+            if family and (family[1] or family[2]) and marks_left_to_family(self.config):
+                self._server_marks = probe_server_marks(client, self.model)
+        return roles_for(self.config, self.model, self._served, self._server_marks)
 
 
 def embed_texts(client, model: str, texts: list[str], role: str, resolver: RolesResolver):

@@ -17,10 +17,12 @@ leading messages identical to the previous request's, as a provider's prompt cac
 """
 
 import json
+import re
 import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -180,6 +182,10 @@ class LocalModelServer:
         self.embedding_input_types: list = []
         # what `GET /models` lists
         self.served_models: list[str] = ["local"]
+        # `POST /rerank`: every request's body, and the reply's body (by default each document
+        # scored by how many of the query's words it has; a test may set any body)
+        self.rerank_requests: list[dict] = []
+        self.rerank_reply: Callable[[dict], dict] = word_overlap_ranking
         self.batch_calls: list[tuple[str, str]] = []
         self.batch_script: deque = deque()
         self.files: dict[str, bytes] = {}
@@ -205,8 +211,8 @@ class LocalModelServer:
         """Start serving on a free port in a daemon thread.
 
         It answers `POST .../chat/completions` with the responder, `POST .../embeddings`
-        with bag-of-words embeddings and `GET .../models` with `served_models`; anything else
-        gets 404.
+        with bag-of-words embeddings, `POST .../rerank` with `rerank_reply` and
+        `GET .../models` with `served_models`; anything else gets 404.
 
         Returns:
             LocalModelServer: Itself.
@@ -258,6 +264,9 @@ class LocalModelServer:
                     return self._send(400, {"error": {"message": "invalid JSON body"}})
                 if self.path.rstrip("/").endswith("/embeddings"):
                     return self._send(200, server._embeddings(request))
+                if self.path.rstrip("/").endswith("/rerank"):
+                    server.rerank_requests.append(request)
+                    return self._send(200, server.rerank_reply(request))
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 reply = server.responder.respond(request)
@@ -488,6 +497,27 @@ class LocalModelServer:
             "total_tokens": prompt + completion_tokens,
             "prompt_tokens_details": {"cached_tokens": min(cached, prompt)},
         }
+
+
+def word_overlap_ranking(request: dict) -> dict:
+    """A rerank reply, as llama.cpp's server and Jina give it: each document scored by how
+    many of the query's words (of three letters or more) it has, best first.
+
+    Args:
+        request (dict): The request's body (`query`, `documents`).
+
+    Returns:
+        dict: `{"results": [{"index", "relevance_score"}, ...]}`.
+
+    """
+    words = {word for word in re.findall(r"[a-z0-9]+", str(request.get("query")).lower())}
+    words = {word for word in words if len(word) > 2}
+    results = []
+    for index, document in enumerate(request.get("documents") or []):
+        found = set(re.findall(r"[a-z0-9]+", str(document).lower()))
+        results.append({"index": index, "relevance_score": float(len(words & found))})
+    results.sort(key=lambda result: -result["relevance_score"])
+    return {"results": results}
 
 
 def _multipart_file(content_type: str, raw: bytes) -> tuple[bytes | None, str | None]:

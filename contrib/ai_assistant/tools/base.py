@@ -257,6 +257,9 @@ class ToolContext:
         turn (str or None): This conversation's key, kept with its messages in the history.
         recall (callable): `recall(query, people, semantic, limit)` -> list of `Recalled`.
         semantic (callable): `semantic(query)` -> blocking work or None (embeddings off).
+        reranker (object or None): What orders a recall's candidates again by a reranking
+            model (the brain: `recall_pool(limit)`, `rerank(query, pool)` -> blocking work or
+            None, `reranked(pool, scores, limit)`); None: recall's first pass alone.
 
     """
 
@@ -279,6 +282,7 @@ class ToolContext:
     turn: str | None = None
     recall: Callable[..., list] | None = None
     semantic: Callable[[str], Any] | None = None
+    reranker: Any = None
 
     @property
     def instructed(self) -> bool:

@@ -63,14 +63,31 @@ class RecallTool(Tool):
         query = f"{args.query} {args.person or ''}".strip()
         work = ctx.semantic(query) if ctx.semantic else None
         if work is None:
-            return _answer(ctx, ctx.recall(query, people, None, MAX_RESULTS))
+            return _reranked(ctx, query, people, None)
 
         def resume(found) -> ToolResult:
             # embeddings failed: lexical recall still answers
             semantic = None if isinstance(found, LLMError) else found
-            return _answer(ctx, ctx.recall(query, people, semantic, MAX_RESULTS))
+            return _reranked(ctx, query, people, semantic)
 
         return ToolResult(ok=True, content="", pending=work, resume=resume)
+
+
+def _reranked(ctx: ToolContext, query: str, people: list[str], semantic) -> ToolResult:
+    """The answer, after the reranking model's look when one is configured."""
+    reranker = ctx.reranker
+    limit = reranker.recall_pool(MAX_RESULTS) if reranker else MAX_RESULTS
+    pool = ctx.recall(query, people, semantic, limit)
+    work = reranker.rerank(query, pool) if reranker else None
+    if work is None:
+        return _answer(ctx, pool)
+
+    def resume(scores) -> ToolResult:
+        # the reranker failed: the first pass's order still answers
+        scores = None if isinstance(scores, LLMError) else scores
+        return _answer(ctx, reranker.reranked(pool, scores, MAX_RESULTS))
+
+    return ToolResult(ok=True, content="", pending=work, resume=resume)
 
 
 def _answer(ctx: ToolContext, found: list[Recalled]) -> ToolResult:
