@@ -98,7 +98,10 @@ def run_memory(wanted: set[int], quick: bool) -> list:
 
     results = []
     if 9 in wanted:
+        from bench.locomo import locomo_recall
+
         results += memory.recall_quality(quick=quick)
+        results += locomo_recall(quick=quick)
     if 10 in wanted:
         results += memory.recall_at_scale(quick=quick)
     if 11 in wanted:
