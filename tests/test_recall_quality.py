@@ -126,8 +126,40 @@ def test_a_fact_is_found_by_the_talk_around_it_once_its_entry_is_pruned():
             for entry in (question, answer)
         ]
     )
-    best, *_ = memory.recall("brother harbour", k=3)
+    # the question's words are only in the talk around the answer (the question itself, also a
+    # fact now, has them as its own words and comes first, as its moment would)
+    assert fact["id"] in [item.id for item in memory.recall("brother harbour", k=2)]
+    best, *_ = memory.recall("brother Eastport", k=3)
     assert best.id == fact["id"] and best.kind == "memory"
+
+
+def test_a_pruned_moment_is_found_as_well_as_before_by_its_fact():
+    # alone, a fact is searched as its moment was (its words count twice among the talk
+    # around it), so pruning the moment does not let a weaker match overtake it
+    memory = AssistantMemory("Aria")
+    memory.add_entry(
+        "Wow, that must have been great fun at the lake with everyone there, a lovely long "
+        "summer day out!",
+        speaker="Gina",
+        time=T0 - timedelta(seconds=30),
+        importance=7,
+    )
+    answer = memory.add_entry(
+        "Remember: my ideal dance studio.", speaker="Jon", time=T0, importance=7
+    )
+    memory.add_entry(
+        "An ideal studio for the painters potters weavers bakers masons carters fishers tanners.",
+        speaker="Gina",
+        time=T0 + timedelta(hours=5),
+        importance=7,
+    )
+    before = [item.entry_ids for item in memory.recall("ideal studio", k=2)]
+    memory.consolidate(now=T0 + timedelta(hours=8))
+    journal = memory.brain.journal
+    journal.update([{**journal.get(answer), "content": "", "pruned": T0.isoformat()}])
+    after = [item.entry_ids for item in memory.recall("ideal studio", k=2)]
+    assert before[0] == [answer]
+    assert after == before
 
 
 def test_links_still_join_facts_folded_into_their_moments():

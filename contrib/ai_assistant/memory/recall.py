@@ -464,8 +464,9 @@ class MemoryIndex:
             (doc := self._docs.get(entry_id)) is not None and doc.kind == "entry"
             for entry_id in sources
         )
-        # alone, a fact is searched by what it says (not who said it: the person boost knows
-        # that) and by the talk around the entry it was drawn from, kept when it was made
+        # alone, a fact is searched as its moment was: by what it says (twice; not who said
+        # it: the person boost knows that), the talk around the entry it was drawn from, kept
+        # when it was made, and its month, so pruning a moment never lowers what finds it
         said = memory["text"]
         speaker = provenance.get("heard_from")
         if speaker:
@@ -486,7 +487,10 @@ class MemoryIndex:
                 trust=(memory.get("trust_set") or {}).get("trust"),
                 corroborated=bool(memory.get("corroborated")),
             ),
-            f"{said} {provenance.get('talk') or ''}",
+            " ".join(
+                [said] * OWN_WEIGHT
+                + [provenance.get("talk") or "", from_iso(memory["created_at"]).strftime("%B %Y")]
+            ),
             searchable=not folded,
         )
         self._refold(memory["id"], sources if folded else ())
