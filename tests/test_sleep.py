@@ -259,6 +259,27 @@ class TestSleepCommands(SleepTestCase, EvenniaCommandTest):
         assert "Mira" not in text or text.index("east door") < text.index("Mira")
         assert self.server.embedding_requests == [["does the door stick"]]
 
+    def test_memory_search_with_a_reranker(self):
+        self.script.db.config_overrides = {**self.overrides, "recall_rerank_model": "rr"}
+        store = self.handler.brain.long_term
+        for text in ("The east door sticks when it rains.", "The door of the mill is green."):
+            store.add(text, importance=5, now=self.clock.now(), source_entry_ids=[], provenance={})
+        # the reranker puts the mill first, whatever the words say
+        self.server.rerank_reply = lambda body: {
+            "results": [
+                {"index": i, "relevance_score": 9.0 if "mill" in doc else 0.0}
+                for i, doc in enumerate(body["documents"])
+            ]
+        }
+        text = self.cmd("/memory Aria=east door")
+        assert text.index("mill") < text.index("door sticks")
+        (body,) = self.server.rerank_requests
+        assert body["model"] == "rr" and body["query"] == "east door"
+        # a reranker that fails leaves the first pass's order
+        self.server.rerank_reply = lambda body: {"results": "broken"}
+        text = self.cmd("/memory Aria=east door")
+        assert text.index("door sticks") < text.index("mill")
+
 
 class TestScheduledSleep(SleepTestCase):
     def test_schedule_from_awake_tick_suspend_and_restore(self):
