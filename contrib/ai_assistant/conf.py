@@ -18,14 +18,25 @@ import threading
 from collections import OrderedDict
 from typing import Any, Literal
 
+import snowballstemmer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import Refused
-from .memory.lexical import stemmers
 
 
 class ConfigError(Refused):
     """A configuration key or value that is not allowed. The message says what is."""
+
+
+def recall_stemmers() -> list[str]:
+    """The stemmers `recall_stemmer` may name: Snowball's languages (`memory.lexical` uses
+    them), and "none".
+
+    Returns:
+        list: Their names.
+
+    """
+    return [*snowballstemmer.algorithms(), "none"]
 
 
 class AssistantConfig(BaseModel):
@@ -469,8 +480,9 @@ class AssistantConfig(BaseModel):
     @field_validator("recall_stemmer")
     @classmethod
     def _a_known_stemmer(cls, name: str) -> str:
-        if name not in stemmers():
-            raise ValueError(f"one of {', '.join(stemmers())} is needed, not '{name}'")
+        allowed = recall_stemmers()
+        if name not in allowed:
+            raise ValueError(f"one of {', '.join(allowed)} is needed, not '{name}'")
         return name
 
     @model_validator(mode="after")

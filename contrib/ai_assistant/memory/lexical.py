@@ -54,16 +54,6 @@ STOP_WORDS = frozenset(
 DEFAULT_STEMMER = "english"
 
 
-def stemmers() -> list[str]:
-    """The stemmers `recall_stemmer` may name: Snowball's languages, and "none".
-
-    Returns:
-        list: Their names.
-
-    """
-    return [*snowballstemmer.algorithms(), "none"]
-
-
 @lru_cache(maxsize=64)
 def _stemmer(language: str):
     return None if language == "none" else snowballstemmer.stemmer(language)
