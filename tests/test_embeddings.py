@@ -390,3 +390,19 @@ def test_configured_marks_are_never_probed():
     config = AssistantConfig(embedding_query_input_type="search_query")
     embed_texts(model, E5, ["where"], QUERY, RolesResolver(config, E5))
     assert model.embedded == [["query: where"]] and model.input_types == ["search_query"]
+
+
+def test_status_says_how_the_assistant_recalls():
+    model = ScriptedModel()
+    brain = settled(brain_over(DictStore(), model, recall_rerank_model="rr"), model)
+    heard(brain, ("Bob", "The harbour is closed."), ("Bob", "Fish at dawn."))
+    assert "journal embedded through 0 of 2" in brain.status(T0).recall
+    step(embed_entries, brain)
+    line = brain.status(T0).recall
+    assert line == (
+        "words (english stemmer); embeddings intfloat/multilingual-e5-small (e5: 'query:' / "
+        "'passage:'; journal embedded through 2 of 2); reranked by rr"
+    )
+    served = ServerMarking()
+    marking = settled(brain_over(DictStore(), served), served)
+    assert "input_type query / passage" in marking.status(T0).recall

@@ -779,7 +779,36 @@ class Brain:
                 {"id": b["id"], "requests": len(b["keys"]), "submitted_at": b["submitted_at"]}
                 for b in state.get(BATCHES) or []
             ],
+            recall=self.recall_description(),
         )
+
+    def recall_description(self) -> str:
+        """How this assistant recalls, in a line for `/status`: its words' stemmer, its
+        embeddings model with the marks it sends and how far the journal is embedded, its
+        reranking model.
+
+        Returns:
+            str: The line.
+
+        """
+        config = self.config
+        parts = [f"words ({config.recall_stemmer} stemmer)"]
+        if self.embedding_model:
+            roles = self.embedding_roles.roles()
+            if roles.query_input_type or roles.document_input_type:
+                marks = f"input_type {roles.query_input_type} / {roles.document_input_type}"
+            elif roles.query_prefix or roles.document_prefix:
+                marks = f"{roles.query_prefix.strip()!r} / {roles.document_prefix.strip()!r}"
+            else:
+                marks = "no marks"
+            through = self.journal.embedded_through(self.embedding_model)
+            parts.append(
+                f"embeddings {self.embedding_model} ({roles.family or 'no known family'}: "
+                f"{marks}; journal embedded through {through} of {len(self.journal)})"
+            )
+        if config.recall_rerank_model:
+            parts.append(f"reranked by {config.recall_rerank_model}")
+        return "; ".join(parts)
 
     @property
     def asleep(self) -> bool:

@@ -416,6 +416,7 @@ class AssistantDisplay:
             ("turn in flight", "yes" if status.in_flight else "no"),
             ("prompt starts", status.prompt_starts),
             ("model calls (server)", self.format_model_calls(status.model_calls)),
+            ("recall", status.recall),
             ("activity since wake", status.activity_since_wake),
             (
                 "context tokens",

@@ -113,6 +113,7 @@ class AssistantStatus:
     overrides: dict = field(default_factory=dict)
     prompt_starts: int = 0
     model_calls: dict | None = None
+    recall: str = "words"
 
     @property
     def asleep(self) -> bool:

@@ -259,8 +259,7 @@ class Journal:
                 needs no embedding (for `embedded`).
 
         """
-        mark = self.entries.extra.get(EMBEDDED) or {}
-        seq = mark.get("through", 0) if mark.get("model") == model else 0
+        seq = self.embedded_through(model)
         total = len(self.entries)
         found: list[JournalEntry] = []
         while seq < total:
@@ -301,6 +300,19 @@ class Journal:
         self.entries.save_meta()
         for entry in changed.values():
             self._tell(entry)
+
+    def embedded_through(self, model: str) -> int:
+        """How many entries, from the first, `model` has embedded or found nothing to embed in.
+
+        Args:
+            model (str): The embeddings model.
+
+        Returns:
+            int: The position where embedding goes on (0 for another model).
+
+        """
+        mark = self.entries.extra.get(EMBEDDED) or {}
+        return mark.get("through", 0) if mark.get("model") == model else 0
 
     def vector(self, entry: dict, model: str | None) -> str | None:
         """An entry's embedding by `model`, packed, if it has one.
