@@ -224,7 +224,7 @@ def test_the_summary_falls_back_to_json_mode():
     with_history(assistant, 5)
     report = run(compact_history(assistant, T0, force=True))
     assert report["summary"] == "In JSON mode."
-    assert model.requests[1].response_format == {"type": "json_object"}
+    assert model.requests[1].response_format["type"] == "json_object"
     assert '"open_threads"' in model.requests[1].messages[-1]["content"]
 
 

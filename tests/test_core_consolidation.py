@@ -200,7 +200,7 @@ def test_structured_outputs_fall_back_to_json_mode():
     memory(brain, "The bridge is out.")
     assert rem(brain).report["calls"] == 1
     assert model.requests[0].response_format["json_schema"]["name"] == "ConsolidatedCore"
-    assert model.requests[1].response_format == {"type": "json_object"}
+    assert model.requests[1].response_format["type"] == "json_object"
 
 
 # ---- nothing changes when the call fails or the reply breaks a rule --------------------------

@@ -287,7 +287,7 @@ def test_a_server_without_structured_outputs_is_asked_in_json_mode():
     note(brain, "Bob asked about the lighthouse.")
     step(digest_days, brain, now=T0 + DAY)
     assert model.requests[0].response_format["type"] == "json_schema"
-    assert model.requests[1].response_format == {"type": "json_object"}
+    assert model.requests[1].response_format["type"] == "json_object"
     assert len(brain.digests) == 1
 
 

@@ -151,11 +151,11 @@ def test_json_mode_is_remembered_for_the_client_and_forgotten_with_it():
     for _ in range(2):
         structured.complete_structured(first, request(), Scores)
     assert first.formats == ["json_schema", "json_object", "json_object"]
-    assert first in structured._JSON_MODE_ONLY  # the client itself, not its reusable id
+    assert first in structured._FLOOR  # the client itself, not its reusable id
     del first
     gc.collect()
     # gone with its client: a new client (which may get the same id) is asked for a schema
-    assert not any(isinstance(c, _RefusesSchemas) for c in structured._JSON_MODE_ONLY)
+    assert not any(isinstance(c, _RefusesSchemas) for c in structured._FLOOR)
     second = _RefusesSchemas()
     structured.complete_structured(second, request(), Scores)
     assert second.formats == ["json_schema", "json_object"]

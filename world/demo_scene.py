@@ -128,6 +128,7 @@ def main() -> int:
 def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     from ai_assistant.clock import from_iso
     from ai_assistant.debt import ADVISORY, DIRECTIVE
+    from ai_assistant.display import ERROR_ADVICE
     from evennia.utils import create
 
     from world.build import build_demo_world
@@ -193,10 +194,11 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             return  # reported below, with the compaction's own numbers
         if outcome.error and outcome.model_calls == 0 and not rehearsal:
             # raised from the scene, not from here: this runs inside the turn's callbacks
-            failed.append(
-                f"the model endpoint {endpoint} failed: {outcome.error}. Check "
-                "AI_ASSISTANT_BASE_URL, AI_ASSISTANT_API_KEY and AI_ASSISTANT_MODEL."
+            kind = str(outcome.error).split(":", 1)[0]
+            advice = ERROR_ADVICE.get(kind) or (
+                "check AI_ASSISTANT_BASE_URL, AI_ASSISTANT_API_KEY and AI_ASSISTANT_MODEL"
             )
+            failed.append(f"the model endpoint {endpoint} failed: {outcome.error}. {advice}.")
             return
         for memory_id in outcome.recalled:
             item = handler.brain.index.doc(memory_id)

@@ -233,7 +233,9 @@ class Brain:
         forms = telemetry.model_call(
             telemetry.STRUCTURED, request.model, self.name, _structured, _astructured
         )
-        return ModelWork(*forms, self.client_factory, request, output_model)
+        return ModelWork(
+            *forms, self.client_factory, request, output_model, self.config.structured_output
+        )
 
     def embed(self, texts: list[str], role: str = DOCUMENT) -> BlockingWork:
         """Embeddings of `texts`, as blocking work returning a list of vectors.
@@ -433,6 +435,20 @@ class Brain:
             del hours[old]
         self.state.set(USAGE_BY_HOUR, hours)
 
+    def record_failure(self, error: LLMError, now: datetime) -> None:
+        """Count a failed call: its kind, and the replies it received before failing (a
+        structured reply that did not fit, or was cut off, was billed all the same, so its
+        tokens count in the usage and against the budget).
+
+        Args:
+            error (LLMError): The failure (`llm.structured` puts the replies on `replies`).
+            now (datetime): The real time.
+
+        """
+        for reply in getattr(error, "replies", None) or ():
+            self.record_reply(reply, now)
+        self.usage().record_error(error.kind)
+
     def usage_by_hour(self) -> dict[str, dict]:
         """Model calls and tokens per real hour ("YYYY-MM-DDTHH"), the last week.
 
@@ -545,6 +561,7 @@ class Brain:
             tools=self.registry.schemas(TURN) if tools is None else tools,
             temperature=self.config.temperature,
             max_tokens=self.config.max_reply_tokens,
+            tool_choice=self.config.tool_choice,
         )
         return Prompt(request, narrowest(audiences))
 
@@ -880,15 +897,15 @@ async def _acomplete(client_factory, request):
     return await asyncio.to_thread(client.complete, request)
 
 
-def _structured(client_factory, request, output_model):
-    return complete_structured(client_factory(), request, output_model)
+def _structured(client_factory, request, output_model, mode="auto"):
+    return complete_structured(client_factory(), request, output_model, mode)
 
 
-async def _astructured(client_factory, request, output_model):
+async def _astructured(client_factory, request, output_model, mode="auto"):
     client = client_factory()
     if hasattr(client, "acomplete"):
-        return await acomplete_structured(client, request, output_model)
-    return await asyncio.to_thread(complete_structured, client, request, output_model)
+        return await acomplete_structured(client, request, output_model, mode)
+    return await asyncio.to_thread(complete_structured, client, request, output_model, mode)
 
 
 def _embed(client_factory, model, texts, role, roles):

@@ -64,6 +64,17 @@ class AssistantConfig(BaseModel):
     max_reply_tokens: int = Field(
         800, ge=16, le=32000, description="Most tokens the model may write in one reply."
     )
+    tool_choice: Literal["auto", "required", "omit"] = Field(
+        "auto",
+        description="tool_choice sent with tools: auto (some servers, llama-cpp-python among "
+        "them, leave the tools out of the prompt without it), required, or omit for a server "
+        "that refuses the field.",
+    )
+    structured_output: Literal["auto", "json_schema", "json_object", "text"] = Field(
+        "auto",
+        description="Format of sleep's structured calls: auto steps down from json_schema to "
+        "json_object to JSON in text as the server refuses each; or one of them, fixed.",
+    )
     request_timeout: float = Field(
         20.0, ge=1.0, le=600.0, description="Seconds before one model request times out."
     )

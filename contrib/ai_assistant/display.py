@@ -32,10 +32,20 @@ ERROR_ADVICE = {
     "for a local server, then reload",
     "auth": "check the API key the game uses (AI_ASSISTANT_API_KEY or OPENAI_API_KEY)",
     "connection": "check AI_ASSISTANT_BASE_URL and that the model server is running",
-    "timeout": "the provider is slow: raise request_timeout, or try again later",
+    "timeout": "the server did not answer within request_timeout: a model on a CPU may need "
+    "120 s or more; raise it (@assistant/set <name>/request_timeout=120) or use a faster "
+    "server",
     "rate_limit": "the provider is limiting requests: the assistant backs off and retries",
-    "server_error": "the provider failed: the assistant backs off and retries",
-    "bad_request": "the provider refused the request: check AI_ASSISTANT_MODEL and the server log",
+    "server_error": "the server failed: the assistant backs off and retries; its log says why",
+    "not_found": "the server has no such model or route: check AI_ASSISTANT_MODEL (the name "
+    "the server lists) and that AI_ASSISTANT_BASE_URL ends in /v1",
+    "context_length": "a request was larger than the server's context window: set "
+    "max_context_tokens below the window (llama.cpp: the --ctx-size it was started with), "
+    "leaving room for max_reply_tokens",
+    "bad_request": "the server refused the request: check AI_ASSISTANT_MODEL and the server's "
+    "log; for sleep's structured calls, structured_output fixes the format by hand",
+    "invalid_response": "the model's replies did not fit what was asked: a larger model, or "
+    "structured_output set to the format the server enforces",
     "context_budget": "raise max_context_tokens or lower memory_block_tokens",
 }
 

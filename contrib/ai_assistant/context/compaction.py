@@ -230,8 +230,9 @@ def compact_history(
         # waiting for its summary would keep growing past the budget
         result, replies = yield brain.direct_structured(request, CompactionSummary)
     except LLMError as err:
-        # a failed call, a refusal or a reply that does not fit: nothing changes
-        usage.record_error(err.kind)
+        # a failed call, a refusal or a reply that does not fit: nothing changes (but its
+        # tokens were spent and count)
+        brain.record_failure(err, now)
         brain.save_usage(usage)
         return {"error": f"{err.kind}: {err}", "tokens": before}
     for reply in replies:

@@ -28,6 +28,7 @@ import asyncio
 import json
 import math
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ CONNECTION = "connection"
 BAD_REQUEST = "bad_request"
 AUTH = "auth"
 NOT_CONFIGURED = "not_configured"
+NOT_FOUND = "not_found"  # no such model or route (404)
+CONTEXT_LENGTH = "context_length"  # the request is larger than the server's window
 INVALID_RESPONSE = "invalid_response"
 CANCELLED = "cancelled"
 OTHER = "other"
@@ -199,6 +202,8 @@ class ChatRequest:
     temperature: float = 0.7
     max_tokens: int = 800
     response_format: dict | None = None
+    # sent with tools ("auto", "required"); "omit" or None sends none
+    tool_choice: str | None = None
 
 
 @dataclass
@@ -702,6 +707,8 @@ def _body(request: ChatRequest) -> dict:
     }
     if request.tools:
         body["tools"] = request.tools
+        if request.tool_choice and request.tool_choice != "omit":
+            body["tool_choice"] = request.tool_choice
     if request.response_format:
         body["response_format"] = request.response_format
     return body
@@ -728,6 +735,15 @@ def _vectors(response: Any, texts: list[str]) -> list[list[float]]:
     vectors = [getattr(data[position], "embedding", None) for position in order]
     dimensions = len(vectors[0]) if vectors and isinstance(vectors[0], list) else 0
     for vector in vectors:
+        if isinstance(vector, list) and vector and isinstance(vector[0], list):
+            # llama.cpp's server without pooling answers a vector per token
+            raise LLMError(
+                INVALID_RESPONSE,
+                f"The embeddings server sent {len(vector):,} vectors for one text (one per "
+                "token): it must pool them into one. Start llama.cpp's llama-server with "
+                "--pooling mean (or the pooling the model's card names); llama-cpp-python "
+                "with --pooling_type 1.",
+            )
         if not isinstance(vector, list) or not 1 <= len(vector) <= MAX_EMBEDDING_DIMENSIONS:
             size = f"{len(vector):,} numbers" if isinstance(vector, list) else type(vector).__name__
             raise LLMError(
@@ -798,19 +814,51 @@ def _translate(exc: openai.APIError, secrets: list[str]) -> LLMError:
         kind = AUTH
     elif isinstance(exc, openai.InternalServerError) or (status and status >= 500):
         kind = SERVER_ERROR
-    elif isinstance(exc, (openai.BadRequestError, openai.NotFoundError)) or status in (400, 422):
-        kind = BAD_REQUEST
+    elif isinstance(exc, openai.NotFoundError) or status == 404:
+        kind = NOT_FOUND
+    elif isinstance(exc, openai.BadRequestError) or status in (400, 413, 422):
+        kind = CONTEXT_LENGTH if names_context_length(str(exc)) else BAD_REQUEST
     elif isinstance(exc, openai.APIResponseValidationError):
         kind = INVALID_RESPONSE
     else:
         kind = OTHER
-    # the SDK's messages carry the server's text, and some servers echo the key in it
+    # the SDK's messages carry the server's text: some servers echo the key in it, others
+    # the paths of their installation
     return LLMError(
         kind,
-        redact(f"{type(exc).__name__}: {exc}", secrets)[:300],
+        _PATH_RE.sub("<path>", redact(f"{type(exc).__name__}: {exc}", secrets))[:300],
         status,
         retry_after=_retry_after(exc) if kind == RATE_LIMIT else None,
     )
+
+
+# a file system path in a server's error text (not the path of a URL: that follows a host)
+_PATH_RE = re.compile(r"(?<![\w:/.])(?:/[\w.\-]+){2,}/?|\b[A-Za-z]:\\[^\s'\"]+")
+# words servers use when a request is larger than their context window (OpenAI, vLLM,
+# llama.cpp's server, llama-cpp-python, Ollama)
+_CONTEXT_WORDS = (
+    "context length",
+    "context_length",
+    "context window",
+    "maximum context",
+    "exceeds the available context",
+    "n_ctx",
+    "too many tokens",
+)
+
+
+def names_context_length(message: str) -> bool:
+    """Whether a server's error text says the request is larger than its context window.
+
+    Args:
+        message (str): The error's text.
+
+    Returns:
+        bool: True when it names the context window.
+
+    """
+    lowered = message.lower()
+    return any(words in lowered for words in _CONTEXT_WORDS)
 
 
 def _unreadable(exc: Exception, secrets: list[str]) -> LLMError:

@@ -1,11 +1,26 @@
 """
 Structured outputs: a pydantic model in, a validated object out.
 
-The request asks for `response_format: json_schema` first. A server that rejects that (HTTP 400,
-as many local servers do) is asked again in JSON mode with the schema in the prompt, and that
-endpoint is remembered so later calls go straight to JSON mode. Whatever comes back is checked
-with `check_model_json` (a size and a depth limit) and validated with the pydantic model; a
-reply that does not fit raises `LLMError(INVALID_RESPONSE)`.
+Servers differ in what they take, so the request steps down a ladder of formats until one is
+taken:
+
+1. `response_format: json_schema` (OpenAI, vLLM, llama.cpp's server, Ollama, LM Studio);
+2. `json_object` with the schema in the prompt and as the `schema` extension (llama-cpp-python
+   enforces it with a grammar);
+3. plain `json_object` with the schema in the prompt;
+4. no `response_format` at all: the schema in the prompt and JSON read from the text.
+
+A step is refused when the server answers 400, 422 or 501, or a 500 whose message names the
+format (llama-cpp-python answers `json_schema` with a 500), and never for a context-length
+refusal. The lowest step a client's server took is remembered, so later calls start there;
+`structured_output` fixes the step by hand ("json_schema", "json_object", "text"; "auto" climbs
+down the ladder).
+
+Whatever comes back is checked with `check_model_json` (a size and a depth limit) and validated
+with the pydantic model. A reply that does not fit raises `LLMError(INVALID_RESPONSE)` carrying
+the replies received (`LLMError.replies`), so their tokens are counted all the same. A reply
+cut off at `max_tokens` (finish reason "length") is said to be cut off, not "invalid JSON", and
+asked again once with twice the room.
 
 Like the client's calls, it comes blocking (`complete_structured`) and as a coroutine
 (`acomplete_structured`); both follow the same steps (`_requests`).
@@ -24,36 +39,74 @@ from pydantic import BaseModel, ValidationError
 from .client import (
     BAD_REQUEST,
     CONTENT_CUT,
+    CONTEXT_LENGTH,
     INVALID_RESPONSE,
     MAX_REPLY_CHARS,
+    SERVER_ERROR,
     ChatClient,
     ChatReply,
     ChatRequest,
     LLMError,
+    names_context_length,
 )
 from .model_json import ModelJSONError, check_model_json
 
 Model = TypeVar("Model", bound=BaseModel)
 
-# the clients whose server refused `json_schema`, by the client itself: an id would be reused by
-# another client once this one is gone, and that one would be asked in JSON mode for nothing
-_JSON_MODE_ONLY: "weakref.WeakSet" = weakref.WeakSet()
-_JSON_MODE_ONLY_KEPT: dict[int, object] = {}  # clients that cannot be weakly referenced, kept
+# the steps of the ladder, best first
+JSON_SCHEMA = "json_schema"
+JSON_OBJECT_SCHEMA = "json_object+schema"
+JSON_OBJECT = "json_object"
+TEXT = "text"
+LADDER = (JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT, TEXT)
+# `structured_output` values and the step each starts (and stays) at
+MODES = {"auto": None, "json_schema": JSON_SCHEMA, "json_object": JSON_OBJECT, "text": TEXT}
+# the most tokens a cut-off structured reply is asked again with
+MAX_RETRY_TOKENS = 16000
+# words in a 500's message that say the server did not take the format (llama-cpp-python:
+# "response_format ... json_schema is not supported")
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar")
+
+# the lowest step each client's server took, by the client itself: an id would be reused by
+# another client once this one is gone, and that one would start low for nothing
+_FLOOR: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_FLOOR_KEPT: dict[int, tuple[object, int]] = {}  # clients that cannot be weakly referenced
 _LOCK = threading.Lock()
 
 
-def _json_mode_only(client) -> bool:
-    try:
-        return client in _JSON_MODE_ONLY
-    except TypeError:
-        return id(client) in _JSON_MODE_ONLY_KEPT
+def _floor(client) -> int:
+    with _LOCK:
+        try:
+            return _FLOOR.get(client, 0)
+        except TypeError:
+            return _FLOOR_KEPT.get(id(client), (None, 0))[1]
 
 
-def _remember_json_mode_only(client) -> None:
-    try:
-        _JSON_MODE_ONLY.add(client)
-    except TypeError:
-        _JSON_MODE_ONLY_KEPT[id(client)] = client  # alive, so its id stays its own
+def _remember_floor(client, step: int) -> None:
+    with _LOCK:
+        try:
+            _FLOOR[client] = max(_FLOOR.get(client, 0), step)
+        except TypeError:
+            _FLOOR_KEPT[id(client)] = (client, step)  # alive, so its id stays its own
+
+
+def format_refused(error: LLMError) -> bool:
+    """Whether an error says the server does not take the response format it was sent.
+
+    Args:
+        error (LLMError): The error of a structured call.
+
+    Returns:
+        bool: True for a 400, 422 or 501, or a 500 naming the format; never for a refusal
+            that names the context length.
+
+    """
+    message = str(error).lower()
+    if error.kind == CONTEXT_LENGTH or names_context_length(message):
+        return False
+    if error.kind == BAD_REQUEST or error.status in (400, 422, 501):
+        return True
+    return error.kind == SERVER_ERROR and any(word in message for word in _FORMAT_WORDS)
 
 
 def schema_format(output_model: type[BaseModel]) -> dict:
@@ -72,16 +125,23 @@ def schema_format(output_model: type[BaseModel]) -> dict:
     }
 
 
-def _json_mode_request(request: ChatRequest, output_model: type[BaseModel]) -> ChatRequest:
-    schema = json.dumps(output_model.model_json_schema(), separators=(",", ":"))
+def _request_for(step: str, request: ChatRequest, output_model: type[BaseModel]) -> ChatRequest:
+    """`request` asking for `output_model` at one step of the ladder."""
+    if step == JSON_SCHEMA:
+        return replace(request, response_format=schema_format(output_model))
+    schema = output_model.model_json_schema()
     instruction = {
         "role": "system",
-        "content": f"Reply with one JSON object only, matching this JSON schema: {schema}",
+        "content": "Reply with one JSON object only, matching this JSON schema: "
+        + json.dumps(schema, separators=(",", ":")),
     }
+    response_format = None
+    if step == JSON_OBJECT_SCHEMA:
+        response_format = {"type": "json_object", "schema": schema}
+    elif step == JSON_OBJECT:
+        response_format = {"type": "json_object"}
     return replace(
-        request,
-        messages=[*request.messages, instruction],
-        response_format={"type": "json_object"},
+        request, messages=[*request.messages, instruction], response_format=response_format
     )
 
 
@@ -106,6 +166,12 @@ def parse_reply(reply: ChatReply, output_model: type[Model]) -> Model:
     """
     if reply.refusal:
         raise LLMError(INVALID_RESPONSE, f"The model refused: {reply.refusal[:200]}")
+    if reply.finish_reason == "length":
+        raise LLMError(
+            INVALID_RESPONSE,
+            f"Structured reply for {output_model.__name__} was cut off at the reply's token "
+            "limit before its JSON ended.",
+        )
     if CONTENT_CUT in reply.malformed:
         # the client kept only the start of a reply too long for the request: not the JSON
         # the model meant, and the note says how long it was
@@ -115,6 +181,9 @@ def parse_reply(reply: ChatReply, output_model: type[Model]) -> Model:
     if text.startswith("```"):
         # some servers wrap JSON mode output in a fence
         text = text.strip("`").removeprefix("json").strip()
+    elif not text.startswith("{") and "{" in text and "}" in text:
+        # JSON asked for in the text only: a small model may say something around it
+        text = text[text.index("{") : text.rindex("}") + 1]
     try:
         check_model_json(text, "the contents of the structured reply", max_chars=MAX_REPLY_CHARS)
     except ModelJSONError as exc:
@@ -133,23 +202,35 @@ def parse_reply(reply: ChatReply, output_model: type[Model]) -> Model:
 
 
 def _requests(
-    client: ChatClient, request: ChatRequest, output_model: type[Model]
+    client: ChatClient, request: ChatRequest, output_model: type[Model], mode: str = "auto"
 ) -> Generator[ChatRequest, ChatReply, tuple[Model, list[ChatReply]]]:
     """The steps of a structured completion, without the I/O: yields each request to send,
     receives its reply (or has its `LLMError` thrown in), returns the result."""
-    with _LOCK:
-        json_mode_only = _json_mode_only(client)
-    if not json_mode_only:
+    fixed = MODES.get(mode)
+    step = LADDER.index(fixed) if fixed else _floor(client)
+    replies: list[ChatReply] = []
+    retried = False
+    while True:
         try:
-            reply = yield replace(request, response_format=schema_format(output_model))
-            return parse_reply(reply, output_model), [reply]
+            reply = yield _request_for(LADDER[step], request, output_model)
         except LLMError as exc:
-            if exc.kind != BAD_REQUEST:
+            if fixed or step == len(LADDER) - 1 or not format_refused(exc):
+                exc.replies = replies
                 raise
-            with _LOCK:
-                _remember_json_mode_only(client)
-    reply = yield _json_mode_request(request, output_model)
-    return parse_reply(reply, output_model), [reply]
+            step += 1
+            _remember_floor(client, step)
+            continue
+        replies.append(reply)
+        try:
+            return parse_reply(reply, output_model), replies
+        except LLMError as exc:
+            if reply.finish_reason == "length" and not retried:
+                # cut off: once more, with twice the room
+                retried = True
+                request = replace(request, max_tokens=min(request.max_tokens * 2, MAX_RETRY_TOKENS))
+                continue
+            exc.replies = replies
+            raise
 
 
 def _advance(steps: Generator, reply: ChatReply | None = None, error: LLMError | None = None):
@@ -162,7 +243,7 @@ def _advance(steps: Generator, reply: ChatReply | None = None, error: LLMError |
 
 
 def complete_structured(
-    client: ChatClient, request: ChatRequest, output_model: type[Model]
+    client: ChatClient, request: ChatRequest, output_model: type[Model], mode: str = "auto"
 ) -> tuple[Model, list[ChatReply]]:
     """Ask for `output_model` and return it with the raw replies (for usage accounting).
 
@@ -170,15 +251,18 @@ def complete_structured(
         client (ChatClient): The client to call.
         request (ChatRequest): The request, without `response_format`.
         output_model (type): The pydantic model the reply must fit.
+        mode (str, optional): `structured_output`: "auto" climbs down the ladder, or the
+            one format to use ("json_schema", "json_object", "text").
 
     Returns:
         tuple: (validated object, list of every ChatReply received).
 
     Raises:
-        LLMError: When the call fails or the reply does not fit.
+        LLMError: When the call fails or the reply does not fit; its `replies` are the
+            replies received before it (their tokens were spent).
 
     """
-    steps = _requests(client, request, output_model)
+    steps = _requests(client, request, output_model, mode)
     finished, value = False, next(steps)
     while not finished:
         try:
@@ -189,7 +273,7 @@ def complete_structured(
 
 
 async def acomplete_structured(
-    client, request: ChatRequest, output_model: type[Model]
+    client, request: ChatRequest, output_model: type[Model], mode: str = "auto"
 ) -> tuple[Model, list[ChatReply]]:
     """`complete_structured` as a coroutine, for a client with `acomplete`.
 
@@ -197,15 +281,16 @@ async def acomplete_structured(
         client: The client to call (it has `acomplete`).
         request (ChatRequest): The request, without `response_format`.
         output_model (type): The pydantic model the reply must fit.
+        mode (str, optional): As `complete_structured`.
 
     Returns:
         tuple: (validated object, list of every ChatReply received).
 
     Raises:
-        LLMError: When the call fails or the reply does not fit.
+        LLMError: As `complete_structured`.
 
     """
-    steps = _requests(client, request, output_model)
+    steps = _requests(client, request, output_model, mode)
     finished, value = False, next(steps)
     while not finished:
         try:

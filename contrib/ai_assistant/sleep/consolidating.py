@@ -162,7 +162,7 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
         state.set(BATCH_WAITING, True)
         report["waiting"] = "batch"
     except LLMError as err:
-        usage.record_error(err.kind)
+        brain.record_failure(err, now)
         state.set(SLEEP_ERRORS, (state.get(SLEEP_ERRORS) or 0) + 1)
         state.set(COMPACTING_FAILURES, (state.get(COMPACTING_FAILURES) or 0) + 1)
         report["error"] = f"{err.kind}: {err}"

@@ -599,7 +599,7 @@ def _dream(brain: Brain, now: datetime) -> Generator:
             reports.append({"step": step.name, "waiting": "batch"})
             continue
         except LLMError as err:
-            brain.usage().record_error(err.kind)
+            brain.record_failure(err, now)
             brain.save_usage()
             progress = _progress(brain)
             progress.setdefault("errors", {})[step.name] = f"{err.kind}: {err}"[:300]

@@ -108,7 +108,7 @@ def _decide(brain: Brain, now: datetime, events: list[Event]) -> Generator:
     try:
         decision, replies = yield brain.direct_structured(request, WakeDecision)
     except LLMError as err:
-        usage.record_error(err.kind)
+        brain.record_failure(err, now)
         brain.save_usage(usage)
         return {"triage": len(events), "woke": False, "error": f"{err.kind}: {err}"}
     for reply in replies:

@@ -180,6 +180,8 @@ class LocalModelServer:
         self.embedding_requests: list = []
         # the `input_type` of each embeddings request (None when it had none)
         self.embedding_input_types: list = []
+        # embeddings as llama.cpp's server sends them without pooling: a vector per token
+        self.per_token_embeddings = False
         # what `GET /models` lists
         self.served_models: list[str] = ["local"]
         # `POST /rerank`: every request's body, and the reply's body (by default each document
@@ -465,6 +467,9 @@ class LocalModelServer:
             {"object": "embedding", "index": i, "embedding": bag_of_words_embedding(str(text))}
             for i, text in enumerate(texts)
         ]
+        if self.per_token_embeddings:
+            for item in data:
+                item["embedding"] = [item["embedding"]] * max(len(str(texts[0]).split()), 2)
         tokens = sum(self.counter.count_text(str(text)) for text in texts)
         return {
             "object": "list",

@@ -1,0 +1,241 @@
+"""
+What real OpenAI-compatible servers do, reproduced by the stand-in server and answered as the
+contrib should: structured outputs stepping down a ladder of formats on any refusal of one
+(llama-cpp-python answers `json_schema` with a 500), remembered per client or fixed by a
+setting; a reply cut off at its token limit said so and asked again once with room; the tokens
+of a reply that did not fit counted all the same; `tool_choice` sent with tools; embeddings of
+one vector per token refused with the server option that pools them.
+
+"""
+
+import pytest
+from pydantic import BaseModel
+
+from ai_assistant.llm import structured
+from ai_assistant.llm.client import (
+    BAD_REQUEST,
+    INVALID_RESPONSE,
+    SERVER_ERROR,
+    ChatReply,
+    ChatRequest,
+    EndpointSettings,
+    LLMError,
+    OpenAIChatClient,
+    TokenUsage,
+)
+from ai_assistant.testing.server import error_reply, text_reply, tool_call, tool_reply
+
+from .core_fakes import T0, ScriptedModel, make_assistant
+
+
+class Scores(BaseModel):
+    scores: list[int]
+
+
+def client_for(server):
+    return OpenAIChatClient(EndpointSettings(server.base_url, "sk-test", max_retries=0))
+
+
+def request(**kwargs):
+    return ChatRequest(model="m", messages=[{"role": "user", "content": "hi"}], **kwargs)
+
+
+def formats(server):
+    return [
+        (body.get("response_format") or {}).get("type", "none")
+        + ("+schema" if "schema" in (body.get("response_format") or {}) else "")
+        for body in server.responder.requests
+    ]
+
+
+# ---- the ladder of formats -------------------------------------------------------------------
+
+
+def test_a_500_naming_the_format_steps_down_and_is_remembered(scripted_server):
+    # llama-cpp-python 0.3.x: json_schema is a 500
+    scripted_server.responder.add(
+        error_reply(500, "response_format type json_schema is not supported"),
+        text_reply('{"scores": [5]}'),
+        text_reply('{"scores": [6]}'),
+    )
+    client = client_for(scripted_server)
+    first, _ = structured.complete_structured(client, request(), Scores)
+    second, _ = structured.complete_structured(client, request(), Scores)
+    assert first.scores == [5] and second.scores == [6]
+    assert formats(scripted_server) == ["json_schema", "json_object+schema", "json_object+schema"]
+    sent = scripted_server.responder.requests[1]
+    assert sent["response_format"]["schema"] == Scores.model_json_schema()
+    assert "JSON schema" in sent["messages"][-1]["content"]
+
+
+def test_the_ladder_ends_in_plain_text_json(scripted_server):
+    scripted_server.responder.add(
+        error_reply(400, "unknown response_format"),
+        error_reply(422, "json_object: extra field 'schema' not permitted"),
+        error_reply(501, "response_format not implemented"),
+        text_reply('Here it is:\n{"scores": [7]}\nAnything else?'),
+    )
+    result, _ = structured.complete_structured(client_for(scripted_server), request(), Scores)
+    assert result.scores == [7]
+    assert formats(scripted_server) == ["json_schema", "json_object+schema", "json_object", "none"]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        LLMError(SERVER_ERROR, "InternalServerError: out of memory", 500),
+        LLMError(BAD_REQUEST, "This model's maximum context length is 4096 tokens", 400),
+        LLMError("timeout", "no answer"),
+    ],
+)
+def test_other_failures_are_not_taken_for_a_refused_format(error):
+    model = ScriptedModel(error)
+    with pytest.raises(LLMError) as raised:
+        structured.complete_structured(model, request(), Scores)
+    assert raised.value is error and len(model.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "mode, sent",
+    [
+        ("json_schema", "json_schema"),
+        ("json_object", "json_object"),
+        ("text", None),
+    ],
+)
+def test_a_fixed_format_is_the_only_one_asked(mode, sent):
+    model = ScriptedModel(LLMError(BAD_REQUEST, "response_format refused", 400))
+    with pytest.raises(LLMError):
+        structured.complete_structured(model, request(), Scores, mode)
+    ((model_request),) = model.requests
+    assert (model_request.response_format or {}).get("type") == sent
+
+
+def test_the_brain_sends_its_configured_format():
+    model = ScriptedModel(
+        ChatReply(content='{"scores": [1]}', tool_calls=[], finish_reason="stop"),
+    )
+    brain = make_assistant(model, structured_output="text")
+    result, _ = brain.direct_structured(request(), Scores)()
+    assert result.scores == [1] and model.requests[0].response_format is None
+
+
+# ---- cut off, and what a failure cost ------------------------------------------------------
+
+
+def cut(text='{"scores": [1, 2'):
+    return ChatReply(
+        content=text, tool_calls=[], finish_reason="length", usage=TokenUsage(100, 800)
+    )
+
+
+def test_a_reply_cut_at_its_limit_is_asked_again_once_with_twice_the_room():
+    fits = ChatReply(content='{"scores": [1, 2]}', tool_calls=[], finish_reason="stop")
+    model = ScriptedModel(cut(), fits)
+    result, replies = structured.complete_structured(model, request(max_tokens=400), Scores)
+    assert result.scores == [1, 2] and len(replies) == 2
+    assert [r.max_tokens for r in model.requests] == [400, 800]
+
+
+def test_a_reply_cut_twice_says_it_was_cut_off_and_carries_its_replies():
+    model = ScriptedModel(cut(), cut())
+    with pytest.raises(LLMError) as raised:
+        structured.complete_structured(model, request(), Scores)
+    assert raised.value.kind == INVALID_RESPONSE
+    assert "cut off at the reply's token limit" in str(raised.value)
+    assert len(raised.value.replies) == 2
+
+
+def test_the_tokens_of_a_reply_that_did_not_fit_are_counted():
+    bad = ChatReply(
+        content='{"scores": "many"}',
+        tool_calls=[],
+        finish_reason="stop",
+        usage=TokenUsage(300, 40),
+    )
+    brain = make_assistant(ScriptedModel(bad), token_budget_per_day=10_000)
+    with pytest.raises(LLMError) as raised:
+        brain.direct_structured(request(), Scores)()
+    brain.record_failure(raised.value, T0)
+    usage = brain.usage()
+    assert usage.total_tokens == 340 and usage.errors.get(INVALID_RESPONSE) == 1
+    assert brain.budget().spent(T0, brain.game_now(T0))["day"] == 340
+
+
+# ---- tools and embeddings over HTTP --------------------------------------------------------
+
+
+def test_tool_choice_is_sent_with_tools_as_configured(scripted_server):
+    tools = [{"type": "function", "function": {"name": "noop", "parameters": {}}}]
+    for _ in range(3):
+        scripted_server.responder.add(tool_reply(tool_call("noop", {})))
+    client = client_for(scripted_server)
+    client.complete(request(tools=tools, tool_choice="auto"))
+    client.complete(request(tools=tools, tool_choice="omit"))
+    client.complete(request(tool_choice="auto"))
+    sent = [body.get("tool_choice") for body in scripted_server.responder.requests]
+    assert sent == ["auto", None, None]
+
+
+def test_a_turn_sends_tool_choice_auto_by_default():
+    model = ScriptedModel()
+    brain = make_assistant(model)
+    assert brain.compose([{"role": "user", "content": "hi"}]).request.tool_choice == "auto"
+    brain = make_assistant(model, tool_choice="required")
+    assert brain.compose([{"role": "user", "content": "hi"}]).request.tool_choice == "required"
+
+
+def test_embeddings_of_one_vector_per_token_name_the_pooling_option(scripted_server):
+    scripted_server.per_token_embeddings = True
+    with pytest.raises(LLMError) as raised:
+        client_for(scripted_server).embed("e5", ["one text"])
+    assert raised.value.kind == INVALID_RESPONSE
+    assert "--pooling mean" in str(raised.value) and "one per token" in str(raised.value)
+
+
+# ---- what a failure is called, and what is said about it -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "status, message, kind",
+    [
+        (404, "model 'gpt-9' not found", "not_found"),
+        (
+            400,
+            "the request exceeds the available context size, try increasing it",
+            "context_length",
+        ),
+        (400, "invalid value for temperature", "bad_request"),
+        (400, "This model's maximum context length is 4096 tokens.", "context_length"),
+        (
+            400,
+            "request (5000 tokens) exceeds the available context size (n_ctx 4096)",
+            "context_length",
+        ),
+        (500, "boom", "server_error"),
+    ],
+)
+def test_failures_are_named_by_what_went_wrong(scripted_server, status, message, kind):
+    scripted_server.responder.add(error_reply(status, message))
+    with pytest.raises(LLMError) as raised:
+        client_for(scripted_server).complete(request())
+    assert raised.value.kind == kind
+
+
+def test_a_servers_install_paths_never_reach_the_error(scripted_server):
+    scripted_server.responder.add(
+        error_reply(500, "Traceback: File /home/bob/.venv/lib/python3.12/site-packages/x.py")
+    )
+    with pytest.raises(LLMError) as raised:
+        client_for(scripted_server).complete(request())
+    assert "/home/bob" not in str(raised.value) and "<path>" in str(raised.value)
+    assert scripted_server.base_url.split("//")[1] not in "<path>"
+
+
+def test_each_kind_of_failure_has_advice_true_for_it():
+    from ai_assistant.display import ERROR_ADVICE
+
+    assert "request_timeout" in ERROR_ADVICE["timeout"]
+    assert "max_context_tokens" in ERROR_ADVICE["context_length"]
+    assert "/v1" in ERROR_ADVICE["not_found"]
+    assert "structured_output" in ERROR_ADVICE["bad_request"]
