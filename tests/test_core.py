@@ -374,8 +374,10 @@ def test_iteration_limit():
     assert outcome.stop_reason == "iteration_limit" and outcome.model_calls == 3
 
 
-def test_no_tool_call_ends_turn_without_speaking():
-    assistant = make_assistant(ScriptedModel(reply(content="I think I'll stay quiet.")))
+def test_no_tool_call_ends_turn_without_speaking_when_told_to_drop_text():
+    assistant = make_assistant(
+        ScriptedModel(reply(content="I think I'll stay quiet.")), plain_text_reply="drop"
+    )
     hear(assistant, "Aria?")
     outcome = run_tick(assistant)
     assert outcome.stop_reason == "no_tool_call" and assistant.world.said == []

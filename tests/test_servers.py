@@ -239,3 +239,64 @@ def test_each_kind_of_failure_has_advice_true_for_it():
     assert "max_context_tokens" in ERROR_ADVICE["context_length"]
     assert "/v1" in ERROR_ADVICE["not_found"]
     assert "structured_output" in ERROR_ADVICE["bad_request"]
+
+
+# ---- a model that answers in text instead of calling a tool ---------------------------------
+
+
+def test_a_text_answer_is_said_aloud_by_default():
+    from .core_fakes import hear, reply, run_tick
+
+    assistant = make_assistant(ScriptedModel(reply(content="  The library opens at nine.  ")))
+    hear(assistant, "Aria, when do you open?")
+    outcome = run_tick(assistant)
+    assert assistant.world.said == ["The library opens at nine."]
+    assert outcome.stop_reason == "plain_text_said"
+    (call,) = outcome.tool_calls
+    assert call["name"] == "say" and call["from_text"] and call["ok"]
+
+
+def test_a_text_answer_to_a_whisper_is_whispered_back():
+    from .core_fakes import hear, reply, run_tick
+
+    assistant = make_assistant(ScriptedModel(reply(content="The code is 4-1-7.")))
+    hear(assistant, "what is the code?", event_type="whisper", speaker="Bob")
+    run_tick(assistant)
+    assert assistant.world.said == [] and assistant.world.whispers == [
+        ("Bob", "The code is 4-1-7.")
+    ]
+
+
+def test_a_text_answer_in_a_private_conversation_is_never_said_to_the_room():
+    from .core_fakes import FakeWorld, hear, reply, run_tick
+
+    world = FakeWorld(present=("Bob",))
+
+    class CarolArrives(ScriptedModel):
+        def complete(self, request):
+            if len(self.requests) == 1:
+                world.people.append("Carol")  # she walks in while the model thinks
+            return super().complete(request)
+
+    model = CarolArrives(reply(("noop", {})), reply(content="Your code 4-1-7 is safe."))
+    assistant = make_assistant(model, world=world)
+    hear(assistant, "my vault code is 4-1-7", event_type="whisper", speaker="Bob")
+    run_tick(assistant)
+    # aloud, alone with the assistant: the history holds the whisper, so the turn is Bob's
+    hear(assistant, "Aria, is it safe?", speaker="Bob")
+    outcome = run_tick(assistant)
+    assert "4-1-7" in str(model.requests[1].messages)
+    assert world.said == [] and outcome.stop_reason == "plain_text_not_said"
+    assert "Carol would hear it too" in outcome.tool_calls[0]["result"]
+
+
+def test_remind_asks_once_more_then_says_it():
+    from .core_fakes import hear, reply, run_tick
+
+    model = ScriptedModel(reply(content="Hello there."), reply(content="Hello again."))
+    assistant = make_assistant(model, plain_text_reply="remind")
+    hear(assistant, "Aria?")
+    run_tick(assistant)
+    assert len(model.requests) == 2
+    assert "act only through your tools" in model.requests[1].messages[-1]["content"]
+    assert assistant.world.said == ["Hello again."]

@@ -70,6 +70,12 @@ class AssistantConfig(BaseModel):
         "them, leave the tools out of the prompt without it), required, or omit for a server "
         "that refuses the field.",
     )
+    plain_text_reply: Literal["say", "remind", "drop"] = Field(
+        "say",
+        description="An awake reply of text without tool calls: say (spoken as the "
+        "assistant's words, whispered back in private, with the say tool's checks), remind "
+        "(asked once more to use its tools, then spoken), or drop (nothing said).",
+    )
     structured_output: Literal["auto", "json_schema", "json_object", "text"] = Field(
         "auto",
         description="Format of sleep's structured calls: auto steps down from json_schema to "

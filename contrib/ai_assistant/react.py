@@ -26,6 +26,7 @@ is a generator yielding blocking work (see `ai_assistant.driver`); between two t
 
 """
 
+import json
 import traceback
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -34,10 +35,19 @@ from typing import Any
 
 from .brain import Brain
 from .driver import CLOSING_STEP, NEXT_STEP
-from .llm.client import ChatReply, LLMError
-from .tools.base import TOOL_EXCEPTION, ToolContext, ToolResult
+from .llm.client import CONTENT_CUT, ChatReply, LLMError, ToolCall
+from .tools.base import TOOL_EXCEPTION, TURN, ToolContext, ToolResult
 
 TOO_MANY_TOOL_CALLS = "too_many_tool_calls"
+
+
+# said to a model that answered an awake turn in text, once (`plain_text_reply` "remind")
+TOOLS_REMINDER = (
+    "(Reminder: you act only through your tools. To answer, call say, or whisper in a "
+    "private exchange; to stay silent, call noop.)"
+)
+# the most of a text reply spoken for the model (the say tool's own limit)
+MAX_SPOKEN_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,9 @@ class StopPolicy:
         end_on_out_of_scope (bool): A reply calling a tool not offered ends the conversation and
             none of its calls run (each is answered, so the history stays valid). Otherwise such
             a call gets an error result the model can correct.
+        plain_text (str): What a reply of text without tool calls does (`plain_text_reply`):
+            "say" speaks it as the assistant's words, "remind" asks once more with a reminder
+            to use the tools (and then speaks it), "drop" ends the conversation.
 
     """
 
@@ -61,6 +74,7 @@ class StopPolicy:
     max_calls_per_reply: int
     max_calls_per_turn: int
     end_on_out_of_scope: bool = False
+    plain_text: str = "drop"
 
 
 @dataclass
@@ -75,6 +89,7 @@ class LoopResult:
     request_tokens: list[int] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reminded: bool = False  # told once to use its tools (`StopPolicy.plain_text` "remind")
 
 
 # a check before each request: True to send it; a generator when it needs the model itself
@@ -174,6 +189,35 @@ def react(
     return result
 
 
+def _speak(brain: Brain, ctx: ToolContext, text: str, result: LoopResult) -> Generator:
+    """Say a reply the model wrote as text instead of calling a tool, through the tool that
+    would have said it (`say`, or `whisper` back in a private exchange), with every check of
+    that tool: nothing reaches anyone its audience may not. No message joins the history (no
+    tool was called); the turn's record shows it, marked `from_text`."""
+    arguments = {"text": text[:MAX_SPOKEN_CHARS]}
+    name = "say"
+    if ctx.reply_to is not None:
+        partner = next((s for s in ctx.speakers.values() if s.key == ctx.reply_to), None)
+        if partner is None:
+            return
+        name, arguments["target"] = "whisper", partner.name
+    yield NEXT_STEP
+    call = ToolCall(id="plain-text", name=name, arguments=json.dumps(arguments))
+    outcome = brain.registry.dispatch(ctx, call, TURN)
+    result.tool_calls.append(
+        {
+            "name": name,
+            "arguments": call.arguments,
+            "ok": outcome.ok,
+            "writes_memory": False,
+            "result": outcome.content[: brain.config.max_tool_output_chars],
+            "detail": outcome.detail,
+            "from_text": True,
+        }
+    )
+    result.stop_reason = "plain_text_said" if outcome.ok else "plain_text_not_said"
+
+
 def _with_metadata(message: dict, metadata: dict) -> dict:
     return {**message, "metadata": {**(message.get("metadata") or {}), **metadata}}
 
@@ -208,7 +252,16 @@ def _apply_reply(
         return True
     pending.append(reply.as_message())
     if not reply.tool_calls:
+        text = " ".join((reply.content or "").split())
+        if text and policy.plain_text == "remind" and not result.reminded:
+            # once: the model is told how it acts, and answers again
+            result.reminded = True
+            pending.append({"role": "user", "content": TOOLS_REMINDER})
+            return False
         result.stop_reason = "no_tool_call"
+        # a text the client had to cut is not what the model meant: it is not spoken
+        if text and policy.plain_text in ("say", "remind") and CONTENT_CUT not in reply.malformed:
+            yield from _speak(brain, ctx, text, result)
         return True
     if policy.end_on_out_of_scope:
         offered = set(brain.registry.names(policy.scope))

@@ -68,6 +68,15 @@ AI_ASSISTANT_REHEARSAL = os.environ.get("AI_ASSISTANT_REHEARSAL") == "1"  # noqa
 # Game-wide overrides of per-assistant defaults (see docs/configuration.md), e.g.
 # AI_ASSISTANT_DEFAULTS = {"tick_rate": 5, "max_react_iterations": 4}
 AI_ASSISTANT_DEFAULTS = {}
+# A model on a CPU may need a minute or more for one reply: the demo and `make serve` take the
+# request timeout (seconds) and the retries from the environment, as they take the URL and model
+for _name, _key in (
+    ("AI_ASSISTANT_REQUEST_TIMEOUT", "request_timeout"),
+    ("AI_ASSISTANT_MAX_RETRIES", "max_retries"),
+):
+    if os.environ.get(_name):  # noqa: F405
+        # checked like any setting: a bad value is shown in @assistant/status
+        AI_ASSISTANT_DEFAULTS[_key] = os.environ[_name]  # noqa: F405
 # The portal-server link and players' telnet connections send at once (no Nagle delay, and the
 # server's writes leave as they are made): player commands stay prompt while assistants keep
 # the server busy (ai_assistant/transport.py, docs/operations.md). The server's end needs the

@@ -152,6 +152,7 @@ def turn_policy(brain: Brain) -> StopPolicy:
         max_iterations=config.max_react_iterations,
         max_calls_per_reply=config.max_tool_calls_per_reply,
         max_calls_per_turn=config.max_tool_calls_per_turn,
+        plain_text=config.plain_text_reply,
     )
 
 
