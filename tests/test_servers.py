@@ -300,3 +300,63 @@ def test_remind_asks_once_more_then_says_it():
     assert len(model.requests) == 2
     assert "act only through your tools" in model.requests[1].messages[-1]["content"]
     assert assistant.world.said == ["Hello again."]
+
+
+# ---- the server's context window -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "message, window",
+    [
+        ("This model's maximum context length is 4096 tokens. However, you requested 5000", 4096),
+        ("Requested tokens (4482) exceed context window of 4096", 4096),
+        ("request (5000 tokens) exceeds the available context size (2048 tokens)", 2048),
+        ("the request exceeds the available context size, try increasing it", None),
+        ("maximum context length is 12 tokens", None),
+    ],
+)
+def test_a_refusal_names_the_window(message, window):
+    from ai_assistant.llm.client import window_in
+
+    assert window_in(message) == window
+
+
+def test_the_window_the_server_lists_bounds_the_budget(scripted_server):
+    from .core_fakes import hear, run_tick
+
+    scripted_server.served_models = [
+        {"id": "test-model", "object": "model", "meta": {"n_ctx": 4096, "n_vocab": 32000}}
+    ]
+    scripted_server.responder.add(tool_reply(tool_call("noop", {})))
+    client = client_for(scripted_server)
+    brain = make_assistant(lambda: client, max_context_tokens=100_000, max_reply_tokens=800)
+    assert brain.context_budget() == 100_000
+    hear(brain, "Aria?")
+    run_tick(brain)
+    assert brain.context_window() == {"tokens": 4096, "source": "server"}
+    assert brain.context_budget() == 4096 - 800
+    assert brain.status(T0).max_context_tokens == 3296
+    # asked once per chat model
+    assert brain.discover_context_window() is None
+
+
+def test_a_context_length_refusal_teaches_the_window_and_never_loops():
+    from ai_assistant.llm.client import CONTEXT_LENGTH
+    from ai_assistant.state import RETRY_AFTER
+
+    from .core_fakes import hear, reply, run_tick
+
+    refusal = LLMError(CONTEXT_LENGTH, "Requested tokens (4482) exceed context window of 4096")
+    model = ScriptedModel(refusal, reply(("noop", {})))
+    brain = make_assistant(model, max_reply_tokens=800)
+    hear(brain, "Aria?")
+    outcome = run_tick(brain)
+    assert outcome.error_kind == CONTEXT_LENGTH
+    assert brain.context_window() == {"tokens": 4096, "source": "refusal"}
+    # no back-off: the events wait and the next tick answers them within the window
+    assert brain.state.get(RETRY_AFTER) is None and len(brain.events) == 1
+    outcome = run_tick(brain)
+    assert outcome.model_calls == 1 and len(brain.events) == 0
+    # the same window named again means our count was low: it shrinks, so it cannot loop
+    assert brain.context_refused(refusal, 3000) == int(4096 * 0.8)
+    assert brain.context_refused(refusal, 2000) == int(int(4096 * 0.8) * 0.8)

@@ -26,7 +26,7 @@ from .driver import BlockingWork, ModelWork
 from .budget import TokenBudget
 from .events import EventQueue
 from .lifecycle import SLEEP, Lifecycle
-from .llm.client import NOT_CONFIGURED, ChatClient, ChatRequest, LLMError
+from .llm.client import NOT_CONFIGURED, ChatClient, ChatRequest, LLMError, window_in
 from .llm.embedding_roles import DOCUMENT, QUERY, RolesResolver, aembed_texts, embed_texts
 from .llm.structured import acomplete_structured, complete_structured
 from .llm.tokens import TokenCounter
@@ -48,6 +48,7 @@ from .reminders import Reminders
 from .state import (
     ACTIVITY,
     BATCHES,
+    CONTEXT_WINDOW,
     DEPTH,
     DREAMING_PROGRESS,
     INITIATED_BY,
@@ -701,13 +702,94 @@ class Brain:
         return self.context_tokens(scope) + sum(self.counter.count_message(m) for m in pending)
 
     def usage_ratio(self) -> float:
-        """How full the context is: `context_tokens() / max_context_tokens`.
+        """How full the context is: `context_tokens() / context_budget()`.
 
         Returns:
             float: The ratio; 1.0 means the context is full.
 
         """
-        return self.context_tokens() / self.config.max_context_tokens
+        return self.context_tokens() / self.context_budget()
+
+    # ---- the server's context window ----------------------------------------------------------
+
+    def context_window(self) -> dict | None:
+        """The chat model's context window as its server told it, if it did.
+
+        Returns:
+            dict or None: {"tokens", "source"} ("server": its model list; "refusal": a
+                request it refused as too long).
+
+        """
+        known = self.state.get(CONTEXT_WINDOW) or {}
+        if known.get("model") != self.model or not known.get("tokens"):
+            return None
+        return {"tokens": known["tokens"], "source": known.get("source")}
+
+    def context_budget(self) -> int:
+        """The most tokens a request may hold: `max_context_tokens`, and never more than the
+        server's window less the room the reply needs (`max_reply_tokens`).
+
+        Returns:
+            int: The budget in tokens.
+
+        """
+        budget = self.config.max_context_tokens
+        known = self.context_window()
+        if known:
+            budget = min(budget, known["tokens"] - self.config.max_reply_tokens)
+        return max(budget, 1)
+
+    def discover_context_window(self) -> BlockingWork | None:
+        """Ask the server, once per chat model, what window it reports (`GET /models`).
+
+        Returns:
+            BlockingWork or None: Work returning the window or None; None when it was asked.
+
+        """
+        known = self.state.get(CONTEXT_WINDOW) or {}
+        if known.get("model") == self.model and known.get("checked"):
+            return None
+        return ModelWork(_served_window, _aserved_window, self.client_factory, self.model)
+
+    def learn_context_window(self, tokens: int | None, source: str) -> None:
+        """Keep the window the server told (and that it was asked).
+
+        Args:
+            tokens (int or None): The window; None when the server did not say.
+            source (str): "server" or "refusal".
+
+        """
+        known = dict(self.state.get(CONTEXT_WINDOW) or {})
+        if known.get("model") != self.model:
+            known = {"model": self.model}
+        known["checked"] = True
+        if tokens:
+            known.update(tokens=int(tokens), source=source)
+        self.state.set(CONTEXT_WINDOW, known)
+
+    def context_refused(self, error: LLMError, counted: int) -> int:
+        """A request the server refused as larger than its window: learn the window, from the
+        refusal's words or below what was sent, so the next request is compacted to fit.
+
+        Every refusal lowers the window (by a fifth at least when the server names the same
+        one again: our count of its tokens was low), so a turn never loops on it; once the
+        budget cannot hold the fixed prompt, the turn stops with `context_budget` and its
+        advice.
+
+        Args:
+            error (LLMError): The refusal (`CONTEXT_LENGTH`).
+            counted (int): The tokens we counted in the refused request.
+
+        Returns:
+            int: The window now assumed.
+
+        """
+        tokens = window_in(str(error)) or int((counted + self.config.max_reply_tokens) * 0.8)
+        known = self.context_window()
+        if known and tokens >= known["tokens"]:
+            tokens = int(known["tokens"] * 0.8)
+        self.learn_context_window(tokens, "refusal")
+        return tokens
 
     def check_override(self, key: str, value) -> None:
         """Rules a configuration value must follow for this assistant, beyond its bounds.
@@ -771,7 +853,8 @@ class Brain:
             events_dropped=self.events.dropped(),
             activity_since_wake=state.get(ACTIVITY) or 0,
             context_tokens=self.context_tokens(),
-            max_context_tokens=config.max_context_tokens,
+            max_context_tokens=self.context_budget(),
+            context_window=self.context_window(),
             core_memory_tokens=self.core_memory.tokens(),
             memory_block_tokens=config.memory_block_tokens,
             journal_size=len(self.journal),
@@ -938,3 +1021,13 @@ def _rerank(client_factory, model, query, documents):
 async def _arerank(client_factory, model, query, documents):
     # the SDK's generic POST, made in a worker thread of the queue's loop (one call a recall)
     return await asyncio.to_thread(_rerank, client_factory, model, query, documents)
+
+
+def _served_window(client_factory, model):
+    lister = getattr(client_factory(), "served_window", None)
+    return lister(model) if callable(lister) else None
+
+
+async def _aserved_window(client_factory, model):
+    # one GET, once per chat model: in a worker thread of the queue's loop
+    return await asyncio.to_thread(_served_window, client_factory, model)

@@ -432,6 +432,22 @@ class AssistantDisplay:
                 "context tokens",
                 f"{status.context_tokens} of {status.max_context_tokens} ({context_share:.1f}%)",
             ),
+            (
+                "context window",
+                (
+                    (
+                        f"{status.context_window['tokens']} tokens ("
+                        + (
+                            "the server's model list"
+                            if status.context_window.get("source") == "server"
+                            else "learned from a refusal"
+                        )
+                        + "); the budget keeps max_reply_tokens free"
+                    )
+                    if status.context_window
+                    else "not reported by the server: max_context_tokens"
+                ),
+            ),
             ("core memory", f"{status.core_memory_tokens}/{status.memory_block_tokens} tokens"),
             ("journal entries", status.journal_size),
             ("long-term memories", status.long_term_memories),

@@ -35,7 +35,7 @@ from typing import Any
 
 from .brain import Brain
 from .driver import CLOSING_STEP, NEXT_STEP
-from .llm.client import CONTENT_CUT, ChatReply, LLMError, ToolCall
+from .llm.client import CONTENT_CUT, CONTEXT_LENGTH, ChatReply, LLMError, ToolCall
 from .tools.base import TOOL_EXCEPTION, TURN, ToolContext, ToolResult
 
 TOO_MANY_TOOL_CALLS = "too_many_tool_calls"
@@ -158,6 +158,10 @@ def react(
                 result.error_kind = err.kind
                 result.error = f"{err.kind}: {err}"
                 result.stop_reason = "model_error" if iteration == 0 else "model_error_mid_turn"
+                if err.kind == CONTEXT_LENGTH:
+                    # the server's window is smaller than we knew: the next request is
+                    # compacted to fit the window learned here
+                    brain.context_refused(err, result.request_tokens[-1])
                 break
             brain.record_reply(reply, ctx.now)
             result.model_calls += 1

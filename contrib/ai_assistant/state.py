@@ -62,6 +62,8 @@ USAGE_BY_HOUR = "usage_by_hour"
 MODE_LOG = "mode_log"  # chunked: mode_log:meta, mode_log:000000, ...
 TOKEN_SPEND = "token_spend"
 CONTEXT_TOKENS = "context_tokens"
+# the chat model's context window, as the server told it: {"model", "checked", "tokens", "source"}
+CONTEXT_WINDOW = "context_window"
 LAST_COMPACTION = "last_compaction"
 CONTEXT_SIGNALS = "context_signals"
 
@@ -91,6 +93,7 @@ FIRST_TURN_VALUES = (
     TRIGGERS,
     CONSECUTIVE_ERRORS,
     CONTEXT_TOKENS,
+    CONTEXT_WINDOW,
     RECENT_TURNS,
     SLEEP_DEBT,
     TOKEN_SPEND,

@@ -32,7 +32,10 @@ class AssistantStatus:
         events_dropped (int): Events dropped because the queue was full.
         activity_since_wake (int): Interactions handled since it last woke.
         context_tokens (int): Tokens of the next request without new events.
-        max_context_tokens (int): The context budget.
+        max_context_tokens (int): The context budget: `max_context_tokens`, below the
+            server's window less the reply's room when the window is known.
+        context_window (dict or None): The server's window, when it told it: {"tokens",
+            "source"}.
         core_memory_tokens (int): Tokens of the core memory block.
         memory_block_tokens (int): Its budget.
         journal_size (int): Journal entries.
@@ -114,6 +117,7 @@ class AssistantStatus:
     prompt_starts: int = 0
     model_calls: dict | None = None
     recall: str = "words"
+    context_window: dict | None = None
 
     @property
     def asleep(self) -> bool:

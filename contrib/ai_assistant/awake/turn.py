@@ -27,11 +27,12 @@ from .. import telemetry
 from ..brain import Brain
 from ..clock import from_iso, to_iso
 from ..debt import SleepDebt, turn_id
+from ..driver import CLOSING_STEP
 from ..lifecycle import AWAKE
 from ..sleep_history import SleepHistory
 from ..context.compaction import compaction_summary, extract_then_compact, fit_to_budget
 from ..events import DIRECT_MESSAGE, ROOM, SPEECH_TYPES, Event, speakers_of, triggers_model
-from ..llm.client import LLMError
+from ..llm.client import CONTEXT_LENGTH, LLMError
 from ..memory.audience import NOBODY, narrowest, served_by
 from ..memory.recall import render
 from ..memory.working import WorkingMemory
@@ -504,7 +505,9 @@ def run_turn(
             on_first_reply=commit_events,
             metadata=metadata,
         )
-        if loop.model_calls == 0 and loop.error:
+        if loop.model_calls == 0 and loop.error and loop.error_kind != CONTEXT_LENGTH:
+            # (a context-length refusal taught the window: the next tick compacts to fit it,
+            # and every refusal lowers it, so that never loops)
             _back_off(brain, now)
     finally:
         if ctx.control.wait_until:
@@ -533,4 +536,14 @@ def run_turn(
             SleepHistory(state).add_debt_before(outcome.debt_added)
     summary = {"at": to_iso(now), **outcome.summary()}
     state.set(RECENT_TURNS, [*(state.get(RECENT_TURNS) or [])[1 - RECENT_TURNS_KEPT :], summary])
+    discovery = brain.discover_context_window() if loop.model_calls else None
+    if discovery is not None:
+        # once per chat model, after the players have their answer: the window the server
+        # reports, so that no later request outgrows it
+        yield CLOSING_STEP
+        try:
+            window = yield discovery
+        except LLMError:
+            window = None  # a server without a model list: a refusal will teach it
+        brain.learn_context_window(window, "server")
     return outcome

@@ -202,7 +202,7 @@ def compact_history(
     before = brain.context_tokens()
     if not config.compact_enabled:
         return {"skipped": "compaction disabled"}
-    if not force and before / config.max_context_tokens < threshold:
+    if not force and before / brain.context_budget() < threshold:
         return {"skipped": "below threshold", "tokens": before}
     history = brain.history.all()
     if len(history) <= preserve:
@@ -355,7 +355,7 @@ def pre_compaction_extraction(brain: Brain, now: datetime, max_iterations: int) 
     policy = extraction_policy(brain, max_iterations)
 
     def fits(pending: list[dict]) -> bool:
-        return brain.pending_tokens(pending, EXTRACTION) <= config.max_context_tokens
+        return brain.pending_tokens(pending, EXTRACTION) <= brain.context_budget()
 
     try:
         loop = yield from react(
@@ -415,7 +415,7 @@ def fit_to_budget(brain: Brain, now: datetime, pending: list[dict]) -> Generator
             fits, False when compaction failed or cannot make it fit.
 
     """
-    budget = brain.config.max_context_tokens
+    budget = brain.context_budget()
     window = brain.config.compact_preserve_window
     while brain.pending_tokens(pending) > budget:
         report = yield from compact_history(brain, now, force=True, preserve_window=window)

@@ -625,6 +625,36 @@ class OpenAIChatClient:
             raise _unreadable(exc, self._secrets()) from None
         return _rerank_scores(reply, len(documents))
 
+    def served_window(self, model: str) -> int | None:
+        """The context window the endpoint reports for `model` in its model list (`GET
+        /models`): vLLM's `max_model_len`, LM Studio's and OpenRouter's `context_length`,
+        llama.cpp's `meta.n_ctx`, and the like. The entry under `model`'s name, else the only
+        one listed.
+
+        Args:
+            model (str): The chat model's name.
+
+        Returns:
+            int or None: The window in tokens, when the endpoint says it.
+
+        Raises:
+            LLMError: If the call fails.
+
+        """
+        entries = []
+        try:
+            for entry in self._sdk.models.list():
+                entries.append(entry)
+                if len(entries) == MAX_SERVED_MODELS:
+                    break
+        except openai.APIError as exc:
+            raise _translate(exc, self._secrets()) from None
+        except UNREADABLE as exc:
+            raise _unreadable(exc, self._secrets()) from None
+        named = [entry for entry in entries if getattr(entry, "id", None) == model]
+        chosen = named or (entries if len(entries) == 1 else [])
+        return window_of(chosen[0]) if chosen else None
+
     # ---- the Batch API: sleep-time work at a discount (see ai_assistant.sleep.batch) ---------
 
     def submit_batch(self, lines: list[dict]) -> str:
@@ -859,6 +889,60 @@ def names_context_length(message: str) -> bool:
     """
     lowered = message.lower()
     return any(words in lowered for words in _CONTEXT_WORDS)
+
+
+# where servers say a model's context window in their model list
+_WINDOW_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length", "n_ctx")
+# a window no server has (a figure larger is not a window)
+MAX_CONTEXT_WINDOW = 10_000_000
+# where servers say it in a context-length refusal (OpenAI and vLLM, llama-cpp-python,
+# llama.cpp's server, Ollama)
+_WINDOW_IN_MESSAGE = (
+    re.compile(r"maximum context length is (\d+)"),
+    re.compile(r"context window of (\d+)"),
+    re.compile(r"available context size \((\d+)"),
+    re.compile(r"n_ctx[^0-9]{0,12}(\d+)"),
+    re.compile(r"context length of (\d+)"),
+)
+
+
+def window_of(entry: Any) -> int | None:
+    """The context window a model list's entry reports, if any (checked: a whole number of
+    tokens, from 256 to `MAX_CONTEXT_WINDOW`).
+
+    Args:
+        entry: An entry of `GET /models` as the SDK read it (its extra fields kept).
+
+    Returns:
+        int or None: The window.
+
+    """
+    fields = dict(getattr(entry, "model_extra", None) or {})
+    meta = fields.get("meta")
+    places = [fields, meta if isinstance(meta, dict) else {}]
+    for place in places:
+        for key in _WINDOW_KEYS:
+            value = place.get(key)
+            if type(value) is int and 256 <= value <= MAX_CONTEXT_WINDOW:
+                return value
+    return None
+
+
+def window_in(message: str) -> int | None:
+    """The context window a context-length refusal names, if it names one.
+
+    Args:
+        message (str): The refusal's text.
+
+    Returns:
+        int or None: The window in tokens.
+
+    """
+    for pattern in _WINDOW_IN_MESSAGE:
+        found = pattern.search(message.lower())
+        if found and 256 <= int(found.group(1)) <= MAX_CONTEXT_WINDOW:
+            return int(found.group(1))
+    return None
 
 
 def _unreadable(exc: Exception, secrets: list[str]) -> LLMError:

@@ -182,8 +182,9 @@ class LocalModelServer:
         self.embedding_input_types: list = []
         # embeddings as llama.cpp's server sends them without pooling: a vector per token
         self.per_token_embeddings = False
-        # what `GET /models` lists
-        self.served_models: list[str] = ["local"]
+        # what `GET /models` lists: names, or whole entries (a dict, e.g. with llama.cpp's
+        # "meta": {"n_ctx": 4096} or vLLM's "max_model_len")
+        self.served_models: list = ["local"]
         # `POST /rerank`: every request's body, and the reply's body (by default each document
         # scored by how many of the query's words it has; a test may set any body)
         self.rerank_requests: list[dict] = []
@@ -246,7 +247,10 @@ class LocalModelServer:
                             return self._send_bytes(status, body, "application/jsonl")
                         return self._send(status, body)
                 if self.path.rstrip("/").endswith("/models"):
-                    data = [{"id": name, "object": "model"} for name in server.served_models]
+                    data = [
+                        model if isinstance(model, dict) else {"id": model, "object": "model"}
+                        for model in server.served_models
+                    ]
                     return self._send(200, {"object": "list", "data": data})
                 return self._send(404, {"error": {"message": f"no route {self.path}"}})
 
