@@ -195,6 +195,29 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         text = self.cmd("/tick Aria")
         assert "2 model calls, tools: say, noop" in text
 
+    def test_resting_entries_are_shown_and_clear_lets_them_be_tried_again(self):
+        from ai_assistant.sleep.consolidating import MAX_ENTRY_FAILURES
+
+        journal = self.handler.brain.journal
+        journal.add("a line the model cannot file", author="Aria", now=self.clock.now())
+        journal.count_failure(
+            journal.unconsolidated(), "invalid_response: Invalid JSON", MAX_ENTRY_FAILURES
+        )
+        assert not journal.rested_count()  # one failure: not yet resting
+        for _ in range(MAX_ENTRY_FAILURES - 1):
+            journal.count_failure(journal.all(), "invalid_response: Invalid JSON", 3)
+        text = self.cmd("/status Aria")
+        assert "1 resting: the model failed on them" in text and "/clear" in text
+        self.cmd(
+            "/clear Aria",
+            "Aria: error counts and back-off cleared; 1 journal entries that rested will be "
+            "consolidated at the next sleep.",
+        )
+        assert "resting" not in self.cmd("/status Aria")
+        assert [entry["id"] for entry in self.handler.brain.journal.unconsolidated()] == [
+            "j000000"
+        ]
+
     def test_create_uses_the_games_own_typeclass(self):
         from django.test import override_settings
 

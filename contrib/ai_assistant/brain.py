@@ -858,6 +858,7 @@ class Brain:
             core_memory_tokens=self.core_memory.tokens(),
             memory_block_tokens=config.memory_block_tokens,
             journal_size=len(self.journal),
+            journal_rested=self.journal.rested_count(),
             long_term_memories=self.long_term.count(),
             usage=self.usage().model_copy(),
             spend=self.budget().spent(now, self.game_now(now)),

@@ -162,7 +162,9 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
       pause    - stop acting (it keeps hearing; events wait in its queue).
       resume   - start acting again.
       clear    - reset its error counts, last error and back-off: after
-                 fixing the model's settings, its next tick tries again.
+                 fixing the model's settings, its next tick tries again
+                 (and journal entries the model failed on are tried again
+                 at the next sleep).
 
     Examples:
       @assistant/create Aria=A cheerful librarian who loves riddles.
@@ -671,8 +673,13 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
 
     def do_clear(self):
         """Reset the assistant's error counts and last error."""
-        self.handler.clear_errors()
-        self.msg(f"{self.target.key}: error counts and back-off cleared.")
+        lifted = self.handler.clear_errors()
+        again = (
+            f"; {lifted} journal entries that rested will be consolidated at the next sleep"
+            if lifted
+            else ""
+        )
+        self.msg(f"{self.target.key}: error counts and back-off cleared{again}.")
 
     # ---- formatting -----------------------------------------------------------------------
 

@@ -406,6 +406,11 @@ class AssistantDisplay:
                     "consolidation",
                     progress_bar(
                         progress.get("processed_entries", 0), progress.get("total_entries", 0)
+                    )
+                    + (
+                        f"; rests until the next sleep, {progress['rested']}"
+                        if progress.get("rested")
+                        else ""
                     ),
                 ),
             ]
@@ -413,8 +418,13 @@ class AssistantDisplay:
                 dreaming = status.dreaming_progress
                 done = ", ".join(dreaming.get("done", [])) or "nothing yet"
                 rows.append(("dreaming done", done))
+                failures = dreaming.get("failures") or {}
                 for step, error in (dreaming.get("errors") or {}).items():
-                    rows.append((f"dreaming {step}", f"failed, tried again: {error}"))
+                    if step in dreaming.get("done", []):
+                        said = f"failed {failures.get(step, 1)} times, rests until the next sleep"
+                    else:
+                        said = "failed, tried again"
+                    rows.append((f"dreaming {step}", f"{said}: {shown(error, TEXT_CHARS)}"))
             if status.wake_deferred_reason:
                 rows.append(("wake deferred", status.wake_deferred_reason))
         context_share = 100 * status.context_tokens / status.max_context_tokens
@@ -449,7 +459,16 @@ class AssistantDisplay:
                 ),
             ),
             ("core memory", f"{status.core_memory_tokens}/{status.memory_block_tokens} tokens"),
-            ("journal entries", status.journal_size),
+            (
+                "journal entries",
+                f"{status.journal_size}"
+                + (
+                    f" ({status.journal_rested} resting: the model failed on them, kept as "
+                    "they are; /clear lets them be tried again)"
+                    if status.journal_rested
+                    else ""
+                ),
+            ),
             ("long-term memories", status.long_term_memories),
             (
                 "sleep cooldown",

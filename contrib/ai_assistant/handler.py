@@ -820,14 +820,22 @@ class AssistantHandler:
             retry_after=retry_after if retry_after and retry_after > to_iso(self.now()) else None,
         )
 
-    def clear_errors(self) -> None:
+    def clear_errors(self) -> int:
         """Reset the error counts (tick errors, model errors, malformed output), the last error
         and the back-off after model errors, e.g. after fixing the endpoint: the next tick with
-        work asks the model at once."""
+        work asks the model at once. Journal entries resting from consolidation (the model
+        failed on them) are tried again at the next sleep.
+
+        Returns:
+            int: How many journal entries were resting.
+
+        """
         script = self.script
         script.attributes.add(TICK_ERRORS, 0)
         script.attributes.remove(LAST_ERROR)
-        clear_model_errors(self.brain)
+        brain = self.brain
+        clear_model_errors(brain)
+        return brain.journal.lift_rests()
 
 
 def _reports(report) -> list[dict]:

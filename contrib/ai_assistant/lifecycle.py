@@ -416,6 +416,20 @@ class Lifecycle:
             state.delete(SCHEDULE_WAS_ENABLED)
         self._transition(AWAKE, reason, now)
 
+    def rest_compacting(self, reason: str) -> None:
+        """Give compacting up for this sleep (its calls keep failing) and move on to dreaming:
+        the entries left wait, unconsolidated, for the next sleep, and the sleep does not count
+        as complete (the debt stays).
+
+        Args:
+            reason (str): Why it rests, for status and the sleep's record.
+
+        """
+        progress = self.progress()
+        progress["rested"] = reason[:300]
+        self.state.set(PROGRESS, progress)
+        self.state.set(PHASE, DREAMING)
+
     def finish_compacting(self) -> None:
         """Mark consolidation complete and move the sleep on to the dreaming phase."""
         progress = self.progress()

@@ -38,6 +38,8 @@ class JournalEntry(TypedDict, total=False):
     memory_ids: list[str]
     salience: int  # a bookmark's, 1-3
     skipped: bool
+    compacting_failures: int  # failed consolidation calls it was part of
+    rested: dict  # {"failures", "error"}: left out of consolidation (sleep.consolidating)
     pruned: bool
     forgotten: dict  # when, by whom, why, what it was
     trust_set: dict

@@ -10,7 +10,8 @@ A record: "id" (s1, s2, ...), "start" and "end" (game time, ISO), "began" (tool,
 schedule, debt), "depth", "quiet" (nothing new to consolidate), "phases" (done), "debt_before",
 "debt_after", "counts" (scored, consolidated, memories, links, profiles, reflections, core notes
 changed, pruned, digests, removed), "calls", "tokens", "errors", "summary" (one line: what it did,
-then each public digest it made of a day, in the model's words: `summarise`); "rolled_back"
+then each public digest it made of a day, in the model's words: `summarise`);
+"compacting_rested" (why compacting gave up for that sleep, when it did); "rolled_back"
 ({"at", "by"}) once a builder rolled it back.
 
 Records older than `sleep_history_retention_days` are removed by sleep's housekeeping
@@ -100,6 +101,8 @@ def summarise(record: dict, digests: list[str]) -> str:
     ):
         if counts.get(name):
             said.append(f"{counts[name]} {words}")
+    if record.get("compacting_rested"):
+        said.append(f"compacting rested {record['compacting_rested']}")
     if record.get("quiet"):
         said.append("nothing new to sleep on")
     text = "; ".join(said) or "rested"
@@ -192,6 +195,8 @@ class SleepHistory:
             for name in ("scored", "consolidated", "memories"):
                 counts[name] = counts.get(name, 0) + int(report.get(name) or 0)
             record["errors"] += 1 if report.get("error") else 0
+            if report.get("rested"):
+                record["compacting_rested"] = report["rested"]
             # sleep work that fell back from a batch to direct calls (`sleep.batch`)
             record["errors"] += 1 if (report.get("batch") or {}).get("error") else 0
         else:

@@ -39,6 +39,7 @@ class AssistantStatus:
         core_memory_tokens (int): Tokens of the core memory block.
         memory_block_tokens (int): Its budget.
         journal_size (int): Journal entries.
+        journal_rested (int): Entries that rest from consolidation (the model failed on them).
         long_term_memories (int): Long-term memories.
         usage (UsageStats): Model calls, tokens, latency, errors.
         spend (dict): Tokens spent this game day ("day") and this real hour ("hour").
@@ -91,6 +92,7 @@ class AssistantStatus:
     core_memory_tokens: int
     memory_block_tokens: int
     journal_size: int
+    journal_rested: int
     long_term_memories: int
     usage: UsageStats
     spend: dict

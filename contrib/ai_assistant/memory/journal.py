@@ -23,6 +23,7 @@ An entry:
 | `game_at` | when, on the game clock (which game day a digest puts it in) |
 | `importance`, `scoring_method` | 1-10; `heuristic`, `turn` (the awake model's), `llm` |
 | `consolidated`, `skipped`, `memory_ids` | what consolidation did with it |
+| `compacting_failures`, `rested` | failed consolidation calls it was in; resting after too many |
 | `cites` | the entries a reflection rests on |
 | `pruned` | emptied by episodic pruning |
 
@@ -59,6 +60,8 @@ EMBEDDED = "embedded"
 # ids of critical bookmarks (salience 3), checked cheaply at every turn until consolidated
 CRITICAL_BOOKMARKS = "critical_bookmarks"
 MAX_CRITICAL_BOOKMARKS = 20
+# how many entries rest from consolidation (`count_failure`)
+RESTED_COUNT = "rested"
 
 
 class Journal:
@@ -164,6 +167,69 @@ class Journal:
         self._tell(entry)
         return entry
 
+    def count_failure(self, entries: list[dict], error: str, limit: int) -> int:
+        """Count a failed consolidation call against each of its entries; an entry at `limit`
+        failures rests (`rested`): it is left out of consolidation, kept as it is.
+
+        Args:
+            entries (list): The entries the call was about.
+            error (str): What went wrong (kept, clipped, on a resting entry).
+            limit (int): Failures after which an entry rests.
+
+        Returns:
+            int: How many entries rest from now on.
+
+        """
+        changed, newly = [], 0
+        for entry in entries:
+            current = self.get(entry["id"]) or entry
+            if current.get("rested"):
+                continue
+            failures = int(current.get("compacting_failures") or 0) + 1
+            updated = {**current, "compacting_failures": failures}
+            if failures >= limit:
+                updated["rested"] = {"failures": failures, "error": error[:300]}
+                newly += 1
+            changed.append(updated)
+        if newly:
+            self.entries.extra[RESTED_COUNT] = self.rested_count() + newly
+        self.update(changed)  # writes the meta (and its count) with the entries
+        return newly
+
+    def rested_count(self) -> int:
+        """How many entries rest from consolidation (read from a count, not the entries).
+
+        Returns:
+            int: The number.
+
+        """
+        return int(self.entries.extra.get(RESTED_COUNT) or 0)
+
+    def lift_rests(self) -> int:
+        """Let the resting entries be consolidated again (the cause was fixed), their failures
+        forgotten.
+
+        Returns:
+            int: How many entries were resting.
+
+        """
+        if not self.rested_count():
+            return 0
+        resting = [entry for entry in self.entries.all() if entry.get("rested")]
+        self.entries.extra[RESTED_COUNT] = 0
+        self.update(
+            [
+                {
+                    key: value
+                    for key, value in entry.items()
+                    if key not in ("rested", "compacting_failures")
+                }
+                for entry in resting
+            ]
+        )
+        self.entries.save_meta()
+        return len(resting)
+
     def critical_bookmark_pending(self) -> bool:
         """Whether a critical bookmark (salience 3) waits for consolidation.
 
@@ -173,7 +239,9 @@ class Journal:
         """
         for entry_id in self.entries.extra.get(CRITICAL_BOOKMARKS, []):
             entry = self.get(entry_id)
-            if entry is not None and not (entry.get("consolidated") or entry.get("skipped")):
+            if entry is not None and not (
+                entry.get("consolidated") or entry.get("skipped") or entry.get("rested")
+            ):
                 return True
         return False
 
@@ -440,7 +508,8 @@ class Journal:
         """Raw experience not yet consolidated (nor skipped): reflections and summaries are
         never consolidated as raw experience.
 
-        Pruned entries and entries whose source is a summary are left out too.
+        Pruned entries, entries that rest after the model failed on them (`rested`, see
+        `sleep.consolidating`) and entries whose source is a summary are left out too.
 
         Returns:
             list: The entries, oldest first.
@@ -451,6 +520,7 @@ class Journal:
             for entry in self.entries.all()
             if not entry.get("consolidated")
             and not entry.get("skipped")
+            and not entry.get("rested")
             and not entry.get("pruned")
             and not self.is_synthesis(entry)
             and not self.is_reflection(entry)

@@ -20,6 +20,19 @@ A batch never mixes audiences, so a fact drawn from one person's whisper cannot 
 a memory anyone else may recall. Nothing is lost when a call fails: scores and marks are written
 only from results that arrived.
 
+A call that keeps failing rests instead of being made every tick:
+
+- per entry: a reply the model got wrong for a batch (it did not fit the schema, was cut off,
+  the request was refused as malformed or too long) counts against each entry of the batch;
+  after `MAX_ENTRY_FAILURES` an entry rests: it stays in the journal as it is (recalled as
+  written, never pruned for it) and compacting goes on without it, until a builder's
+  `@assistant/clear` lets it be tried again;
+- per sleep: after `MAX_SLEEP_FAILURES` failed calls in a row, whatever the cause (a server
+  that is away), compacting rests until the next sleep: the sleep moves on to dreaming, the
+  entries left wait, unconsolidated, and the debt they carry stays.
+
+Both are shown by `@assistant/status` and in the sleep's record.
+
 """
 
 import re
@@ -30,7 +43,7 @@ from .. import telemetry
 from ..brain import Brain
 from ..clock import from_iso, to_iso
 from ..lifecycle import COMPACTING
-from ..llm.client import LLMError
+from ..llm.client import BAD_REQUEST, CONTEXT_LENGTH, INVALID_RESPONSE, LLMError
 from .prompts import (
     EXTRACTION_PROMPT,
     SCORING_PROMPT,
@@ -44,6 +57,14 @@ from .prompts import (
 from ..memory.journal import BOOKMARK_IMPORTANCE
 from ..state import BATCH_WAITING, COMPACTING_FAILURES, PROGRESS, SLEEP_ERRORS
 from .batch import BatchDeferred
+
+# what the model or the request got wrong for the entries of one call (not a server away):
+# counted against each of them
+ENTRY_FAULTS = frozenset({INVALID_RESPONSE, BAD_REQUEST, CONTEXT_LENGTH})
+# failed calls an entry may be part of before it rests (see the module doc)
+MAX_ENTRY_FAILURES = 3
+# failed calls in a row in one sleep before compacting rests until the next sleep
+MAX_SLEEP_FAILURES = 5
 
 
 def by_salience(entries: list[dict]) -> list[dict]:
@@ -105,17 +126,21 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
     # the tick's one batch); directly, one slice a tick
     in_batch = brain.batch_round is not None
     size = config.scoring_batch_size
+    # the entries of the call under way: a reply wrong for them counts against them
+    asked: list[dict] = []
     try:
         pending = by_salience(journal.unconsolidated())
         to_score = [e for e in pending if needs_scoring(e, config.trust_turn_importance)]
         slices = _slices(to_score, size) if in_batch else [to_score[:size]] if to_score else []
         waiting = 0
         for chunk in slices:
+            asked = chunk
             try:
                 result = yield from _ask(brain, SCORING_PROMPT, chunk, ImportanceScores, now)
             except BatchDeferred:
                 waiting += 1
                 continue
+            asked = []
             report["scored"] += _apply_scores(journal, chunk, result)
         if slices:
             pending = by_salience(journal.unconsolidated())
@@ -138,11 +163,13 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
                 batch = []  # a full batch next tick: one call per batch, not a partial one now
             batches = [batch] if batch else []
         for batch in batches:
+            asked = batch
             try:
                 extraction = yield from _ask(brain, EXTRACTION_PROMPT, batch, FactExtraction, now)
             except BatchDeferred:
                 waiting += 1
                 continue
+            asked = []
             facts = _facts_by_entry(brain, batch, extraction)
             vectors: dict[str, list[float]] = {}
             texts = [fact for entry_facts in facts.values() for fact in entry_facts]
@@ -164,8 +191,19 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
     except LLMError as err:
         brain.record_failure(err, now)
         state.set(SLEEP_ERRORS, (state.get(SLEEP_ERRORS) or 0) + 1)
-        state.set(COMPACTING_FAILURES, (state.get(COMPACTING_FAILURES) or 0) + 1)
+        failures = (state.get(COMPACTING_FAILURES) or 0) + 1
+        state.set(COMPACTING_FAILURES, failures)
         report["error"] = f"{err.kind}: {err}"
+        if err.kind in ENTRY_FAULTS and asked:
+            rested = journal.count_failure(asked, f"{err.kind}: {err}", MAX_ENTRY_FAILURES)
+            if rested:
+                report["entries_rested"] = rested
+        if failures >= MAX_SLEEP_FAILURES:
+            # a call every tick of the sleep for the same refusal: compacting rests until the
+            # next sleep, the entries left unconsolidated (and the debt they carry with them)
+            reason = f"after {failures} failed calls in a row (last: {err.kind})"
+            brain.lifecycle.rest_compacting(reason)
+            report["rested"] = reason
     finally:
         brain.save_usage(usage)
         _update_progress(brain)
