@@ -80,12 +80,12 @@ def reply(*calls, content=None, finish_reason="tool_calls", refusal=None, prompt
     )
 
 
-def make_assistant(model=None, world=None, embedding_model=None, **config):
+def make_assistant(model=None, world=None, embedding_model=None, chat_model="test-model", **config):
     return Brain(
         name="Aria",
         persona="A librarian.",
         config=AssistantConfig(**config),
-        model="test-model",
+        model=chat_model,
         state=DictStore(),
         memory_store=DictStore(),
         world=world or FakeWorld(),

@@ -3,8 +3,9 @@ What real OpenAI-compatible servers do, reproduced by the stand-in server and an
 contrib should: structured outputs stepping down a ladder of formats on any refusal of one
 (llama-cpp-python answers `json_schema` with a 500), remembered per client or fixed by a
 setting; a reply cut off at its token limit said so and asked again once with room; the tokens
-of a reply that did not fit counted all the same; `tool_choice` sent with tools; embeddings of
-one vector per token refused with the server option that pools them.
+of a reply that did not fit counted all the same; `tool_choice` sent with tools (a server that
+drops tools without it); embeddings of one vector per token refused with the server option that
+pools them; a server whose tokenizer counts more than ours (the budget follows its count).
 
 """
 
@@ -360,3 +361,74 @@ def test_a_context_length_refusal_teaches_the_window_and_never_loops():
     # the same window named again means our count was low: it shrinks, so it cannot loop
     assert brain.context_refused(refusal, 3000) == int(4096 * 0.8)
     assert brain.context_refused(refusal, 2000) == int(int(4096 * 0.8) * 0.8)
+
+
+# ---- what the server counts ------------------------------------------------------------------
+
+
+def test_a_server_that_drops_tools_without_tool_choice_still_gets_them(scripted_server):
+    from .core_fakes import hear, run_tick
+
+    scripted_server.tools_need_choice = True
+    scripted_server.responder.add(
+        tool_reply(tool_call("say", {"text": "Hello."})),
+        tool_reply(tool_call("noop", {})),
+        text_reply("I have no tools."),
+    )
+    client = client_for(scripted_server)
+    brain = make_assistant(lambda: client, plain_text_reply="drop")
+    hear(brain, "Aria, hello?")
+    outcome = run_tick(brain)
+    assert [body.get("tools") is not None for body in scripted_server.responder.requests] == [
+        True,
+        True,
+    ]
+    assert outcome.model_calls == 2 and brain.world.said == ["Hello."]
+    # the same server with tool_choice left out: the model never sees its tools
+    brain = make_assistant(lambda: client, tool_choice="omit", plain_text_reply="drop")
+    hear(brain, "Aria, hello?")
+    run_tick(brain)
+    assert "tools" not in scripted_server.responder.requests[-1]
+
+
+def test_the_budget_follows_the_count_of_a_server_whose_tokenizer_is_not_openais(
+    scripted_server,
+):
+    from .core_fakes import hear, run_tick
+
+    scripted_server.usage_scale = 1.25  # as Gemma's tokenizer counts against OpenAI's
+    scripted_server.responder.add(tool_reply(tool_call("noop", {})))
+    client = client_for(scripted_server)
+    brain = make_assistant(lambda: client, chat_model="gemma-3-1b-it")
+    counted = brain.context_tokens()
+    assert brain.token_scale() == 1.0
+    hear(brain, "Aria, hello?")
+    run_tick(brain)
+    assert brain.token_scale() == pytest.approx(1.25, abs=0.02)
+    assert brain.context_tokens() >= 1.2 * (brain.fixed_tokens() + brain.history.tokens())
+    assert brain.fixed_tokens() >= counted - 5  # our own count did not change
+    assert brain.status(T0).context_tokens == brain.context_tokens()
+
+
+def test_an_openai_model_is_counted_with_its_own_encoding_never_scaled(scripted_server):
+    from .core_fakes import hear, run_tick
+
+    scripted_server.usage_scale = 1.25
+    scripted_server.responder.add(tool_reply(tool_call("noop", {})))
+    client = client_for(scripted_server)
+    brain = make_assistant(lambda: client, chat_model="gpt-4o-mini")
+    hear(brain, "Aria, hello?")
+    run_tick(brain)
+    assert brain.token_scale() == 1.0
+    assert brain.context_tokens() == brain.fixed_tokens() + brain.history.tokens()
+
+
+def test_usage_that_cannot_be_the_same_text_is_not_learned_from():
+    brain = make_assistant(ScriptedModel())
+    brain.calibrate_tokens(1000, 30)  # a server's own bookkeeping, not a count of the text
+    brain.calibrate_tokens(100, 125)  # too small a request to tell
+    assert brain.token_scale() == 1.0
+    brain.calibrate_tokens(1000, 1300)
+    assert brain.token_scale() == 1.3
+    brain.calibrate_tokens(1300, 1000)  # one odd sample moves it a third of the way
+    assert brain.token_scale() == pytest.approx(1.3 + (1.0 - 1.3) / 3, abs=0.001)

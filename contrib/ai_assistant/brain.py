@@ -13,6 +13,7 @@ it.
 """
 
 import asyncio
+import math
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ from .state import (
     ACTIVITY,
     BATCHES,
     CONTEXT_WINDOW,
+    TOKEN_SCALE,
     DEPTH,
     DREAMING_PROGRESS,
     INITIATED_BY,
@@ -71,6 +73,11 @@ from .tools.base import TURN, Speaker, ToolContext, ToolRegistry, World
 HOURS_KEPT = 168
 # the least room a context budget must leave for the conversation itself
 MIN_CONVERSATION_TOKENS = 500
+# learning the server's count of tokens (`Brain.calibrate_tokens`): the smallest request that
+# tells, and the factors a tokenizer of the same text can plausibly give (Gemma's is about 1.25)
+MIN_CALIBRATION_TOKENS = 200
+MIN_TOKEN_SCALE = 0.5
+MAX_TOKEN_SCALE = 3.0
 
 
 @dataclass
@@ -685,7 +692,7 @@ class Brain:
             int: The number of tokens.
 
         """
-        return self.fixed_tokens(scope) + self.history.tokens()
+        return self.scaled(self.fixed_tokens(scope) + self.history.tokens())
 
     def pending_tokens(self, pending: list[dict], scope: str = TURN) -> int:
         """Tokens of `build_request(pending, <scope's tools>)`, without re-counting the history:
@@ -699,7 +706,8 @@ class Brain:
             int: The number of tokens.
 
         """
-        return self.context_tokens(scope) + sum(self.counter.count_message(m) for m in pending)
+        counted = self.fixed_tokens(scope) + self.history.tokens()
+        return self.scaled(counted + sum(self.counter.count_message(m) for m in pending))
 
     def usage_ratio(self) -> float:
         """How full the context is: `context_tokens() / context_budget()`.
@@ -709,6 +717,68 @@ class Brain:
 
         """
         return self.context_tokens() / self.context_budget()
+
+    # ---- the server's count of tokens ----------------------------------------------------------
+
+    def token_scale(self) -> float:
+        """The server's prompt tokens per token we count, for a model tiktoken does not know
+        (1.0 for an OpenAI model, or before the server reported any usage).
+
+        Returns:
+            float: The factor `context_tokens` and `pending_tokens` apply.
+
+        """
+        if self.counter.native:
+            return 1.0
+        known = self.state.get(TOKEN_SCALE) or {}
+        if known.get("model") != self.model:
+            return 1.0
+        return float(known.get("ratio") or 1.0)
+
+    def scaled(self, counted: int) -> int:
+        """Tokens we counted, in the server's tokens (`token_scale`).
+
+        Args:
+            counted (int): Tokens counted with our encoding.
+
+        Returns:
+            int: The server's count, as far as it is known.
+
+        """
+        scale = self.token_scale()
+        return counted if scale == 1.0 else math.ceil(counted * scale)
+
+    def calibrate_tokens(self, counted: int, reported: int) -> None:
+        """Learn how the server counts from a request it answered: the prompt tokens it
+        reported against the tokens we counted for it (`pending_tokens`, already scaled).
+
+        Only for a model tiktoken does not know (its tokenizer may count a quarter more, as
+        Gemma's does), so that the budget and compaction stay true. A request too small to
+        tell, or a figure implausible for the same text, is not learned from; the factor moves
+        a third of the way to each new sample, so one odd request does not swing it.
+
+        Args:
+            counted (int): The tokens we counted for the request, scaled as they were sent.
+            reported (int): The prompt tokens the server reported for it.
+
+        """
+        if self.counter.native or reported <= 0 or counted <= 0:
+            return
+        scale = self.token_scale()
+        raw = counted / scale
+        if raw < MIN_CALIBRATION_TOKENS:
+            return
+        sample = reported / raw
+        if not MIN_TOKEN_SCALE <= sample <= MAX_TOKEN_SCALE:
+            return  # not the same text counted another way: a server's own bookkeeping
+        known = self.state.get(TOKEN_SCALE) or {}
+        samples = int(known.get("samples") or 0) if known.get("model") == self.model else 0
+        ratio = sample if not samples else scale + (sample - scale) / 3
+        if samples and abs(ratio - scale) < 0.005:
+            return  # no write for no change
+        self.state.set(
+            TOKEN_SCALE, {"model": self.model, "ratio": round(ratio, 4), "samples": samples + 1}
+        )
 
     # ---- the server's context window ----------------------------------------------------------
 

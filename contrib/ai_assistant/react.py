@@ -164,6 +164,8 @@ def react(
                     brain.context_refused(err, result.request_tokens[-1])
                 break
             brain.record_reply(reply, ctx.now)
+            # a model tiktoken does not know: the server's own count keeps the budget true
+            brain.calibrate_tokens(result.request_tokens[-1], reply.usage.prompt)
             result.model_calls += 1
             result.prompt_tokens += reply.usage.prompt
             result.completion_tokens += reply.usage.completion

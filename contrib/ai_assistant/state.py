@@ -64,6 +64,9 @@ TOKEN_SPEND = "token_spend"
 CONTEXT_TOKENS = "context_tokens"
 # the chat model's context window, as the server told it: {"model", "checked", "tokens", "source"}
 CONTEXT_WINDOW = "context_window"
+# for a model tiktoken does not know: the server's prompt tokens per token we count,
+# {"model", "ratio", "samples"} (`Brain.calibrate_tokens`)
+TOKEN_SCALE = "token_scale"
 LAST_COMPACTION = "last_compaction"
 CONTEXT_SIGNALS = "context_signals"
 
@@ -94,6 +97,7 @@ FIRST_TURN_VALUES = (
     CONSECUTIVE_ERRORS,
     CONTEXT_TOKENS,
     CONTEXT_WINDOW,
+    TOKEN_SCALE,
     RECENT_TURNS,
     SLEEP_DEBT,
     TOKEN_SPEND,

@@ -11,6 +11,10 @@ The encoding is chosen once per model name:
 Counts are cached per message (keyed by the message's content), so counting a history that
 grew by a few messages costs only the new ones.
 
+A model tiktoken does not know (Llama, Gemma, Qwen, ... on a local server) is counted with the
+fallback, which can be a quarter off; `TokenCounter.native` says which. For those, the brain
+scales its counts by what the server reports it was sent (`Brain.calibrate_tokens`).
+
 """
 
 import json
@@ -36,6 +40,26 @@ class _CharEstimate:
     @staticmethod
     def encode(text: str, **_kwargs) -> list:
         return [0] * ((len(text) + 3) // 4)
+
+
+@lru_cache(maxsize=64)
+def is_native(model: str | None) -> bool:
+    """Whether tiktoken knows `model`'s own encoding (an OpenAI model), so counts are exact.
+
+    Args:
+        model (str or None): The model name.
+
+    Returns:
+        bool: True for a model tiktoken names an encoding for.
+
+    """
+    if not model:
+        return False
+    try:
+        tiktoken.encoding_name_for_model(model)
+    except KeyError:
+        return False
+    return True
 
 
 @lru_cache(maxsize=64)
@@ -79,6 +103,8 @@ class TokenCounter:
 
     def __init__(self, model: str | None = None):
         self.encoding = encoding_for(model)
+        # an OpenAI model's own encoding: counts are the server's, no scaling needed
+        self.native = is_native(model)
         # one cache per encoding for the whole process: assistants send the same tool schemas
         # and system prompt parts, counted once for all of them instead of once each
         with _caches_lock:

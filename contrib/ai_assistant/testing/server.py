@@ -185,6 +185,12 @@ class LocalModelServer:
         # what `GET /models` lists: names, or whole entries (a dict, e.g. with llama.cpp's
         # "meta": {"n_ctx": 4096} or vLLM's "max_model_len")
         self.served_models: list = ["local"]
+        # the server's tokenizer against ours: its reported prompt tokens are ours times this
+        # (Gemma's tokenizer counts about a quarter more than OpenAI's encodings)
+        self.usage_scale = 1.0
+        # as llama-cpp-python's function-calling format does: tools sent without `tool_choice`
+        # never reach the model (the responder sees the request without them)
+        self.tools_need_choice = False
         # `POST /rerank`: every request's body, and the reply's body (by default each document
         # scored by how many of the query's words it has; a test may set any body)
         self.rerank_requests: list[dict] = []
@@ -275,6 +281,8 @@ class LocalModelServer:
                     return self._send(200, server.rerank_reply(request))
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
+                if server.tools_need_choice and "tool_choice" not in request:
+                    request = {k: v for k, v in request.items() if k != "tools"}
                 reply = server.responder.respond(request)
                 delay = server.latency + reply.delay
                 if delay:
@@ -486,7 +494,7 @@ class LocalModelServer:
         messages = request.get("messages", [])
         tools = request.get("tools", [])
         with self._lock:
-            prompt = self.counter.count_request(messages, tools)
+            prompt = round(self.counter.count_request(messages, tools) * self.usage_scale)
             shared = 0
             for mine, theirs in zip(messages, self._previous):
                 if mine != theirs:
