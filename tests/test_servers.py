@@ -432,3 +432,52 @@ def test_usage_that_cannot_be_the_same_text_is_not_learned_from():
     assert brain.token_scale() == 1.3
     brain.calibrate_tokens(1300, 1000)  # one odd sample moves it a third of the way
     assert brain.token_scale() == pytest.approx(1.3 + (1.0 - 1.3) / 3, abs=0.001)
+
+
+# ---- a reply with nothing in it ----------------------------------------------------------------
+
+
+def test_an_empty_reply_asks_once_for_the_tool_that_answers_by_name(scripted_server):
+    from .core_fakes import hear, run_tick
+
+    # llama-cpp-python's "auto" tool choice lets a small model pick "message" and then allows it
+    # no words: an empty reply
+    scripted_server.responder.add(
+        text_reply(""),
+        tool_reply(tool_call("say", {"text": "I am Aria."})),
+        tool_reply(tool_call("noop", {})),
+    )
+    client = client_for(scripted_server)
+    brain = make_assistant(lambda: client)
+    hear(brain, "Aria, what is your name?")
+    outcome = run_tick(brain)
+    sent = [body.get("tool_choice") for body in scripted_server.responder.requests]
+    assert sent == ["auto", {"type": "function", "function": {"name": "say"}}, "auto"]
+    assert brain.world.said == ["I am Aria."] and outcome.model_calls == 3
+    # no empty message was kept in the history
+    assert all(
+        message.get("content") or message.get("tool_calls") or message["role"] == "tool"
+        for message in brain.history.all()
+    )
+
+
+def test_an_empty_reply_to_a_whisper_asks_for_whisper_and_only_once():
+    from .core_fakes import hear, reply, run_tick
+
+    model = ScriptedModel(reply(content=""), reply(content=""))
+    assistant = make_assistant(model)
+    hear(assistant, "what is the code?", event_type="whisper", speaker="Bob")
+    outcome = run_tick(assistant)
+    assert model.requests[1].tool_choice == {"type": "function", "function": {"name": "whisper"}}
+    assert outcome.model_calls == 2 and outcome.stop_reason == "empty_reply"
+    assert assistant.world.said == [] and assistant.world.whispers == []
+
+
+def test_an_empty_reply_is_not_asked_again_when_text_replies_are_dropped():
+    from .core_fakes import hear, reply, run_tick
+
+    model = ScriptedModel(reply(content=""))
+    assistant = make_assistant(model, plain_text_reply="drop")
+    hear(assistant, "Aria, hello?")
+    outcome = run_tick(assistant)
+    assert outcome.model_calls == 1 and outcome.stop_reason == "empty_reply"

@@ -74,7 +74,8 @@ class AssistantConfig(BaseModel):
         "say",
         description="An awake reply of text without tool calls: say (spoken as the "
         "assistant's words, whispered back in private, with the say tool's checks), remind "
-        "(asked once more to use its tools, then spoken), or drop (nothing said).",
+        "(asked once more to use its tools, then spoken), or drop (nothing said). An empty "
+        "reply is asked once more for say or whisper by name, unless drop.",
     )
     structured_output: Literal["auto", "json_schema", "json_object", "text"] = Field(
         "auto",

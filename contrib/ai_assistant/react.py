@@ -26,6 +26,7 @@ is a generator yielding blocking work (see `ai_assistant.driver`); between two t
 
 """
 
+import dataclasses
 import json
 import traceback
 from collections.abc import Callable, Generator
@@ -90,6 +91,8 @@ class LoopResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     reminded: bool = False  # told once to use its tools (`StopPolicy.plain_text` "remind")
+    # a reply with nothing in it, no text and no tool call: the tool asked for once, by name
+    forced_tool: str | None = None
 
 
 # a check before each request: True to send it; a generator when it needs the model itself
@@ -150,6 +153,11 @@ def react(
             # narrowest audience of everything in the request, before the model sees it
             ctx.narrow([prompt.audience])
             request = prompt.request
+            if result.forced_tool and iteration == 1:
+                # the model said nothing at all (llama-cpp-python's "auto" can leave it no way
+                # to speak): once, the tool that answers is asked for by name
+                choice = {"type": "function", "function": {"name": result.forced_tool}}
+                request = dataclasses.replace(request, tool_choice=choice)
             result.request_tokens.append(brain.pending_tokens(pending, policy.scope))
             try:
                 reply: ChatReply = yield brain.call_model(request)
@@ -201,12 +209,12 @@ def _speak(brain: Brain, ctx: ToolContext, text: str, result: LoopResult) -> Gen
     that tool: nothing reaches anyone its audience may not. No message joins the history (no
     tool was called); the turn's record shows it, marked `from_text`."""
     arguments = {"text": text[:MAX_SPOKEN_CHARS]}
-    name = "say"
-    if ctx.reply_to is not None:
-        partner = next((s for s in ctx.speakers.values() if s.key == ctx.reply_to), None)
-        if partner is None:
-            return
-        name, arguments["target"] = "whisper", partner.name
+    name = _reply_tool(ctx)
+    if name is None:
+        return
+    if name == "whisper":
+        partner = next(s for s in ctx.speakers.values() if s.key == ctx.reply_to)
+        arguments["target"] = partner.name
     yield NEXT_STEP
     call = ToolCall(id="plain-text", name=name, arguments=json.dumps(arguments))
     outcome = brain.registry.dispatch(ctx, call, TURN)
@@ -222,6 +230,15 @@ def _speak(brain: Brain, ctx: ToolContext, text: str, result: LoopResult) -> Gen
         }
     )
     result.stop_reason = "plain_text_said" if outcome.ok else "plain_text_not_said"
+
+
+def _reply_tool(ctx: ToolContext) -> str | None:
+    """The tool that answers in this conversation: `say`, or `whisper` back in a private
+    exchange (None when its partner is not among the speakers)."""
+    if ctx.reply_to is None:
+        return "say"
+    partner = next((s for s in ctx.speakers.values() if s.key == ctx.reply_to), None)
+    return "whisper" if partner is not None else None
 
 
 def _with_metadata(message: dict, metadata: dict) -> dict:
@@ -255,6 +272,20 @@ def _apply_reply(
         usage.record_malformed("length")
         pending.append({"role": "assistant", "content": reply.content or ""})
         result.stop_reason = "length"
+        return True
+    if not reply.tool_calls and not (reply.content or "").strip():
+        name = _reply_tool(ctx)
+        if (
+            name
+            and result.model_calls == 1
+            and policy.plain_text != "drop"
+            and name in brain.registry.names(policy.scope)
+        ):
+            # nothing said and nothing done in answer to someone: asked once more, for the
+            # tool that answers (an empty message would only be noise in the history)
+            result.forced_tool = name
+            return False
+        result.stop_reason = "empty_reply"
         return True
     pending.append(reply.as_message())
     if not reply.tool_calls:

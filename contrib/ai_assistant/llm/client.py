@@ -202,8 +202,9 @@ class ChatRequest:
     temperature: float = 0.7
     max_tokens: int = 800
     response_format: dict | None = None
-    # sent with tools ("auto", "required"); "omit" or None sends none
-    tool_choice: str | None = None
+    # sent with tools ("auto", "required", or {"type": "function", "function": {"name": ...}}
+    # to ask for one tool); "omit" or None sends none
+    tool_choice: str | dict | None = None
 
 
 @dataclass
