@@ -222,6 +222,8 @@ def prepared(model, **config):
         (notes_reply(("a", "one"), ("a", "two")), "the key 'a' twice"),
         (notes_reply(("a", "x " * 400)), "over memory_block_tokens (200)"),
         (notes_reply(("a", "   ")), "an empty key or value"),
+        # named like a private note's slot: a private note set later would replace it
+        (notes_reply(("vault [#5]", "public")), "the key 'vault [#5]' holds '[' or ']'"),
         (
             ChatReply(content='{"notes": [{"key": "a"}]}', tool_calls=[], finish_reason="stop"),
             "did not match ConsolidatedCore",

@@ -5,6 +5,7 @@ that gives up; a light sleeper's decision to wake.
 
 """
 
+import json
 from datetime import timedelta
 
 from ai_assistant import lifecycle as life
@@ -462,3 +463,51 @@ def test_wake_decisions_are_rare_and_never_in_deep_sleep():
     deep.state.set(life.DEPTH, life.DEEP)
     hear(deep, "Carol, the library is on fire!", speaker="Alice")
     assert sleep_tick(deep, T0) is None
+
+
+# ---- what the model writes is bounded before it is stored ------------------------------------
+
+
+def test_an_over_long_attribute_or_insight_is_cut_not_the_whole_reply_refused():
+    from ai_assistant.sleep.prompts import MAX_ATTRIBUTE_CHARS, MAX_INSIGHT_CHARS
+
+    model = ScriptedModel(
+        structured(
+            {
+                "entities": [
+                    {
+                        "entity_id": "p0",
+                        "attributes": [
+                            {"type": "fact", "value": "Ann sings " * 500, "cites": ["o1"]},
+                            {"type": "trait", "value": "kind", "cites": ["o2"]},
+                        ],
+                    }
+                ]
+            }
+        ),
+        structured(
+            {
+                "insights": [
+                    {
+                        "question": "Why? " * 200,
+                        "insight": "Bob keeps asking about the vault. " * 100,
+                        "cites": ["j000000", "j000001", "j000002"],
+                    }
+                ]
+            }
+        ),
+    )
+    brain = make_assistant(model, entity_min_observations=2, reflection_threshold=10)
+    observe(brain, "Ann", 2)
+    assert step(consolidate_people, brain).report["attributes"] == 2
+    long, short = brain.entities.profile("name:ann")["attributes"]
+    assert len(long["value"]) == MAX_ATTRIBUTE_CHARS and long["value"].endswith("...")
+    assert short["value"] == "kind"
+    for i in range(3):
+        brain.journal.add(f"Bob asked about the vault {i}", author="Aria", now=T0, importance=6)
+    assert step(reflect, brain).report == {"calls": 1, "insights": 1}
+    insight = brain.journal.all()[-1]["content"]
+    assert len(insight) == MAX_INSIGHT_CHARS and insight.startswith("Bob keeps asking")
+    # the model is told each bound (as a keyword or in words, as the schema is sent)
+    schema = model.requests[1].response_format["json_schema"]["schema"]
+    assert str(MAX_INSIGHT_CHARS) in json.dumps(schema["$defs"]["Insight"]["properties"]["insight"])

@@ -236,7 +236,7 @@ class TestPrivacyOnTheShell(AssistantTestCase, EvenniaCommandTest):
             m["content"] for m in self.responder.requests[1]["messages"] if m["role"] == "tool"
         ]
         assert "builder's note" in results[0] and "builder's note" in results[1]
-        assert results[4].startswith("Error: Char2 already has 2 reminders")
+        assert results[4].startswith("Error: There is no room for another reminder for Char2")
         assert self.handler.brain.core_memory.items()["rules"]["value"] == "Closed on Sundays."
         # the model's reminders are full; the builder's still go in
         mira.add("z", "y", now=self.clock.now(), by="Aria", limit=4, owners={"#99": "Mira"})

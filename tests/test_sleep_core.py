@@ -290,6 +290,31 @@ def test_scoring_then_consolidation_one_batch_per_call():
     assert assistant.usage().calls == 2
 
 
+def test_an_over_long_fact_is_stored_cut_to_its_bound_with_who_said_it():
+    from ai_assistant.sleep.prompts import MAX_FACT_CHARS
+
+    model = ScriptedModel(
+        scores(("j000000", 8)),
+        facts(("j000000", ["the harbour floods " * 600, "the tide is high"])),
+    )
+    assistant = make_assistant(model, scoring_batch_size=10)
+    assistant.journal.add(
+        "Mira says the harbour floods",
+        author="Aria",
+        now=T0,
+        source_type="claim",
+        heard_from="Mira",
+    )
+    active(assistant)
+    assistant.lifecycle.go_to_sleep(T0, reason="rest", initiated_by="tool")
+    drive_inline(sleep_tick(assistant, T0))
+    texts = [m["text"] for m in assistant.long_term.recent(10)]
+    assert "Mira says: the tide is high" in texts
+    (long,) = [text for text in texts if "harbour" in text]
+    assert len(long) == MAX_FACT_CHARS
+    assert long.startswith("Mira says: the harbour floods") and long.endswith("...")
+
+
 def test_progress_over_several_ticks():
     model = ScriptedModel(
         scores(("j000000", 5), ("j000001", 5)),

@@ -439,3 +439,74 @@ def test_a_kept_forget_names_a_few_ids_then_how_many_more():
         "kept forgotten: j000004, m000001, m000002 and 2 more (forgotten by Ann at "
         "2026-11-21 14:02: 'Bob said so')"
     )
+
+
+# ---- a builder's core-note edits are corrections too -----------------------------------------
+
+
+def test_a_builders_core_note_edits_since_the_sleep_began_outlive_a_rollback():
+    from ai_assistant.memory_api import AssistantMemory
+
+    brain, *_ = remembered_before_a_night()
+    core = brain.core_memory
+    # before the night: a builder's note, and the model's notes (one repeats Bob's code)
+    core.set("motto", "Books first.", T0, 2000, pinned=True, by="Ann")
+    core.set("gossip", "Bob's code is 4-1-7.", T0, 2000)
+    core.set("vault", "Bob's code 4-1-7", T0, 2000, audience=["name:bob"])
+    brain.lifecycle.go_to_sleep(
+        T0 + timedelta(days=1), reason="night", initiated_by="builder", enforce_safeguards=False
+    )
+    brain.lifecycle.wake_up(T0 + timedelta(days=1, hours=4), "morning")
+    later = T0 + timedelta(days=1, hours=5, minutes=7)
+    core.set("fresh", "Mira is back.", later, 2000)  # written since the sleep began
+    memory = AssistantMemory.over(brain, now=lambda: later)
+    memory.remove_core_note("gossip", by="Ann")
+    memory.remove_core_note("vault [name:bob]", by="Ann")
+    memory.set_core_note("motto", "Books first, always.", by="Ann")
+    memory.set_core_note("hours", "Open at dawn.", by="Ann")
+    memory.remove_core_note("fresh", by="Ann")
+    assert [r["action"] for r in brain.review.history()] == [
+        "core_remove",
+        "core_set",
+        "core_set",
+        "core_remove",
+        "core_remove",
+    ]
+    # the log keeps where a removed note was, never its words
+    assert "4-1-7" not in json.dumps(brain.review.history())
+    trail = {k: v for k, v in brain.memory_store.inner.data.items() if k.startswith("audit:")}
+    snapshots = Snapshots(brain.state)
+    plan = snapshots.preview("s2", brain.memory_store.inner)
+    assert [(k["action"], k["id"], k["applied"]) for k in plan["kept"]] == [
+        ("core_remove", "gossip", ["gossip"]),
+        ("core_remove", "vault [name:bob]", ["vault [name:bob]"]),
+        ("core_set", "motto", ["motto"]),
+        ("core_set", "hours", ["hours"]),
+        ("core_remove", "fresh", []),
+    ]
+    lines = describe(plan)
+    assert (
+        "kept removed: core note gossip (removed by Ann at 2026-11-22 17:07: "
+        "'Bob's code is 4-1-7.')" in lines
+    )
+    assert "kept core note: motto (pinned by Ann at 2026-11-22 17:07: 'Books first, always.')" in (
+        lines
+    )
+    assert lines[-1] == (
+        "kept removed: core note fresh (removed by Ann at 2026-11-22 17:07; written since, so "
+        "removed)"
+    )
+    # nothing of the core memory changes: the builder's edits hold, nothing written since was
+    assert plan["changes"]["core_memory"] == 0
+    result = snapshots.rollback("s2", brain.memory_store.inner)
+    assert result["kept"] == plan["kept"]
+    brain = reloaded(brain)
+    notes = brain.core_memory.items()
+    assert sorted(notes) == ["hours", "motto"]
+    assert notes["motto"]["value"] == "Books first, always." and notes["motto"]["by"] == "Ann"
+    assert notes["hours"]["pinned"]
+    assert "4-1-7" not in json.dumps(brain.memory_store.inner.data.get("core_memory"))
+    # the review log is whole, and the rollback wrote nothing in it
+    assert {
+        k: v for k, v in brain.memory_store.inner.data.items() if k.startswith("audit:")
+    } == trail

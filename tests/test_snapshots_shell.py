@@ -74,7 +74,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         # a builder's note (pinned: sleep's consolidation of core memory leaves it be)
         brain.core_memory.set("motto", "books first", now, 500, pinned=True)
 
-    def sleep_through_the_night(self):
+    def sleep_through_the_night(self, *more):
         self.responder.add(
             text_reply(
                 json.dumps(
@@ -85,7 +85,8 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
                         ]
                     }
                 )
-            )
+            ),
+            *more,
         )
         self.handler.sleep(hours=1, reason="night", by="Char")
         for _ in range(20):
@@ -253,6 +254,32 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert self.handler.memory.reviews() == reviews
         listed = self.cmd("/memory Aria/reviews")
         assert f"forgot {secret}" in listed and "trust 0.30" in listed
+
+    def test_a_builders_core_note_edits_since_the_night_outlive_the_rollback(self):
+        self.remember_a_day()
+        # before the night the model kept Bob's code in a note everyone sees
+        self.handler.brain.core_memory.set("gossip", "Bob's code is 4-1-7", self.clock.now(), 500)
+        # the night's consolidation of core memory keeps it (after the facts' reply)
+        gossip = {"key": "gossip", "value": "Bob's code is 4-1-7"}
+        self.sleep_through_the_night(text_reply(json.dumps({"notes": [gossip]})))
+        self.clock.advance(3600)
+        assert "Removed 'gossip'" in self.cmd("/core Aria/gossip=")
+        assert "core memory 'hours' set, pinned" in self.cmd("/core Aria/hours=Open at dawn.")
+        when = self.handler.memory.reviews()[0]["at"][:16].replace("T", " ")
+        shown = self.cmd("/rollback Aria", inputs=["y"])
+        assert "The builders' corrections made since are kept." in shown
+        # the command names no builder for a removal yet (see the report): the log says so
+        assert (
+            f"kept removed: core note gossip (removed by a builder at {when}: 'Bob's code is "
+            "4-1-7')" in shown
+        )
+        assert f"kept core note: hours (pinned by Char at {when}: 'Open at dawn.')" in shown
+        assert "Aria's memory is back to before sleep s1 (undone: s1)" in shown
+        notes = self.handler.brain.core_memory.items()  # rebuilt from the restored Attributes
+        assert "gossip" not in notes and notes["hours"]["value"] == "Open at dawn."
+        assert notes["motto"]["value"] == "books first"
+        assert "4-1-7" not in self.cmd("/core Aria")
+        assert [r["action"] for r in self.handler.memory.reviews()] == ["core_set", "core_remove"]
 
     def test_a_correction_made_while_asked_is_not_kept_unseen(self):
         from ai_assistant.errors import Refused

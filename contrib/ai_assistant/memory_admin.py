@@ -34,6 +34,8 @@ MAX_QUERY_CHARS = 200
 MAX_CORE_KEY_CHARS = 60
 MAX_CORE_VALUE_CHARS = 1000
 MAX_SLEEPS_LISTED = 500
+# who made a correction, in the review log, when the caller did not say
+BUILDER = "a builder"
 
 
 class NewestEntries(Sequence):
@@ -383,7 +385,8 @@ class MemoryAdmin:
         return len(self.brain.review.audit)
 
     def reviews(self, limit: int = 50) -> list[dict]:
-        """The latest recorded corrections (forgotten memories, trust settings), newest first.
+        """The latest recorded corrections (forgotten memories, trust settings, core notes
+        pinned or removed), newest first.
 
         Args:
             limit (int, optional): How many at most.
@@ -421,7 +424,7 @@ class MemoryAdmin:
 
     def set_core_note(self, key: str, value: str, by: str | None = None) -> int:
         """Set one core memory note: a builder's, pinned (the model may read it, not change
-        it), in a room of its own.
+        it), in a room of its own. Recorded in the review log, so a rollback keeps it.
 
         Args:
             key (str): The note's name.
@@ -447,23 +450,31 @@ class MemoryAdmin:
                 f"this one has {len(value)}."
             )
         brain = self.brain
+        now = self.now()
         # a builder's note is pinned: sleep's consolidation leaves it as it is
-        return brain.core_memory.set(
-            key, value, self.now(), brain.config.memory_block_tokens, pinned=True, by=by
+        tokens = brain.core_memory.set(
+            key, value, now, brain.config.memory_block_tokens, pinned=True, by=by
         )
+        # a correction like a forget: a rollback sets it again (see `memory.review`)
+        brain.review.record_core_set(brain.core_memory.items()[key], now, by or BUILDER)
+        return tokens
 
-    def remove_core_note(self, key: str) -> None:
-        """Remove one core memory note.
+    def remove_core_note(self, key: str, by: str | None = None) -> None:
+        """Remove one core memory note, whoever's it is. Recorded in the review log (its
+        slot, not its words), so a rollback does not bring it back.
 
         Args:
             key (str): The note's name, as `core_notes()` lists it.
+            by (str, optional): The builder's name, kept in the review log.
 
         Raises:
             Refused: There is no such note.
 
         """
-        if not self.brain.core_memory.remove((key or "").strip()):
+        slot = (key or "").strip()
+        if not self.brain.core_memory.remove(slot):
             raise Refused(f"No core memory '{str(key)[:60]}' to remove.")
+        self.brain.review.record_core_remove(slot, self.now(), by or BUILDER)
 
     # ---- reminders ------------------------------------------------------------------------------
 
@@ -645,8 +656,9 @@ class MemoryAdmin:
     ) -> tuple[dict, list[str]]:
         """Restore the assistant's memory as it was when a sleep began, undoing that sleep and
         every later one (and what it learned awake since), except the builders' corrections
-        made since (forgotten memories stay forgotten, trust settings stay set; the review log
-        is never rolled back). Run it in one transaction: all of it, or nothing.
+        made since (forgotten memories stay forgotten, trust settings stay set, core notes
+        pinned stay pinned and removed ones stay removed; the review log is never rolled
+        back). Run it in one transaction: all of it, or nothing.
 
         Args:
             sleep_id (str, optional): The sleep, such as "s3"; by default the latest sleep
@@ -656,8 +668,9 @@ class MemoryAdmin:
                 `rollback_plan` gave them); refused when that changed since (a sleep came and
                 went while they answered).
             expected_kept (list, optional): The "seq" of each correction they were shown it
-                keeps; refused when that changed since (a memory forgotten or its trust set
-                while they answered: they confirm only what they were shown).
+                keeps; refused when that changed since (a memory forgotten, its trust set, or
+                a core note pinned or removed while they answered: they confirm only what they
+                were shown).
             long_term (callable, optional): As for `rollback_plan`.
 
         Returns:
@@ -679,7 +692,8 @@ class MemoryAdmin:
         if expected_kept is not None and kept != list(expected_kept):
             raise Refused(
                 "the builders' corrections it would keep changed since you were asked (a "
-                "memory was forgotten or its trust set); ask again."
+                "memory was forgotten or its trust set, or a core note pinned or removed); ask "
+                "again."
             )
         brain = self.brain
         summary = Snapshots(brain.state).rollback(

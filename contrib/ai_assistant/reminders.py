@@ -161,9 +161,12 @@ class Reminders:
                     break
                 theirs = [t for t in held if key in (t.get("owners") or {})]
                 if len(theirs) >= per_person:
+                    # no count, as above: some of theirs may be private, and this answer may
+                    # reach a turn that serves other people
                     raise TriggerError(
-                        f"{name} already has {len(theirs)} reminders (the most for one person "
-                        f"is {per_person})."
+                        f"There is no room for another reminder for {name} (the most for one "
+                        f"person is {per_person}); one of theirs must fire its last time or be "
+                        "removed first."
                     )
         number = max((int(t["id"][1:]) for t in triggers), default=0) + 1
         trigger = {

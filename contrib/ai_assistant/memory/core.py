@@ -4,8 +4,11 @@ with the `memory_edit` tool, and that rides in every model call right after the 
 
 A note has an audience like every memory (`memory.audience`): written while answering a
 whisper, it is private to the whisperer, and it rides only in requests for conversations that
-may know it. A conversation sees, lists and changes only the notes it may see; builders see all
-(`@assistant/core`).
+may know it. A conversation sees and lists only the notes it may see, and changes only its own:
+the notes whose audience is exactly its own. Private words never change what more people see:
+a private conversation sets a note of its own (which, in its view, stands in front of the
+public note of that name) and may not remove a public note, nor one it shares with others.
+Builders see and change all (`@assistant/core`).
 
 Who owns what:
 
@@ -55,8 +58,13 @@ def _slot(key: str, audience: Audience) -> str:
     return key if audience is None else f"{key} [{','.join(audience)}]"
 
 
-def _rank(note: dict) -> int:
-    return 2 if note.get("pinned") else 1 if note.get("audience") is not None else 0
+def _rank(note: dict) -> tuple[int, int]:
+    # a builder's note first, then private ones, the narrowest first (a conversation's own
+    # note before one it shares with others), then the public one
+    if note.get("pinned"):
+        return (2, 0)
+    audience = note.get("audience")
+    return (0, 0) if audience is None else (1, -len(audience))
 
 
 def _view_chars(notes: Iterable[dict]) -> int:
@@ -345,34 +353,49 @@ class CoreMemory:
         *,
         builder: bool = True,
     ) -> bool:
-        """Remove a note the conversation may see; returns whether one went.
+        """Remove a note; returns whether one went.
+
+        A builder (`served` None) removes the note of that slot, whoever's it is. A
+        conversation removes only its own note: the one whose audience is the conversation's
+        exactly. Words that only some may know must never change what more people see, so a
+        public note (or one shared with others) is refused in a private conversation, even
+        though that conversation sees it.
 
         Args:
             key (str): Its name (for a builder, as `items()` lists it).
-            audience (list, optional): The conversation's audience: its own note of that name
-                goes first, else the public one.
+            audience (list, optional): The conversation's audience: only its own note of that
+                name may go.
             served (frozenset, optional): Who the conversation serves; None for a builder.
             builder (bool, optional): False for the model, which may not remove a pinned
                 note.
 
         Returns:
-            bool: True if a note was removed.
+            bool: True if a note was removed; False when the conversation sees no note of
+                that name.
 
         Raises:
-            CoreMemoryFull: The model tried to remove a builder's pinned note; nothing is
-                changed.
+            CoreMemoryFull: The model tried to remove a builder's pinned note, or a note
+                seen by more people than the conversation's audience; nothing is changed.
 
         """
         stored = self._stored()
-        slots = [key] if served is None else [_slot(key, audience), key]
-        for slot in slots:
-            item = stored.get(slot)
-            if item is not None and visible(item.get("audience"), served):
-                if item.get("pinned") and not builder:
-                    raise CoreMemoryFull(
-                        f"'{key}' is a builder's note: you may read it, not remove it."
-                    )
-                del stored[slot]
-                self.store.set(KEY, stored)
-                return True
-        return False
+        slot = key if served is None else _slot(key, audience)
+        item = stored.get(slot)
+        if item is None or not visible(item.get("audience"), served):
+            shown = None if served is None else self.items(served).get(key)
+            if shown is None:
+                return False
+            # the conversation sees a note of that name, but not its own: a builder's, or one
+            # that more people see (public, or shared with someone not in this audience)
+            item = shown
+        if item.get("pinned") and not builder:
+            raise CoreMemoryFull(f"'{key}' is a builder's note: you may read it, not remove it.")
+        if served is not None and _slot(item["key"], item.get("audience")) != slot:
+            raise CoreMemoryFull(
+                f"'{key}' is seen by more people than this conversation: what is said here "
+                "may not change it. It can be removed only in a conversation everyone who "
+                "sees it may know."
+            )
+        del stored[slot]
+        self.store.set(KEY, stored)
+        return True

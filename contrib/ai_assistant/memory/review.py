@@ -1,7 +1,8 @@
 """
 A builder reviews and corrects what an assistant remembers: forget a memory, set how far it is
-trusted. Every change is recorded twice: on the memory itself (`forgotten`, `trust_set`: when,
-by whom, what it was) and in an audit trail kept with the memory (`audit:*`, newest last).
+trusted, pin or remove a core note. Every change is recorded in an audit trail kept with the
+memory (`audit:*`, newest last); a forget and a trust setting are also recorded on the memory
+itself (`forgotten`, `trust_set`: when, by whom, what it was), a pinned note says who set it.
 
 Memories are named by id: a journal entry `j000012`, a long-term memory `m000003`, an
 observation or attribute of a person `#12/o3`, `#12/a5` (as `@assistant/memory` shows them).
@@ -16,6 +17,12 @@ restored memory (`reapply_corrections`), before anything is written. Making one 
 no new audit record: the original record still says who made it and when, and the rollback
 itself is recorded in the sleep history.
 
+Core notes are in the same memory, so a builder's edits of them are corrections too: a note a
+builder removed (one that held a leaked secret, say) would otherwise come back with a rollback,
+and a note pinned since would go. The record of a pin (`core_set`) keeps the whole note, made
+again as it was set; the record of a removal (`core_remove`) keeps only the note's slot, never
+its words: what a builder removed is not kept in a log that is never rolled back.
+
 """
 
 from collections.abc import Mapping
@@ -25,6 +32,8 @@ from typing import Any
 from ..clock import from_iso, to_iso
 from ..errors import Refused
 from ..text import one_line
+from .core import KEY as CORE_KEY
+from .core import CoreMemory
 from .entities import EntityMemory
 from .journal import Journal
 from .links import MemoryLinks
@@ -32,6 +41,9 @@ from .semantic import EmbeddedMemoryStore
 from .store import ChunkedList, KeyValueStore
 
 TRUST_WORDS = {"low": 0.3, "medium": 0.6, "high": 0.9}
+# the audit actions of a builder's core-note edits
+CORE_SET = "core_set"
+CORE_REMOVE = "core_remove"
 # the audit trail's name: its records are `audit:meta` (the count) and `audit:000000`, ...
 AUDIT = "audit"
 AUDIT_META = f"{AUDIT}:meta"
@@ -141,7 +153,7 @@ def parse_trust(level: str) -> float:
 
 
 class MemoryReview:
-    """Forgetting and trust settings, with their record.
+    """Forgetting, trust settings and builders' core-note edits, with their record.
 
     Args:
         store (KeyValueStore): The character's memory store.
@@ -157,6 +169,8 @@ class MemoryReview:
         self.long_term = long_term
         self.entities: EntityMemory = entities
         self.links: MemoryLinks = links
+        # the notes as stored (no token counts needed: a correction is made again as it was)
+        self.core = CoreMemory(store, None)
         self.audit = ChunkedList(store, AUDIT, AUDIT_CHUNK)
 
     def forget(self, memory_id: str, now: datetime, by: str, reason: str = "") -> list[str]:
@@ -258,22 +272,49 @@ class MemoryReview:
         self._record("trust", memory_id, by, now, {"trust": trust, "was": before})
         return before
 
+    def record_core_set(self, note: dict, now: datetime, by: str) -> None:
+        """Record that a builder set (pinned) a core note, so a rollback keeps it.
+
+        Args:
+            note (dict): The note as stored (`key`, `value`, `recorded`, `pinned`, ...).
+            now (datetime): When it was set.
+            by (str): Who set it.
+
+        """
+        slot = note["key"]  # a builder's note is public: its slot is its name
+        self._record(CORE_SET, slot, by, now, {"note": dict(note)})
+
+    def record_core_remove(self, slot: str, now: datetime, by: str) -> None:
+        """Record that a builder removed a core note, so a rollback does not bring it back.
+
+        Only the slot is kept, not what the note said (see the module doc).
+
+        Args:
+            slot (str): The note's slot, as `CoreMemory.items()` lists it.
+            now (datetime): When it was removed.
+            by (str): Who removed it.
+
+        """
+        self._record(CORE_REMOVE, slot, by, now, {})
+
     def reapply(self, records: list[dict]) -> list[dict]:
         """Make each recorded correction hold again, oldest first, recording nothing new.
 
         A forget empties again each memory it forgot that is here and not forgotten (with the
         original mark: when, by whom, why) and removes their links; a trust setting is set
         again on its memory. A memory that is not here (it was learned after the moment memory
-        was put back to) is left alone: it is gone anyway.
+        was put back to) is left alone: it is gone anyway. A builder's pinned core note is set
+        again as it was; a core note a builder removed is removed again when it is here.
 
         Args:
             records (list): Audit records (`corrections_since`), oldest first.
 
         Returns:
-            list: For each forget and trust record, a dict: "seq", "action", "id", "ids"
-                (every memory it named), "at", "by", "trust" (for a trust), "applied" (the
-                ids made to hold again here) and "text" (the start of what would have come
-                back, on one line; empty when nothing would have).
+            list: For each forget, trust and core-note record, a dict: "seq", "action",
+                "id", "ids" (every memory it named), "at", "by", "trust" (for a trust),
+                "applied" (the ids made to hold again here) and "text" (the start of what
+                would have come back, on one line, empty when nothing would have; for a
+                pinned note, its text).
 
         """
         kept = []
@@ -282,6 +323,10 @@ class MemoryReview:
                 applied, text = self._forget_again(record)
             elif record.get("action") == "trust":
                 applied, text = self._trust_again(record), ""
+            elif record.get("action") == CORE_SET:
+                applied, text = self._core_set_again(record)
+            elif record.get("action") == CORE_REMOVE:
+                applied, text = self._core_remove_again(record)
             else:
                 continue  # not a correction of a memory: nothing to make hold
             kept.append(
@@ -360,6 +405,27 @@ class MemoryReview:
         else:
             return []
         return [memory_id]
+
+    def _core_set_again(self, record: dict) -> tuple[list[str], str]:
+        """Set again the note a `core_set` record kept; returns [its slot] and its text."""
+        note = record.get("note")
+        if not isinstance(note, dict) or not note.get("key"):
+            return [], ""
+        notes = self.core.items()
+        notes[record["id"]] = dict(note)
+        # written as stored, slot by slot: a note kept from an older version never stops it
+        self.core.store.set(CORE_KEY, notes)
+        return [record["id"]], note.get("value") or ""
+
+    def _core_remove_again(self, record: dict) -> tuple[list[str], str]:
+        """Remove again the note a `core_remove` record names; returns [its slot] and the
+        start of what would have come back (nothing when it is not here)."""
+        notes = self.core.items()
+        gone = notes.pop(record["id"], None)
+        if gone is None:
+            return [], ""
+        self.core.store.set(CORE_KEY, notes)
+        return [record["id"]], gone.get("value") or ""
 
     def _record(self, action: str, memory_id: str, by: str, now: datetime, detail: dict) -> None:
         self.audit.append(

@@ -22,8 +22,9 @@ A rollback never undoes what a builder corrected (`memory.review`). The review l
 is recorded like any value but never restored, nor counted in what a rollback changes: it
 survives whole. Its count before the oldest sleep undone (the recorded `audit:meta`) tells
 which corrections came since; each is made again in the restored memory (a forgotten memory
-stays forgotten, a trust setting stays set), and only then is anything written, so the restore
-and the corrections are one set of writes. A memory learned since is gone anyway. The
+stays forgotten, a trust setting stays set, a core note a builder pinned stays as pinned and
+one a builder removed stays removed), and only then is anything written, so the restore and
+the corrections are one set of writes. A memory learned since is gone anyway. The
 snapshot that records again after a rollback is handed that count if it had none, so rolling
 it back later still knows where its sleep's corrections began.
 
@@ -49,6 +50,8 @@ from ..text import one_line
 from ..errors import Refused
 from .review import (
     AUDIT_META,
+    CORE_REMOVE,
+    CORE_SET,
     audit_length,
     corrections_since,
     is_audit_key,
@@ -69,6 +72,8 @@ KEPT_LINES = 10
 KEPT_QUOTE_CHARS = 40
 # the ids one kept forget names, before it says how many more
 KEPT_IDS = 3
+# how much of a kept core note's name is shown (a model's private note's slot names its people)
+KEPT_NAME_CHARS = 60
 
 
 class _Absent:
@@ -552,9 +557,10 @@ def describe(summary: dict, limit: int = KEPT_LINES) -> list[str]:
         limit (int, optional): The most corrections listed one by one.
 
     Returns:
-        list: Lines such as "3 links removed" or "kept forgotten: j000012 (forgotten by Ann at
-            2026-11-21 14:02: 'Bob's vault code...')"; one line saying nothing changes when
-            no value differs.
+        list: Lines such as "3 links removed", "kept forgotten: j000012 (forgotten by Ann at
+            2026-11-21 14:02: 'Bob's vault code...')" or "kept removed: core note vault
+            (removed by Ann at 2026-11-21 14:07: 'code 4-1-7')"; one line saying nothing
+            changes when no value differs.
 
     """
     lines = [
@@ -574,6 +580,8 @@ def _kept_line(correction: dict) -> str:
     """One kept correction, on one line, its text clipped."""
     when = (correction.get("at") or "")[:16].replace("T", " ") or "?"
     who = one_line(correction.get("by") or "?")[:30]
+    if correction["action"] in (CORE_SET, CORE_REMOVE):
+        return _kept_core_line(correction, who, when)
     if correction["action"] == "forget":
         # an entry takes every fact drawn from it alone with it: a few ids, then how many more
         ids = correction["ids"]
@@ -592,3 +600,25 @@ def _kept_line(correction: dict) -> str:
     if len(text) > KEPT_QUOTE_CHARS:
         text = text[: KEPT_QUOTE_CHARS - 3].rstrip() + "..."
     return f"{line}: '{text}')" if text else f"{line})"
+
+
+def _kept_core_line(correction: dict, who: str, when: str) -> str:
+    """One kept core-note edit of a builder's, on one line, its name and text clipped."""
+    name = one_line(correction.get("id") or "?")[:KEPT_NAME_CHARS]
+    text = _quoted(correction.get("text") or "")
+    if correction["action"] == CORE_SET:
+        return f"kept core note: {name} (pinned by {who} at {when}{text})"
+    line = f"kept removed: core note {name} (removed by {who} at {when}"
+    if not correction.get("applied"):
+        # written after the sleep began: the rollback removes it, nothing to keep it from
+        return f"{line}; written since, so removed)"
+    return f"{line}{text})"
+
+
+def _quoted(text: str) -> str:
+    """': 'text'' with the text clipped to `KEPT_QUOTE_CHARS`, or nothing for no text."""
+    if not text:
+        return ""
+    if len(text) > KEPT_QUOTE_CHARS:
+        text = text[: KEPT_QUOTE_CHARS - 3].rstrip() + "..."
+    return f": '{text}'"

@@ -19,11 +19,11 @@ What takes part:
 No call is made when nothing is new and the block is within `core_memory_max_entries` curated
 notes and `memory_block_tokens`. Otherwise the model gets the curated notes and the candidates
 (escaped, as data) and returns the whole curated block. The reply is checked in code: at most
-`core_memory_max_entries` notes, keys unique, 1-60 characters, values 1-1000, no key of a
-private or pinned note, and the curated notes within `memory_block_tokens` (the room of the
-model's notes every conversation sees; a private note counts in its own conversations' room and
-a pinned one in the builders' room, so neither players' private notes nor builders' notes
-shrink the public ones). A note returned with the key and value it had keeps its `recorded` time
+`core_memory_max_entries` notes, keys unique, 1-60 characters without `[` or `]`, values
+1-1000, no key of a private or pinned note, and the curated notes within `memory_block_tokens`
+(the room of the model's notes every conversation sees; a private note counts in its own
+conversations' room and a pinned one in the builders' room, so neither players' private notes
+nor builders' notes shrink the public ones). A note returned with the key and value it had keeps its `recorded` time
 exactly; a new or changed note is recorded now. A reply that breaks a rule changes nothing: the
 step fails with `invalid_response` and is tried again at the next tick.
 
@@ -284,6 +284,10 @@ def apply_consolidation(brain, plan: CorePlan, result: ConsolidatedCore, now: da
         value = " ".join(unescape(note.value).split())
         if not key or not value:
             raise _invalid("a note with an empty key or value")
+        if "[" in key or "]" in key:
+            # a private note's slot is its name with its audience in brackets: a public note
+            # named like one would take that slot, and a private note set later would replace it
+            raise _invalid(f"the key '{key[:MAX_KEY_CHARS]}' holds '[' or ']'")
         if key in notes:
             raise _invalid(f"the key '{key[:MAX_KEY_CHARS]}' twice")
         if key in fixed:

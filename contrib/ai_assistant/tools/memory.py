@@ -231,10 +231,12 @@ class MemoryEditTool(Tool):
     def run(self, ctx: ToolContext, args: MemoryEditArgs) -> ToolResult:
         """List, set or remove a core memory note.
 
-        Only the notes the conversation may see are listed or removed, and listing them
-        narrows the conversation's audience to theirs; a note set here gets the conversation's
-        audience and the people it answers as its owners. Sizes are those of the notes this
-        conversation sees.
+        Only the notes the conversation may see are listed, and listing them narrows the
+        conversation's audience to theirs. Only its own notes (of exactly its audience) are set
+        or removed: a note set here gets the conversation's audience and the people it answers
+        as its owners, so in a private exchange it stands in front of the public note of that
+        name without changing it, and a note more people see is never removed. Sizes are those
+        of the notes this conversation sees.
 
         Args:
             ctx (ToolContext): The conversation's context.
@@ -245,8 +247,9 @@ class MemoryEditTool(Tool):
 
         Raises:
             ToolError: If the key or value is missing, the key does not exist (remove), it is
-                a builder's note (set, remove), the person already has their most notes, or
-                the note does not fit in the budget (set).
+                a builder's note (set, remove) or one more people see than this conversation
+                (remove), the person already has their most notes, or the note does not fit in
+                the budget (set).
 
         """
         core = ctx.core_memory
@@ -282,6 +285,9 @@ class MemoryEditTool(Tool):
                 )
             if not args.value:
                 raise ToolError("'set' needs a value.")
+            # what this conversation saw under that name: in a private exchange the new note
+            # is its own and leaves a note more people see as it was (only hidden here)
+            shown = core.items(ctx.served).get(args.key)
             # written in a private exchange, the note is private to it too
             tokens = core.set(
                 args.key,
@@ -296,6 +302,14 @@ class MemoryEditTool(Tool):
             )
         except CoreMemoryFull as refused:
             raise ToolError(str(refused)) from None
+        if shown is not None and shown.get("audience") != ctx.audience:
+            return ToolResult(
+                ok=True,
+                content=(
+                    f"Saved '{args.key}' for this conversation only ({tokens}/{budget} "
+                    "tokens); the note more people see is unchanged."
+                ),
+            )
         return ToolResult(ok=True, content=f"Saved '{args.key}' ({tokens}/{budget} tokens).")
 
 
