@@ -153,10 +153,9 @@ def react(
             # narrowest audience of everything in the request, before the model sees it
             ctx.narrow([prompt.audience])
             request = prompt.request
-            if result.forced_tool and iteration == 1:
-                # the model said nothing at all (llama-cpp-python's "auto" can leave it no way
-                # to speak): once, the tool that answers is asked for by name
-                choice = {"type": "function", "function": {"name": result.forced_tool}}
+            forced = _forced_tool(brain, ctx, policy, result, iteration, answered)
+            if forced:
+                choice = {"type": "function", "function": {"name": forced}}
                 request = dataclasses.replace(request, tool_choice=choice)
             result.request_tokens.append(brain.pending_tokens(pending, policy.scope))
             try:
@@ -230,6 +229,31 @@ def _speak(brain: Brain, ctx: ToolContext, text: str, result: LoopResult) -> Gen
         }
     )
     result.stop_reason = "plain_text_said" if outcome.ok else "plain_text_not_said"
+
+
+def _forced_tool(
+    brain: Brain,
+    ctx: ToolContext,
+    policy: StopPolicy,
+    result: LoopResult,
+    iteration: int,
+    answered: bool,
+) -> str | None:
+    """The tool this request asks for by name, if any: the tool that answers, (1) once after a
+    reply with nothing in it (llama-cpp-python's "auto" can leave a model no way to speak), and
+    (2) in the last call of a turn that has answered no one yet (a small model can spend every
+    call on journaling and bookmarks while the player waits)."""
+    if result.forced_tool and iteration == 1:
+        return result.forced_tool
+    if iteration == 0 or iteration != policy.max_iterations - 1 or answered:
+        return None
+    if policy.plain_text == "drop":
+        return None
+    name = _reply_tool(ctx)
+    if name is None or name not in brain.registry.names(policy.scope):
+        return None
+    result.forced_tool = name
+    return name
 
 
 def _reply_tool(ctx: ToolContext) -> str | None:

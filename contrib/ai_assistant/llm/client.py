@@ -730,9 +730,19 @@ class OpenAIChatClient:
 
 
 def _body(request: ChatRequest) -> dict:
+    # an assistant message that only called tools has no text: sent as "" rather than null,
+    # which llama-cpp-python's server refuses (a 500 naming ChatCompletionRequestAssistantMessage)
+    messages = [
+        (
+            {**message, "content": ""}
+            if message.get("role") == "assistant" and message.get("content") is None
+            else message
+        )
+        for message in request.messages
+    ]
     body: dict[str, Any] = {
         "model": request.model,
-        "messages": request.messages,
+        "messages": messages,
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
     }

@@ -50,6 +50,7 @@ from .client import (
     names_context_length,
 )
 from .model_json import ModelJSONError, check_model_json
+from .schemas import bounds_in_words
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -121,7 +122,11 @@ def schema_format(output_model: type[BaseModel]) -> dict:
     """
     return {
         "type": "json_schema",
-        "json_schema": {"name": output_model.__name__, "schema": output_model.model_json_schema()},
+        # bounds in words: a grammar-constrained server cannot take them (`llm.schemas`)
+        "json_schema": {
+            "name": output_model.__name__,
+            "schema": bounds_in_words(output_model.model_json_schema()),
+        },
     }
 
 
@@ -129,7 +134,7 @@ def _request_for(step: str, request: ChatRequest, output_model: type[BaseModel])
     """`request` asking for `output_model` at one step of the ladder."""
     if step == JSON_SCHEMA:
         return replace(request, response_format=schema_format(output_model))
-    schema = output_model.model_json_schema()
+    schema = bounds_in_words(output_model.model_json_schema())
     instruction = {
         "role": "system",
         "content": "Reply with one JSON object only, matching this JSON schema: "

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..llm.client import ToolCall
+from ..llm.schemas import bounds_in_words
 from ..llm.model_json import (
     JSON_TOO_LARGE,
     MAX_TOOL_ARGUMENT_CHARS,
@@ -352,7 +353,8 @@ class Tool(ABC):
                 "function": {
                     "name": cls.name,
                     "description": cls.description,
-                    "parameters": _without_titles(cls.Args.model_json_schema()),
+                    # bounds in words: a grammar-constrained server cannot take them
+                    "parameters": bounds_in_words(_without_titles(cls.Args.model_json_schema())),
                 },
             }
             cached = (cls.Args, schema)
