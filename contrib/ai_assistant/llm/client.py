@@ -244,7 +244,8 @@ class ChatReply:
             dict: A message with role "assistant", the content, and the tool calls if any.
 
         """
-        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        # text, even empty: llama-cpp-python refuses a null one (see `_body`)
+        message: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
         if self.tool_calls:
             message["tool_calls"] = [
                 {
