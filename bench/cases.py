@@ -158,7 +158,9 @@ def tick_overhead(world: World, small=(10, 100), large=(1000, 10000), rounds=30)
         cases[label] = (character, handler, [])
     for round_no in range(rounds + 3):
         for label, (character, handler, samples) in cases.items():
-            character.assistant.hear("say", world.speaker, f"{character.key}, question {round_no}?")
+            character.assistant.hearing.hear(
+                "say", world.speaker, f"{character.key}, question {round_no}?"
+            )
             handler.clock.advance(5)
             gc.collect()
             started = time.process_time()

@@ -92,6 +92,39 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         ):
             assert label in text, label
 
+    def test_reading_a_status_or_the_list_changes_nothing(self):
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        def attributes():
+            # every Attribute of the script and of the character: its row and its value
+            return {
+                (obj.id, attr.db_key, attr.db_category): (attr.id, attr.value)
+                for obj in (self.script, self.aria)
+                for attr in obj.attributes.all()
+            }
+
+        def writes(queries):
+            return [
+                q["sql"]
+                for q in queries
+                if q["sql"].lstrip().split(" ", 1)[0].upper() in ("INSERT", "UPDATE", "DELETE")
+            ]
+
+        self.handler.brain  # built, as after any tick
+        self.char1.execute_cmd("say Aria, hello")  # heard, not yet queued
+        before = attributes()
+        with CaptureQueriesContext(connection) as status_queries:
+            text = self.cmd("/status Aria")
+        assert "1 (0 dropped)" in text  # the line heard is counted, not written
+        assert writes(status_queries) == [] and attributes() == before
+        assert len(self.handler.hearing) == 1  # still waiting for the tick
+        self.handler.forget_brain()
+        with CaptureQueriesContext(connection) as list_queries:
+            text = self.cmd("")
+        assert "Aria" in text and writes(list_queries) == [] and attributes() == before
+        assert self.handler._brain is None  # listing built no brain
+
     def test_status_by_dbref(self):
         assert "Assistant Aria" in self.cmd(f"/status {self.aria.dbref}")
 
@@ -183,7 +216,7 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
             text = self.cmd("/tick Aria")
             assert "is backing off after model errors until" in text and "1 events wait" in text
             self.cmd("/clear Aria", "Aria: error counts and back-off cleared.")
-            turns = self.handler.recent_turns()  # kept on record, their errors cleared
+            turns = self.handler.overview.recent_turns()  # kept on record, their errors cleared
             assert turns and all(turn["error"] is None for turn in turns)
             text = self.cmd("/status Aria")
             assert "last model error" not in text and "backing off" not in text
@@ -214,9 +247,7 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
             "consolidated at the next sleep.",
         )
         assert "resting" not in self.cmd("/status Aria")
-        assert [entry["id"] for entry in self.handler.brain.journal.unconsolidated()] == [
-            "j000000"
-        ]
+        assert [entry["id"] for entry in self.handler.brain.journal.unconsolidated()] == ["j000000"]
 
     def test_create_uses_the_games_own_typeclass(self):
         from django.test import override_settings

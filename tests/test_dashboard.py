@@ -154,7 +154,7 @@ class TestDashboard(AssistantTestCase):
         )
         self.char1.execute_cmd("say Hello Aria")
         self.tick()
-        turns = self.handler.recent_turns()
+        turns = self.handler.overview.recent_turns()
         assert len(turns) == 1 and turns[0]["tools"] == ["say", "noop"]
         assert self.handler.status().last_turn == turns[0]  # the newest, not a second copy
         assert self.handler.brain.state.get("last_turn") is None
@@ -175,7 +175,7 @@ class TestDashboard(AssistantTestCase):
         self.responder.add(tool_reply(tool_call("noop")))
         self.char1.execute_cmd("say Aria, a question")
         self.tick()
-        turns = self.handler.recent_turns()
+        turns = self.handler.overview.recent_turns()
         assert RECENT_TURNS_KEPT == 10 and len(turns) == 10
         assert turns[0]["tools"] == ["noop"]  # newest first
         assert [t["at"] for t in turns[1:]] == [t["at"] for t in reversed(older[1:])]

@@ -478,7 +478,7 @@ class TestAHostileEndpointInTheWorld(AssistantTestCase):
                 assert len(call["function"]["arguments"]) <= MAX_TOOL_ARGUMENT_CHARS
         stored = sum(len(pickle.dumps(a.value)) for a in self.script.attributes.all())
         assert stored < 200_000
-        turns = self.handler.recent_turns()
+        turns = self.handler.overview.recent_turns()
         assert all(len(json.dumps(turn)) < 100_000 for turn in turns)
         # no player was sent anything from it
         assert not [text for text in self.received(self.char2) if text.startswith("Aria")]

@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 
 from ai_assistant.conf import AssistantConfig
+from ai_assistant.errors import Refused
 from ai_assistant.memory.audience import NOBODY, narrowest, served_by, visible
 from ai_assistant.sleep.prompts import attributed
 from ai_assistant.memory.lexical import LexicalIndex, terms
@@ -225,9 +226,9 @@ def test_consolidation_keeps_the_audience_and_never_mixes_batches():
 
 def test_entry_point_rejects_bad_input():
     memory = AssistantMemory("Aria")
-    with pytest.raises(ValueError, match="source must be one of"):
+    with pytest.raises(Refused, match="source must be one of"):
         memory.add_entry("x", time=T0, source="rumour")
-    with pytest.raises(ValueError, match="importance must be from 1 to 10"):
+    with pytest.raises(Refused, match="importance must be from 1 to 10"):
         memory.add_entry("x", time=T0, importance=11)
     assert memory.recall("anything", k=3) == []
 

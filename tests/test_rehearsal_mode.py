@@ -16,7 +16,7 @@ class TestRehearsalMode(AssistantTestCase):
         assert settings.AI_ASSISTANT_REHEARSAL is False
         at_server_startstop.at_server_start()
         assert rehearsal._running == []
-        assert "REHEARSAL" not in self.handler.model_in_use()
+        assert "REHEARSAL" not in self.handler.overview.model_in_use()
 
     @override_settings(AI_ASSISTANT_REHEARSAL=True)
     def test_the_start_hook_serves_the_rehearsal_model_and_status_says_so(self):

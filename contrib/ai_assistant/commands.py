@@ -276,7 +276,7 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
             self.msg("There are no assistants yet. Create one with @assistant/create <name>.")
             return
         # a summary reads the script alone: listing writes nothing and builds no brain
-        self.msg(self.format_list([(obj, obj.assistant.summary()) for obj in assistants]))
+        self.msg(self.format_list([(obj, obj.assistant.overview.summary()) for obj in assistants]))
         if not self.switches:
             self.msg(
                 f"Usage: {self.key}/<switch> [<name>...]. Switches: "
@@ -601,8 +601,9 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
         if self.subkey or (self.rhs is not None and not sleep_id):
             self.msg("Not changed. Usage: @assistant/rollback <name>[=<sleep id>]")
             return None
-        plan = self.handler.memory.rollback_plan(sleep_id)
-        self.msg(self.format_rollback(self.target, plan, done=False))
+        memory = self.handler.memory
+        plan = memory.rollback_plan(sleep_id)
+        self.msg(self.format_rollback(self.target, plan, False, memory.describe_rollback(plan)))
         # what was shown is what is confirmed: the sleeps undone and the corrections kept
         shown_kept = [correction["seq"] for correction in plan.get("kept") or []]
         return self._confirm_rollback(plan["sleep_id"], plan["sleeps"], shown_kept)
@@ -619,7 +620,8 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
         except Refused as err:  # it fell asleep, or a turn began, while we asked
             self.msg(f"Not changed. {err}")
             return
-        self.msg(self.format_rollback(self.target, result, done=True))
+        changes = self.handler.memory.describe_rollback(result)
+        self.msg(self.format_rollback(self.target, result, True, changes))
 
     def do_wake(self):
         """Wake the assistant now."""

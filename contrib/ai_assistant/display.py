@@ -193,7 +193,7 @@ class AssistantDisplay:
 
         Args:
             assistant (Object): The assistant character.
-            debt (dict): As `AssistantHandler.debt` gives it.
+            debt (dict): As `character.assistant.memory.debt()` gives it.
 
         Returns:
             str: One fact a line.
@@ -216,7 +216,7 @@ class AssistantDisplay:
 
         Args:
             assistant (Object): The assistant character.
-            reminders (list): As `AssistantHandler.reminders` gives them.
+            reminders (list): As `character.assistant.memory.reminders()` gives them.
 
         Returns:
             str: A table, or a line saying there are none.
@@ -301,21 +301,23 @@ class AssistantDisplay:
         return title + render_table(columns, rows) + "".join(f"\n{s}" for s in summaries)
 
     @staticmethod
-    def format_rollback(assistant, summary: dict, done: bool) -> str:
+    def format_rollback(assistant, summary: dict, done: bool, changes: list) -> str:
         """Render what a rollback changes (before asking) or changed (after).
 
         Args:
             assistant (Object): The assistant character.
-            summary (dict): As `AssistantHandler.rollback_plan` or `rollback` gives it.
+            summary (dict): As `character.assistant.memory.rollback_plan()` or `rollback()`
+                gives it.
             done (bool): True once it was rolled back.
+            changes (list): The summary in lines of text, as
+                `character.assistant.memory.describe_rollback(summary)` gives them: one per
+                kind of change, then the builders' corrections it keeps (at most ten, then how
+                many more).
 
         Returns:
-            str: A title, one line per kind of change, then the builders' corrections it keeps
-                (at most ten, then how many more).
+            str: A title, then the lines.
 
         """
-        from .memory.snapshots import describe
-
         sleeps = ", ".join(summary["sleeps"])
         kept = " The builders' corrections made since are kept." if summary.get("kept") else ""
         if done:
@@ -330,7 +332,7 @@ class AssistantDisplay:
                 f"{summary['values']} stored values:"
             )
         # a kept memory's words are quoted: shown as typed, never as Evennia markup
-        lines = [line.replace("|", "||") for line in describe(summary)]
+        lines = [line.replace("|", "||") for line in changes]
         return "\n".join([title, *(f"  {line}" for line in lines)])
 
     @staticmethod
@@ -429,7 +431,7 @@ class AssistantDisplay:
                 rows.append(("wake deferred", status.wake_deferred_reason))
         context_share = 100 * status.context_tokens / status.max_context_tokens
         rows += [
-            ("model", assistant.assistant.model_in_use()),
+            ("model", status.model or "-"),
             ("tick rate", f"{status.tick_rate} s" if status.tick_rate else "not ticking"),
             ("pending events", f"{status.pending_events} ({status.events_dropped} dropped)"),
             ("last tick", f"{_when(status.last_tick)} ({status.tick_count} ticks)"),

@@ -5,20 +5,23 @@ Like Evennia's own handlers (`cooldowns`, `traits`, `buffs`), it is attached to 
 with a `lazy_property` (see `AssistantCharacterMixin`) and made once per character instance.
 Everything outside the core comes in through it: the character's hearing, the script's tick,
 `@assistant` and the dashboard. It keeps what is the character's own, and hangs one job each
-off two parts:
+off three parts:
 
 - its parts: `script`, `config()` and `brain` (the core's view, built again when a setting
-  changes), the clock (`now()`);
+  changes, by `ai_assistant.assembly`), the clock (`now()`), `log()`;
 - the tick: `tick()` queues what was heard and starts the awake turn or the sleep work that is
   due; `tick_rate()`; a prompt start when a direct line is heard;
-- `status()` (a snapshot; `summary()` for a list, which reads less and writes nothing);
+- `status()`: a snapshot, which reads and writes nothing;
 - the lifecycle orders: `sleep`, `wake`, `pause`, `resume`, `instruct`, `tick_now`,
   `clear_errors`, the settings (`options`, `set_option`);
 - `hearing`: what the character is sent, turned into events (`ai_assistant.hearing.Hearing`);
 - `memory`: what builders read and correct of its memory, in the pure core
   (`memory_api.AssistantMemory` over the live brain: the journal, memories, people, forget and
   trust, core notes, reminders, the sleep debt and history, snapshots and rollback), run as the
-  game runs it (`live_memory.LiveMemory`).
+  game runs it (`live_memory.LiveMemory`);
+- `overview`: what a list and the dashboard read besides the status (`summary()` for a list,
+  which builds no brain; the model in use, the last turns, the transitions, the use per hour:
+  `ai_assistant.overview.Overview`).
 
 An operation validates its input and returns a result, or raises `errors.Refused` (also known
 here as `AssistantError`) with a message fit for a builder; nothing changes when it raises.
@@ -30,16 +33,14 @@ the model is given) are the places meant for it.
 
 """
 
-import os
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime, timezone
-from functools import cached_property, partial
+from datetime import datetime
+from functools import cached_property
 
-from django.db import DatabaseError
 from evennia.utils import logger
 
 from . import game_settings, model_queue, telemetry
-from .game_settings import redacted
+from .assembly import BrainKey, EvenniaGameClock, brain_key, build_brain
 from .awake.turn import TurnOutcome, awake_tick, clear_model_errors
 from .brain import Brain
 from .clock import SystemClock, to_iso
@@ -47,13 +48,13 @@ from .conf import AssistantConfig, ConfigError, config_keys, describe_key, parse
 from .conf import resolve_config
 from .driver import default_runner
 from .errors import Refused
-from .events import EventQueue, triggers_model
+from .events import triggers_model
+from .game_settings import redacted
 from .hearing import Hearing
 from .lifecycle import AWAKE, DEFAULT_HOURS, DEPTHS, LIGHT, SLEEP
-from .llm.client import EndpointSettings, client_for
-from .memory.semantic import EmbeddedMemoryStore, MemoryStore
-from .memory.snapshots import RecordingStore, Snapshots
 from .live_memory import LiveMemory
+from .memory.semantic import EmbeddedMemoryStore, MemoryStore
+from .overview import Overview
 from .prompt import SYSTEM_PROMPT
 from .sleep.tick import sleep_tick
 from .state import (
@@ -61,13 +62,12 @@ from .state import (
     LAST_ERROR,
     MODE,
     PAUSED,
-    RECENT_TURNS,
     RETRY_AFTER,
     TICK_ERRORS,
     TICKER_SUBSCRIPTION,
 )
 from .status import AssistantStatus
-from .storage import MEMORY_CATEGORY, AttributeStore
+from .storage import AttributeStore
 from .tools import default_registry
 from .tools.base import ToolRegistry, World
 from .world import CharacterWorld
@@ -90,32 +90,6 @@ class TickReport:
     asleep: bool
     pending_events: int
     retry_after: str | None
-
-
-class EvenniaGameClock:
-    """The game's own clock (`evennia.utils.gametime`), for the sleep schedule's hours."""
-
-    @property
-    def time_factor(self) -> float:
-        """How many game seconds pass per real second.
-
-        Returns:
-            float: The game's time factor from its settings.
-
-        """
-        return game_settings.time_factor()
-
-    def now(self) -> datetime:
-        """The current game time.
-
-        Returns:
-            datetime: The game's absolute time, in UTC.
-
-        """
-        # imported here: the module reads the database when it is imported
-        from evennia.utils import gametime
-
-        return datetime.fromtimestamp(gametime.gametime(absolute=True), tz=timezone.utc)
 
 
 class AssistantHandler:
@@ -155,7 +129,7 @@ class AssistantHandler:
         self.last_outcome: TurnOutcome | None = None
         self.last_sleep_report = None
         self._brain: Brain | None = None
-        self._brain_key = None
+        self._brain_key: BrainKey | None = None
         self._script = None
         self._config_error_logged: str | None = None
 
@@ -238,6 +212,13 @@ class AssistantHandler:
         (`live_memory.LiveMemory`: searches off the reactor, a rollback in one transaction)."""
         return LiveMemory(self)
 
+    @cached_property
+    def overview(self) -> Overview:
+        """What a list, `/status` and the dashboard read besides the status: a line for a list,
+        the model in use, the last turns, the transitions, the model use per hour
+        (`ai_assistant.overview`); it only reads."""
+        return Overview(self)
+
     def now(self) -> datetime:
         """The current real time, from the handler's clock (the system clock by default).
 
@@ -310,63 +291,18 @@ class AssistantHandler:
         brain = self._brain
         return brain.config if brain is not None else self.checked_config()[0]
 
-    def endpoint(self, config: AssistantConfig) -> EndpointSettings:
-        """Where this assistant's model calls go, and how.
-
-        Args:
-            config (AssistantConfig): The configuration in force (timeout, retries).
-
-        Returns:
-            EndpointSettings: The game's endpoint and key with the config's timeout and
-                retries.
-
-        """
-        return EndpointSettings(
-            base_url=game_settings.base_url(),
-            api_key=game_settings.api_key(),
-            timeout=config.request_timeout,
-            max_retries=config.max_retries,
-        )
-
     @property
     def brain(self) -> Brain:
-        """The core's view of this assistant, rebuilt when its settings change."""
+        """The core's view of this assistant, built again when its settings change
+        (`ai_assistant.assembly`)."""
         config, error = self.checked_config()
         if error and error != self._config_error_logged:
             # logged once per distinct error, not at every tick; /status shows it too
             self.log("err", f"{error} Using the defaults.")
         self._config_error_logged = error
-        model = config.effective_model(game_settings.chat_model())
-        embedding_model = config.embedding_model or game_settings.embedding_model()
-        endpoint = self.endpoint(config)
-        key = (config, model, self.persona, embedding_model, endpoint)
+        key = brain_key(config, self.persona)
         if self._brain is None or key != self._brain_key:
-            character = self.obj
-            state = AttributeStore(self.script, on_rollback=self.forget_brain)
-            # wrapped here, so a game's own long-term store writes through it too
-            memory_store = RecordingStore(
-                AttributeStore(character, MEMORY_CATEGORY, self.forget_brain), Snapshots(state)
-            )
-            registry = self.make_registry()
-            registry.propagate = (DatabaseError,)
-            self._brain = Brain(
-                name=character.key,
-                aliases=list(character.aliases.all()),
-                persona=self.persona,
-                prompt_template=self.system_prompt_template(),
-                config=config,
-                model=model,
-                state=state,
-                memory_store=memory_store,
-                world=self.make_world(),
-                registry=registry,
-                client_factory=partial(client_for, endpoint),
-                embedding_model=embedding_model,
-                on_transition=self._on_transition,
-                long_term=self.make_long_term_store(memory_store),
-                time_factor=game_settings.time_factor(),
-                game_now=self._game_now,
-            )
+            self._brain = build_brain(self, key)
             self._brain_key = key
         location = self.obj.location
         self._brain.location = location.key if location else None
@@ -378,22 +314,7 @@ class AssistantHandler:
         again from what is stored."""
         self._brain = None
 
-    def _game_now(self, now: datetime) -> datetime:
-        return (self.game_clock or EvenniaGameClock()).now()
-
-    # ---- hearing's way to the tick ------------------------------------------------------------------
-
-    def hear(self, event_type: str, speaker, text: str, metadata: dict | None = None) -> None:
-        """Hear something by other means than a message (see `hearing.hear`).
-
-        Args:
-            event_type (str): say, whisper, page, emote, arrive, depart or instruction.
-            speaker (Object or str): Who it came from.
-            text (str): What was said or done.
-            metadata (dict, optional): e.g. {"urgent": True} or {"priority": 9}.
-
-        """
-        self.hearing.hear(event_type, speaker, text, metadata)
+    # ---- prompt starts ---------------------------------------------------------------------
 
     def _direct_heard(self) -> None:
         """A direct line was heard: queue a prompt start, unless one is queued or a turn runs
@@ -551,13 +472,12 @@ class AssistantHandler:
 
     # ---- status ----------------------------------------------------------------------------
 
-    def status(self, flush: bool = True) -> AssistantStatus:
-        """Everything `@assistant/status` shows, as one snapshot.
+    def status(self, flush: bool = False) -> AssistantStatus:
+        """Everything `@assistant/status` shows, as one snapshot. Reading it changes nothing:
+        the lines heard since the last tick are counted among the pending events, not queued.
 
         Args:
-            flush (bool, optional): Queue what was heard since the last tick first (a write), as
-                the command does; False reads without writing anything (the web dashboard),
-                counting those lines among the pending events.
+            flush (bool, optional): Queue what was heard first (a write), as a tick would.
 
         Returns:
             AssistantStatus: The state, usage, errors and overrides of this assistant.
@@ -585,79 +505,10 @@ class AssistantHandler:
             last_error=redacted(last_error) if last_error else None,
             config_error=config_error,
             overrides=self.overrides(),
+            model=self.overview.model_in_use(),
             prompt_starts=self.prompt_starts,
             model_calls=asdict(queue) if (queue := model_queue.current_stats()) else None,
         )
-
-    def summary(self) -> dict:
-        """A line's worth for a list of assistants, read from the script alone: it writes
-        nothing, queues nothing and builds no brain.
-
-        Returns:
-            dict: "mode", "paused", "tick_rate", "errors" (tick errors), "in_flight" and
-                "pending" (lines heard but not yet queued, plus the queue's length).
-
-        """
-        attributes = self.script.attributes
-        subscription = attributes.get(TICKER_SUBSCRIPTION) or {}
-        return {
-            "mode": attributes.get(MODE) or AWAKE,
-            "paused": bool(attributes.get(PAUSED)),
-            "tick_rate": subscription.get("interval"),
-            "errors": attributes.get(TICK_ERRORS) or 0,
-            "in_flight": self.in_flight,
-            "pending": len(EventQueue(AttributeStore(self.script))) + len(self.hearing),
-        }
-
-    def model_in_use(self) -> str:
-        """The chat model this assistant calls, and where.
-
-        Returns:
-            str: e.g. "gpt-4o-mini at https://api.openai.com/v1", marked when it is the offline
-                rehearsal model; the endpoint redacted like any text shown.
-
-        """
-        model = self._config().effective_model(game_settings.chat_model())
-        endpoint = (
-            game_settings.base_url()
-            or os.environ.get("OPENAI_BASE_URL")
-            or "https://api.openai.com/v1"
-        )
-        text = f"{model} at {redacted(endpoint)}"
-        if game_settings.rehearsal():
-            text += " (the offline REHEARSAL model: simple rules, not intelligence)"
-        return text
-
-    def recent_turns(self) -> list[dict]:
-        """Summaries of the last few awake turns, newest first.
-
-        Returns:
-            list: Dicts with the turn's time, events, model calls, tools, stop reason, error
-                (redacted) and the prompt's shape in tokens (see `TurnOutcome.prompt_shape`).
-
-        """
-        return list(reversed(self.brain.state.get(RECENT_TURNS) or []))
-
-    def transitions(self, limit: int = 200) -> list[dict]:
-        """The last falls asleep and wakings, oldest first (the dashboard's timeline).
-
-        Args:
-            limit (int, optional): How many at most.
-
-        Returns:
-            list: Transition records.
-
-        """
-        return self.brain.lifecycle.log().tail(limit)
-
-    def usage_by_hour(self) -> dict[str, dict]:
-        """Model calls and tokens per real hour, the last week (the dashboard's chart).
-
-        Returns:
-            dict: Hour -> counts.
-
-        """
-        return self.brain.usage_by_hour()
 
     # ---- lifecycle orders ------------------------------------------------------------------
 

@@ -38,11 +38,13 @@ from .brain import Brain
 from .clock import utcnow
 from .conf import AssistantConfig
 from .driver import drive, inline
+from .errors import Refused
 from .llm.client import ChatClient, LLMError
 from .memory.audience import Audience, person_key, served_by
 from .memory.journal import Journal
 from .memory.provenance import OBSERVED, SOURCES, spoken_source
 from .memory.recall import Recalled
+from .memory.snapshots import describe
 from .memory.store import DictStore, KeyValueStore
 from .memory_admin import MemoryAdmin
 from .sleep.tick import sleep_tick
@@ -206,13 +208,14 @@ class AssistantMemory(MemoryAdmin):
             str: The entry's id.
 
         Raises:
-            ValueError: An unknown source, or an importance outside 1-10.
+            Refused: An unknown source, or an importance outside 1-10 (a `ValueError`, as
+                every refusal is).
 
         """
         if source is not None and source not in SOURCES:
-            raise ValueError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
+            raise Refused(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
         if importance is not None and not 1 <= importance <= 10:
-            raise ValueError(f"importance must be from 1 to 10, not {importance}")
+            raise Refused(f"importance must be from 1 to 10, not {importance}")
         about_keys = _keys(about) or []
         if source is None:
             source = OBSERVED
@@ -396,6 +399,21 @@ class AssistantMemory(MemoryAdmin):
 
         """
         return self.brain.digests.all()
+
+    @staticmethod
+    def describe_rollback(summary: dict) -> list[str]:
+        """What a rollback changes, or changed, in lines of text (`memory.snapshots.describe`),
+        for a display that takes data and returns text.
+
+        Args:
+            summary (dict): As `rollback_plan` or `rollback` gives it.
+
+        Returns:
+            list: One line per kind of change, then one per builder correction kept (at most
+                ten, then how many more).
+
+        """
+        return describe(summary)
 
 
 __all__ = ["AssistantMemory", "Audience"]

@@ -26,6 +26,7 @@ from evennia.utils import logger
 from twisted.internet import reactor
 
 from . import game_settings, heap
+from .assembly import endpoint_for
 from .driver import drive, in_thread, inline, reactor_steps
 from .lifecycle import AWAKE
 from .llm.client import LLMError, client_for
@@ -306,9 +307,11 @@ class AssistantScript(DefaultScript):
         message = redact(f"{type(err).__name__}: {err}", game_settings.secrets())
         self.attributes.add(TICK_ERRORS, (self.attributes.get(TICK_ERRORS) or 0) + 1)
         self.attributes.add(LAST_ERROR, f"{where}: {message[:300]}")
-        logger.log_err(
-            f"ai_assistant {self.obj} (#{getattr(self.obj, 'id', '?')}) {where} failed: {message}"
-        )
+        handler = getattr(self.obj, "assistant", None)
+        if handler is not None:
+            handler.log("err", f"{where} failed: {message}")
+        else:  # a script left without its character has no assistant to log about
+            logger.log_err(f"ai_assistant script #{self.id}: {where} failed: {message}")
 
 
 def _queue_settings() -> tuple[int, int, bool]:
@@ -338,7 +341,7 @@ def _warm_up(script) -> None:
     config, _ = handler.checked_config()
     reactor.callInThread(encoding_for, config.effective_model(game_settings.chat_model()))
     try:
-        client = client_for(handler.endpoint(config))
+        client = client_for(endpoint_for(config))
     except LLMError:
         return  # not configured: the first turn says so
     model_queue(*_queue_settings()).run_on_loop(client.warm_up)

@@ -65,6 +65,7 @@ class AssistantStatus:
         last_error (str or None): The last such error, secrets redacted (shell).
         config_error (str or None): Why its configuration is invalid, if it is (shell).
         overrides (dict): Its own configuration overrides (shell).
+        model (str): The chat model it calls, and where (shell: `Overview.model_in_use`).
         prompt_starts (int): Turns begun at once by a direct line since the server started
             (shell).
         model_calls (dict or None): The server's model call queue, shared by every assistant:
@@ -116,6 +117,7 @@ class AssistantStatus:
     last_error: str | None = None
     config_error: str | None = None
     overrides: dict = field(default_factory=dict)
+    model: str = ""
     prompt_starts: int = 0
     model_calls: dict | None = None
     recall: str = "words"

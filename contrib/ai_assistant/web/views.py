@@ -640,10 +640,10 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
         "key": obj.key,
         "dbref": obj.dbref,
         "status": handler.status(flush=False),
-        "model": handler.model_in_use(),
+        "model": handler.overview.model_in_use(),
         "now": handler.now(),
-        "transitions_all": handler.transitions(200),
-        "usage_by_hour": handler.usage_by_hour(),
+        "transitions_all": handler.overview.transitions(200),
+        "usage_by_hour": handler.overview.usage_by_hour(),
         "journal_page": journal_page,
         "memories_page": _get_page(memory.newest_memories(), pages.get("memories_page")),
         "people_page": people_page,
@@ -653,7 +653,7 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
         "core_tokens": core_tokens,
         "core_budget": core_budget,
         "sleeps": handler.memory.sleeps(20),
-        "turns_page": _get_page(handler.recent_turns(), pages.get("turns_page")),
+        "turns_page": _get_page(handler.overview.recent_turns(), pages.get("turns_page")),
     }
 
 
