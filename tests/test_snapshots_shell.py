@@ -268,9 +268,8 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         when = self.handler.memory.reviews()[0]["at"][:16].replace("T", " ")
         shown = self.cmd("/rollback Aria", inputs=["y"])
         assert "The builders' corrections made since are kept." in shown
-        # the command names no builder for a removal yet (see the report): the log says so
         assert (
-            f"kept removed: core note gossip (removed by a builder at {when}: 'Bob's code is "
+            f"kept removed: core note gossip (removed by Char at {when}: 'Bob's code is "
             "4-1-7')" in shown
         )
         assert f"kept core note: hours (pinned by Char at {when}: 'Open at dawn.')" in shown
@@ -280,6 +279,9 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert notes["motto"]["value"] == "books first"
         assert "4-1-7" not in self.cmd("/core Aria")
         assert [r["action"] for r in self.handler.memory.reviews()] == ["core_set", "core_remove"]
+        listed = self.cmd("/memory Aria/reviews")
+        assert "pinned core note hours" in listed and "removed core note gossip" in listed
+        assert "4-1-7" not in listed
 
     def test_a_correction_made_while_asked_is_not_kept_unseen(self):
         from ai_assistant.errors import Refused

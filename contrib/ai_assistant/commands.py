@@ -504,7 +504,7 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
             )
             return
         if not self.rhs.strip():
-            self.handler.memory.remove_core_note(self.subkey)
+            self.handler.memory.remove_core_note(self.subkey, by=self.caller.key)
             self.msg(f"Removed '{self.subkey}' from {self.target.key}'s core memory.")
             return
         tokens = self.handler.memory.set_core_note(self.subkey, self.rhs, by=self.caller.key)

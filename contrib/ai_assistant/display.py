@@ -814,10 +814,18 @@ class AssistantDisplay:
         """
         rows = []
         for review in reviews:
-            if review.get("action") == "forget":
+            action = review.get("action")
+            if action == "forget":
                 what = f"forgot {shown_list(review.get('forgotten') or [])}"
                 if review.get("reason"):
                     what += f": {shown(review['reason'], TEXT_CHARS)}"
+            elif action == "core_set":
+                note = review.get("note") or {}
+                what = f"pinned core note {shown(note.get('key') or review.get('id'), NAME_CHARS)}"
+            elif action == "core_remove":
+                what = f"removed core note {shown(review.get('id'), NAME_CHARS)}"
+            elif "trust" not in review:
+                what = shown(action, NAME_CHARS)  # a correction this version does not know
             else:
                 was = review.get("was")
                 what = f"trust {review['trust']:.2f} (was {'source' if was is None else was})"

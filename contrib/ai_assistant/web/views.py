@@ -754,10 +754,10 @@ def _turn_row(turn: dict) -> dict:
 
 def _do_action(handler, action: str, data, by: str) -> str:
     if action == "set_core":
-        tokens = handler.memory.set_core_note(data.get("key", ""), data.get("value", ""))
+        tokens = handler.memory.set_core_note(data.get("key", ""), data.get("value", ""), by=by)
         return f"Core memory '{data.get('key', '').strip()}' set ({tokens} tokens in use)."
     if action == "remove_core":
-        handler.memory.remove_core_note(data.get("key", ""))
+        handler.memory.remove_core_note(data.get("key", ""), by=by)
         return f"Core memory '{data.get('key', '').strip()}' removed."
     if action == "pause":
         handler.pause()
