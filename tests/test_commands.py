@@ -249,6 +249,16 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         assert "resting" not in self.cmd("/status Aria")
         assert [entry["id"] for entry in self.handler.brain.journal.unconsolidated()] == ["j000000"]
 
+    def test_status_says_when_tokens_are_counted_as_the_server_counts_them(self):
+        from ai_assistant.state import TOKEN_SCALE
+
+        brain = self.handler.brain
+        assert "counted as the server counts" not in self.cmd("/status Aria")
+        brain.state.set(TOKEN_SCALE, {"model": brain.model, "ratio": 1.25, "samples": 3})
+        if brain.counter.native:  # the test settings' model is not OpenAI's
+            raise AssertionError(f"{brain.model} is counted natively")
+        assert "counted as the server counts (x1.25)" in self.cmd("/status Aria")
+
     def test_create_uses_the_games_own_typeclass(self):
         from django.test import override_settings
 

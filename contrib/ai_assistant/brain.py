@@ -929,6 +929,7 @@ class Brain:
             memory_block_tokens=config.memory_block_tokens,
             journal_size=len(self.journal),
             journal_rested=self.journal.rested_count(),
+            token_scale=self.token_scale(),
             long_term_memories=self.long_term.count(),
             usage=self.usage().model_copy(),
             spend=self.budget().spent(now, self.game_now(now)),

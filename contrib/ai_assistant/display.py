@@ -442,7 +442,12 @@ class AssistantDisplay:
             ("activity since wake", status.activity_since_wake),
             (
                 "context tokens",
-                f"{status.context_tokens} of {status.max_context_tokens} ({context_share:.1f}%)",
+                f"{status.context_tokens} of {status.max_context_tokens} ({context_share:.1f}%)"
+                + (
+                    f", counted as the server counts (x{status.token_scale:.2f})"
+                    if status.token_scale != 1.0
+                    else ""
+                ),
             ),
             (
                 "context window",

@@ -40,6 +40,8 @@ class AssistantStatus:
         memory_block_tokens (int): Its budget.
         journal_size (int): Journal entries.
         journal_rested (int): Entries that rest from consolidation (the model failed on them).
+        token_scale (float): The server's prompt tokens per token counted here (1.0 for an
+            OpenAI model, or before the server reported usage; `Brain.calibrate_tokens`).
         long_term_memories (int): Long-term memories.
         usage (UsageStats): Model calls, tokens, latency, errors.
         spend (dict): Tokens spent this game day ("day") and this real hour ("hour").
@@ -94,6 +96,7 @@ class AssistantStatus:
     memory_block_tokens: int
     journal_size: int
     journal_rested: int
+    token_scale: float
     long_term_memories: int
     usage: UsageStats
     spend: dict
