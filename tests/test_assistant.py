@@ -439,3 +439,25 @@ class TestAssistantsAmongThemselves(AssistantTestCase):
         self.handler.hearing.flush()
         (event,) = EventQueue(AttributeStore(self.script)).peek()
         assert event.from_assistant and event.speaker == "Botty"
+
+
+class TestEndpoints(AssistantTestCase):
+    def test_embeddings_take_their_own_endpoint_from_the_games_settings(self):
+        from django.test import override_settings
+
+        brain = self.handler.brain
+        assert brain.embedding_client_factory is None  # the chat endpoint answers them
+        with override_settings(
+            AI_ASSISTANT_EMBEDDING_BASE_URL="http://127.0.0.1:9/v1",
+            AI_ASSISTANT_EMBEDDING_MODEL="multilingual-e5-small",
+            AI_ASSISTANT_API_KEY="sk-chat",
+        ):
+            brain = self.handler.brain  # a setting it was built from changed: built again
+            endpoint = brain.embedding_client_factory.args[0]
+            assert endpoint.base_url == "http://127.0.0.1:9/v1"
+            assert endpoint.api_key == "sk-chat"  # the chat endpoint's key, none of its own
+            assert brain.client_factory.args[0].base_url != endpoint.base_url
+            assert brain.embedding_model == "multilingual-e5-small"
+            with override_settings(AI_ASSISTANT_EMBEDDING_API_KEY="sk-embed"):
+                endpoint = self.handler.brain.embedding_client_factory.args[0]
+                assert endpoint.api_key == "sk-embed" and "sk-embed" not in repr(endpoint)

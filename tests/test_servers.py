@@ -548,3 +548,22 @@ def test_a_turn_that_answered_is_never_forced():
     hear(assistant, "Aria, hello?")
     run_tick(assistant)
     assert [request.tool_choice for request in model.requests] == ["auto"] * 3
+
+
+# ---- embeddings from a server of their own -----------------------------------------------------
+
+
+def test_embeddings_go_to_their_own_endpoint_when_it_is_given(scripted_server):
+    from ai_assistant.testing.server import LocalModelServer, ScriptedResponder
+
+    with LocalModelServer(ScriptedResponder()) as embeddings:
+        chat, embedder = client_for(scripted_server), client_for(embeddings)
+        brain = make_assistant(lambda: chat, embedding_model="e5-small")
+        brain.embedding_client_factory = lambda: embedder
+        vectors = brain.embed(["the east door sticks"])()  # the worker thread's call
+        assert len(vectors) == 1 and embeddings.embedding_requests
+        assert scripted_server.embedding_requests == []
+        # without one, the chat endpoint answers them
+        brain.embedding_client_factory = None
+        brain.embed(["the east door sticks"])()
+        assert scripted_server.embedding_requests

@@ -69,6 +69,28 @@ def endpoint_for(config: AssistantConfig) -> EndpointSettings:
     )
 
 
+def embedding_endpoint_for(config: AssistantConfig) -> EndpointSettings | None:
+    """Where an assistant's embeddings go when they have an endpoint of their own.
+
+    Args:
+        config (AssistantConfig): The configuration in force (timeout, retries).
+
+    Returns:
+        EndpointSettings or None: `AI_ASSISTANT_EMBEDDING_BASE_URL` with its key (else the
+            chat endpoint's key); None when embeddings go to the chat endpoint.
+
+    """
+    url = game_settings.embedding_base_url()
+    if not url:
+        return None
+    return EndpointSettings(
+        base_url=url,
+        api_key=game_settings.embedding_api_key() or game_settings.api_key(),
+        timeout=config.request_timeout,
+        max_retries=config.max_retries,
+    )
+
+
 class BrainKey(NamedTuple):
     """What a brain is built from: when any of it changes, the handler builds another."""
 
@@ -77,6 +99,7 @@ class BrainKey(NamedTuple):
     persona: str
     embedding_model: str | None
     endpoint: EndpointSettings
+    embedding_endpoint: EndpointSettings | None = None
 
 
 def brain_key(config: AssistantConfig, persona: str) -> BrainKey:
@@ -96,6 +119,7 @@ def brain_key(config: AssistantConfig, persona: str) -> BrainKey:
         persona=persona,
         embedding_model=config.embedding_model or game_settings.embedding_model(),
         endpoint=endpoint_for(config),
+        embedding_endpoint=embedding_endpoint_for(config),
     )
 
 
@@ -133,6 +157,9 @@ def build_brain(handler, key: BrainKey) -> Brain:
         world=handler.make_world(),
         registry=registry,
         client_factory=partial(client_for, key.endpoint),
+        embedding_client_factory=(
+            partial(client_for, key.embedding_endpoint) if key.embedding_endpoint else None
+        ),
         embedding_model=key.embedding_model,
         on_transition=handler._on_transition,
         long_term=handler.make_long_term_store(memory_store),

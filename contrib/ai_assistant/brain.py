@@ -109,6 +109,8 @@ class Brain:
         world (World): What the tools act on.
         registry (ToolRegistry): Its tools.
         client_factory (callable): Returns the model client; called in worker threads only.
+        embedding_client_factory (callable, optional): Returns the client embeddings are asked
+            of, when they have an endpoint of their own; None: `client_factory`'s.
         aliases (list): Other names it answers to.
         location (str, optional): Where it is now.
         embedding_model (str, optional): Embeddings model for memory search; None for lexical
@@ -142,6 +144,7 @@ class Brain:
     prompt_template: str = SYSTEM_PROMPT
     time_factor: float = 1.0
     game_now: Callable[[datetime], datetime] = lambda now: now
+    embedding_client_factory: Callable[[], ChatClient] | None = None
 
     def __post_init__(self):
         if not isinstance(self.memory_store, RecordingStore):
@@ -261,8 +264,23 @@ class Brain:
             telemetry.EMBEDDING, self.embedding_model, self.name, _embed, _aembed
         )
         return ModelWork(
-            *forms, self.client_factory, self.embedding_model, texts, role, self.embedding_roles
+            *forms,
+            self.embeddings_client(),
+            self.embedding_model,
+            texts,
+            role,
+            self.embedding_roles,
         )
+
+    def embeddings_client(self) -> Callable[[], ChatClient]:
+        """What makes the client embeddings are asked of: their own endpoint's, else the chat
+        endpoint's.
+
+        Returns:
+            callable: A client factory.
+
+        """
+        return self.embedding_client_factory or self.client_factory
 
     def semantic_search(self, query: str) -> BlockingWork | None:
         """The memories nearest `query` by embeddings, as blocking work returning
@@ -288,7 +306,7 @@ class Brain:
         )
         return ModelWork(
             *forms,
-            self.client_factory,
+            self.embeddings_client(),
             self.embedding_model,
             query,
             self.index.vector_snapshot(),

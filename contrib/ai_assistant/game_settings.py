@@ -10,6 +10,8 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_API_KEY` | None (the SDK's `OPENAI_API_KEY`) | its key |
 | `AI_ASSISTANT_MODEL` | None ("gpt-4o-mini") | chat model, unless an assistant sets `model` |
 | `AI_ASSISTANT_EMBEDDING_MODEL` | None (lexical search only) | embeddings model |
+| `AI_ASSISTANT_EMBEDDING_BASE_URL` | None (the chat endpoint) | an embeddings server of its own |
+| `AI_ASSISTANT_EMBEDDING_API_KEY` | None (the chat endpoint's key) | its key |
 | `AI_ASSISTANT_DEFAULTS` | {} | per-assistant configuration defaults, game-wide |
 | `AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT` | 128 | model calls in flight at once, server-wide |
 | `AI_ASSISTANT_MODEL_THREADS` | 4 | threads for model calls of clients without coroutines |
@@ -80,6 +82,28 @@ def embedding_model() -> str | None:
 
     """
     return getattr(settings, "AI_ASSISTANT_EMBEDDING_MODEL", None)
+
+
+def embedding_base_url() -> str | None:
+    """Where embeddings are asked for, when not of the chat endpoint
+    (`AI_ASSISTANT_EMBEDDING_BASE_URL`): a local chat server and an embeddings server are
+    often two (llama.cpp's server for chat, another for embeddings).
+
+    Returns:
+        str or None: The URL, or None to ask the chat endpoint.
+
+    """
+    return getattr(settings, "AI_ASSISTANT_EMBEDDING_BASE_URL", None)
+
+
+def embedding_api_key() -> str | None:
+    """The embeddings endpoint's key (`AI_ASSISTANT_EMBEDDING_API_KEY`).
+
+    Returns:
+        str or None: The key, or None to use the chat endpoint's.
+
+    """
+    return getattr(settings, "AI_ASSISTANT_EMBEDDING_API_KEY", None)
 
 
 def game_defaults() -> dict | None:

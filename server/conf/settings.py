@@ -62,6 +62,14 @@ BASE_SCRIPT_TYPECLASS = "evennia.scripts.scripts.DefaultScript"
 AI_ASSISTANT_BASE_URL = os.environ.get("AI_ASSISTANT_BASE_URL") or None  # noqa: F405
 AI_ASSISTANT_API_KEY = os.environ.get("AI_ASSISTANT_API_KEY") or None  # noqa: F405
 AI_ASSISTANT_MODEL = os.environ.get("AI_ASSISTANT_MODEL") or None  # noqa: F405
+# Embeddings for recall (optional), from the chat endpoint or from a server of their own
+AI_ASSISTANT_EMBEDDING_MODEL = os.environ.get("AI_ASSISTANT_EMBEDDING_MODEL") or None  # noqa: F405
+AI_ASSISTANT_EMBEDDING_BASE_URL = (
+    os.environ.get("AI_ASSISTANT_EMBEDDING_BASE_URL") or None  # noqa: F405
+)
+AI_ASSISTANT_EMBEDDING_API_KEY = (
+    os.environ.get("AI_ASSISTANT_EMBEDDING_API_KEY") or None
+)  # noqa: F405
 # Rehearsal mode (`make serve REHEARSAL=1`): the offline rehearsal model, started in the server's
 # process (world/rehearsal.py), answers instead of a real one. For trying the game without a key.
 AI_ASSISTANT_REHEARSAL = os.environ.get("AI_ASSISTANT_REHEARSAL") == "1"  # noqa: F405
