@@ -317,12 +317,15 @@ def embed_texts(client, model: str, texts: list[str], role: str, resolver: Roles
         LLMError: If the call fails.
 
     """
-    roles = resolver.roles(client)
+    marked, extra = _marked(resolver.roles(client), texts, role)
+    return client.embed(model, marked, **extra)
+
+
+def _marked(roles: EmbeddingRoles, texts: list[str], role: str) -> tuple[list[str], dict]:
+    """The texts as sent (marked, clipped) and the call's `input_type`, if one is sent."""
     marked = [text[:MAX_EMBED_CHARS] for text in roles.texts(texts, role)]
     input_type = roles.input_type(role)
-    if input_type:
-        return client.embed(model, marked, input_type=input_type)
-    return client.embed(model, marked)
+    return marked, ({"input_type": input_type} if input_type else {})
 
 
 async def aembed_texts(client, model: str, texts: list[str], role: str, resolver: RolesResolver):
@@ -344,11 +347,7 @@ async def aembed_texts(client, model: str, texts: list[str], role: str, resolver
     """
     if not resolver._asked:
         await asyncio.to_thread(resolver.roles, client)
-    roles = resolver.roles()
-    marked = [text[:MAX_EMBED_CHARS] for text in roles.texts(texts, role)]
-    input_type = roles.input_type(role)
     if not hasattr(client, "aembed"):
         return await asyncio.to_thread(embed_texts, client, model, texts, role, resolver)
-    if input_type:
-        return await client.aembed(model, marked, input_type=input_type)
-    return await client.aembed(model, marked)
+    marked, extra = _marked(resolver.roles(), texts, role)
+    return await client.aembed(model, marked, **extra)
