@@ -13,7 +13,8 @@ evidence turns among the entries the top k items rest on (an item resting on mor
 entries, a whole day's digest, points at nothing). Modes: plain BM25 over the turns (the
 project's words), the journal alone, after one night's sleep (the offline rehearsal model), and
 with embeddings when `AI_ASSISTANT_BENCH_EMBED_URL` (and `AI_ASSISTANT_BENCH_EMBED_MODEL`) name an
-OpenAI-compatible embeddings endpoint. Beside recall@k, each mode reports what reaches the
+OpenAI-compatible embeddings endpoint, and reranked when `AI_ASSISTANT_BENCH_RERANK_URL` (and
+`AI_ASSISTANT_BENCH_RERANK_MODEL`) name a `/rerank` endpoint. Beside recall@k, each mode reports what reaches the
 prompt: the share of evidence turns among the lines a turn would show (the default
 `recall_limit` best memories, within `recall_budget_tokens`), and how many lines that is.
 
@@ -36,6 +37,9 @@ from bench.cases import Result
 KS = (5, 10, 25)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
+# a reranking endpoint and model to measure (`recall_rerank_model`), as for embeddings
+RERANK_URL = "AI_ASSISTANT_BENCH_RERANK_URL"
+RERANK_MODEL = "AI_ASSISTANT_BENCH_RERANK_MODEL"
 # the targets (see the module doc)
 LEXICAL_R10 = 0.75
 R25_ABOVE_R10 = 0.02
@@ -66,36 +70,51 @@ def turns_of(conversation: dict) -> list[tuple[str, str, str, datetime]]:
     return turns
 
 
-def _embedding_client():
-    """The offline rehearsal model for chat, the configured endpoint for embeddings."""
+def _endpoints_client():
+    """The offline rehearsal model for chat; the configured endpoints for embeddings
+    (`AI_ASSISTANT_BENCH_EMBED_URL`) and reranking (`AI_ASSISTANT_BENCH_RERANK_URL`)."""
     from ai_assistant.llm.client import EndpointSettings, OpenAIChatClient
     from ai_assistant.offline.rehearsal import RehearsalResponder
     from ai_assistant.offline.replies import ResponderClient
 
     rules = ResponderClient(RehearsalResponder())
-    endpoint = OpenAIChatClient(
-        EndpointSettings(os.environ["AI_ASSISTANT_BENCH_EMBED_URL"], "not-needed")
-    )
 
-    class Both:
+    def endpoint(variable):
+        url = os.environ.get(variable)
+        return OpenAIChatClient(EndpointSettings(url, "not-needed")) if url else None
+
+    embedder, reranker = endpoint("AI_ASSISTANT_BENCH_EMBED_URL"), endpoint(RERANK_URL)
+
+    class Endpoints:
         def __getattr__(self, name):
             return getattr(rules, name)
 
         def embed(self, model, texts, input_type=None):
-            return endpoint.embed(model, texts, input_type=input_type)
+            return embedder.embed(model, texts, input_type=input_type)
 
         def served_models(self):
-            return endpoint.served_models()
+            return embedder.served_models()
 
-    return Both()
+        def rerank(self, model, query, documents):
+            return reranker.rerank(model, query, documents)
+
+    return Endpoints()
 
 
 def _memory(mode: str, turns):
+    from ai_assistant.conf import AssistantConfig
     from ai_assistant.memory_api import AssistantMemory
 
-    if mode == "embed":
-        model = os.environ.get("AI_ASSISTANT_BENCH_EMBED_MODEL") or "embedding"
-        memory = AssistantMemory("Assistant", model=_embedding_client(), embedding_model=model)
+    embedding = None
+    if os.environ.get("AI_ASSISTANT_BENCH_EMBED_URL") and mode in ("embed", "rerank"):
+        embedding = os.environ.get("AI_ASSISTANT_BENCH_EMBED_MODEL") or "embedding"
+    if mode == "rerank":
+        config = AssistantConfig(recall_rerank_model=os.environ.get(RERANK_MODEL) or "reranker")
+        memory = AssistantMemory(
+            "Assistant", model=_endpoints_client(), embedding_model=embedding, config=config
+        )
+    elif mode == "embed":
+        memory = AssistantMemory("Assistant", model=_endpoints_client(), embedding_model=embedding)
     else:
         memory = AssistantMemory("Assistant")
     entry_of = {}
@@ -195,6 +214,7 @@ NAMES = {
     "raw": "recall, journal only",
     "slept": "recall after one night's sleep",
     "embed": "after sleep, with embeddings",
+    "rerank": "after sleep, reranked (with embeddings if named)",
 }
 
 
@@ -217,6 +237,8 @@ def locomo_recall(quick: bool = False) -> list[Result]:
     modes = ["bm25", "raw", "slept"]
     if os.environ.get("AI_ASSISTANT_BENCH_EMBED_URL"):
         modes.append("embed")
+    if os.environ.get(RERANK_URL):
+        modes.append("rerank")
     scores, seconds = measure(path, modes)
 
     def mean(mode, k, category=0):
@@ -239,6 +261,8 @@ def locomo_recall(quick: bool = False) -> list[Result]:
         details.append(f"  {label}: {figures}")
     if "embed" not in modes:
         details.append("embeddings: set AI_ASSISTANT_BENCH_EMBED_URL (and _MODEL) to measure them")
+    if "rerank" not in modes:
+        details.append(f"reranking: set {RERANK_URL} (and {RERANK_MODEL}) to measure it")
     raw = {k: round(mean("raw", k), 3) for k in KS}
     bm25 = {k: round(mean("bm25", k), 3) for k in KS}
     checks = {
@@ -250,6 +274,12 @@ def locomo_recall(quick: bool = False) -> list[Result]:
     if "embed" in modes:
         checks[f"with embeddings R@10 >= {EMBEDDINGS_R10}"] = (
             round(mean("embed", 10), 3) >= EMBEDDINGS_R10
+        )
+    if "rerank" in modes:
+        # what reranking buys is reported; it must not cost
+        before = "embed" if "embed" in modes else "slept"
+        checks["reranking does not lower R@10"] = round(mean("rerank", 10), 3) >= round(
+            mean(before, 10), 3
         )
     details += [f"{'ok  ' if held else 'MISS'} {check}" for check, held in checks.items()]
     passed = all(checks.values())
