@@ -287,8 +287,10 @@ def test_a_text_answer_in_a_private_conversation_is_never_said_to_the_room():
     hear(assistant, "Aria, is it safe?", speaker="Bob")
     outcome = run_tick(assistant)
     assert "4-1-7" in str(model.requests[1].messages)
-    assert world.said == [] and outcome.stop_reason == "plain_text_not_said"
-    assert "Carol would hear it too" in outcome.tool_calls[0]["result"]
+    # the turn is Bob's alone: its answer is whispered to him, never said before Carol
+    assert world.said == [] and outcome.stop_reason == "plain_text_said"
+    assert world.whispers == [("Bob", "Your code 4-1-7 is safe.")]
+    assert outcome.tool_calls[0]["name"] == "whisper" and outcome.tool_calls[0]["from_text"]
 
 
 def test_remind_asks_once_more_then_says_it():
@@ -430,7 +432,7 @@ def test_usage_that_cannot_be_the_same_text_is_not_learned_from():
     assert brain.token_scale() == 1.0
     brain.calibrate_tokens(1000, 1300)
     assert brain.token_scale() == 1.3
-    brain.calibrate_tokens(1300, 1000)  # one odd sample moves it a third of the way
+    brain.calibrate_tokens(1000, 1000)  # one odd sample moves it a third of the way
     assert brain.token_scale() == pytest.approx(1.3 + (1.0 - 1.3) / 3, abs=0.001)
 
 
@@ -567,3 +569,44 @@ def test_embeddings_go_to_their_own_endpoint_when_it_is_given(scripted_server):
         brain.embedding_client_factory = None
         brain.embed(["the east door sticks"])()
         assert scripted_server.embedding_requests
+
+
+def test_nobody_addressed_or_a_server_without_tool_choice_is_never_forced():
+    from .core_fakes import hear, reply, run_tick
+
+    busy = [reply(("add_journal_entry", {"content": f"note {n}"})) for n in range(3)]
+    model = ScriptedModel(*busy)
+    assistant = make_assistant(model, max_react_iterations=3, respond_to_ambient=True)
+    hear(assistant, "Lovely weather today.", speaker="Alice")  # not said to Aria
+    run_tick(assistant)
+    assert [request.tool_choice for request in model.requests] == ["auto"] * 3
+    model = ScriptedModel(*[reply(("add_journal_entry", {"content": "x"})) for _ in range(3)])
+    assistant = make_assistant(model, max_react_iterations=3, tool_choice="omit")
+    hear(assistant, "Aria, hello?")
+    run_tick(assistant)
+    assert [request.tool_choice for request in model.requests] == ["omit"] * 3
+
+
+def test_calibration_counts_the_request_sent_not_the_budgets_bound(scripted_server):
+    from .core_fakes import hear, run_tick
+
+    # the server counts exactly as we do: whatever private talk the budget's bound holds and
+    # a request leaves out, the factor stays 1
+    for _ in range(2):
+        scripted_server.responder.add(
+            tool_reply(tool_call("whisper", {"target": "Bob", "text": "Safe with me."})),
+            tool_reply(tool_call("noop", {})),
+        )
+    scripted_server.responder.add(
+        tool_reply(tool_call("say", {"text": "Hello, Alice."})), tool_reply(tool_call("noop", {}))
+    )
+    client = client_for(scripted_server)
+    brain = make_assistant(lambda: client, chat_model="gemma-3-1b-it")
+    hear(brain, "my vault code is 4-1-7 " * 40, event_type="whisper", speaker="Bob")
+    run_tick(brain)
+    hear(brain, "and the back door is 9-9-2 " * 40, event_type="whisper", speaker="Bob")
+    run_tick(brain)
+    hear(brain, "Aria, hello?", speaker="Alice")
+    run_tick(brain)
+    assert "4-1-7" not in str(scripted_server.responder.requests[-2]["messages"])
+    assert brain.token_scale() == pytest.approx(1.0, abs=0.01)

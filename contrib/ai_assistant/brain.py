@@ -768,7 +768,8 @@ class Brain:
 
     def calibrate_tokens(self, counted: int, reported: int) -> None:
         """Learn how the server counts from a request it answered: the prompt tokens it
-        reported against the tokens we counted for it (`pending_tokens`, already scaled).
+        reported against the tokens we count in that very request (`request_tokens`, not
+        scaled; not the budget's bound, which holds what a private exchange leaves out).
 
         Only for a model tiktoken does not know (its tokenizer may count a quarter more, as
         Gemma's does), so that the budget and compaction stay true. A request too small to
@@ -776,17 +777,14 @@ class Brain:
         a third of the way to each new sample, so one odd request does not swing it.
 
         Args:
-            counted (int): The tokens we counted for the request, scaled as they were sent.
+            counted (int): The tokens we count in the request sent.
             reported (int): The prompt tokens the server reported for it.
 
         """
-        if self.counter.native or reported <= 0 or counted <= 0:
+        if self.counter.native or reported <= 0 or counted < MIN_CALIBRATION_TOKENS:
             return
         scale = self.token_scale()
-        raw = counted / scale
-        if raw < MIN_CALIBRATION_TOKENS:
-            return
-        sample = reported / raw
+        sample = reported / counted
         if not MIN_TOKEN_SCALE <= sample <= MAX_TOKEN_SCALE:
             return  # not the same text counted another way: a server's own bookkeeping
         known = self.state.get(TOKEN_SCALE) or {}
@@ -894,7 +892,8 @@ class Brain:
 
         """
         if key == "max_context_tokens":
-            needed = self.fixed_tokens() + MIN_CONVERSATION_TOKENS
+            # counted as the server counts, as the budget is checked
+            needed = self.scaled(self.fixed_tokens()) + MIN_CONVERSATION_TOKENS
             if value < needed:
                 raise ConfigError(
                     f"max_context_tokens={value} cannot hold the system prompt, core memory and "

@@ -37,6 +37,7 @@ from typing import Any
 from .brain import Brain
 from .driver import CLOSING_STEP, NEXT_STEP
 from .llm.client import CONTENT_CUT, CONTEXT_LENGTH, ChatReply, LLMError, ToolCall
+from .events import Speaker
 from .tools.base import TOOL_EXCEPTION, TURN, ToolContext, ToolResult
 
 TOO_MANY_TOOL_CALLS = "too_many_tool_calls"
@@ -171,8 +172,10 @@ def react(
                     brain.context_refused(err, result.request_tokens[-1])
                 break
             brain.record_reply(reply, ctx.now)
-            # a model tiktoken does not know: the server's own count keeps the budget true
-            brain.calibrate_tokens(result.request_tokens[-1], reply.usage.prompt)
+            if not brain.counter.native:
+                # a model tiktoken does not know: the server's count of what was sent (this
+                # request, not the budget's bound) keeps the budget true
+                brain.calibrate_tokens(brain.request_tokens(request), reply.usage.prompt)
             result.model_calls += 1
             result.prompt_tokens += reply.usage.prompt
             result.completion_tokens += reply.usage.completion
@@ -208,12 +211,12 @@ def _speak(brain: Brain, ctx: ToolContext, text: str, result: LoopResult) -> Gen
     that tool: nothing reaches anyone its audience may not. No message joins the history (no
     tool was called); the turn's record shows it, marked `from_text`."""
     arguments = {"text": text[:MAX_SPOKEN_CHARS]}
-    name = _reply_tool(ctx)
-    if name is None:
+    answer = _answer(ctx)
+    if answer is None:
         return
-    if name == "whisper":
-        partner = next(s for s in ctx.speakers.values() if s.key == ctx.reply_to)
-        arguments["target"] = partner.name
+    name, listener = answer
+    if listener is not None:
+        arguments["target"] = listener.name
     yield NEXT_STEP
     call = ToolCall(id="plain-text", name=name, arguments=json.dumps(arguments))
     outcome = brain.registry.dispatch(ctx, call, TURN)
@@ -239,30 +242,50 @@ def _forced_tool(
     iteration: int,
     answered: bool,
 ) -> str | None:
-    """The tool this request asks for by name, if any: the tool that answers, (1) once after a
-    reply with nothing in it (llama-cpp-python's "auto" can leave a model no way to speak), and
-    (2) in the last call of a turn that has answered no one yet (a small model can spend every
-    call on journaling and bookmarks while the player waits)."""
+    """The tool this request asks for by name, if any: the tool that answers someone who
+    spoke to the assistant, (1) once after a reply with nothing in it (llama-cpp-python's
+    "auto" can leave a model no way to speak), and (2) in the last call of a turn that has
+    answered no one yet (a small model can spend every call on journaling and bookmarks while
+    the player waits). Never for a server told to get no `tool_choice` ("omit"), nor in a turn
+    nobody addressed (ambient talk, other assistants, a builder's instruction)."""
     if result.forced_tool and iteration == 1:
         return result.forced_tool
     if iteration == 0 or iteration != policy.max_iterations - 1 or answered:
         return None
-    if policy.plain_text == "drop":
-        return None
-    name = _reply_tool(ctx)
-    if name is None or name not in brain.registry.names(policy.scope):
-        return None
-    result.forced_tool = name
+    name = _answer_due(brain, ctx, policy)
+    if name is not None:
+        result.forced_tool = name
     return name
 
 
-def _reply_tool(ctx: ToolContext) -> str | None:
-    """The tool that answers in this conversation: `say`, or `whisper` back in a private
-    exchange (None when its partner is not among the speakers)."""
-    if ctx.reply_to is None:
-        return "say"
-    partner = next((s for s in ctx.speakers.values() if s.key == ctx.reply_to), None)
-    return "whisper" if partner is not None else None
+def _answer_due(brain: Brain, ctx: ToolContext, policy: StopPolicy) -> str | None:
+    """The tool that answers, when this conversation owes someone an answer and the request
+    may name it (see `_forced_tool`)."""
+    if policy.plain_text == "drop" or brain.config.tool_choice == "omit":
+        return None
+    if not any(s.addressed and not s.instruction for s in ctx.speakers.values()):
+        return None
+    answer = _answer(ctx)
+    if answer is None or answer[0] not in brain.registry.names(policy.scope):
+        return None
+    return answer[0]
+
+
+def _answer(ctx: ToolContext) -> tuple[str, Speaker | None] | None:
+    """How this conversation answers: `say` to the room, or `whisper` to its one listener (the
+    partner of a private exchange, or the one person a conversation narrowed to private words
+    may tell); None when no one tool can (a private audience of several)."""
+    speakers = list(ctx.speakers.values())
+    if ctx.reply_to is not None:
+        partner = next((s for s in speakers if s.key == ctx.reply_to), None)
+        return ("whisper", partner) if partner is not None else None
+    if ctx.audience is None:
+        return "say", None
+    listeners = [s for s in speakers if s.key in ctx.audience]
+    if len(listeners) == 1 and set(ctx.audience) == {listeners[0].key}:
+        # said aloud it would be refused before anyone else present: whispered instead
+        return "whisper", listeners[0]
+    return None
 
 
 def _with_metadata(message: dict, metadata: dict) -> dict:
@@ -298,13 +321,8 @@ def _apply_reply(
         result.stop_reason = "length"
         return True
     if not reply.tool_calls and not (reply.content or "").strip():
-        name = _reply_tool(ctx)
-        if (
-            name
-            and result.model_calls == 1
-            and policy.plain_text != "drop"
-            and name in brain.registry.names(policy.scope)
-        ):
+        name = _answer_due(brain, ctx, policy) if result.model_calls == 1 else None
+        if name is not None and policy.max_iterations > 1:
             # nothing said and nothing done in answer to someone: asked once more, for the
             # tool that answers (an empty message would only be noise in the history)
             result.forced_tool = name
