@@ -73,7 +73,7 @@ def test_a_server_that_is_away_rests_no_entry_but_compacting_rests_for_the_sleep
         assert assistant.lifecycle.phase == life.COMPACTING
     report = tick(assistant, MAX_SLEEP_FAILURES)
     assert (
-        report["rested"] == f"after {MAX_SLEEP_FAILURES} failed calls in a row (last: connection)"
+        report["rested"] == f"after {MAX_SLEEP_FAILURES} failed ticks in a row (last: connection)"
     )
     # the sleep goes on to dreaming; nothing consolidated, nothing lost, no entry blamed
     assert assistant.lifecycle.phase == life.DREAMING
@@ -85,7 +85,7 @@ def test_a_server_that_is_away_rests_no_entry_but_compacting_rests_for_the_sleep
 
     assistant.lifecycle.wake_up(T0 + timedelta(hours=1), "morning")
     record = SleepHistory(assistant.state).recent(1)[0]
-    assert "compacting rested after 5 failed calls" in record["summary"].lower()
+    assert "compacting rested after 5 failed ticks" in record["summary"].lower()
     assert "compacting" not in record["phases"]
     assert SleepDebt(assistant.state).points == debt  # a sleep cut short pays no debt
 

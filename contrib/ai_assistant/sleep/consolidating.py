@@ -23,12 +23,12 @@ only from results that arrived.
 A call that keeps failing rests instead of being made every tick:
 
 - per entry: a reply the model got wrong for a batch (it did not fit the schema, was cut off,
-  the request was refused as malformed or too long) counts against each entry of the batch;
+  or the request was refused as too long) counts against each entry of the batch;
   after `MAX_ENTRY_FAILURES` an entry rests: it stays in the journal as it is (recalled as
   written, never pruned for it) and compacting goes on without it, until a builder's
   `@assistant/clear` lets it be tried again;
-- per sleep: after `MAX_SLEEP_FAILURES` failed calls in a row, whatever the cause (a server
-  that is away), compacting rests until the next sleep: the sleep moves on to dreaming, the
+- per sleep: after `MAX_SLEEP_FAILURES` ticks in a row that ended in a failed call, whatever
+  the cause (a server that is away), compacting rests until the next sleep: the sleep moves on to dreaming, the
   entries left wait, unconsolidated, and the debt they carry stays.
 
 Both are shown by `@assistant/status` and in the sleep's record.
@@ -43,7 +43,7 @@ from .. import telemetry
 from ..brain import Brain
 from ..clock import from_iso, to_iso
 from ..lifecycle import COMPACTING
-from ..llm.client import BAD_REQUEST, CONTEXT_LENGTH, INVALID_RESPONSE, LLMError
+from ..llm.client import CONTEXT_LENGTH, INVALID_RESPONSE, LLMError
 from .prompts import (
     EXTRACTION_PROMPT,
     SCORING_PROMPT,
@@ -60,10 +60,11 @@ from .batch import BatchDeferred
 
 # what the model or the request got wrong for the entries of one call (not a server away):
 # counted against each of them
-ENTRY_FAULTS = frozenset({INVALID_RESPONSE, BAD_REQUEST, CONTEXT_LENGTH})
+# (not a 400: a setting the server refuses would rest the whole journal, batch by batch)
+ENTRY_FAULTS = frozenset({INVALID_RESPONSE, CONTEXT_LENGTH})
 # failed calls an entry may be part of before it rests (see the module doc)
 MAX_ENTRY_FAILURES = 3
-# failed calls in a row in one sleep before compacting rests until the next sleep
+# ticks in a row ending in a failed call, in one sleep, before compacting rests until the next
 MAX_SLEEP_FAILURES = 5
 
 
@@ -201,7 +202,7 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
         if failures >= MAX_SLEEP_FAILURES:
             # a call every tick of the sleep for the same refusal: compacting rests until the
             # next sleep, the entries left unconsolidated (and the debt they carry with them)
-            reason = f"after {failures} failed calls in a row (last: {err.kind})"
+            reason = f"after {failures} failed ticks in a row (last: {err.kind})"
             brain.lifecycle.rest_compacting(reason)
             report["rested"] = reason
     finally:

@@ -10,7 +10,7 @@ assistant" or its own name) is dropped whatever the model returns.
 
 Every text the model writes here is bounded before it is stored, and cut rather than refused:
 one over-long fact or insight must not cost the whole reply (and its call) when the rest is
-good. The schema tells the model each bound (`maxLength`); a longer text is cut to it, ending
+good. The schema tells the model each bound (in words: `llm.schemas`); a longer text is cut to it, ending
 with "...", when the reply is read (`clipped`):
 
 | what | stored as | at most |
