@@ -455,9 +455,12 @@ class TestEndpoints(AssistantTestCase):
             brain = self.handler.brain  # a setting it was built from changed: built again
             endpoint = brain.embedding_client_factory.args[0]
             assert endpoint.base_url == "http://127.0.0.1:9/v1"
-            assert endpoint.api_key == "sk-chat"  # the chat endpoint's key, none of its own
+            assert endpoint.api_key == "not-needed"  # the chat key is not that server's
             assert brain.client_factory.args[0].base_url != endpoint.base_url
             assert brain.embedding_model == "multilingual-e5-small"
             with override_settings(AI_ASSISTANT_EMBEDDING_API_KEY="sk-embed"):
                 endpoint = self.handler.brain.embedding_client_factory.args[0]
                 assert endpoint.api_key == "sk-embed" and "sk-embed" not in repr(endpoint)
+                from ai_assistant.game_settings import redacted
+
+                assert "sk-embed" not in redacted("the server said: bad key sk-embed")

@@ -76,8 +76,9 @@ def embedding_endpoint_for(config: AssistantConfig) -> EndpointSettings | None:
         config (AssistantConfig): The configuration in force (timeout, retries).
 
     Returns:
-        EndpointSettings or None: `AI_ASSISTANT_EMBEDDING_BASE_URL` with its key (else the
-            chat endpoint's key); None when embeddings go to the chat endpoint.
+        EndpointSettings or None: `AI_ASSISTANT_EMBEDDING_BASE_URL` with its own key (none
+            set: a placeholder, never the chat endpoint's key, which is not that server's to
+            see); None when embeddings go to the chat endpoint.
 
     """
     url = game_settings.embedding_base_url()
@@ -85,7 +86,7 @@ def embedding_endpoint_for(config: AssistantConfig) -> EndpointSettings | None:
         return None
     return EndpointSettings(
         base_url=url,
-        api_key=game_settings.embedding_api_key() or game_settings.api_key(),
+        api_key=game_settings.embedding_api_key() or "not-needed",
         timeout=config.request_timeout,
         max_retries=config.max_retries,
     )

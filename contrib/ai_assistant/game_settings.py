@@ -11,7 +11,7 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_MODEL` | None ("gpt-4o-mini") | chat model, unless an assistant sets `model` |
 | `AI_ASSISTANT_EMBEDDING_MODEL` | None (lexical search only) | embeddings model |
 | `AI_ASSISTANT_EMBEDDING_BASE_URL` | None (the chat endpoint) | an embeddings server of its own |
-| `AI_ASSISTANT_EMBEDDING_API_KEY` | None (the chat endpoint's key) | its key |
+| `AI_ASSISTANT_EMBEDDING_API_KEY` | None (no key sent) | its key |
 | `AI_ASSISTANT_DEFAULTS` | {} | per-assistant configuration defaults, game-wide |
 | `AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT` | 128 | model calls in flight at once, server-wide |
 | `AI_ASSISTANT_MODEL_THREADS` | 4 | threads for model calls of clients without coroutines |
@@ -234,10 +234,12 @@ def secrets() -> list[str]:
     """Values that must never be logged, stored or shown: the API keys in use.
 
     Returns:
-        list: The keys that are set (`AI_ASSISTANT_API_KEY` and `OPENAI_API_KEY`).
+        list: The keys that are set (`AI_ASSISTANT_API_KEY`, `AI_ASSISTANT_EMBEDDING_API_KEY`
+            and `OPENAI_API_KEY`).
 
     """
-    return [key for key in (api_key(), os.environ.get("OPENAI_API_KEY")) if key]
+    keys = (api_key(), embedding_api_key(), os.environ.get("OPENAI_API_KEY"))
+    return [key for key in keys if key]
 
 
 def redacted(text) -> str:
