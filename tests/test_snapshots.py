@@ -510,3 +510,25 @@ def test_a_builders_core_note_edits_since_the_sleep_began_outlive_a_rollback():
     assert {
         k: v for k, v in brain.memory_store.inner.data.items() if k.startswith("audit:")
     } == trail
+
+
+def test_a_pinned_note_removed_later_leaves_no_words_in_the_log_and_stays_removed():
+    from ai_assistant.memory_api import AssistantMemory
+
+    brain, *_ = remembered_before_a_night()
+    brain.lifecycle.go_to_sleep(
+        T0 + timedelta(days=1), reason="night", initiated_by="builder", enforce_safeguards=False
+    )
+    brain.lifecycle.wake_up(T0 + timedelta(days=1, hours=4), "morning")
+    later = T0 + timedelta(days=1, hours=5)
+    memory = AssistantMemory.over(brain, now=lambda: later)
+    memory.set_core_note("door", "The back door code is 9-9-2.", by="Ann")
+    assert "9-9-2" in json.dumps(brain.review.history())  # kept while the pin stands
+    memory.remove_core_note("door", by="Ann")
+    assert "9-9-2" not in json.dumps(brain.review.history())
+    plan = Snapshots(brain.state).preview("s2", brain.memory_store.inner)
+    assert [(k["action"], k["id"], k["applied"]) for k in plan["kept"]] == [
+        ("core_set", "door", []),
+        ("core_remove", "door", []),
+    ]
+    assert "door" not in brain.core_memory.items()

@@ -21,7 +21,8 @@ Core notes are in the same memory, so a builder's edits of them are corrections 
 builder removed (one that held a leaked secret, say) would otherwise come back with a rollback,
 and a note pinned since would go. The record of a pin (`core_set`) keeps the whole note, made
 again as it was set; the record of a removal (`core_remove`) keeps only the note's slot, never
-its words: what a builder removed is not kept in a log that is never rolled back.
+its words, and takes the words out of the earlier pins of that note: what a builder removed is
+not kept in a log that is never rolled back.
 
 """
 
@@ -296,6 +297,18 @@ class MemoryReview:
 
         """
         self._record(CORE_REMOVE, slot, by, now, {})
+        # the words of an earlier pin of that note go from the log too (a rollback makes the
+        # pin and then this removal again: the words are not needed for that)
+        scrubbed = {
+            position: {**record, "note": {**record["note"], "value": ""}, "removed": True}
+            for position, record in enumerate(self.audit.all())
+            if record.get("action") == CORE_SET
+            and record.get("id") == slot
+            and isinstance(record.get("note"), dict)
+            and record["note"].get("value")
+        }
+        if scrubbed:
+            self.audit.update(scrubbed)
 
     def reapply(self, records: list[dict]) -> list[dict]:
         """Make each recorded correction hold again, oldest first, recording nothing new.
@@ -409,8 +422,8 @@ class MemoryReview:
     def _core_set_again(self, record: dict) -> tuple[list[str], str]:
         """Set again the note a `core_set` record kept; returns [its slot] and its text."""
         note = record.get("note")
-        if not isinstance(note, dict) or not note.get("key"):
-            return [], ""
+        if not isinstance(note, dict) or not note.get("key") or not note.get("value"):
+            return [], ""  # (a pin whose words went with a later removal, made again after it)
         notes = self.core.items()
         notes[record["id"]] = dict(note)
         # written as stored, slot by slot: a note kept from an older version never stops it
