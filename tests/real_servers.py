@@ -77,7 +77,9 @@ def started(command: list[str], log: Path, env: dict | None = None):
             try:
                 os.killpg(process.pid, signal.SIGTERM)
                 process.wait(timeout=20)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
+            except ProcessLookupError:
+                pass  # it had ended already
+            except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
 
