@@ -610,3 +610,17 @@ def test_calibration_counts_the_request_sent_not_the_budgets_bound(scripted_serv
     run_tick(brain)
     assert "4-1-7" not in str(scripted_server.responder.requests[-2]["messages"])
     assert brain.token_scale() == pytest.approx(1.0, abs=0.01)
+
+
+def test_a_steady_factor_settles_and_requests_are_no_longer_counted_for_it():
+    brain = make_assistant(ScriptedModel(), chat_model="gemma-3-1b-it")
+    assert brain.learning_token_scale()
+    for _ in range(4):
+        brain.calibrate_tokens(1000, 1250)
+    assert brain.token_scale() == 1.25 and not brain.learning_token_scale()
+    # a noisy server settles after thirty samples at most
+    brain = make_assistant(ScriptedModel(), chat_model="gemma-3-1b-it")
+    for n in range(30):
+        brain.calibrate_tokens(1000, 1100 if n % 2 else 1400)
+    assert not brain.learning_token_scale()
+    assert not make_assistant(ScriptedModel(), chat_model="gpt-4o-mini").learning_token_scale()

@@ -78,6 +78,11 @@ MIN_CONVERSATION_TOKENS = 500
 MIN_CALIBRATION_TOKENS = 200
 MIN_TOKEN_SCALE = 0.5
 MAX_TOKEN_SCALE = 3.0
+# samples after which the factor is settled for the model (a tokenizer does not change): no
+# more requests are counted for it, so a long history costs the reactor nothing more per call
+SETTLED_SAMPLES = 30
+# samples after which one that leaves the factor as it was settles it at once
+SETTLE_AFTER = 3
 
 
 @dataclass
@@ -766,6 +771,19 @@ class Brain:
         scale = self.token_scale()
         return counted if scale == 1.0 else math.ceil(counted * scale)
 
+    def learning_token_scale(self) -> bool:
+        """Whether the server's count is still being learned: a model tiktoken does not know,
+        with fewer than `SETTLED_SAMPLES` samples.
+
+        Returns:
+            bool: True while answered requests should be counted for `calibrate_tokens`.
+
+        """
+        if self.counter.native:
+            return False
+        known = self.state.get(TOKEN_SCALE) or {}
+        return known.get("model") != self.model or (known.get("samples") or 0) < SETTLED_SAMPLES
+
     def calibrate_tokens(self, counted: int, reported: int) -> None:
         """Learn how the server counts from a request it answered: the prompt tokens it
         reported against the tokens we count in that very request (`request_tokens`, not
@@ -791,9 +809,13 @@ class Brain:
         samples = int(known.get("samples") or 0) if known.get("model") == self.model else 0
         ratio = sample if not samples else scale + (sample - scale) / 3
         if samples and abs(ratio - scale) < 0.005:
-            return  # no write for no change
+            # steady: once it has held for a few samples, it is settled
+            ratio = scale
+            if samples >= SETTLE_AFTER:
+                samples = SETTLED_SAMPLES - 1
         self.state.set(
-            TOKEN_SCALE, {"model": self.model, "ratio": round(ratio, 4), "samples": samples + 1}
+            TOKEN_SCALE,
+            {"model": self.model, "ratio": round(ratio, 4), "samples": samples + 1},
         )
 
     # ---- the server's context window ----------------------------------------------------------

@@ -172,9 +172,10 @@ def react(
                     brain.context_refused(err, result.request_tokens[-1])
                 break
             brain.record_reply(reply, ctx.now)
-            if not brain.counter.native:
+            if brain.learning_token_scale():
                 # a model tiktoken does not know: the server's count of what was sent (this
-                # request, not the budget's bound) keeps the budget true
+                # request, not the budget's bound) keeps the budget true; counting it costs a
+                # pass over the request, so only until the factor is settled
                 brain.calibrate_tokens(brain.request_tokens(request), reply.usage.prompt)
             result.model_calls += 1
             result.prompt_tokens += reply.usage.prompt
