@@ -188,6 +188,9 @@ def test_unchanged_notes_keep_recorded_exactly_and_the_block_is_written_once():
         "value": "Bob asks about the vault.",
         "recorded": to_iso(LATER),
         "audience": None,
+        # what it rests on (it cites none and shares no word: every candidate), and inherits
+        "sources": ["m000000"],
+        "rests_on": "observed",
     }
     assert "rain" not in after
     # existing notes went to the model with their recorded time

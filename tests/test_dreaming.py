@@ -1,7 +1,7 @@
 """
 The dreaming phase, step by step, in the pure core: links, people, orphaned links, reflection,
 pruning, working memory; the budget of calls per tick, resuming, a failing step; a held wake
-that gives up; a light sleeper's decision to wake.
+that gives up. (A sleeping assistant's decision to wake, its sleep turn: test_wake_tools.py.)
 
 """
 
@@ -25,7 +25,6 @@ from ai_assistant.state import DREAMING_PROGRESS
 from ai_assistant.testing.scripted import ScriptedModel
 
 from .core_fakes import T0, FakeWorld, hear, make_assistant, reply, run, step, structured
-from .core_fakes import json_reply
 
 
 def memory(brain, text, importance=6, audience=None, now=T0, about=()):
@@ -323,7 +322,11 @@ def test_dreaming_spends_its_budget_and_resumes_after_a_reload():
     model = ScriptedModel(*answers)
     brain = dreaming(
         make_assistant(
-            model, entity_min_observations=2, entity_batch_size=1, dream_max_calls_per_tick=1
+            model,
+            entity_min_observations=2,
+            entity_batch_size=1,
+            dream_max_calls_per_tick=1,
+            relationships_enabled=False,  # counted in test_relationships.py
         )
     )
     observe(brain, "Ann", 2)
@@ -358,7 +361,7 @@ def test_a_failing_step_does_not_stop_the_others_and_is_tried_again():
         LLMError(SERVER_ERROR, "down"),
         structured({"entities": [{"entity_id": "p0", "attributes": []}]}),
     )
-    brain = dreaming(make_assistant(model, entity_min_observations=2))
+    brain = dreaming(make_assistant(model, entity_min_observations=2, relationships_enabled=False))
     observe(brain, "Ann", 2)
     first = run(sleep_tick(brain, T0))
     steps = {r["step"]: r for r in first}
@@ -372,7 +375,7 @@ def test_a_failing_step_does_not_stop_the_others_and_is_tried_again():
 
 def test_a_step_that_keeps_failing_rests_until_the_next_sleep():
     model = ScriptedModel(*[structured({"entities": "not a list"})] * 3)
-    brain = dreaming(make_assistant(model, entity_min_observations=2))
+    brain = dreaming(make_assistant(model, entity_min_observations=2, relationships_enabled=False))
     observe(brain, "Ann", 2)
     reports = [run(sleep_tick(brain, T0 + timedelta(minutes=m))) for m in range(3)]
     people = [next(r for r in report if r["step"] == "people") for report in reports]
@@ -409,60 +412,7 @@ def test_compacting_gives_up_when_the_model_keeps_failing():
     assert len(brain.journal.unconsolidated()) == 1  # nothing lost
 
 
-# ---- a light sleeper's decision to wake ------------------------------------------------------
-
-
-def light_sleeper(model, **config) -> Brain:
-    brain = dreaming(make_assistant(model, world=FakeWorld(("Alice", "Carol")), **config))
-    brain.state.set(DREAMING_PROGRESS, {"done": [step.name for step in DREAMING_STEPS]})
-    return brain
-
-
-def test_overheard_talk_to_someone_present_gets_one_cheap_wake_decision():
-    model = ScriptedModel(json_reply('{"wake": true, "reason": "the library is on fire"}'))
-    brain = light_sleeper(model)
-    brain.history.extend([{"role": "user", "content": "old talk"}])
-    hear(brain, "Carol, the library is on fire!", speaker="Alice")
-    report = run(sleep_tick(brain, T0))
-    assert report == {"triage": 1, "woke": True, "error": None}
-    request = model.requests[0]
-    # a structured answer, no tools, no history: cheap
-    assert request.response_format["json_schema"]["name"] == "WakeDecision"
-    assert not request.tools
-    assert all("old talk" not in str(m.get("content")) for m in request.messages)
-    assert "the library is on fire" in request.messages[-1]["content"]
-    assert brain.lifecycle.mode == life.AWAKE
-    assert brain.state.get(life.TRANSITION_REASON) == "the library is on fire"
-
-
-def test_a_wake_decision_to_sleep_on_or_a_bad_answer_keeps_it_asleep():
-    model = ScriptedModel(
-        json_reply('{"wake": false, "reason": "not my business"}'),
-        json_reply('{"awake": "maybe"}'),
-    )
-    brain = light_sleeper(model, triage_interval_minutes=1)
-    hear(brain, "Carol, look at this", speaker="Alice")
-    assert run(sleep_tick(brain, T0)) == {"triage": 1, "woke": False, "error": None}
-    hear(brain, "Carol, look again", speaker="Alice")
-    report = run(sleep_tick(brain, T0 + timedelta(minutes=2)))
-    assert not report["woke"] and report["error"].startswith("invalid_response")
-    assert brain.lifecycle.mode == life.SLEEP
-    assert len(brain.events) == 2  # what it heard waits for when it is awake
-
-
-def test_wake_decisions_are_rare_and_never_in_deep_sleep():
-    model = ScriptedModel(reply(("noop", {})))
-    brain = light_sleeper(model, triage_interval_minutes=10)
-    assert sleep_tick(brain, T0) is None  # nothing heard: no call
-    hear(brain, "Carol, look at this", speaker="Alice")
-    run(sleep_tick(brain, T0))
-    hear(brain, "Carol, look again", speaker="Alice")
-    assert sleep_tick(brain, T0 + timedelta(minutes=5)) is None  # rate-limited
-    assert len(model.requests) == 1
-    deep = light_sleeper(ScriptedModel())
-    deep.state.set(life.DEPTH, life.DEEP)
-    hear(deep, "Carol, the library is on fire!", speaker="Alice")
-    assert sleep_tick(deep, T0) is None
+# ---- a sleeping assistant's decision to wake: its sleep turn (tests/test_wake_tools.py) -------
 
 
 # ---- what the model writes is bounded before it is stored ------------------------------------

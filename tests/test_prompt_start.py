@@ -245,7 +245,10 @@ class TestTheTicksGates(PromptStartCase):
         assert self.responder.requests == [] and len(self.pending()) == 1
 
     def test_sleeping_assistant_is_not_started(self):
-        self.handler.sleep(hours=1, depth="light")
+        # deep sleep with no sleep turn: nothing wakes it, no turn starts (a light sleeper
+        # wakes for a whisper at once, and answers it: test_wake_tools.py)
+        self.handler.set_option("triage_enabled", "false")
+        self.handler.sleep(hours=1, depth="deep")
         self.char1.execute_cmd("whisper Aria = wake up, please")
         self.reactor.iterate(3)
         assert self.responder.requests == [] and self.handler.prompt_starts == 0

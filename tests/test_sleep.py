@@ -91,12 +91,16 @@ class TestWakePaths(SleepTestCase):
         assert any("A fire? Where?" in text for text in self.received(self.char1))
         assert not any("A fire" in text for text in self.received(self.char2))
 
-    def test_deep_sleeper_ignores_urgent_events(self):
+    def test_deep_sleeper_does_not_wake_by_itself_for_urgent_events(self):
         self.builder_sleep(depth="deep")
+        # put to it in one sleep turn (one person's words), which may decide to stay asleep
+        self.responder.add(tool_reply(tool_call("stay_asleep", {"reason": "it can wait"})))
         self.char1.execute_cmd("whisper Aria = wake up!")
         self.char1.execute_cmd("page Aria = WAKE UP")
         self.tick(advance=60)
         assert self.mode() == "sleep"
+        (request,) = self.responder.requests
+        assert {t["function"]["name"] for t in request["tools"]} == {"wake_up", "stay_asleep"}
         assert self.handler.status().pending_events == 2
 
     def test_wake_deferred_during_compacting(self):

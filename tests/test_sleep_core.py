@@ -486,15 +486,24 @@ def test_embedding_search_ranks_by_similarity():
     assert hits[0]["score"] > hits[1]["score"]
 
 
-def test_there_is_no_wake_up_tool_and_going_to_sleep_is_awake_only():
+def test_wake_up_is_a_sleep_turn_tool_and_going_to_sleep_is_awake_only():
     from ai_assistant.llm.client import ToolCall
     from ai_assistant.tools import EXTRACTION, TURN, default_registry
+    from ai_assistant.tools.base import SLEEP_TURN
 
     assistant = asleep()
     registry = default_registry()
     ctx = assistant.tool_context(T0, {})
     call = ToolCall("1", "wake_up", '{"reason": "a noise"}')
-    assert registry.dispatch(ctx, call, TURN).malformed == "unknown_tool"
+    # never offered awake: an awake turn cannot call it
+    assert "wake_up" not in registry.names(TURN)
+    assert registry.dispatch(ctx, call, TURN).malformed == "tool_not_allowed"
     assert assistant.lifecycle.mode == life.SLEEP
+    # the sleep turn's: it wakes through the lifecycle's one wake transition
+    assert registry.names(SLEEP_TURN) == ["wake_up", "stay_asleep"]
+    assert registry.dispatch(ctx, call, SLEEP_TURN).ok
+    assert assistant.lifecycle.mode == life.AWAKE
+    assert assistant.state.get(life.TRANSITION_REASON) == "a noise"
+    assert "go_to_sleep" not in registry.names(SLEEP_TURN)
     assert "go_to_sleep" in registry.names(TURN)
     assert "go_to_sleep" not in registry.names(EXTRACTION)

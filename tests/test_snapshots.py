@@ -8,6 +8,7 @@ rolled back).
 
 import copy
 import dataclasses
+import hashlib
 import json
 from datetime import timedelta
 
@@ -324,13 +325,14 @@ def test_a_rollback_keeps_forgotten_what_a_builder_forgot_since_the_sleep_began(
 
     result = snapshots.rollback("s1", brain.memory_store.inner)
     assert result["kept"] == plan["kept"]
-    # the code is nowhere in memory but in the entry's forgotten mark (its first 200
-    # characters, for the builders' views, as any forget keeps)
+    # the code is nowhere in memory, nor in the entry's forgotten mark (its length and a
+    # digest of it, never the words)
     stored = json.dumps(brain.memory_store.inner.data)
-    assert stored.count("4-1-7") == 1
+    assert stored.count("4-1-7") == 0
     brain = reloaded(brain)
     entry = brain.journal.get(secret)
-    assert entry["forgotten"]["was"] == VAULT
+    assert entry["forgotten"]["was_chars"] == len(VAULT)
+    assert entry["forgotten"]["was_sha256"] == hashlib.sha256(VAULT.encode()).hexdigest()[:16]
     assert entry["content"] == "" and entry["forgotten"]["by"] == "Ann"
     assert entry["forgotten"]["at"] == forgot_at.isoformat()
     assert not entry.get("consolidated")  # the sleep's own work is undone all the same

@@ -29,7 +29,6 @@ from ai_assistant.testing.scripted import ScriptedModel
 from ai_assistant.testing.server import tool_call, tool_reply
 
 from .core_fakes import T0, FakeWorld, hear, make_assistant, reply, run, run_tick
-from .core_fakes import json_reply
 from .helpers import AssistantTestCase
 
 SECRET = "swordfish-7731"
@@ -235,7 +234,8 @@ def test_a_compacting_tick_has_a_phase_span_with_scoring_and_facts_steps(otel):
 def test_a_dreaming_tick_has_a_span_per_step_and_records_a_failing_one(otel):
     exporter, reader = otel
     model = ScriptedModel(LLMError(SERVER_ERROR, "down"))
-    assistant = make_assistant(model, entity_min_observations=2)
+    # (relationships off: the one scripted answer is for the people step)
+    assistant = make_assistant(model, entity_min_observations=2, relationships_enabled=False)
     assistant.lifecycle.go_to_sleep(
         T0, reason="rest", initiated_by="builder", enforce_safeguards=False
     )
@@ -267,9 +267,9 @@ def test_a_dreaming_tick_has_a_span_per_step_and_records_a_failing_one(otel):
     assert SECRET not in " ".join(all_attribute_values(exporter, reader))
 
 
-def test_a_wake_decision_is_a_step_of_dreaming(otel):
+def test_a_sleep_turn_is_a_step_of_dreaming(otel):
     exporter, _ = otel
-    model = ScriptedModel(json_reply('{"wake": false, "reason": "not for me"}'))
+    model = ScriptedModel(reply(("stay_asleep", {"reason": "not for me"})))
     assistant = make_assistant(model, world=FakeWorld(("Alice", "Carol")))
     assistant.lifecycle.go_to_sleep(
         T0, reason="rest", initiated_by="builder", enforce_safeguards=False
@@ -280,11 +280,12 @@ def test_a_wake_decision_is_a_step_of_dreaming(otel):
     )
     hear(assistant, "Carol, the library is on fire!", speaker="Alice")
     report = run(sleep_tick(assistant, T0 + timedelta(seconds=1)))
-    assert report["triage"] == 1
+    assert report["sleep_turn"] == 1 and report["tool"] == "stay_asleep"
     (step,) = spans_named(exporter, telemetry.SLEEP_STEP_SPAN)
     (phase,) = spans_named(exporter, telemetry.SLEEP_PHASE_SPAN)
-    assert step.attributes["ai_assistant.sleep.step"] == "wake decision"
-    assert step.attributes["ai_assistant.report.triage"] == 1
+    assert step.attributes["ai_assistant.sleep.step"] == "sleep turn"
+    assert step.attributes["ai_assistant.report.sleep_turn"] == 1
+    assert step.attributes["ai_assistant.report.woke"] is False
     assert step.parent.span_id == phase.context.span_id
 
 

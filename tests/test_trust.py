@@ -67,8 +67,8 @@ def test_one_person_cannot_corroborate_their_own_claim_two_can():
 
 
 def test_claims_never_become_facts_about_others_in_profiles_or_reflections():
-    # the model tries to state a player's claim as a plain fact; the prompts say not to, and the
-    # stored profile keeps who said it because its observation does
+    # the model states a player's claim as a plain fact: the stored profile keeps who said it
+    # all the same (enforced in code, not only asked for in the prompt), at the claim's trust
     model = ScriptedModel(
         structured(
             {
@@ -76,11 +76,7 @@ def test_claims_never_become_facts_about_others_in_profiles_or_reflections():
                     {
                         "entity_id": "p0",
                         "attributes": [
-                            {
-                                "type": "fact",
-                                "value": "Carol says: Dave stole the ring",
-                                "cites": ["o1", "o2"],
-                            }
+                            {"type": "fact", "value": "Dave stole the ring", "cites": ["o1", "o2"]}
                         ],
                     }
                 ]
@@ -102,6 +98,12 @@ def test_claims_never_become_facts_about_others_in_profiles_or_reflections():
     request = model.requests[0].messages
     assert "never becomes a plain fact" in request[0]["content"]
     assert 'heard_from="Carol"' in request[-1]["content"]
+    (attribute,) = brain.entities.profile("name:dave")["attributes"]
+    assert attribute["value"] == "Carol says: Dave stole the ring"
+    assert attribute["claims_of"] == ["Carol"] and attribute["rests_on"] == "claim"
+    (item,) = brain.recall("Dave stole ring", now=T0, served=None, kinds={"attribute"})
+    assert item.trust == brain.config.trust_claim  # never above the claim it rests on
+    assert "Carol said" in item.line()
 
 
 # ---- a builder reviews and corrects ----------------------------------------------------------
@@ -122,7 +124,10 @@ def test_forget_and_trust_are_recorded_and_take_effect():
     assert [h["action"] for h in history] == ["forget", "trust"]
     assert history[0]["by"] == "Builder" and history[0]["reason"] == "a secret"
     forgotten = memory.journal.get(entry)["forgotten"]
-    assert forgotten["by"] == "Builder" and forgotten["was"].startswith("The password")
+    assert forgotten["by"] == "Builder" and forgotten["was_chars"] == len(
+        "The password is swordfish."
+    )
+    assert "swordfish" not in json.dumps(forgotten)  # the record keeps none of the words
 
 
 def test_review_refuses_bad_ids_and_levels():
@@ -234,11 +239,13 @@ def test_hourly_budget_and_no_budget():
 
 def test_one_player_starts_a_limited_number_of_turns_a_minute():
     limiter = TurnRateLimiter()
-    assert [limiter.allow("#5", T0, 3) for _ in range(4)] == [True, True, True, False]
-    assert limiter.allow("#6", T0, 3)  # someone else is not held back
-    assert limiter.allow("#5", T0 + timedelta(seconds=61), 3)
+    minute = timedelta(seconds=60)
+    # the fourth waits for the minute to have room (see tests/test_player_limits.py)
+    assert [limiter.slot("#5", T0, 3) for _ in range(4)] == [T0, T0, T0, T0 + minute]
+    assert limiter.slot("#6", T0, 3) == T0  # someone else is not held back
+    assert limiter.slot("#5", T0 + 2 * minute, 3) == T0 + 2 * minute
     assert limiter.tell_once("#5", T0) and not limiter.tell_once("#5", T0 + timedelta(seconds=5))
-    assert limiter.allow("#5", T0, 0)  # 0: no limit
+    assert limiter.slot("#5", T0, 0) == T0  # 0: no limit
 
 
 def test_observations_per_person_are_capped_oldest_consolidated_first():

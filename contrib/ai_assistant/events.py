@@ -18,13 +18,14 @@ longer than the configured limit, truncated with a note saying how much was cut.
 import json
 import re
 import time
+from collections.abc import Callable
 from datetime import datetime
 from dataclasses import asdict, dataclass
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from .clock import to_iso
+from .clock import from_iso, to_iso
 from .memory.importance import heuristic_importance
 from .memory.store import KeyValueStore
 from .memory.audience import person_key, private_to
@@ -45,6 +46,8 @@ BUILDER = "builder"
 SPEECH_TYPES = frozenset({"say", "whisper", "page", "instruction"})
 BUILDER_BONUS = 2
 URGENT_PRIORITY = 8
+# the metadata of a line deferred by the per-player turn limit: when it may start its turn
+DEFERRED_UNTIL = "deferred_until"
 
 
 class Event(BaseModel):
@@ -328,6 +331,8 @@ class Speaker:
         instruction (bool): What they said was a builder's instruction.
         addressed (bool): They spoke to the assistant (else it overheard them).
         importance (int): The heuristic importance of what they said (the highest).
+        account (str, optional): The account that played them when they spoke, when known
+            (their voice, however many characters they play: `memory.provenance`).
 
     """
 
@@ -336,6 +341,7 @@ class Speaker:
     instruction: bool = False
     addressed: bool = True
     importance: int = 3
+    account: str | None = None
 
     def as_dict(self) -> dict:
         """The speaker as a plain dict.
@@ -372,8 +378,35 @@ def speakers_of(events: list[Event]) -> dict[str, Speaker]:
             instruction=event.type == "instruction" or bool(earlier and earlier.instruction),
             addressed=event.classification != AMBIENT or bool(earlier and earlier.addressed),
             importance=max(event.importance, earlier.importance if earlier else 0),
+            # taken as they spoke: a player who changes character mid-turn is still one voice
+            account=event.metadata.get("account") or (earlier.account if earlier else None),
         )
     return speakers
+
+
+# the most characters of one speaker's words kept for `said_by`
+SAID_CHARS = 4000
+
+
+def said_by(events: list[Event]) -> dict[str, str]:
+    """What each speaker of `speakers_of` said in `events` (lower-case name -> their words,
+    at most `SAID_CHARS`): what a note the model writes without naming its source is compared
+    with (`tools.memory`).
+
+    Args:
+        events (list): The events of one conversation.
+
+    Returns:
+        dict: Lower-case name -> their words, in order.
+
+    """
+    said: dict[str, str] = {}
+    for event in events:
+        if event.type not in SPEECH_TYPES or event.from_assistant:
+            continue
+        name = event.speaker.lower()
+        said[name] = f"{said.get(name, '')} {event.text}".strip()[:SAID_CHARS]
+    return said
 
 
 def triggers_model(event: Event, respond_to_ambient: bool, respond_to_assistants: bool) -> bool:
@@ -386,7 +419,8 @@ def triggers_model(event: Event, respond_to_ambient: bool, respond_to_assistants
 
     Returns:
         bool: True for an urgent event (or an ambient say/emote when allowed), unless it
-            comes from an assistant that is not answered or was held back by a rate limit.
+            comes from an assistant that is not answered, or was held back by a limit on
+            players (deferred until the player's minute has room, or its token budget spent).
 
     """
     if event.from_assistant and not respond_to_assistants:
@@ -399,8 +433,9 @@ def triggers_model(event: Event, respond_to_ambient: bool, respond_to_assistants
 class EventQueue:
     """Pending events, oldest first, bounded.
 
-    On overflow the oldest ambient event is dropped (and counted); urgent events are dropped only
-    when nothing else is left to drop, so a flood of chatter cannot push out a direct question.
+    On overflow the oldest ambient event is dropped (and counted); urgent events, and lines
+    deferred until they may start their turn (`DEFERRED_UNTIL`), are dropped only when nothing
+    else is left to drop, so a flood of chatter cannot push out a direct question.
 
     The queue is stored as one JSON string: it is rewritten at every tick that heard something,
     and a string is pickled in one step where a list of dicts is walked item by item.
@@ -472,12 +507,58 @@ class EventQueue:
         queue.extend(event.model_dump(mode="json") for event in events)
         dropped = 0
         while len(queue) > max_pending:
-            position = next((i for i, item in enumerate(queue) if not item["urgent"]), 0)
+            position = next(
+                (
+                    i
+                    for i, item in enumerate(queue)
+                    if not item["urgent"] and DEFERRED_UNTIL not in item.get("metadata", {})
+                ),
+                0,
+            )
             queue.pop(position)
             dropped += 1
         self._save(queue)
         if dropped:
             self.store.set(self.DROPPED, (self.store.get(self.DROPPED) or 0) + dropped)
+
+    def release_deferred(
+        self, now: datetime, held: Callable[[dict], str | None] | None = None
+    ) -> datetime | None:
+        """Let the lines deferred until `now` or earlier start their turns: they are urgent
+        again, as when heard (one write, only when one is due).
+
+        Args:
+            now (datetime): The time.
+            held (callable, optional): Asked of each line whose moment came (the stored
+                item: its "speaker_key" and "metadata"): why it must still start no turn (its player's tokens are spent), or
+                None. A line held is kept as context, with that reason, and never released.
+
+        Returns:
+            datetime or None: When the next line still deferred is due; None when none is.
+
+        """
+        queue = self._load()
+        released = False
+        later = []
+        for item in queue:
+            metadata = item.get("metadata") or {}
+            until = from_iso(metadata.get(DEFERRED_UNTIL))
+            if until is None:
+                continue
+            if until > now:
+                later.append(until)
+                continue
+            del metadata[DEFERRED_UNTIL]
+            released = True
+            reason = held(item) if held else None
+            if reason:
+                metadata["held_back"] = reason
+                continue
+            metadata.pop("held_back", None)
+            item["urgent"] = True
+        if released:
+            self._save(queue)
+        return min(later) if later else None
 
     def remove(self, event_ids: set[int]) -> None:
         """Remove events from the queue.

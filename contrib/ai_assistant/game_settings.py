@@ -9,6 +9,7 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_BASE_URL` | None (the SDK's `OPENAI_BASE_URL`) | OpenAI-compatible endpoint |
 | `AI_ASSISTANT_API_KEY` | None (the SDK's `OPENAI_API_KEY`) | its key |
 | `AI_ASSISTANT_MODEL` | None ("gpt-4o-mini") | chat model, unless an assistant sets `model` |
+| `AI_ASSISTANT_REHEARSAL` | False | every assistant uses the offline rehearsal model, in process |
 | `AI_ASSISTANT_EMBEDDING_MODEL` | None (lexical search only) | embeddings model |
 | `AI_ASSISTANT_EMBEDDING_BASE_URL` | None (the chat endpoint) | an embeddings server of its own |
 | `AI_ASSISTANT_EMBEDDING_API_KEY` | None (no key sent) | its key |
@@ -16,11 +17,14 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT` | 128 | model calls in flight at once, server-wide |
 | `AI_ASSISTANT_MODEL_THREADS` | 4 | threads for model calls of clients without coroutines |
 | `AI_ASSISTANT_MODEL_IO_PROCESS` | True | the OpenAI client's calls are made in a child process, off the reactor's interpreter lock (`llm/io_process.py`) |
-| `AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE` | 10 | turns one player's lines may start per minute, all assistants together (0: no limit) |
+| `AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE` | 10 | turns one player's lines (any of their account's characters) may start per minute, all assistants together; more wait their turn, in order (0: no limit) |
+| `AI_ASSISTANT_PLAYER_TOKENS_PER_HOUR` | 100000 | tokens the turns one player (account) starts may spend per real hour, all assistants together (0: no limit) |
+| `AI_ASSISTANT_PLAYER_TOKENS_PER_DAY` | 400000 | the same per game day (0: no limit) |
 | `AI_ASSISTANT_TYPECLASS` | "ai_assistant.characters.AssistantCharacter" | what `/create` makes |
 | `AI_ASSISTANT_FREEZE_STARTUP_OBJECTS` | True | keep start-up objects out of full garbage collections (`heap.py`) |
 | `AI_ASSISTANT_TELEMETRY` | True | OpenTelemetry spans and metrics, when `opentelemetry-api` is installed (`telemetry.py`) |
 | `AI_ASSISTANT_SCRIPT_TYPECLASS` | "ai_assistant.scripts.AssistantScript" | the assistant's script |
+| `AI_ASSISTANT_PRICES` | {} (no money shown) | {model: (input, output)}: money per million prompt and completion tokens, for the dashboard's and `/status`'s cost |
 
 """
 
@@ -64,8 +68,9 @@ def chat_model() -> str | None:
 
 
 def rehearsal() -> bool:
-    """Whether the game runs on the offline rehearsal model (`AI_ASSISTANT_REHEARSAL`), so
-    status can say so.
+    """Whether the game runs on the offline rehearsal model (`AI_ASSISTANT_REHEARSAL`): every
+    assistant's model calls are then answered in process by its rules (`assembly.build_brain`),
+    whatever endpoint and model the other settings name.
 
     Returns:
         bool: True in rehearsal mode.
@@ -165,15 +170,66 @@ def model_io_process() -> bool:
 
 
 def player_turns_per_minute() -> int:
-    """How many turns one player's lines may start a minute, across all assistants.
+    """How many turns one player's lines may start a minute, across all assistants and all
+    the characters of their account.
 
     Read from `AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE`.
 
     Returns:
         int: The limit; 0 means no limit.
 
+    Raises:
+        ValueError: The setting is not a whole number of 0 or more.
+
     """
-    return int(getattr(settings, "AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE", 10))
+    value = getattr(settings, "AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE", 10)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(
+            "AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE must be a whole number of turns, 0 or more "
+            f"(0: no limit), not {value!r}."
+        )
+    return value
+
+
+DEFAULT_PLAYER_TOKENS_PER_HOUR = 100_000
+DEFAULT_PLAYER_TOKENS_PER_DAY = 400_000
+
+
+def _token_count(name: str, default: int) -> int:
+    value = getattr(settings, name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(
+            f"{name} must be a whole number of tokens, 0 or more (0: no limit), not {value!r}."
+        )
+    return value
+
+
+def player_tokens_per_hour() -> int:
+    """How many tokens the turns one player's lines start may spend per real hour, across all
+    assistants (`AI_ASSISTANT_PLAYER_TOKENS_PER_HOUR`; see `ai_assistant.budget`).
+
+    Returns:
+        int: The budget; 0 means no limit.
+
+    Raises:
+        ValueError: The setting is not a whole number of 0 or more.
+
+    """
+    return _token_count("AI_ASSISTANT_PLAYER_TOKENS_PER_HOUR", DEFAULT_PLAYER_TOKENS_PER_HOUR)
+
+
+def player_tokens_per_day() -> int:
+    """How many tokens the turns one player's lines start may spend per game day, across all
+    assistants (`AI_ASSISTANT_PLAYER_TOKENS_PER_DAY`; see `ai_assistant.budget`).
+
+    Returns:
+        int: The budget; 0 means no limit.
+
+    Raises:
+        ValueError: The setting is not a whole number of 0 or more.
+
+    """
+    return _token_count("AI_ASSISTANT_PLAYER_TOKENS_PER_DAY", DEFAULT_PLAYER_TOKENS_PER_DAY)
 
 
 def freeze_startup_objects() -> bool:
@@ -207,6 +263,39 @@ def script_typeclass() -> str:
     return getattr(
         settings, "AI_ASSISTANT_SCRIPT_TYPECLASS", "ai_assistant.scripts.AssistantScript"
     )
+
+
+def prices() -> dict:
+    """The price table (`AI_ASSISTANT_PRICES`): model name -> (money per million prompt
+    tokens, money per million completion tokens), in whatever currency the game counts.
+
+    Returns:
+        dict: The table; entries that are not two numbers of at least 0 are left out.
+
+    """
+    table = getattr(settings, "AI_ASSISTANT_PRICES", None) or {}
+    kept = {}
+    for model, price in table.items() if isinstance(table, dict) else ():
+        try:
+            pair = (float(price[0]), float(price[1]))
+        except (TypeError, ValueError, IndexError, KeyError):
+            continue
+        if pair[0] >= 0 and pair[1] >= 0:
+            kept[str(model)] = pair
+    return kept
+
+
+def price_of(model: str) -> tuple[float, float] | None:
+    """What a model's tokens cost, per million (`AI_ASSISTANT_PRICES`).
+
+    Args:
+        model (str): The chat model's name.
+
+    Returns:
+        tuple or None: (prompt, completion) per million tokens; None when not priced.
+
+    """
+    return prices().get(model)
 
 
 def telemetry() -> bool:

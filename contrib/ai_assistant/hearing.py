@@ -15,8 +15,16 @@ Hearing is a hot path: one `say` reaches every assistant in the room. A heard li
 in memory, and is written to the event queue at the next tick (`flush`), in one write with any
 others, classified and scored there (`events.HeardLine.to_event`). A line that needs an answer
 at once (a whisper, a page, the assistant's name) calls `on_direct`, which queues a prompt
-start. A player who starts more turns a minute than the game allows (all assistants together)
-is heard, as context, but starts no turn (`PLAYER_TURNS`).
+start.
+
+Two game-wide limits apply to the lines of players, never to builders' instructions:
+
+- a player who starts more turns a minute than the game allows (all assistants together) has
+  the lines beyond it deferred (`PLAYER_TURNS`): each is queued at once, as context, and starts
+  its turn when the player's minute has room again, in the order spoken; the player is told
+  when (privately, once a minute). The moment is stored with the event, so a reload keeps it.
+- a player (an account, whichever character speaks) whose turns spent their tokens for the hour
+  or game day (`PLAYER_TOKENS`) is heard, as context, but starts no turn, and is told once.
 
 It takes what it needs (the character, the clock, the configuration, where the queue is kept)
 and never imports the handler.
@@ -25,19 +33,29 @@ and never imports the handler.
 
 import time
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from evennia.utils import search
 
 from . import game_settings
-from .budget import TurnRateLimiter
+from .budget import PlayerTokenBudget, TurnRateLimiter
+from .clock import to_iso
 from .conf import AssistantConfig
-from .events import EventQueue, HeardLine, classify, is_urgent
+from .events import DEFERRED_UNTIL, EventQueue, HeardLine, classify, is_urgent, triggers_model
 from .memory.store import KeyValueStore
 from .world import plain, speech_of
 
 # one for the server: a player's turns are counted across every assistant
 PLAYER_TURNS = TurnRateLimiter()
+# one for the server: the tokens each player's turns spent, across every assistant
+PLAYER_TOKENS = PlayerTokenBudget()
+# chatter that starts a turn when an assistant responds to ambient talk (`triggers_model`)
+AMBIENT_TURNS = ("say", "emote")
+# the event metadata naming the account of the player who spoke (their budget's key)
+ACCOUNT = "account"
+ACCOUNT_NAME = "account_name"
+# when the next deferred line is due is not known yet (after loading): the queue is read once
+_UNKNOWN = object()
 # lines heard between two ticks, at most (the queue keeps max_pending_events of them)
 HEARD_BUFFER = 2000
 _MOVE_TYPES = frozenset({"move", "teleport", "traverse"})
@@ -59,6 +77,8 @@ class Hearing:
             script's).
         on_direct (callable): `on_direct()`, when a line that needs an answer at once was
             heard (the handler queues a prompt start).
+        game_now (callable, optional): `game_now()` -> the game clock's time (picks the game
+            day of players' token budgets); the real time when not given.
 
     Attributes:
         heard (list): The `HeardLine`s not yet written to the queue, oldest first.
@@ -73,15 +93,23 @@ class Hearing:
         config: Callable[[], AssistantConfig],
         queue_store: Callable[[], KeyValueStore],
         on_direct: Callable[[], None],
+        game_now: Callable[[], datetime] | None = None,
     ):
         self.obj = obj
         self.now = now
+        self.game_now = game_now or now
+        # when the next deferred line is due (None: none is deferred); unknown after loading
+        self._next_release = _UNKNOWN
         self.config = config
         self.queue_store = queue_store
         self.on_direct = on_direct
         self.heard: list[HeardLine] = []
         self._present: set | None = None
         self._names: list[str] | None = None
+
+    # `on_overheard(text)`, for speech said aloud that does not name the assistant (the handler
+    # sets it: a light sleeper may need to hear talk that names someone present at once)
+    on_overheard: Callable[[str], None] | None = None
 
     def __len__(self) -> int:
         return len(self.heard)
@@ -202,9 +230,14 @@ class Hearing:
             # is still classified at the tick: it only waits for it)
             folded = text.lower()
             if not any(name.lower() in folded for name in names if name):
+                if self.on_overheard is not None and event_type == "say":
+                    self.on_overheard(text)  # asleep, talk among others may still need it
                 return
         # the same classification the queue makes at the tick
         if is_urgent(classify(event_type, text, names), metadata or {}):
+            if is_object and event_type != "instruction":
+                # whose budget the turn it starts is charged to: the player, not the character
+                heard[-1] = heard[-1]._replace(metadata={**(metadata or {}), **_account(speaker)})
             self.on_direct()
 
     # ---- to the queue ---------------------------------------------------------------------------
@@ -218,7 +251,10 @@ class Hearing:
         """
         heard = self.heard
         if not heard:
+            self._release()
             return 0
+        # read first: a bad setting raises (the tick records it) before a line leaves `heard`
+        limits = _limits()
         self.heard = []
         config = self.config()
         # kept for hearing, which must not query: renewed here, at every tick that heard a line
@@ -231,28 +267,161 @@ class Hearing:
         for line in heard:
             last_id = max(time.time_ns(), last_id + 1)
             events.append(line.to_event(last_id, names, config.max_event_chars, witnesses, room))
-        self._limit_players(events)
+        self._limit_players(events, *limits, respond_to_ambient=config.respond_to_ambient)
         queue.push_many(events, config.max_pending_events)
+        self._release(queue)
         return len(events)
 
-    def _limit_players(self, events: list) -> None:
-        """Hold back the lines of a player who starts more turns a minute than the game allows
-        (across all assistants): they are heard, as context, but start no turn."""
-        per_minute = game_settings.player_turns_per_minute()
+    def _release(self, queue: EventQueue | None = None) -> None:
+        """Let the deferred lines whose moment came start their turns (one write, only when
+        one is due; the queue is read only then, or once after loading)."""
+        due = self._next_release
         now = self.now()
+        if due is None or (due is not _UNKNOWN and now < due):
+            return
+        queue = queue or EventQueue(self.queue_store())
+        try:
+            per_hour = game_settings.player_tokens_per_hour()
+            per_day = game_settings.player_tokens_per_day()
+        except ValueError:
+            return  # a bad setting: `flush` reports it; the lines wait for it to be fixed
+        game_now = self.game_now()
+
+        def held(item: dict) -> str | None:
+            # a line deferred before its player's tokens ran out must not start a turn now
+            account = item["metadata"].get(ACCOUNT) or item.get("speaker_key")
+            spent = account and PLAYER_TOKENS.exhausted(account, now, game_now, per_hour, per_day)
+            if not spent:
+                return None
+            self._tell_spent(item.get("speaker_key"), account, spent, now, game_now)
+            return f"the player's tokens for the {spent} are spent"
+
+        self._next_release = queue.release_deferred(now, held)
+
+    def _limit_players(
+        self,
+        events: list,
+        per_minute: int,
+        per_hour: int,
+        per_day: int,
+        respond_to_ambient: bool = False,
+    ) -> None:
+        """Apply the game-wide limits on players' lines (see the module's doc): a player whose
+        tokens are spent starts no turn; one over the turns a minute waits for a moment when
+        the minute has room. With `respond_to_ambient`, chatter starts turns too, so it counts
+        as well; but chatter over the minute is only heard, never deferred (it was not said to
+        the assistant)."""
+        now = self.now()
+        game_now = self.game_now()
         for event in events:
-            if not event.urgent or event.type == "instruction" or not event.speaker_key:
+            if event.type == "instruction" or not event.speaker_key:
                 continue
-            if PLAYER_TURNS.allow(event.speaker_key, now, per_minute):
+            chatter = not event.urgent
+            if chatter and not (
+                respond_to_ambient and event.type in AMBIENT_TURNS and not event.from_assistant
+            ):
+                continue
+            if ACCOUNT not in event.metadata:
+                # chatter was not looked into as it was heard (the hot path): whose it is
+                event.metadata.update(_account_of_key(event.speaker_key))
+            account = event.metadata.get(ACCOUNT) or event.speaker_key
+            spent = PLAYER_TOKENS.exhausted(account, now, game_now, per_hour, per_day)
+            if spent:
+                event.urgent = False
+                event.metadata["held_back"] = f"the player's tokens for the {spent} are spent"
+                self._tell_spent(event.speaker_key, account, spent, now, game_now)
+                continue
+            # counted per player, like the tokens: a second character of one account shares
+            # its minute
+            when = PLAYER_TURNS.slot(account, now, per_minute)
+            if when == now:
+                continue
+            if chatter:
+                event.metadata["held_back"] = "too many turns a minute"
                 continue
             event.urgent = False
-            event.metadata["held_back"] = "too many turns a minute"
-            if PLAYER_TURNS.tell_once(event.speaker_key, now):
-                for speaker in search.search_object(event.speaker_key):
-                    speaker.msg(
-                        "(You are speaking faster than the game's assistants can follow: they "
-                        "hear you, and take it in with what you say next.)"
+            if when is None:
+                # more lines wait than `MAX_WAIT` holds: this one is heard, not answered alone
+                event.metadata["held_back"] = "too many lines waiting"
+                if PLAYER_TURNS.tell_once(f"{account}:refused", now):
+                    self._tell(
+                        event.speaker_key,
+                        f"(You have said more than {self.obj.key} can answer in the next few "
+                        "minutes: what you say now is heard, with the rest, but not answered "
+                        "on its own.)",
                     )
+                continue
+            event.metadata["held_back"] = "too many turns a minute"
+            event.metadata[DEFERRED_UNTIL] = to_iso(when)
+            due = self._next_release
+            if due is None or (due is not _UNKNOWN and when < due):
+                self._next_release = when
+            if PLAYER_TURNS.tell_once(account, now):
+                seconds = max(1, round((when - now) / timedelta(seconds=1)))
+                self._tell(
+                    event.speaker_key,
+                    f"({self.obj.key} will answer you in about {seconds} s: you are speaking "
+                    "faster than the game's assistants can follow.)",
+                )
+
+    def _tell_spent(self, speaker_key, account: str, spent: str, now, game_now) -> None:
+        """Tell a player, once for the period, that their tokens are spent."""
+        if speaker_key and PLAYER_TOKENS.first_telling(account, spent, now, game_now):
+            when = "hour" if spent == "hour" else "game day"
+            self._tell(
+                speaker_key,
+                f"(You have had your share of the assistants' thought for this {when}: "
+                f"they hear you, and take in what you say with what others say, but "
+                f"will not answer you on their own until the next {when}.)",
+            )
+
+    @staticmethod
+    def _tell(speaker_key: str, text: str) -> None:
+        """Say something to one player only (the limits are theirs; no one else hears)."""
+        for speaker in search.search_object(speaker_key):
+            speaker.msg(text)
+
+    def charge(self, events: list, tokens: int) -> None:
+        """Charge a turn's tokens to the players whose lines started it (shared evenly; see
+        `budget.PlayerTokenBudget`). Builders' instructions and other assistants pay nothing.
+
+        Args:
+            events (list): The turn's events.
+            tokens (int): The tokens it spent.
+
+        """
+        players = {}
+        respond_to_ambient = self.config().respond_to_ambient
+        for event in events:
+            if event.type == "instruction" or event.from_assistant:
+                continue
+            if triggers_model(event, respond_to_ambient, respond_to_assistants=False):
+                if event.speaker_key:
+                    account = event.metadata.get(ACCOUNT) or event.speaker_key
+                    players[account] = event.metadata.get(ACCOUNT_NAME) or event.speaker
+        PLAYER_TOKENS.charge(players, tokens, self.now(), self.game_now())
+
+    def player_limits(self) -> dict:
+        """The game-wide limits on players, for status: the settings, how many lines are
+        deferred, and the top spenders (names and tokens, nothing said).
+
+        Returns:
+            dict: {"turns_per_minute", "tokens_per_hour", "tokens_per_day", "deferred",
+                "top": {"hour": [(name, tokens)], "day": [...]}}.
+
+        """
+        now = self.now()
+        try:
+            per_minute, per_hour, per_day = _limits()
+        except ValueError as err:
+            return {"error": str(err)}
+        return {
+            "turns_per_minute": per_minute,
+            "tokens_per_hour": per_hour,
+            "tokens_per_day": per_day,
+            "deferred": PLAYER_TURNS.deferred(now),
+            "top": PLAYER_TOKENS.top(now, self.game_now()),
+        }
 
     # ---- who is present -------------------------------------------------------------------------
 
@@ -280,3 +449,32 @@ class Hearing:
         contents = location.contents if location else []
         myself = self.obj
         self._present = {obj.id for obj in contents if obj is not myself}
+
+
+def _account(speaker) -> dict:
+    """The metadata naming the player behind a speaking character: their account (the
+    character itself when no account plays it)."""
+    account = getattr(speaker, "account", None)
+    if account is not None and getattr(account, "id", None) is not None:
+        return {ACCOUNT: f"account#{account.id}", ACCOUNT_NAME: str(account.key)[:40]}
+    return {}
+
+
+def _account_of_key(speaker_key: str) -> dict:
+    """`_account` of a character known by its dbref (one cached lookup)."""
+    found = search.search_object(speaker_key)
+    return _account(found[0]) if found else {}
+
+
+def _limits() -> tuple[int, int, int]:
+    """The game-wide limits on players, read now: turns a minute, tokens an hour and a day.
+
+    Raises:
+        ValueError: A setting is not allowed (naming it and what is).
+
+    """
+    return (
+        game_settings.player_turns_per_minute(),
+        game_settings.player_tokens_per_hour(),
+        game_settings.player_tokens_per_day(),
+    )

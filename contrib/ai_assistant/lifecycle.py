@@ -1,6 +1,8 @@
 """
 The awake/sleep lifecycle: going to sleep (with its three safeguards), the wake conditions,
-waking, and scheduled sleep.
+waking (the one transition every wake goes through: the timer, an urgent word, a builder, the
+assistant's own `wake_up` in a sleep turn), and scheduled sleep. No wake depends on the token
+budget.
 
 State lives in the script's store under the names in `ai_assistant.state` (`operating_mode`,
 `sleep_phase`, `sleep_depth`, `scheduled_wake_time`, `sleep_cooldown_until`, `activity_since_wake`,
@@ -101,6 +103,9 @@ class Lifecycle:
             history keeps game times); by default real time.
         entities (EntityMemory, optional): The people it knows (a sleep with no new
             observation and no journal entry to consolidate is a quiet one).
+        budget_spent (callable, optional): `budget_spent(now)` -> why the model may not be
+            called now (a token budget is spent), or None. A wake never waits on it: held back
+            while compacting, which cannot go on without the model, it happens at once.
 
     """
 
@@ -112,8 +117,10 @@ class Lifecycle:
         on_transition: Callable[[str, str], None] = lambda mode, reason: None,
         game_now: Callable[[datetime], datetime] = lambda now: now,
         entities=None,
+        budget_spent: Callable[[datetime], str | None] = lambda now: None,
     ):
         self.state = state
+        self.budget_spent = budget_spent
         self.journal = journal
         self.config = config
         self.on_transition = on_transition
@@ -234,7 +241,8 @@ class Lifecycle:
         Args:
             now (datetime): The time.
             hours (int): 1-24.
-            depth (str): "light" (urgent events wake it) or "deep" (only the timer).
+            depth (str): "light" (urgent events wake it) or "deep" (only the timer, by itself;
+                in either, its own `wake_up` in a sleep turn may: `sleep.triage`).
             reason (str): Why (kept for the audit trail).
             initiated_by (str): "tool", "builder", "schedule" or "debt".
             enforce_safeguards (bool): False for builders: only "already asleep" applies.
@@ -328,7 +336,9 @@ class Lifecycle:
         A wake is held back while compacting, so consolidation is not cut short. But when the
         model keeps failing, compacting gives up after `compacting_give_up_minutes` of a held
         wake: the assistant wakes, and the entries not yet consolidated wait, untouched, for
-        the next sleep.
+        the next sleep. A wake never depends on the token budget: while it is spent compacting
+        cannot go on, so a held wake happens at once, the entries left for the next sleep (the
+        calls made awake are still counted against the budget).
 
         Args:
             events (list): Pending events.
@@ -356,6 +366,15 @@ class Lifecycle:
             # a batch may take hours: the wake does not wait for it, and nothing is lost (the
             # batch stays in the state, the entries unconsolidated, for the next sleep)
             reason = f"{check.reason}; the batch of sleep work under way is kept for the next sleep"
+            self.wake_up(now, reason)
+            return WakeCheck(True, reason, False)
+        spent = self.budget_spent(now)
+        if spent:
+            left = len(self.journal.unconsolidated())
+            reason = (
+                f"{check.reason}; consolidating waits for the token budget ({spent}): "
+                f"{left} entries left for the next sleep"
+            )
             self.wake_up(now, reason)
             return WakeCheck(True, reason, False)
         limit = timedelta(minutes=self.config.compacting_give_up_minutes)

@@ -41,8 +41,9 @@ class JournalEntry(TypedDict, total=False):
     compacting_failures: int  # failed consolidation calls it was part of
     rested: dict  # {"failures", "error"}: left out of consolidation (sleep.consolidating)
     pruned: bool
-    forgotten: dict  # when, by whom, why, what it was
+    forgotten: dict  # when, by whom, why; of what it was only its length and a digest
     trust_set: dict
+    gossip: dict  # told by another assistant: origin, tellers, trust (memory.gossip)
 
 
 class Observation(TypedDict, total=False):
@@ -129,3 +130,9 @@ class TurnSummary(TypedDict, total=False):
     error: str | None
     recalled: list[str]
     prompt: dict[str, int]
+    # the details the dashboard's conversation view shows (`TurnOutcome.details`), bounded
+    heard: list[dict]
+    calls: list[dict]
+    audience: list[str] | None
+    tokens: dict[str, int]
+    seconds: float

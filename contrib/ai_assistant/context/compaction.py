@@ -6,7 +6,9 @@ Keeping the context inside its budget forever.
   structured call (`CompactionSummary`: the summary, the people, open threads and promises, key
   facts; JSON mode when the server has no structured outputs), and only then replace the history with one `[CONTEXT SUMMARY]` system message followed by the
   preserved messages. The summary is archived in the journal as a `[CONTEXT SYNTHESIS]` entry,
-  which consolidation never treats as raw experience.
+  which consolidation never treats as raw experience. Drawn from what people said, the summary
+  inherits it (`memory.provenance.derived`): it names whose words it rests on and is trusted
+  no more than the least trusted of them.
 - `pre_compaction_extraction`: before compacting, a short ReAct loop in which the brain, with
   its full history, journals what must survive (noop, add_journal_entry and
   update_entity_observation only).
@@ -29,7 +31,7 @@ from ..brain import Brain
 from ..events import Speaker
 from ..memory.audience import served_by
 from ..memory.journal import SYNTHESIS
-from ..memory.provenance import SUMMARY
+from ..memory.provenance import SUMMARY, derived, spoken_source
 from ..memory.recall import render
 from ..react import StopPolicy, react
 from ..state import CONTEXT_SIGNALS, LAST_COMPACTION
@@ -241,11 +243,18 @@ def compact_history(
     if not result.summary.strip():
         return {"error": "the summary came back empty", "tokens": before}
     summary = result.as_text()
+    # drawn from what people said: trusted no more than their words, and says whose they were
+    inherited = _inherited(_public(to_compact), brain.config.trusts())
     marker = {
         "role": "system",
         # model-written, from players' words: escaped like any text entering a prompt
         "content": f"{SUMMARY_PREFIX}\n{for_prompt(summary, keep_lines=True)}",
-        "metadata": {"type": "compaction", "compacted_count": len(to_compact), "at": to_iso(now)},
+        "metadata": {
+            "type": "compaction",
+            "compacted_count": len(to_compact),
+            "at": to_iso(now),
+            "derived": inherited,
+        },
     }
     brain.history.replace([marker, *preserved])
     entry = brain.journal.add(
@@ -258,6 +267,7 @@ def compact_history(
         scoring_method="llm",
         kind=SYNTHESIS,
         tags=["compaction", "synthesis"],
+        derived=inherited,
     )
     after = brain.context_tokens()
     return {
@@ -268,6 +278,27 @@ def compact_history(
         "journal_entry": entry["id"],
         "summary": summary,
     }
+
+
+def _inherited(messages: list[dict], trusts: dict) -> dict:
+    """What a summary of `messages` inherits (`memory.provenance.derived`): the words of
+    everyone who spoke in them, and what an earlier summary among them inherited."""
+    records = [
+        {
+            "source_type": spoken_source(
+                instruction=speaker.instruction, addressed=speaker.addressed, about_speaker=False
+            ),
+            "heard_from": speaker.name,
+            "voice": speaker.key,
+        }
+        for speaker in _speakers_in(messages).values()
+    ]
+    records += [
+        (message.get("metadata") or {}).get("derived") or {}
+        for message in messages
+        if (message.get("metadata") or {}).get("type") == "compaction"
+    ]
+    return derived(records, trusts)
 
 
 def _speakers_in(history: list[dict]) -> dict[str, Speaker]:
@@ -465,12 +496,27 @@ def sleep_compaction_step(brain: Brain, now: datetime):
             empty, or usage is below the threshold.
 
     """
-    config = brain.config
-    if not config.compact_enabled or not len(brain.history):
-        return None
-    if brain.usage_ratio() < config.compact_sleep_threshold:
+    if not needs_sleep_compaction(brain):
         return None
     return _recorded(brain, now, extract_then_compact(brain, now, emergency=False))
+
+
+def needs_sleep_compaction(brain: Brain) -> bool:
+    """Whether sleep should compact the conversation history: compaction is on, there is a
+    history, and it fills at least `compact_sleep_threshold` of the context. A day of talk is
+    something new even when nothing was written in the journal: a quiet sleep compacts too.
+
+    Args:
+        brain (Brain): The assistant's brain.
+
+    Returns:
+        bool: True when the dreaming step `context` has work.
+
+    """
+    config = brain.config
+    if not config.compact_enabled or not len(brain.history):
+        return False
+    return brain.usage_ratio() >= config.compact_sleep_threshold
 
 
 def _recorded(brain: Brain, now: datetime, work: Generator) -> Generator:

@@ -21,6 +21,7 @@ Its meta keeps the cursor: `next_seq`, the first journal entry not yet covered b
 | `entry_ids` | the journal entries it was made from |
 | `at` | the real time of its last entry (recall's recency and "not after now") |
 | `created_at` | when it was made (real time) |
+| `rests_on`, `claims_of`, `voices` | what it inherits from its entries (`provenance.derived`): never trusted above them |
 
 """
 
@@ -174,6 +175,7 @@ class DigestArchive:
         now: datetime,
         new_facts: list[str] | None = None,
         people: list[str] | None = None,
+        provenance: dict | None = None,
     ) -> dict:
         """Store the digest of one day for one audience.
 
@@ -186,6 +188,8 @@ class DigestArchive:
             new_facts (list, optional): The facts to keep, once cleaned; by default the
                 model's.
             people (list, optional): The people met to keep; by default the model's.
+            provenance (dict, optional): What it inherits from its entries
+                (`provenance.derived`: `rests_on`, `claims_of`, `voices`).
 
         Returns:
             dict: The digest stored.
@@ -203,6 +207,7 @@ class DigestArchive:
             "entry_ids": [entry["id"] for entry in entries],
             "at": entries[-1]["created_at"] if entries else to_iso(now),
             "created_at": to_iso(now),
+            **{key: value for key, value in (provenance or {}).items() if value},
         }
         self.items.extra["next_id"] = number + 1
         self.items.append(digest)
@@ -228,6 +233,26 @@ class DigestArchive:
             for digest in gone:
                 self._tell({**digest, "removed": True})
         return len(gone)
+
+    def remove(self, digest_ids: set[str]) -> list[str]:
+        """Remove some digests (a forgotten entry they were made from: `memory.review`); the
+        list is rewritten once. The days stay digested: the cursor does not move back.
+
+        Args:
+            digest_ids (set): The digests' ids.
+
+        Returns:
+            list: The ids removed (those that were here).
+
+        """
+        kept, gone = [], []
+        for digest in self.all():
+            (gone if digest["id"] in digest_ids else kept).append(digest)
+        if gone:
+            self.items.replace_all(kept)
+            for digest in gone:
+                self._tell({**digest, "removed": True})
+        return [digest["id"] for digest in gone]
 
     def _tell(self, digest: dict) -> None:
         for watcher in self.watchers:

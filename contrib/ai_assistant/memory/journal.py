@@ -18,6 +18,8 @@ An entry:
 | `content` | the text |
 | `kind` | `experience` (what happened), `reflection` or `synthesis` (a summary) |
 | `source_type`, `heard_from`, `about` | provenance (see `memory.provenance`) |
+| `voice` | who said it, counted once however many characters they play (`provenance.voice_of`) |
+| `rests_on`, `claims_of`, `voices` | a reflection's: what it inherits from what it cites (`provenance.derived`) |
 | `audience`, `witnesses` | who may know it (None: public), who was present |
 | `location`, `created_at` | where and when (real time) |
 | `game_at` | when, on the game clock (which game day a digest puts it in) |
@@ -26,6 +28,7 @@ An entry:
 | `compacting_failures`, `rested` | failed consolidation calls it was in; resting after too many |
 | `cites` | the entries a reflection rests on |
 | `pruned` | emptied by episodic pruning |
+| `gossip` | told by another assistant: its chain of sources and trust (`memory.gossip`) |
 
 """
 
@@ -106,6 +109,9 @@ class Journal:
         kind: str = EXPERIENCE,
         cites: list[str] | None = None,
         salience: int | None = None,
+        voice: str | None = None,
+        derived: dict | None = None,
+        gossip: dict | None = None,
     ) -> JournalEntry:
         """Append an entry and return it.
 
@@ -127,6 +133,12 @@ class Journal:
             cites (list, optional): Entry ids it rests on (reflections).
             salience (int, optional): 1-3 for a bookmark (what matters now; 3 is critical):
                 sleep consolidates bookmarks first, the most salient first.
+            voice (str, optional): Who said it, counted once however many characters they
+                play: their account when known, else their key (`provenance.voice_of`).
+            derived (dict, optional): What an entry drawn from others inherits from them
+                (`provenance.derived`: `rests_on`, `claims_of`, `voices`).
+            gossip (dict, optional): What another assistant told: its chain of sources and
+                trust (`memory.gossip`).
 
         Returns:
             dict: The entry.
@@ -157,6 +169,13 @@ class Journal:
         }
         if salience is not None:
             entry["salience"] = salience
+        if voice:
+            entry["voice"] = voice[:80]
+        for key in ("rests_on", "claims_of", "voices"):
+            if (derived or {}).get(key):
+                entry[key] = derived[key]
+        if gossip:
+            entry["gossip"] = gossip
         if kind == EXPERIENCE:
             extra = self.entries.extra
             extra[REFLECTION_COUNTER] = extra.get(REFLECTION_COUNTER, 0) + score
@@ -368,6 +387,23 @@ class Journal:
         self.entries.save_meta()
         for entry in changed.values():
             self._tell(entry)
+
+    def forget_vectors(self, seqs: list[int]) -> None:
+        """Let go of some entries' embeddings (their passage held words now forgotten): they
+        are embedded again, from their words as they are now, by the next `unembedded`.
+
+        Args:
+            seqs (list): The entries' positions.
+
+        """
+        held = {seq: None for seq in seqs if 0 <= seq < len(self.vectors) and self.vectors.get(seq)}
+        if not held:
+            return
+        self.vectors.update(held)
+        mark = self.entries.extra.get(EMBEDDED)
+        if mark:
+            self.entries.extra[EMBEDDED] = {**mark, "through": min(mark["through"], min(held))}
+            self.entries.save_meta()
 
     def embedded_through(self, model: str) -> int:
         """How many entries, from the first, `model` has embedded or found nothing to embed in.

@@ -9,7 +9,8 @@ links, the strongest.
 
 Links are stored in chunks on the character (`links:m0000`, `links:j0001`, ...: the
 neighbours of a hundred memories each), so adding links rewrites only the chunks of the two
-memories joined, and a lookup reads one chunk.
+memories joined, and a lookup reads one chunk. How far the link step has gone through the
+long-term memories (`links:progress`) is kept with them, from one sleep to the next.
 
 """
 
@@ -32,6 +33,8 @@ class MemoryLinks:
     """
 
     INDEX = "links:index"
+    # how far the link step has gone through the long-term memories, kept from sleep to sleep
+    PROGRESS = "links:progress"
 
     def __init__(self, store: KeyValueStore):
         self.store = store
@@ -155,6 +158,21 @@ class MemoryLinks:
                     touched.add(other_key)
         self._write(touched)
         return removed
+
+    @property
+    def cursor(self) -> int:
+        """How many long-term memories, from the first, the link step has gone through (kept
+        across sleeps, so a later sleep searches only what is new)."""
+        return int((self.store.get(self.PROGRESS) or {}).get("cursor", 0))
+
+    def move_cursor(self, position: int) -> None:
+        """Keep how far the link step has gone through the long-term memories.
+
+        Args:
+            position (int): The first memory (by position) not yet looked at.
+
+        """
+        self.store.set(self.PROGRESS, {"cursor": position})
 
     def chunk_keys(self) -> list[str]:
         """The keys of every stored chunk of links.

@@ -79,7 +79,12 @@ class MemoryStore(Protocol):
         ...
 
     def find_corroborated(
-        self, fact: str, speaker: str | None, audience: Audience, content: Callable[[str], str]
+        self,
+        fact: str,
+        speaker: str | None,
+        audience: Audience,
+        content: Callable[[str], str],
+        voice: str | None = None,
     ) -> dict | None:
         """A memory of the same claim from someone else (same audience), if one exists.
 
@@ -88,10 +93,13 @@ class MemoryStore(Protocol):
             speaker (str, optional): Who made the new claim.
             audience (list or None): Its audience.
             content (callable): What a claim says, without who said it.
+            voice (str, optional): Who the speaker is, counted once however many characters
+                they play (`memory.provenance.voice_of`).
 
         Returns:
-            dict or None: A memory with the same content and audience whose sources do not
-                include `speaker`, or None (also when `speaker` or the content is empty).
+            dict or None: A memory with the same content and audience whose sources include
+                neither `speaker` nor `voice`, or None (also when `speaker` or the content is
+                empty).
 
         """
         ...
@@ -276,7 +284,12 @@ class EmbeddedMemoryStore:
         return None
 
     def find_corroborated(
-        self, fact: str, speaker: str | None, audience: Audience, content: Callable[[str], str]
+        self,
+        fact: str,
+        speaker: str | None,
+        audience: Audience,
+        content: Callable[[str], str],
+        voice: str | None = None,
     ) -> dict | None:
         """Look for the claim among the best lexical matches of what it says (see
         `MemoryStore.find_corroborated`).
@@ -286,6 +299,8 @@ class EmbeddedMemoryStore:
             speaker (str, optional): Who made it.
             audience (list or None): Its audience.
             content (callable): What a claim says, without who said it.
+            voice (str, optional): Who the speaker is (their account, else their key): a
+                memory of the same voice is not someone else's.
 
         Returns:
             dict or None: A memory of the same claim from someone else, or None.
@@ -295,13 +310,19 @@ class EmbeddedMemoryStore:
         if not wanted or not speaker:
             return None
         audience = None if audience is None else sorted(audience)
+        mine = {speaker.strip().lower(), (voice or "").strip().lower()} - {""}
         for memory_id, _ in self._lexical_index().search(wanted, 5):
             memory = self.get(memory_id)
             if memory is None or memory.get("audience") != audience:
                 continue
             provenance = memory.get("provenance") or {}
-            others = set(provenance.get("sources") or [provenance.get("heard_from")]) - {None}
-            if content(memory["text"]) == wanted and others and speaker not in others:
+            names = set(provenance.get("sources") or [provenance.get("heard_from")]) - {None}
+            # a person is one voice however many characters they speak through (their
+            # account): the same voice, or the same name, is not someone else
+            others = {name.lower() for name in names} | {
+                v.lower() for v in provenance.get("voices") or [provenance.get("voice")] if v
+            }
+            if content(memory["text"]) == wanted and names and not mine & others:
                 return memory
         return None
 

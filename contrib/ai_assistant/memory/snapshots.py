@@ -48,8 +48,10 @@ from typing import Any
 
 from ..text import one_line
 from ..errors import Refused
+from .core import KEY as CORE_KEY
 from .review import (
     AUDIT_META,
+    CORE_PREFIX,
     CORE_REMOVE,
     CORE_SET,
     audit_length,
@@ -57,6 +59,7 @@ from .review import (
     is_audit_key,
     reapply_corrections,
 )
+from .provenance import talk_without
 from .store import KeyValueStore
 
 SNAPSHOTS = "memory_snapshots"
@@ -223,6 +226,63 @@ class Snapshots:
         )
         self.state.set(_keys_key(sleep_id), [*recorded, key])
         return True
+
+    def scrub(self, gone: list[str], words: list[str]) -> int:
+        """Take what a builder made the assistant forget out of the values the snapshots keep:
+        a forgotten entry, memory or digest is emptied, a forgotten core note or person's
+        observation or attribute is left out, and the forgotten words are taken out of the talk
+        kept beside a fact. A rollback still makes the forget hold again (`memory.review`);
+        this is so the words are not kept, unread, in the snapshots either.
+
+        Args:
+            gone (list): The ids forgotten (as `MemoryReview.forget` returns them).
+            words (list): The forgotten words.
+
+        Returns:
+            int: How many kept values were rewritten.
+
+        """
+        gone = set(gone)
+        words = [text for text in words if text and text.strip()]
+        changed = 0
+        for snapshot in self.kept():
+            sleep_id = snapshot["sleep_id"]
+            for number, key in enumerate(self.recorded_keys(sleep_id)):
+                record = self.state.get(_record_key(sleep_id, number))
+                if not record or not record.get("existed"):
+                    continue
+                value = _scrubbed(key, record.get("value"), gone, words)
+                if value is not None:
+                    self.state.set(_record_key(sleep_id, number), {**record, "value": value})
+                    changed += 1
+        return changed
+
+    def rewrite(self, change) -> int:
+        """Rewrite the values the snapshots keep with `change` (forgetting a person,
+        `memory.forget_person`: their profile kept as if it never existed).
+
+        Args:
+            change (callable): `change(key, value)` -> None to leave a kept value as it is,
+                or (existed, value): what the snapshot keeps from now on.
+
+        Returns:
+            int: How many kept values were rewritten.
+
+        """
+        changed = 0
+        for snapshot in self.kept():
+            sleep_id = snapshot["sleep_id"]
+            for number, key in enumerate(self.recorded_keys(sleep_id)):
+                record = self.state.get(_record_key(sleep_id, number))
+                if not record or not record.get("existed"):
+                    continue
+                new = change(key, record.get("value"))
+                if new is not None:
+                    existed, value = new
+                    kept = {**record, "existed": existed, "value": value if existed else None}
+                    self.state.set(_record_key(sleep_id, number), kept)
+                    changed += 1
+        return changed
 
     def _drop_records(self, sleep_id: str) -> None:
         for number in range(len(self.recorded_keys(sleep_id))):
@@ -461,6 +521,52 @@ class RecordingStore:
             self._seen.add(key)
 
 
+# ---- forgetting reaches the snapshots too ---------------------------------------------------
+
+# the fields of a kept item that hold its words, by the list it is kept in (`scrub`)
+_WORDS = {
+    "journal": {"content": "", "tags": []},
+    "ltm": {"text": "", "vector": None},
+    "digests": {"summary": "", "people_met": [], "open_threads": [], "new_facts": []},
+}
+
+
+def _scrubbed(key: str, value: Any, gone: set[str], words: list[str]) -> Any:
+    """A kept value with what was forgotten taken out, or None when nothing in it was."""
+    name = key.split(":", 1)[0]
+    if name in _WORDS and key != f"{name}:meta" and isinstance(value, (str, list)):
+        items = json.loads(value) if isinstance(value, str) else copy.deepcopy(value)
+        touched = False
+        for position, item in enumerate(items):
+            if not isinstance(item, dict):
+                continue
+            if item.get("id") in gone:
+                items[position] = {**item, **_WORDS[name]}
+                touched = True
+            talk = talk_without((item.get("provenance") or {}).get("talk") or "", words)
+            if talk is not None:
+                item["provenance"] = {**item["provenance"], "talk": talk}
+                touched = True
+        if not touched:
+            return None
+        return json.dumps(items, separators=(",", ":")) if isinstance(value, str) else items
+    if key == CORE_KEY and isinstance(value, dict):
+        kept = {slot: note for slot, note in value.items() if f"{CORE_PREFIX}{slot}" not in gone}
+        return kept if len(kept) != len(value) else None
+    if name == "entity" and isinstance(value, dict) and "key" in value:
+        profile = copy.deepcopy(value)
+        before = len(profile.get("observations", [])) + len(profile.get("attributes", []))
+        for field in ("observations", "attributes"):
+            profile[field] = [
+                item
+                for item in profile.get(field, [])
+                if f"{profile['key']}/{item.get('id')}" not in gone
+            ]
+        after = len(profile["observations"]) + len(profile["attributes"])
+        return profile if after != before else None
+    return None
+
+
 # ---- what changed ----------------------------------------------------------------------------
 
 
@@ -589,6 +695,9 @@ def _kept_line(correction: dict) -> str:
             f" and {len(ids) - KEPT_IDS} more" if len(ids) > KEPT_IDS else ""
         )
         line = f"kept forgotten: {named} (forgotten by {who} at {when}"
+    elif correction["action"] == "forget_person":
+        # a person: their key, never their words (`memory.forget_person`)
+        line = f"kept forgotten: the person {one_line(correction['id'])[:40]} (by {who} at {when}"
     else:
         trust = correction.get("trust")
         level = f"{trust:.2f}" if isinstance(trust, (int, float)) else "?"

@@ -15,6 +15,10 @@ The daily digest, a dreaming step: each finished game day's journal replayed int
   may recall.
 - A call that fails (or a reply that does not fit `DayDigest`) stores nothing: the step is
   tried again at the next tick, and the digests already stored for that day are not made again.
+- Claims stay claims: a new fact drawn from what someone said is stored as theirs ("Bob says:
+  ..."), whatever the model wrote (it rests on the entries it shares the most words with), and
+  the digest is trusted no more than the least trusted entry it was made from
+  (`memory.provenance.derived`).
 
 An entry's game day is its `game_at` (written by the journal from the game clock). An entry
 written before that field existed (by an earlier version) is placed by its real time shifted by
@@ -28,14 +32,17 @@ from datetime import datetime
 
 from ..brain import Brain
 from ..clock import from_iso
-from .prompts import clean_facts, render_entries, sleep_request
+from .prompts import attributed_to, clean_facts, render_entries, resting_on, sleep_request
 from ..memory.digests import DIGEST_PROMPT, DayDigest, audience_key
 from ..memory.journal import EXPERIENCE, SYNTHESIS
+from ..memory.provenance import derived
 from ..state import DREAMING_PROGRESS
 from .batch import BatchDeferred
 
 # kept in `dreaming_progress`: days digested in this sleep (the limit is per sleep)
 DAYS_THIS_SLEEP = "digest_days"
+# the longest a digest's fact may be, its attribution included (`DayDigest`'s bound)
+MAX_DIGEST_FACT_CHARS = 300
 
 
 def game_day(entry: dict, offset) -> str:
@@ -175,8 +182,9 @@ def daily_digests(brain: Brain, now: datetime, take_call: Callable[[], bool]) ->
                 audience=audience,
                 entries=group,
                 now=now,
-                new_facts=clean_facts(result.new_facts, brain.names, 300),
+                new_facts=_claims_kept(brain, result.new_facts, group),
                 people=[p for p in result.people_met if p.lower() not in _own(brain)],
+                provenance=derived(group, config.trusts()),
             )
             report["digests"] += 1
             if audience is None:
@@ -196,6 +204,22 @@ def daily_digests(brain: Brain, now: datetime, take_call: Callable[[], bool]) ->
     if deferred is not None:
         raise deferred
     return True, report
+
+
+def _claims_kept(brain: Brain, facts: list[str], entries: list[dict]) -> list[str]:
+    """The digest's new facts, each drawn from what someone said kept as theirs ("Bob says:
+    ..."), whatever the model wrote: a fact rests on the entries that share the most words with
+    it (on all of them when none does: `prompts.resting_on`)."""
+    trusts = brain.config.trusts()
+    stemmer = brain.config.recall_stemmer
+    kept = []
+    for fact in clean_facts(facts, brain.names, MAX_DIGEST_FACT_CHARS):
+        sources = resting_on(fact, entries, lambda entry: entry.get("content"), stemmer)
+        claimants = derived(sources, trusts)["claims_of"]
+        fact = attributed_to(fact, claimants, MAX_DIGEST_FACT_CHARS)
+        if fact not in kept:
+            kept.append(fact)
+    return kept
 
 
 def _own(brain: Brain) -> set[str]:

@@ -4,12 +4,18 @@ The dreaming phase of sleep: memories linked, people profiled, insights drawn, t
 The steps, in order (each a `DreamStep`: a name and a function returning the step's work):
 
 1. `links`: recent important long-term memories and reflections are joined, both ways, to the
-   memories most like them: by words (or embeddings), by time, by the people they share. No
-   model call.
+   memories most like them: by words (or embeddings), by time, by the people they share. Only
+   what is new since the last sleep (or whose words changed) is searched: how far it has gone
+   is kept with the links (`MemoryLinks.cursor`), not reset by a new sleep. No model call.
 2. `people`: a person with at least `entity_min_observations` new observations gets them
    synthesised by the model into typed attributes (preference, trait, relationship, fact), each
    citing the observations it rests on; the observations are marked consolidated (or pruned,
    with `entity_prune_consolidated`). Several people share one call, never across audiences.
+   `relationships`: familiarity, warmth and trust with each person met since the last sleep
+   (`sleep.relationships`): familiarity counted in code, warmth and trust by one structured
+   call per `relationship_batch_size` people (never across audiences), each change citing
+   the day's evidence, bounded by `relationship_max_step`, never resting on a person's own
+   words about the relationship.
 3. `orphans`: links to memories that no longer exist are removed.
 4. `reflection`: once the importance of new journal entries adds up to `reflection_threshold`,
    the model asks itself a few questions about the recent important entries and answers them,
@@ -42,7 +48,10 @@ done is kept in `dreaming_progress` (so a reload resumes where it stopped, and `
 it). A step that fails is logged, the others go on, and it is tried again at the next tick.
 In batch mode (`sleep.batch`) a step whose call waits for a batch is neither done nor failed:
 the others go on, and it runs again once the answer is in.
-Everything drawn from several memories keeps the narrowest audience of what it rests on.
+Everything drawn from several memories keeps the narrowest audience of what it rests on, and
+what it inherits from them (`memory.provenance.derived`): an attribute or an insight drawn from
+what people told the assistant says so ("Carol says: ..."), whatever the model wrote, and is
+trusted no more than the least trusted of what it rests on.
 
 """
 
@@ -59,16 +68,19 @@ from ..memory.audience import narrowest
 from . import core_memory
 from .prompts import (
     ENTITY_PROMPT,
+    MAX_ATTRIBUTE_CHARS,
+    MAX_INSIGHT_CHARS,
     REFLECTION_PROMPT,
     EntitySynthesis,
     Reflection,
+    attributed_to,
     render_entries,
     render_people,
     sleep_request,
 )
 from ..memory.journal import EXPERIENCE, REFLECTION_KIND
 from ..memory.lexical import terms
-from ..memory.provenance import REFLECTION
+from ..memory.provenance import REFLECTION, derived
 from ..memory.working import WorkingMemory
 from ..state import DREAMING_PROGRESS
 from .batch import BatchDeferred
@@ -76,6 +88,7 @@ from .embedding import embed_entries
 from .steps import Budget, DreamStep, StepResult, StepWork  # noqa: F401 (their old home)
 from .digest import daily_digests
 from .housekeeping import keep_house
+from .relationships import update_relationships
 
 # failures of one dreaming step in one sleep before it rests until the next sleep
 MAX_STEP_FAILURES = 3
@@ -100,10 +113,11 @@ def link_memories(brain: Brain, now: datetime, budget: Budget) -> StepResult:
 
     """
     config = brain.config
-    progress = _progress(brain)
-    cursor = progress.get("link_cursor", 0)
+    # kept with the links, from sleep to sleep: a later sleep searches only the memories new
+    # since, or whose words changed (`relink`: a claim corroborated)
+    cursor = brain.links.cursor
     memories = brain.long_term.all() if hasattr(brain.long_term, "all") else []
-    recent = [m for m in memories if int(m["id"][1:]) >= cursor]
+    recent = [m for m in memories if int(m["id"][1:]) >= cursor or m.get("relink")]
     recent += [
         e
         for e in brain.journal.recent(200)
@@ -117,10 +131,12 @@ def link_memories(brain: Brain, now: datetime, budget: Budget) -> StepResult:
     for item in chosen:
         pairs += _links_of(brain, item, now)
     added = brain.links.link(pairs, config.link_max_per_memory)
-    progress["link_cursor"] = brain.long_term.count()
+    brain.links.move_cursor(brain.long_term.count())
+    for memory in recent:
+        if memory.get("relink"):
+            brain.long_term.update({key: value for key, value in memory.items() if key != "relink"})
     reflections = [e for e in recent if brain.journal.is_reflection(e)]
     brain.journal.update([{**e, "linked": True} for e in reflections])
-    _save_progress(brain, progress)
     return StepResult(True, {"linked": len(chosen), "links": added})
 
 
@@ -178,6 +194,7 @@ def consolidate_people(brain: Brain, now: datetime, budget: Budget) -> Generator
 
     """
     config = brain.config
+    trusts = config.trusts()
     groups = _people_to_consolidate(brain)
     calls = people = attributes = 0
     while groups:
@@ -203,12 +220,18 @@ def consolidate_people(brain: Brain, now: datetime, budget: Budget) -> Generator
                 cites = [cite for cite in attribute.cites if cite in known]
                 if not cites:
                     continue  # nothing it rests on: not kept
+                # what someone told it stays theirs, whatever the model wrote, and is
+                # trusted no more than their claim
+                inherited = derived([known[c] for c in cites], trusts)
                 kept.append(
                     {
                         "type": attribute.type,
-                        "value": attribute.value,
+                        "value": attributed_to(
+                            attribute.value, inherited["claims_of"], MAX_ATTRIBUTE_CHARS
+                        ),
                         "cites": cites,
                         "audience": narrowest(known[c].get("audience") for c in cites),
+                        **{key: value for key, value in inherited.items() if value},
                     }
                 )
             brain.entities.add_attributes(
@@ -336,8 +359,10 @@ def reflect(brain: Brain, now: datetime, budget: Budget) -> Generator:
             if not cites:
                 continue
             importance = min(9, max(8, max(by_id[c]["importance"] for c in cites)))
+            # drawn from what people told it: it says so, and is trusted no more than that
+            inherited = derived([by_id[c] for c in cites], config.trusts())
             journal.add(
-                item.insight,
+                attributed_to(item.insight, inherited["claims_of"], MAX_INSIGHT_CHARS),
                 author=brain.name,
                 now=now,
                 location=brain.location,
@@ -349,6 +374,7 @@ def reflect(brain: Brain, now: datetime, budget: Budget) -> Generator:
                 kind=REFLECTION_KIND,
                 cites=cites,
                 tags=["reflection"],
+                derived=inherited,
             )
             insights += 1
         done.add(key)
@@ -539,6 +565,7 @@ def _compacted(work: Generator) -> Generator:
 DREAMING_STEPS: list[DreamStep] = [
     DreamStep("links", link_memories),
     DreamStep("people", consolidate_people),
+    DreamStep("relationships", update_relationships),
     DreamStep("orphans", prune_orphan_links),
     DreamStep("reflection", reflect),
     DreamStep("digest", digest_days),

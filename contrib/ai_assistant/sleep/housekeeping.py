@@ -15,8 +15,13 @@ Each age is in real days, like `prune_age_days`, and 0 keeps that kind of record
 - `sleep_history_retention_days`: the records of past sleeps, by when they ended (game time,
   turned into real days by the time factor); the newest is always kept.
 
+Once, at the first sleep that finds them: the marks of entries forgotten by an earlier version,
+which kept the first 200 characters of what was forgotten (`forgotten["was"]`), keep only its
+length and a digest of it, as a forget does now (`memory.review`).
+
 """
 
+import hashlib
 from datetime import datetime, timedelta
 
 from ..brain import Brain
@@ -24,6 +29,8 @@ from ..clock import to_iso
 from ..sleep_history import SleepHistory
 
 RETENTION = "retention"
+# set once the old forget marks were looked for (`_old_forget_marks`)
+FORGET_MARKS_CHECKED = "forget_marks_checked"
 
 
 def keep_house(brain: Brain, now: datetime) -> dict:
@@ -56,7 +63,31 @@ def keep_house(brain: Brain, now: datetime) -> dict:
     report["removed"] = sum(
         report[key] for key in ("entries", "compaction_archive", "digests", "sleep_records")
     )
+    if not brain.state.get(FORGET_MARKS_CHECKED):
+        scrubbed = _old_forget_marks(brain)
+        if scrubbed:
+            report["forget_marks_scrubbed"] = scrubbed
+        brain.state.set(FORGET_MARKS_CHECKED, True)
     return report
+
+
+def _old_forget_marks(brain: Brain) -> int:
+    """Take the words an earlier version kept of a forgotten entry out of its mark (see the
+    module doc); returns how many marks it rewrote."""
+    changed = []
+    for entry in brain.journal.all():
+        mark = entry.get("forgotten")
+        if not isinstance(mark, dict) or "was" not in mark:
+            continue
+        was = str(mark.get("was") or "")
+        kept = {key: value for key, value in mark.items() if key != "was"}
+        # the old mark kept a beginning only: its length and digest are of what was kept
+        kept.setdefault("was_chars", len(was))
+        kept.setdefault("was_sha256", hashlib.sha256(was.encode("utf-8")).hexdigest()[:16])
+        changed.append({**entry, "forgotten": kept})
+    if changed:
+        brain.journal.update(changed)
+    return len(changed)
 
 
 def _old_journal_entries(brain: Brain, now: datetime) -> tuple[list[dict], list[dict]]:

@@ -37,6 +37,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints, field_validator
 
 from ..llm.client import ChatRequest
+from ..memory.lexical import terms
 from ..text import for_prompt
 
 SCORING_PROMPT = """You rate the journal entries of {name}, a character in a text game, for how
@@ -325,6 +326,54 @@ def attributed(
     if re.match(pattern, fact, re.IGNORECASE):
         return clip(fact, max_chars)
     return clip(f"{speaker} says: {fact}", max_chars)
+
+
+def attributed_to(text: str, names: list[str], max_chars: int = MAX_FACT_CHARS) -> str:
+    """What was drawn from people's claims, kept as theirs: "Bob says: ..." or "Ann and Bob
+    say: ...", whatever the model wrote (`attributed`, for several people).
+
+    A text that already names one of them saying it is kept as it is.
+
+    Args:
+        text (str): The text as the model wrote it.
+        names (list): Whose claims it rests on (none: it is kept as it is).
+        max_chars (int, optional): The longest the stored text may be (see `clip`).
+
+    Returns:
+        str: The text, attributed when it must be.
+
+    """
+    names = [name for name in names if name]
+    if len(names) < 2:
+        return attributed(text, names[0] if names else None, "claim", max_chars)
+    for name in names:
+        if attributed(text, name, "claim", max_chars) == clip(text, max_chars):
+            return clip(text, max_chars)
+    who = ", ".join(names[:-1]) + " and " + names[-1]
+    return clip(f"{who} say: {text}", max_chars)
+
+
+def resting_on(text: str, records: list[dict], words_of, stemmer: str = "english") -> list[dict]:
+    """The records a text the model wrote without citing any was drawn from: those that share
+    the most words with it; all of them when none shares a word (what it rests on is unknown,
+    so it is taken to rest on everything it was drawn from).
+
+    Args:
+        text (str): The text (a digest's fact, a core note).
+        records (list): What it was drawn from.
+        words_of (callable): A record's words.
+        stemmer (str, optional): The stemmer's language (`memory.lexical.terms`).
+
+    Returns:
+        list: The records it rests on.
+
+    """
+    own = set(terms(text, stemmer))
+    shared = [len(own & set(terms(words_of(record) or "", stemmer))) for record in records]
+    best = max(shared, default=0)
+    if best == 0:
+        return list(records)
+    return [record for record, count in zip(records, shared) if count == best]
 
 
 def claim_content(text: str) -> str:

@@ -3,13 +3,18 @@ The sleep tick: the work of the sleep phase the assistant is in.
 
 - Compacting (`sleep.consolidating`): the journal scored and distilled into long-term memory, a
   batch per tick, while a wake is held back.
-- Dreaming (`sleep.dreaming`): links, people, orphaned links, reflection, the daily digest,
-  core memory, pruning, housekeeping (retention), working memory, context compaction, within a
-  budget of model calls per tick, until all is done; after that a sleep tick costs nothing.
-- In light sleep, while dreaming, something said nearby may get one cheap decision whether to
-  wake (`sleep.triage`).
+- Dreaming (`sleep.dreaming`): links, people, relationships, orphaned links, reflection, the
+  daily digest, core memory, pruning, housekeeping (retention), working memory, context
+  compaction, within a budget of model calls per tick, until all is done; after that a sleep
+  tick costs nothing.
+- While dreaming, something heard that may need it awake (talk naming someone present in
+  light sleep; a whisper, its name or an instruction in deep sleep; a reminder coming up) is
+  put to it in a sleep turn, whose tools are `wake_up` and `stay_asleep` (`sleep.triage`);
+  that comes before the dreaming work of the tick. `sleep_tick(..., prompt=True)` is the sleep
+  turn alone, for a word heard between two ticks.
 
-While a token budget is spent (`ai_assistant.budget`), a sleep tick makes no model call. With
+While a token budget is spent (`ai_assistant.budget`), a sleep tick makes no model call; the
+wake conditions never depend on it (`Lifecycle.apply_wake_conditions`). With
 `batch_enabled`, the structured calls of compacting and dreaming go through the provider's Batch
 API (`sleep.batch`).
 
@@ -23,25 +28,28 @@ from datetime import datetime
 
 from .. import telemetry
 from ..brain import Brain
+from ..context.compaction import needs_sleep_compaction
 from ..debt import SleepDebt
 from ..lifecycle import COMPACTING, DREAMING
 from .batch import batch_mode, in_batches
 from .consolidating import compacting_step
 from .digest import finished_days
 from .dreaming import DREAMING_STEPS, dreaming_tick
-from .triage import triage
+from .triage import sleep_turn
 from ..sleep_history import SleepHistory
 from ..state import DREAMING_PROGRESS
 
 __all__ = ["DREAMING_STEPS", "sleep_tick"]
 
 
-def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
+def sleep_tick(brain: Brain, now: datetime, prompt: bool = False) -> Generator | None:
     """The work for this sleep tick, or None when there is none.
 
     Args:
         brain (Brain): The sleeping assistant.
         now (datetime): The time.
+        prompt (bool, optional): Only the sleep turn, if one is due: a word was heard between
+            two ticks (the phase's own work waits for the tick).
 
     Returns:
         Generator or None: Work yielding blocking model calls, returning a report.
@@ -51,23 +59,25 @@ def sleep_tick(brain: Brain, now: datetime) -> Generator | None:
         return None  # no model calls until the next day or hour; nothing is lost
     history = SleepHistory(brain.state)
     phase = brain.lifecycle.phase
-    if phase == COMPACTING:
+    if phase == COMPACTING and not prompt:
         work = _maybe_batched(brain, compacting_step(brain, now), now)
         return _tallied(history, _phase_traced(brain, COMPACTING, work))
     if phase == DREAMING:
+        # what was heard comes first, quiet sleep or not: it is about now, not the day
+        turn = sleep_turn(brain, now)
+        if turn is not None:
+            turn = telemetry.traced(
+                telemetry.SLEEP_STEP_SPAN,
+                turn,
+                {telemetry.SLEEP_STEP: "sleep turn"},
+                lambda report: telemetry.counts(report, telemetry.REPORT),
+            )
+            return _tallied(history, _phase_traced(brain, DREAMING, turn))
+        if prompt:
+            return None
         record = history.current()
         if record and record.get("quiet"):
             _skip_model_steps(brain, now)
-        else:
-            decision = triage(brain, now)
-            if decision is not None:
-                decision = telemetry.traced(
-                    telemetry.SLEEP_STEP_SPAN,
-                    decision,
-                    {telemetry.SLEEP_STEP: "wake decision"},
-                    lambda report: telemetry.counts(report, telemetry.REPORT),
-                )
-                return _tallied(history, _phase_traced(brain, DREAMING, decision))
         work = dreaming_tick(brain, now)
         if work is None:
             return None
@@ -107,24 +117,29 @@ def _phase_traced(brain: Brain, phase: str, work: Generator) -> Generator:
 
 
 # the dreaming steps that may call the model; a quiet day's sleep skips them
-MODEL_STEPS = ("people", "reflection", "digest", "core memory", "context")
+MODEL_STEPS = ("people", "relationships", "reflection", "digest", "core memory", "context")
 QUIET = "nothing new since the last sleep"
 
 
 def _skip_model_steps(brain: Brain, now: datetime) -> None:
     """On a quiet day, mark the steps that call the model done: with nothing new to sleep on,
-    a call could only spend tokens on what the last sleep already did. Light sleep's wake
-    decision is skipped too (the caller): the timer and urgent events still wake it.
+    a call could only spend tokens on what the last sleep already did. (A sleep turn about
+    something heard is not skipped: the caller makes it first.)
 
     A game day that ended since, with entries not yet digested, is something new: the digest
-    step still runs for it (and calls the model only for such a day)."""
+    step still runs for it (and calls the model only for such a day). So is a day of talk: the
+    context step still compacts a history that fills `compact_sleep_threshold` of the
+    context, whatever the journal holds."""
     progress = dict(brain.state.get(DREAMING_PROGRESS) or {})
     done = progress.setdefault("done", [])
     if all(name in done for name in MODEL_STEPS):
         return
     day_waits = brain.config.digest_enabled and "digest" not in done and _a_day_waits(brain, now)
+    # a day of talk is something new too: a history that fills the context is compacted
+    talk_waits = "context" not in done and needs_sleep_compaction(brain)
+    waiting = {"digest": day_waits, "context": talk_waits}
     for name in MODEL_STEPS:
-        if name not in done and not (name == "digest" and day_waits):
+        if name not in done and not waiting.get(name):
             done.append(name)
             progress.setdefault("reports", {})[name] = {"skipped": QUIET}
     brain.state.set(DREAMING_PROGRESS, progress)

@@ -20,6 +20,7 @@ from pydantic import Field
 from ..memory.audience import visible
 from ..memory.core import CoreMemoryFull
 from ..memory.journal import BOOKMARK_IMPORTANCE
+from ..memory.lexical import terms
 from ..memory.provenance import INFERRED, OBSERVED, spoken_source
 from ..reminders import (
     DEFAULT_MAX_FIRES,
@@ -45,6 +46,52 @@ def _check_heard_from(ctx: ToolContext, heard_from: str | None) -> Speaker | Non
             f"not '{heard_from[:60]}'. Omit it for your own notes."
         )
     return speaker
+
+
+def _voice(ctx: ToolContext, speaker: Speaker | None) -> str | None:
+    """Who a speaker is, counted once however many characters they play: their account when
+    the world knows it, else their own key (corroboration counts voices: `memory.provenance`)."""
+    if speaker is None:
+        return None
+    if speaker.account:
+        return speaker.account  # as they spoke, whichever character they play now
+    account_of = getattr(ctx.world, "account_of", None)
+    account = account_of(speaker.key) if account_of else None
+    return account or speaker.key
+
+
+# a note written without naming its source is taken as a speaker's words when at least this
+# many of its terms, and this share of them, are in what that speaker said in the conversation
+ECHO_MIN_TERMS = 3
+ECHO_SHARE = 0.6
+
+
+def _echoed(ctx: ToolContext, text: str) -> Speaker | None:
+    """The speaker whose words a note repeats, when it names no source: claims stay claims
+    whatever the model writes ("The mayor is a vampire", after Bob said so, is Bob's claim).
+
+    Args:
+        ctx (ToolContext): The conversation (its speakers and what they said).
+        text (str): The note.
+
+    Returns:
+        Speaker or None: Who said most of it, if anyone did (see `ECHO_SHARE`).
+
+    """
+    if not ctx.said:
+        return None
+    stemmer = getattr(ctx.config, "recall_stemmer", "english")
+    own = set(terms(text, stemmer))
+    if len(own) < ECHO_MIN_TERMS:
+        return None
+    best, shared = None, 0
+    for name, words in ctx.said.items():
+        count = len(own & set(terms(words, stemmer)))
+        if count > shared and name in ctx.speakers:
+            best, shared = ctx.speakers[name], count
+    if best is None or shared < ECHO_MIN_TERMS or shared < ECHO_SHARE * len(own):
+        return None
+    return best
 
 
 def _source(speaker: Speaker | None, about_keys: list[str], basis: str) -> str:
@@ -111,7 +158,7 @@ class AddJournalEntryTool(Tool):
             ToolError: If `heard_from` names someone not heard in this conversation.
 
         """
-        speaker = _check_heard_from(ctx, args.heard_from)
+        speaker = _check_heard_from(ctx, args.heard_from) or _echoed(ctx, args.content)
         about = [ctx.world.entity_key(args.about)[0]] if args.about else []
         if args.importance is not None:
             importance, method = args.importance, "turn"
@@ -127,6 +174,7 @@ class AddJournalEntryTool(Tool):
             location=ctx.location,
             source_type=_source(speaker, about, args.basis),
             heard_from=speaker.name if speaker else None,
+            voice=_voice(ctx, speaker),
             importance=importance,
             scoring_method=method,
             tags=[tag[:40] for tag in args.tags],
@@ -175,7 +223,7 @@ class UpdateEntityObservationTool(Tool):
             ToolError: If `heard_from` names someone not heard in this conversation.
 
         """
-        speaker = _check_heard_from(ctx, args.heard_from)
+        speaker = _check_heard_from(ctx, args.heard_from) or _echoed(ctx, args.observation)
         key, name = ctx.world.entity_key(args.entity)
         profile = ctx.entities.observe(
             key,
@@ -186,6 +234,7 @@ class UpdateEntityObservationTool(Tool):
             location=ctx.location,
             source_type=_source(speaker, [key], "observed"),
             heard_from=speaker.name if speaker else None,
+            voice=_voice(ctx, speaker),
             audience=ctx.audience,
             importance=speaker.importance if speaker else 5,
             keep=ctx.config.max_observations_per_person,
