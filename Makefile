@@ -14,6 +14,14 @@ EVENNIA ?= 6
 POSTGRES ?= auto
 # `make serve REHEARSAL=1`: play without a model (the offline rehearsal model answers)
 REHEARSAL ?= 0
+# `make serve TELNET_PORT=5000 WEB_PORT=5001`: other ports for players (unset: the game's
+# settings, Evennia's 4000 and 4001 by default); `make serve` prints the ports in use
+TELNET_PORT ?=
+WEB_PORT ?=
+# what the demo's settings read (server/conf/settings.py)
+SERVE_ENV := AI_ASSISTANT_REHEARSAL=$(REHEARSAL) \
+	$(if $(TELNET_PORT),AI_ASSISTANT_DEMO_TELNET_PORT=$(TELNET_PORT)) \
+	$(if $(WEB_PORT),AI_ASSISTANT_DEMO_WEB_PORT=$(WEB_PORT))
 
 ifeq ($(EVENNIA),6)
 VENV_NAME := .venv
@@ -105,21 +113,18 @@ demo: $(STAMP)
 	$(PY) -m world.demo_scene
 
 serve: $(STAMP)
-	@if [ ! -f server/evennia.db3 ] && { [ -z "$$EVENNIA_SUPERUSER_USERNAME" ] || [ -z "$$EVENNIA_SUPERUSER_PASSWORD" ]; }; then \
-		echo "First start: set EVENNIA_SUPERUSER_USERNAME and EVENNIA_SUPERUSER_PASSWORD (the admin"; \
-		echo "account to create), e.g.  EVENNIA_SUPERUSER_USERNAME=admin EVENNIA_SUPERUSER_PASSWORD=secret make serve"; \
-		exit 2; \
-	fi
+	@# Evennia's launcher asks for an admin account on a terminal whenever the database has none
+	@$(SERVE_ENV) $(PY) -m world.first_start
+	@$(SERVE_ENV) $(PY) -m world.serve_ports --check
 	mkdir -p server/logs
-	$(EVENNIA_CLI) migrate
+	$(SERVE_ENV) $(EVENNIA_CLI) migrate
 ifeq ($(REHEARSAL),1)
 	@echo "REHEARSAL mode: the assistants answer with the offline rehearsal model (simple rules,"
 	@echo "not intelligence; its lines end with '(rehearsal)'). Without REHEARSAL=1 they use the"
 	@echo "model your settings name."
 endif
-	AI_ASSISTANT_REHEARSAL=$(REHEARSAL) $(EVENNIA_CLI) start
-	@echo "Connect with a MUD client to localhost:4000 or a browser to http://localhost:4001"
-	@echo "Builders see the assistant dashboard at http://localhost:4001/assistants/"
+	$(SERVE_ENV) $(EVENNIA_CLI) start
+	@$(SERVE_ENV) $(PY) -m world.serve_ports
 	@echo "The demo world (built on first start) has the assistant Aria in the Reading Room."
 	@echo "'make stop' stops the server."
 

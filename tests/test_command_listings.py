@@ -148,8 +148,9 @@ class TestPagedListings(ListingCase):
             "/memory Aria/trust/2=j000000 low",
             "/memory Aria/2=door",
         ):
-            assert "Only the memories, /people, /reflections and /reviews have pages" in self.cmd(
-                args
+            assert (
+                "Only the memories, /people, /reflections, /reviews and /gossip have pages"
+                in self.cmd(args)
             ), args
         assert "is not a memory view" in self.cmd("/memory Aria/secrets/2")
 

@@ -265,3 +265,64 @@ def test_an_unknown_stemmer_is_refused_naming_those_allowed():
     message = str(refused.value)
     assert "recall_stemmer" in message and "russian" in message and "'klingon'" in message
     assert parse_override("recall_stemmer", "russian") == "russian"
+
+
+# ---- one fact once a turn ---------------------------------------------------------------------
+
+
+def test_the_same_words_are_recalled_once():
+    memory = AssistantMemory("Aria")
+    first = memory.add_entry("Mira told me their name is Mira.", speaker="Mira", time=T0)
+    again = memory.add_entry(
+        "Mira told me their name is Mira.", speaker="Mira", time=T0 + timedelta(hours=2)
+    )
+    other = memory.add_entry("Mira likes riddles.", speaker="Mira", time=T0 + timedelta(hours=3))
+    found = memory.recall("what is Mira's name", k=5)
+    texts = [item.text for item in found]
+    assert texts.count("Mira told me their name is Mira.") == 1
+    assert {first, again} & set(entries_of(found)) and other in entries_of(found)
+
+
+def test_an_observation_is_not_recalled_beside_the_attribute_drawn_from_it():
+    from ai_assistant.memory.recall import _superseded
+
+    memory = AssistantMemory("Aria")
+    memory.observe("Mira", "Carries a brass key.", time=T0)
+    memory.observe("Mira", "Asked about the cellar.", time=T0 + timedelta(minutes=1))
+    brain = memory.brain
+    (key,) = [k for k, _ in brain.entities.index().items()]
+    brain.entities.add_attributes(
+        key,
+        [{"type": "trait", "value": "Keeps the cellar key.", "cites": ["o1"], "audience": None}],
+        ["o1"],
+        T0 + timedelta(hours=1),
+    )
+    found = memory.recall("Mira key cellar", k=8, people=["Mira"], at=T0 + timedelta(hours=2))
+    texts = [item.text for item in found]
+    assert "Mira: Keeps the cellar key." in texts
+    assert "Mira: Carries a brass key." not in texts  # what the attribute was drawn from
+    assert "Mira: Asked about the cellar." in texts  # not cited: a fact of its own
+    assert _superseded(brain.index._docs, [d for d in brain.index._docs if "/" in d]) == {
+        f"{key}/o1"
+    }
+
+
+def test_the_same_words_from_two_people_are_two_testimonies():
+    memory = AssistantMemory("Aria")
+    memory.add_entry("The bridge is out.", speaker="Bob", time=T0)
+    memory.add_entry("The bridge is out.", speaker="Carol", time=T0 + timedelta(minutes=1))
+    memory.add_entry("The bridge is out.", speaker="Bob", time=T0 + timedelta(minutes=2))
+    found = memory.recall("bridge", k=5)
+    speakers = [item.provenance.get("heard_from") for item in found]
+    assert sorted(speakers) == ["Bob", "Carol"]
+
+
+def test_a_whisper_and_public_speech_of_the_same_words_are_two():
+    memory = AssistantMemory("Aria")
+    memory.add_entry("The gate opens at dawn.", speaker="Bob", time=T0)
+    memory.add_entry(
+        "The gate opens at dawn.", speaker="Bob", time=T0 + timedelta(hours=1), audience=["Bob"]
+    )
+    # a builder's view sees both: one is private to Bob, the other is not
+    found = memory.recall("gate dawn", k=5)
+    assert [item.text for item in found].count("The gate opens at dawn.") == 2

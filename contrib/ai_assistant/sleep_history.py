@@ -23,7 +23,11 @@ are never reused.
 from .llm.usage import UsageStats
 from .memory.store import ChunkedList, KeyValueStore
 from .records import SleepRecord
-from .state import CURRENT_SLEEP, SLEEP_HISTORY, USAGE
+from .state import CURRENT_SLEEP, DREAMING_PROGRESS, PROGRESS, SLEEP_HISTORY, USAGE, WAKE_TIME
+
+# the phase `Lifecycle.wake_up` records when compacting consolidated everything (the lifecycle
+# imports this module, so its constant is not imported here)
+COMPACTING_PHASE = "compacting"
 
 COUNTS = (
     "scored",
@@ -179,12 +183,47 @@ class SleepHistory:
         self.state.set(CURRENT_SLEEP, record)
         return record
 
+    def in_progress(self) -> SleepRecord | None:
+        """The sleep under way as its record will read so far: the phases done, the counts,
+        calls and tokens up to now, marked "in_progress" with the real time it is due to wake
+        ("wakes_at"), so a builder sees what a sleep did as soon as it did it (its work is
+        often done long before it wakes).
+
+        Returns:
+            dict or None: A copy, or None while awake.
+
+        """
+        record = self.current()
+        if record is None:
+            return None
+        record = dict(record)
+        calls, tokens = _usage_totals(self.state)
+        start_calls, start_tokens = record.pop("_usage_at_start", [calls, tokens])
+        progress = self.state.get(PROGRESS) or {}
+        phases = (
+            [COMPACTING_PHASE]
+            if progress.get("completed") and progress.get("total_entries")
+            else []
+        )
+        phases += (self.state.get(DREAMING_PROGRESS) or {}).get("done", [])
+        record.update(
+            phases=phases,
+            calls=calls - start_calls,
+            tokens=tokens - start_tokens,
+            in_progress=True,
+            wakes_at=self.state.get(WAKE_TIME),
+        )
+        digests = record.pop("digests_made", [])
+        # before any phase is done there is nothing to sum up ("Rested." would be wrong)
+        record["summary"] = summarise(record, digests) if phases else None
+        return record
+
     def tally(self, report) -> None:
         """Add one sleep tick's report to the current record's counts.
 
         Args:
             report (dict or list): A compacting report (dict), a list of dreaming step reports
-                (dicts with "step"), a triage report, or None.
+                (dicts with "step"), a sleep turn's report, or None.
 
         """
         record = self.current()

@@ -13,6 +13,10 @@ SERVERNAME = "AI Assistant Demo"
 # the demo has no web customisations of its own
 # Evennia's website plus the assistant dashboard at /assistants/
 ROOT_URLCONF = "server.conf.urls"
+# the website's menu links builders to the dashboard on every page (README, Dashboard)
+from ai_assistant.web.menu import add_menu_link  # noqa: E402
+
+add_menu_link(TEMPLATES)  # noqa: F405
 
 # the demo ships only the server/conf modules it changes; the rest are Evennia's own. Derived
 # from Evennia's defaults rather than spelled out, because they differ between versions
@@ -49,6 +53,28 @@ if os.environ.get("AI_ASSISTANT_DEMO_DATABASE_URL"):  # noqa: F405
         "default": dj_database_url.parse(os.environ["AI_ASSISTANT_DEMO_DATABASE_URL"])  # noqa: F405
     }
 
+# `make serve TELNET_PORT=5000 WEB_PORT=5001` moves the players' ports (Evennia's defaults: 4000
+# and 4001); `make serve` prints the ports these settings end with (world/serve_ports.py)
+
+
+def _port_from_env(name):
+    """A port number from the environment, or None when unset; a bad one stops the start."""
+    value = os.environ.get(name, "").strip()  # noqa: F405
+    if not value:
+        return None
+    if not value.isdigit() or not 1 <= int(value) <= 65535:
+        raise ValueError(f"{name} must be a port number from 1 to 65535, not {value!r}")
+    return int(value)
+
+
+if _port_from_env("AI_ASSISTANT_DEMO_TELNET_PORT"):
+    TELNET_PORTS = [_port_from_env("AI_ASSISTANT_DEMO_TELNET_PORT")]
+if _port_from_env("AI_ASSISTANT_DEMO_WEB_PORT"):
+    # (the port browsers use, the internal one Evennia proxies it to)
+    WEBSERVER_PORTS = [
+        (_port_from_env("AI_ASSISTANT_DEMO_WEB_PORT"), WEBSERVER_PORTS[0][1])  # noqa: F405
+    ]
+
 # the demo customises only characters and rooms (typeclasses/); the rest are Evennia's own
 BASE_ACCOUNT_TYPECLASS = "evennia.accounts.accounts.DefaultAccount"
 BASE_OBJECT_TYPECLASS = "evennia.objects.objects.DefaultObject"
@@ -70,8 +96,8 @@ AI_ASSISTANT_EMBEDDING_BASE_URL = (
 AI_ASSISTANT_EMBEDDING_API_KEY = (
     os.environ.get("AI_ASSISTANT_EMBEDDING_API_KEY") or None
 )  # noqa: F405
-# Rehearsal mode (`make serve REHEARSAL=1`): the offline rehearsal model, started in the server's
-# process (world/rehearsal.py), answers instead of a real one. For trying the game without a key.
+# Rehearsal mode (`make serve REHEARSAL=1`): the contrib's offline rehearsal model answers in the
+# server's process instead of a real one. For trying the game without a key; any game may set it.
 AI_ASSISTANT_REHEARSAL = os.environ.get("AI_ASSISTANT_REHEARSAL") == "1"  # noqa: F405
 # Game-wide overrides of per-assistant defaults (see docs/configuration.md), e.g.
 # AI_ASSISTANT_DEFAULTS = {"tick_rate": 5, "max_react_iterations": 4}

@@ -22,10 +22,13 @@ How it ranks, as Generative Agents do, with weights and a decay that are configu
   `recall_semantic_share`; a daily digest's relevance counts half, and at most one is recalled;
 - recency: `recall_recency_decay` to the power of the game hours since the memory was made;
 - importance: its 1-10 score, scaled to 0-1;
-- trust: how far its source is trusted (`trust_*`, a builder's setting, corroboration);
+- trust: how far its source is trusted (`trust_*`, a builder's setting, corroboration), never
+  above the least trusted of what it was drawn from (`rests_on`: `memory.provenance`);
 - people: a memory about someone named in the query or present gets a boost.
 
-The best hits then pull in their strongest linked memories (`memory.links`). Only what the
+The best hits then pull in their strongest linked memories (`memory.links`). One fact is
+recalled once (`_Shown`, `_superseded`): a fact and the entry it came from, the same words twice
+from one person, an observation and the attribute drawn from it. Only what the
 people served may know is considered at all (`memory.audience`), and nothing made after the
 moment of the recall. Each result names the journal entries it rests on.
 
@@ -120,7 +123,10 @@ class RecallWeights:
             return doc.trust
         trusts = self._trust_table()
         source = "corroborated" if doc.corroborated else doc.provenance.get("source_type")
-        return trusts.get(source or "observed", trusts.get("inferred", 0.5))
+        trust = trusts.get(source or "observed", trusts.get("inferred", 0.5))
+        # drawn from other memories: never trusted above the least trusted of them
+        rests_on = doc.provenance.get("rests_on")
+        return min(trust, trusts[rests_on]) if rests_on in trusts else trust
 
     def _trust_table(self) -> dict[str, float]:
         table = self.__dict__.get("_table")
@@ -146,6 +152,7 @@ class Doc:
     trust: float | None = None  # set by a builder; else the source's
     corroborated: bool = False
     standing: tuple | None = None  # (weights, importance and trust part of the score)
+    cites: tuple[str, ...] = ()  # an attribute: the observations it was drawn from (doc ids)
 
 
 @dataclass
@@ -183,8 +190,12 @@ class Recalled:
     via: str | None = None
     trust: float = 0.5
 
-    def line(self) -> str:
+    def line(self, show_id: bool = False) -> str:
         """One line for a prompt: source and trust, when and where, then the text (escaped).
+
+        Args:
+            show_id (bool): End it with the memory's id, for a tool that names a memory
+                (`tell`, when gossip is on).
 
         Returns:
             str: The line, starting with "- ".
@@ -199,7 +210,8 @@ class Recalled:
         ]
         if self.kind in ("reflection", "attribute", "memory", "digest"):
             tags.append(self.kind)
-        return f"- [{for_prompt('; '.join(tags))}] {for_prompt(self.text)}"
+        shown = f"- [{for_prompt('; '.join(tags))}] {for_prompt(self.text)}"
+        return f"{shown} (id {for_prompt(self.id)})" if show_id else shown
 
 
 @dataclass
@@ -401,8 +413,12 @@ class MemoryIndex:
                     "source_type": entry.get("source_type"),
                     "heard_from": entry.get("heard_from"),
                     "location": entry.get("location"),
+                    "rests_on": entry.get("rests_on"),
+                    "claims_of": entry.get("claims_of") or [],
+                    "gossip": entry.get("gossip"),
                 },
-                trust=(entry.get("trust_set") or {}).get("trust"),
+                # a builder's trust, else what a telling left it (decayed per hand)
+                trust=_set_trust(entry),
             ),
             self._moment_text(entry) if kind == "entry" else None,
         )
@@ -484,7 +500,13 @@ class MemoryIndex:
                 people=frozenset(people),
                 entry_ids=sources,
                 provenance=provenance,
-                trust=(memory.get("trust_set") or {}).get("trust"),
+                # corroborated by two voices: trusted as such, not as one telling
+                trust=_set_trust(
+                    {
+                        **memory,
+                        "gossip": None if memory.get("corroborated") else provenance.get("gossip"),
+                    }
+                ),
                 corroborated=bool(memory.get("corroborated")),
             ),
             " ".join(
@@ -542,7 +564,12 @@ class MemoryIndex:
                 audience=digest.get("audience"),
                 people=frozenset(people),
                 entry_ids=tuple(digest.get("entry_ids") or ()),
-                provenance={"source_type": "summary", "day": digest["day"]},
+                provenance={
+                    "source_type": "summary",
+                    "day": digest["day"],
+                    "rests_on": digest.get("rests_on"),
+                    "claims_of": digest.get("claims_of") or [],
+                },
             )
         )
 
@@ -586,8 +613,14 @@ class MemoryIndex:
                 audience=attribute.get("audience"),
                 people=people,
                 entry_ids=tuple(attribute.get("entry_ids") or []),
-                provenance={"source_type": "inferred", "type": attribute.get("type")},
+                provenance={
+                    "source_type": "inferred",
+                    "type": attribute.get("type"),
+                    "rests_on": attribute.get("rests_on"),
+                    "claims_of": attribute.get("claims_of") or [],
+                },
                 trust=(attribute.get("trust_set") or {}).get("trust"),
+                cites=tuple(f"{key}/{cited}" for cited in attribute.get("cites") or []),
             )
             self._put(doc)
             ids.append(doc.id)
@@ -731,20 +764,26 @@ class MemoryIndex:
                 + self._standing(doc, weights)
             )
             scored.append((score, doc_id, relevance, hours, person))
-        # best first, a memory and the entry it came from counted once; results are built
-        # only for what is kept
+        # best first, one fact once: a memory and the entry it came from, the same words twice,
+        # an observation and the attribute drawn from it (`_Shown`, `_superseded`); results
+        # are built only for what is kept
         kept = []
-        covered: set[str] = set()
+        shown = _Shown()
+        superseded = _superseded(self._docs, pool)
         digests = 0
         for item in sorted(scored, reverse=True):
             doc = self._docs[item[1]]
-            if _restates(doc.kind, doc.entry_ids, covered):
+            if doc.id in superseded:
                 continue
-            if doc.kind == "digest":
-                digests += 1
-                if digests > MAX_DIGESTS:
-                    continue
-            kept.append(self._recalled(weights, *item))
+            if doc.kind == "digest" and digests >= MAX_DIGESTS:
+                continue
+            recalled = self._recalled(weights, *item)
+            if shown.repeats(
+                doc.kind, doc.entry_ids, recalled.text, doc.audience, recalled.provenance
+            ):
+                continue
+            digests += doc.kind == "digest"
+            kept.append(recalled)
             if len(kept) == limit:
                 break
         if neighbours:
@@ -848,6 +887,15 @@ class MemoryIndex:
         return sorted(found.items(), key=lambda pair: -pair[1])[:neighbours]
 
 
+def _set_trust(entry: dict) -> float | None:
+    """A journal entry's or memory's own trust: a builder's setting, else a telling's
+    (`memory.gossip`), else None (its source's)."""
+    trust = (entry.get("trust_set") or {}).get("trust")
+    if trust is None:
+        trust = (entry.get("gossip") or {}).get("trust")
+    return trust
+
+
 def trust_word(trust: float) -> str:
     """How a trust is said: high, medium or low.
 
@@ -896,12 +944,70 @@ def _restates(kind: str, entry_ids, covered: set[str]) -> bool:
     return False
 
 
+class _Shown:
+    """What a recall has kept so far, to tell a repeat: a memory that restates recalled entries
+    (`_restates`), or the same words from the same person for the same audience (the same thing
+    journaled twice, an attribute that says what an observation said). The same words from
+    another person are kept: that two told it is worth knowing (and weighing by trust)."""
+
+    def __init__(self):
+        self.covered: set[str] = set()
+        self.texts: set[tuple] = set()
+
+    def repeats(
+        self, kind: str, entry_ids, text: str, audience: Audience, provenance: dict
+    ) -> bool:
+        """Whether a memory repeats what was kept; remembers it when it does not.
+
+        Args:
+            kind (str): Its kind.
+            entry_ids (iterable): The journal entries it rests on.
+            text (str): What it says, as it would be shown.
+            audience (list or None): Who may know it (a public and a private copy are two).
+            provenance (dict): Where it came from ("heard_from": who told it).
+
+        Returns:
+            bool: True for a repeat (leave it out).
+
+        """
+        # who told it, not how: the same words from two people are two testimonies
+        words = (
+            " ".join(re.findall(r"\w+", text.lower())),
+            str(audience),
+            str(provenance.get("heard_from") or "").lower(),
+        )
+        if words in self.texts or _restates(kind, entry_ids, self.covered):
+            return True
+        self.texts.add(words)
+        return False
+
+
+def _superseded(docs: dict, pool) -> set[str]:
+    """The observations in a recall's pool that an attribute there was drawn from: the
+    attribute is what sleep made of them, and tells it.
+
+    Args:
+        docs (dict): The index's memories by id.
+        pool (iterable): The ids considered.
+
+    Returns:
+        set: Ids of observations to leave out.
+
+    """
+    gone: set[str] = set()
+    for doc_id in pool:
+        doc = docs[doc_id]
+        if doc.kind == "attribute":
+            gone.update(doc.cites)
+    return gone
+
+
 def _without_repeats(items: list[Recalled], limit: int) -> list[Recalled]:
-    """Best first, without memories that only restate others (see `_restates`)."""
+    """Best first, without memories that repeat others (see `_Shown`)."""
     kept: list[Recalled] = []
-    covered: set[str] = set()
+    shown = _Shown()
     for item in items:
-        if _restates(item.kind, item.entry_ids, covered):
+        if shown.repeats(item.kind, item.entry_ids, item.text, item.audience, item.provenance):
             continue
         kept.append(item)
         if len(kept) == limit:
@@ -910,7 +1016,10 @@ def _without_repeats(items: list[Recalled], limit: int) -> list[Recalled]:
 
 
 def render(
-    items: list[Recalled], budget_tokens: int, count_tokens: Callable[[str], int]
+    items: list[Recalled],
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
+    show_ids: bool = False,
 ) -> list[str]:
     """The prompt lines for recalled memories, best first, within `budget_tokens`.
 
@@ -920,6 +1029,7 @@ def render(
         items (list): The recalled memories, best first.
         budget_tokens (int): The most tokens the lines may use together.
         count_tokens (callable): Counts the tokens of a line.
+        show_ids (bool): End each line with the memory's id (`Recalled.line`).
 
     Returns:
         list: The lines that fit.
@@ -928,7 +1038,7 @@ def render(
     lines: list[str] = []
     used = 0
     for item in items:
-        line = item.line()
+        line = item.line(show_ids)
         cost = count_tokens(line)
         if used + cost > budget_tokens:
             break

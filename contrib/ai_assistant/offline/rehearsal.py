@@ -16,14 +16,22 @@ Rules, applied to the newest event addressed to the assistant:
 - "go to sleep" / "get some rest": `go_to_sleep` for two hours, light; a refusal that comes back
   is said aloud;
 - a whisper or page: whispers back (a page cannot be answered aloud);
-- asleep in light sleep, overhearing talk to someone else: wakes when it names help, fire,
-  danger, an emergency or an attack, else sleeps on;
+- asleep, in a sleep turn (its tools are `wake_up` and `stay_asleep`): wakes when what it
+  heard names help, fire, danger, an emergency or an attack, is a whisper, a page or a
+  builder's instruction, or brought back a reminder; else stays asleep;
 - "do you remember ...": says the first memory recalled into the turn's message, or that
-  nothing comes back;
+  nothing comes back; what another assistant told it is said with its chain ("Aria told me
+  that Tobin said: ..."), and the game's lore as what it knows of the world;
+- "tell <assistant> about ...", when `tell` is offered (gossip on): tells that assistant the
+  first memory recalled into the turn's message, by its id, or says it has nothing to tell;
 - a notice from the game (a wait is over): says it is ready again;
 - a reminder riding in the turn's message (a trigger fired): says the first one aloud (whispers
   it in a private exchange);
 - anything else addressed to it: says a templated acknowledgement quoting what it heard.
+
+The relationships step (`sleep.relationships`) is answered by keyword: an item whose evidence
+allows it raises warmth (and, a deed, trust) by 1 when it is kind (help, thanks, please, brought,
+mended ...), lowers it when unkind (stole, lied, attacked ...), citing those items.
 
 Context upkeep is answered by rule as well: the pre-compaction prompt gets one journal entry
 naming who was heard, and the compaction summary (a structured request) gets a templated one.
@@ -40,8 +48,15 @@ import html
 import json
 import re
 
+import threading
+
 from ..memory.importance import heuristic_importance
-from .replies import Reply, text_reply, tool_call, tool_reply
+from .replies import Reply, ResponderClient, text_reply, tool_call, tool_reply
+
+# the model name requests carry and status shows in rehearsal mode
+REHEARSAL_MODEL = "offline-rehearsal"
+# how a recalled lore entry's text begins (`memory.lore.LoreRecalled.line`)
+LORE_LINE = "You know that: "
 
 _EVENT_RE = re.compile(
     r'<event type="(?P<type>\w+)" from="(?P<speaker>[^"]*)"[^>]*?'
@@ -59,6 +74,24 @@ _ENTRY_RE = re.compile(
 _PERSON_RE = re.compile(
     r'<person id="(?P<id>[^"]+)" name="(?P<name>[^"]*)">(?P<body>.*?)</person>', re.DOTALL
 )
+# a person of the relationships step (`sleep.relationships`) and the day's items
+_FEELING_PERSON_RE = re.compile(
+    r'<person id="(?P<id>[^"]+)" name="[^"]*" familiarity="[^"]*"[^>]*>(?P<body>.*?)</person>',
+    re.DOTALL,
+)
+_FEELING_ITEM_RE = re.compile(
+    r'<item id="(?P<id>[^"]+)" kind="(?P<kind>\w+)" evidence="(?P<evidence>[^"]*)">'
+    r"(?P<text>.*?)</item>",
+    re.DOTALL,
+)
+_KIND_RE = re.compile(
+    r"\b(help\w*|thank\w*|please|gave|brought|bring\w*|return\w*|kept|kind\w*|gift\w*|share\w*|"
+    r"mend\w*|carr\w*|fix\w*|saved)\b",
+    re.I,
+)
+_UNKIND_RE = re.compile(
+    r"\b(stole|steal\w*|lie[ds]?|lying|broke|attack\w*|rude|insult\w*|threat\w*)\b", re.I
+)
 _OBSERVATION_RE = re.compile(
     r'<observation id="(?P<id>[^"]+)"[^>]*?(?: heard_from="(?P<heard>[^"]*)")?>(?P<text>.*?)</observation>',
     re.DOTALL,
@@ -66,7 +99,13 @@ _OBSERVATION_RE = re.compile(
 _RECALL_RE = re.compile(
     r"\b(do you remember|what do you (?:remember|know)|what did (?:i|we) tell you)\b", re.I
 )
-_REMEMBERED_RE = re.compile(r"^- \[(?!reminder t\d)[^\]]*\] (?P<text>.+)$", re.MULTILINE)
+_REMEMBERED_RE = re.compile(
+    r"^- \[(?!reminder t\d)(?P<tags>[^\]]*)\] (?P<text>.+?)(?: \(id (?P<id>[^)\s]+)\))?$",
+    re.MULTILINE,
+)
+_TELL_RE = re.compile(r"\btell (?P<to>[A-Z][\w'-]{1,30}) (?:about|what you know about)\b", re.I)
+# a memory another assistant told: "Aria told you that Tobin said"
+_TOLD_RE = re.compile(r"^(?P<who>[^;]+?) told you (?P<chain>that [^;]+)")
 _BOOKMARK_RE = re.compile(r"\b(?P<level>critical|urgent|important)\s*:\s*(?P<what>.{3,300})", re.I)
 _REMINDER_RE = re.compile(
     r"^- \[reminder t\d+, set by .{1,200}?, when '.{1,200}?' comes up\] (?P<text>.+)$",
@@ -113,6 +152,9 @@ class RehearsalResponder:
         """
         self.requests += 1
         messages = request.get("messages", [])
+        offered = {tool.get("function", {}).get("name") for tool in request.get("tools") or ()}
+        if "wake_up" in offered:
+            return self._sleep_turn(messages)
         if request.get("response_format"):
             if _asks_for_summary(request):
                 return self._summary(messages)
@@ -133,21 +175,66 @@ class RehearsalResponder:
         text = html.unescape(event.group("text"))
         if _RECALL_RE.search(text):
             return tool_reply(self._recollection(event.group("type"), speaker, messages[-1]))
+        tell = _TELL_RE.search(text)
+        if tell and "tell" in offered:
+            return tool_reply(self._telling(tell.group("to"), speaker, messages[-1]))
         reminder = _REMINDER_RE.search(messages[-1].get("content") or "")
         reminded = html.unescape(reminder.group("text")) if reminder else None
         return tool_reply(*self._calls_for(event.group("type"), speaker, text, myself, reminded))
 
     @staticmethod
-    def _recollection(event_type: str, speaker: str, message: dict) -> dict:
-        """Say the best recalled memory of the turn's message, or that nothing comes back."""
-        content = message.get("content") or ""
-        section = content.split("What you remember", 1)
-        remembered = _REMEMBERED_RE.findall(section[1]) if len(section) > 1 else []
-        words = (
-            f"I remember this: {html.unescape(remembered[0])} (rehearsal)"
-            if remembered
-            else "Nothing comes back to me about that. (rehearsal)"
+    def _sleep_turn(messages: list[dict]) -> Reply:
+        """Asleep, asked whether what it heard needs it awake: wake for an urgent word, a
+        direct message or a reminder; else stay asleep."""
+        content = (messages[-1].get("content") or "") if messages else ""
+        events = list(_EVENT_RE.finditer(content))
+        for event in events:
+            words = html.unescape(event.group("text"))
+            urgent = _URGENT_RE.search(words)
+            if urgent:
+                reason = f"I heard '{urgent.group(0)}' (rehearsal)"
+                return tool_reply(tool_call("wake_up", {"reason": reason}))
+            if event.group("type") in ("whisper", "page", "instruction"):
+                who = html.unescape(event.group("speaker"))
+                reason = f"a {event.group('type')} from {who} (rehearsal)"
+                return tool_reply(tool_call("wake_up", {"reason": reason}))
+        if _REMINDER_RE.search(content):
+            return tool_reply(tool_call("wake_up", {"reason": "a reminder came up (rehearsal)"}))
+        return tool_reply(tool_call("stay_asleep", {"reason": "it can wait (rehearsal)"}))
+
+    @staticmethod
+    def _remembered(message: dict) -> list:
+        """The memories recalled into the turn's message, best first (matches of
+        `_REMEMBERED_RE`: tags, text and id when shown)."""
+        section = (message.get("content") or "").split("What you remember", 1)
+        return list(_REMEMBERED_RE.finditer(section[1])) if len(section) > 1 else []
+
+    def _telling(self, to: str, speaker: str, message: dict) -> dict:
+        """Tell another assistant the best recalled memory, by its id; or say there is none."""
+        found = [m for m in self._remembered(message) if m.group("id")]
+        if not found:
+            return tool_call("say", {"text": f"I have nothing to tell {to}. (rehearsal)"})
+        best = found[0]
+        words = f"{to}, {speaker} asked me to pass this on: {html.unescape(best.group('text'))}"
+        return tool_call(
+            "tell", {"to": to, "memory_id": best.group("id"), "text": f"{words[:470]} (rehearsal)"}
         )
+
+    @classmethod
+    def _recollection(cls, event_type: str, speaker: str, message: dict) -> dict:
+        """Say the best recalled memory of the turn's message, or that nothing comes back."""
+        remembered = cls._remembered(message)
+        words = "Nothing comes back to me about that. (rehearsal)"
+        if remembered:
+            text = html.unescape(remembered[0].group("text"))
+            told = _TOLD_RE.match(html.unescape(remembered[0].group("tags")))
+            if told:
+                # another assistant told it: say who, and whose words they were
+                text = f"{told.group('who')} told me {told.group('chain')}: {text}"
+            words = f"I remember this: {text} (rehearsal)"
+            if text.startswith(LORE_LINE):
+                # the game's lore (`memory.lore`): known, not told by anyone
+                words = f"I know this of our world: {text.removeprefix(LORE_LINE)} (rehearsal)"
         if event_type in ("whisper", "page"):
             return tool_call("whisper", {"target": speaker, "text": words})
         return tool_call("say", {"text": words})
@@ -215,24 +302,22 @@ class RehearsalResponder:
         text = "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
         if not name:  # JSON mode: the schema is in the prompt
             for candidate, marker in (
-                ("WakeDecision", '"wake"'),
                 ("DayDigest", '"people_met"'),
                 ("ImportanceScores", '"scores"'),
                 ("EntitySynthesis", '"entities"'),
                 ("Reflection", '"insights"'),
                 ("ConsolidatedCore", '"notes"'),
+                ("RelationshipUpdate", '"warmth_cites"'),
             ):
                 if marker in text:
                     name = candidate
                     break
             name = name or "FactExtraction"
         data = request["messages"][-1].get("content") or ""
-        if name == "WakeDecision":
-            urgent = _URGENT_RE.search(data)
-            reason = f"I overheard '{urgent.group(0)}' (rehearsal)" if urgent else "(rehearsal)"
-            return text_reply(json.dumps({"wake": bool(urgent), "reason": reason}))
         if name == "EntitySynthesis":
             return text_reply(json.dumps({"entities": _attributes(data)}))
+        if name == "RelationshipUpdate":
+            return text_reply(json.dumps({"people": _feelings(data)}))
         if name == "Reflection":
             return text_reply(json.dumps({"insights": _insights(data)}))
         if name == "ConsolidatedCore":
@@ -369,6 +454,34 @@ def _attributes(data: str) -> list[dict]:
     return people
 
 
+def _feelings(data: str) -> list[dict]:
+    """Warmth and trust by keyword: a kind deed raises both (+1), kind words warmth, an unkind
+    one lowers them; each change cites only items whose evidence allows it."""
+    people = []
+    for person in _FEELING_PERSON_RE.finditer(data):
+        change = {"person_id": person.group("id")}
+        for dimension in ("warmth", "trust"):
+            up, down = [], []
+            for item in _FEELING_ITEM_RE.finditer(person.group("body")):
+                if dimension not in item.group("evidence").split():
+                    continue
+                text = html.unescape(item.group("text"))
+                if _UNKIND_RE.search(text):
+                    down.append(item.group("id"))
+                elif _KIND_RE.search(text):
+                    up.append(item.group("id"))
+            level = (1 if up else 0) - (1 if down else 0)
+            change[dimension] = level
+            change[f"{dimension}_cites"] = (up if level > 0 else down if level < 0 else [])[:10]
+            change[f"{dimension}_reason"] = (
+                ("rehearsal: kindness seen" if level > 0 else "rehearsal: unkindness seen")
+                if level
+                else ""
+            )
+        people.append(change)
+    return people
+
+
 def _core_notes(text: str, data: str) -> list[dict]:
     """Every note kept as it is, then the candidates, most important first, while the limits
     the prompt names allow (a token counted as 4 characters, with room to spare)."""
@@ -424,3 +537,23 @@ def _insights(data: str) -> list[dict]:
             "cites": cites,
         }
     ]
+
+
+_client: ResponderClient | None = None
+_client_lock = threading.Lock()
+
+
+def rehearsal_client() -> ResponderClient:
+    """The process's one rehearsal model, answering in process (no server, no port): every
+    assistant's client when the game sets `AI_ASSISTANT_REHEARSAL` (see
+    `assembly.build_brain`). Called from the model queue's worker threads, hence the lock.
+
+    Returns:
+        ResponderClient: A `ChatClient` over a `RehearsalResponder`.
+
+    """
+    global _client
+    with _client_lock:
+        if _client is None:
+            _client = ResponderClient(RehearsalResponder())
+        return _client
