@@ -2,7 +2,13 @@
 The dashboard in a real browser: headless Chromium (the system's package, driven by Selenium
 through the system's chromedriver) logs in through the website's own login form as a builder,
 opens an assistant's page and checks that the chart, the timeline and the link graph are drawn,
-then saves a screenshot in the test's temporary folder.
+goes through every page of the workbench (conversation, memory, context, sleep, settings) and
+the game's lore book, makes an edit through a page's form and sees it done, and checks that a
+player is refused.
+
+Each page is saved as a screenshot under the test's temporary folder (pytest's `tmp_path`,
+under `--basetemp` when given); the test prints where, so a reviewer can look at them
+(`pytest -s tests/test_dashboard_browser.py`).
 
 Skipped, with the reason, when Chromium, chromedriver or Selenium is missing; the CI run sets
 `AI_ASSISTANT_REQUIRE_BROWSER=1`, which makes their absence a failure.
@@ -21,6 +27,8 @@ from django.core.servers.basehttp import WSGIServer
 from django.db import connections
 from django.test.testcases import LiveServerThread
 from django.urls import reverse
+
+from ai_assistant.testing.server import tool_call, tool_reply
 
 from .helpers import AssistantTestCase
 
@@ -70,6 +78,18 @@ class SerialLiveServerThread(LiveServerThread):
 
 
 class TestDashboardInBrowser(AssistantTestCase):
+    @pytest.fixture(autouse=True)
+    def screenshots_folder(self, tmp_path):
+        """Screenshots go under the test's own temporary folder (kept by pytest)."""
+        self.shots = tmp_path / "screenshots"
+        self.shots.mkdir()
+
+    def shoot(self, name: str) -> Path:
+        shot = self.shots / f"{name}.png"
+        assert self.driver.save_screenshot(str(shot))
+        assert shot.stat().st_size > 10_000 and shot.read_bytes()[:4] == b"\x89PNG"
+        return shot
+
     def setUp(self):
         super().setUp()
         # the page's data: a journal, a person, linked memories, sleep and waking, tokens
@@ -81,6 +101,12 @@ class TestDashboardInBrowser(AssistantTestCase):
         brain.entities.observe("#77", "Bob", "Bob likes maps.", now=NOW, author="Aria")
         brain.links.link([("j000000", "j000001", 0.8), ("j000001", "j000002", 0.4)], 5)
         brain.state.set("usage_by_hour", {"2026-01-01T11": {"calls": 3, "prompt": 120}})
+        # a turn to see in the conversation: heard, a tool call, said
+        self.responder.add(
+            tool_reply(tool_call("say", {"text": "Hello there."})), tool_reply(tool_call("noop"))
+        )
+        self.char1.execute_cmd("say Hello Aria")
+        self.tick()
         self.account.set_password(PASSWORD)
         self.account.save()
         self.server = self.start_web_server()
@@ -185,7 +211,10 @@ class TestDashboardInBrowser(AssistantTestCase):
         assert len(chart.find_elements(By.TAG_NAME, "polyline")) == 1
         timeline = driver.find_element(By.CSS_SELECTOR, "svg.timeline")
         assert len(timeline.find_elements(By.TAG_NAME, "rect")) == 2
+        # the overview folds the graph away (it is on the Memory tab): open it
+        driver.find_element(By.CSS_SELECTOR, "#links summary").click()
         graph = driver.find_element(By.CSS_SELECTOR, "svg.links")
+        assert graph.is_displayed()
         assert len(graph.find_elements(By.TAG_NAME, "circle")) == 3
         assert len(graph.find_elements(By.TAG_NAME, "line")) == 2
         # drawn: the browser laid the nodes out where the page put them, inside the graph
@@ -196,10 +225,113 @@ class TestDashboardInBrowser(AssistantTestCase):
         rows = driver.find_elements(By.CSS_SELECTOR, "#journal tr.entry")
         assert [row.text.split()[-1] for row in rows] == ["2.", "1.", "0."]
 
-        shot = Path(tempfile.mkdtemp(prefix="dashboard-")) / "assistant.png"
-        assert driver.save_screenshot(str(shot))
-        assert shot.stat().st_size > 10_000 and shot.read_bytes()[:4] == b"\x89PNG"
+        # inside the website: its menu, with the builders' link to the dashboard
+        assert driver.find_element(By.CSS_SELECTOR, "nav.navbar #ai-assistant-menu").is_displayed()
+        shot = self.shoot("overview")
         print(f"screenshot: {shot}")
+        self.visit_each_page()
+        self.edit_through_a_page()
+        print(f"screenshots of every page: {self.shots}")
+
+    def log_in(self, account, page: str):
+        from selenium.webdriver.common.by import By
+
+        driver = self.driver
+        driver.get(self.url(page))
+        driver.find_element(By.NAME, "username").send_keys(account.username)
+        driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+        driver.find_element(By.CSS_SELECTOR, "form [type=submit]").click()
+
+    def open_tab(self, name: str):
+        from selenium.webdriver.common.by import By
+
+        self.driver.find_element(By.LINK_TEXT, name).click()
+        self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, ".tabs a.active").text == name)
+
+    def visit_each_page(self):
+        from selenium.webdriver.common.by import By
+
+        driver = self.driver
+        self.open_tab("Conversation")
+        card = driver.find_element(By.CSS_SELECTOR, ".turn-card")
+        assert "Hello Aria" in card.text and "say: Hello there." in card.text
+        assert len(card.find_elements(By.CSS_SELECTOR, "tr.call")) == 2
+        self.shoot("conversation")
+
+        self.open_tab("Memory")
+        graph = driver.find_element(By.CSS_SELECTOR, "svg.links")
+        labels = [t.text for t in graph.find_elements(By.TAG_NAME, "text")]
+        assert "Entry number 0." in labels  # a memory's text, not its id
+        search = driver.find_element(By.NAME, "q")
+        search.send_keys("entry number")
+        search.submit()
+        self.wait_for(lambda d: d.find_elements(By.CSS_SELECTOR, "#found tr.found"))
+        self.shoot("memory")
+
+        self.open_tab("Context")
+        parts = driver.find_elements(By.CSS_SELECTOR, "#parts tr.part")
+        assert [p.text.split(" ")[0] for p in parts][:2] == ["System", "Tool"]
+        assert "A cheerful librarian." in driver.find_element(By.ID, "system").text
+        assert "sk-test-secret" not in driver.page_source
+        self.shoot("context")
+
+        self.open_tab("Sleep")
+        timeline = driver.find_element(By.CSS_SELECTOR, "svg.timeline")
+        assert len(timeline.find_elements(By.TAG_NAME, "rect")) == 2
+        assert "awake" in driver.find_element(By.CSS_SELECTOR, "#timeline .legend").text
+        assert driver.find_elements(By.CSS_SELECTOR, "tr.sleep")
+        self.shoot("sleep")
+
+        self.open_tab("Settings")
+        assert driver.find_element(By.ID, "setting-tick_rate")
+        self.shoot("settings")
+
+        # the game's lore book, game-wide: from the link beside the tabs
+        from ai_assistant.lore_book import game_lore
+
+        game_lore().add("The bell", "The bell rings at dusk.", "town", None, by="Dev")
+        driver.find_element(By.ID, "lore-link").click()
+        self.wait_for(lambda d: d.find_element(By.TAG_NAME, "h1").text.startswith("Lore"))
+        row = driver.find_element(By.CSS_SELECTOR, "#lore-entries tr.lore")
+        assert "The bell" in row.text and "The bell rings at dusk." in row.text
+        assert driver.find_element(By.ID, "lore-add-form")
+        self.shoot("lore")
+        driver.back()
+        self.wait_for(lambda d: d.find_element(By.ID, "setting-tick_rate"))
+
+    def edit_through_a_page(self):
+        """A builder's edit round trip: the tick rate changed from the settings page, then a
+        memory forgotten after its confirmation page."""
+        from selenium.webdriver.common.by import By
+
+        driver = self.driver
+        row = driver.find_element(By.ID, "setting-tick_rate")
+        row.find_element(By.NAME, "value").send_keys("45")
+        row.find_element(By.TAG_NAME, "button").click()
+        self.wait_for(lambda d: "tick_rate is now 45" in d.find_element(By.TAG_NAME, "body").text)
+        assert self.handler.config().tick_rate == 45
+        self.shoot("settings-changed")
+
+        self.open_tab("Memory")
+        search = driver.find_element(By.NAME, "q")
+        search.send_keys("entry number 2")
+        search.submit()
+        self.wait_for(lambda d: d.find_elements(By.CSS_SELECTOR, "#found tr.found"))
+        row = [
+            r
+            for r in driver.find_elements(By.CSS_SELECTOR, "#found tr.found")
+            if r.find_element(By.TAG_NAME, "td").text == "j000002"
+        ][0]
+        row.find_element(By.LINK_TEXT, "forget").click()
+        self.wait_for(lambda d: d.find_elements(By.ID, "confirm-form"))
+        assert "Entry number 2." in driver.find_element(By.ID, "memory").text
+        self.shoot("confirm-forget")
+        assert self.handler.memory.reviews() == []  # asked, not done
+        driver.find_element(By.CSS_SELECTOR, "#confirm-form button").click()
+        self.wait_for(lambda d: "Forgotten: j000002" in d.find_element(By.TAG_NAME, "body").text)
+        review = self.handler.memory.reviews()[0]
+        assert review["action"] == "forget" and review["id"] == "j000002"
+        self.shoot("forgotten")
 
     def test_a_non_builder_is_refused(self):
         from selenium.webdriver.common.by import By
@@ -213,3 +345,11 @@ class TestDashboardInBrowser(AssistantTestCase):
         driver.find_element(By.CSS_SELECTOR, "form [type=submit]").click()
         self.wait_for(lambda d: "for builders" in d.find_element(By.TAG_NAME, "body").text)
         assert "Aria" not in driver.page_source
+        # the refusal is a page of the website, with its menu but no link to the dashboard
+        assert driver.find_element(By.CSS_SELECTOR, "nav.navbar")
+        assert not driver.find_elements(By.ID, "ai-assistant-menu")
+        # every page of the workbench refuses the player alike
+        for name in ("conversation", "memory", "context", "sleep", "settings"):
+            driver.get(self.url(reverse(f"ai_assistant:{name}", args=[self.aria.id])))
+            self.wait_for(lambda d: "for builders" in d.find_element(By.TAG_NAME, "body").text)
+        print(f"screenshot: {self.shoot('refused')}")

@@ -148,6 +148,8 @@ class TestPaging(DashboardCase):
         text = self.builder.get(self.url).content.decode()
         assert text.count('<tr class="turn">') == 10
         assert "2026-01-01T00:24:00" in text and "2026-01-01T00:14:00" not in text
+        # shown in the dashboard's clock, to the second, named
+        assert "2026-01-01 00:24:00 UTC" in text
         text = self.builder.get(self.url, {"turns_page": 3}).content.decode()
         assert text.count('<tr class="turn">') == 5 and "2026-01-01T00:04:00" in text
 

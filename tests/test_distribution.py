@@ -124,3 +124,8 @@ def test_the_dashboard_templates_are_in_the_wheel_and_the_sdist(built, tmp_path)
     with tarfile.open(sdist) as archive:
         in_sdist = {Path(n).name for n in archive.getnames() if "/web/templates/ai_assistant/" in n}
     assert in_wheel == on_disk and in_sdist == on_disk
+    # the menu's link for builders, which the pages' layout extends
+    with zipfile.ZipFile(wheel) as archive:
+        assert "ai_assistant/web/templates/website/_menu.html" in archive.namelist()
+    with tarfile.open(sdist) as archive:
+        assert any(n.endswith("/web/templates/website/_menu.html") for n in archive.getnames())

@@ -12,6 +12,8 @@ hangs from) and uses only what the door offers; it imports nothing of it.
 import os
 
 from . import game_settings
+from .assembly import EvenniaGameClock
+from .assembly import chat_model_for
 from .events import EventQueue
 from .game_settings import redacted
 from .lifecycle import AWAKE
@@ -64,12 +66,14 @@ class Overview:
 
         """
         # the configuration in force, cheaply: a list of assistants builds no brain for it
-        model = self.assistant._config().effective_model(game_settings.chat_model())
-        endpoint = game_settings.base_url() or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        text = f"{model} at {redacted(endpoint)}"
+        model = chat_model_for(self.assistant._config())
         if game_settings.rehearsal():
-            text += " (the offline REHEARSAL model: simple rules, not intelligence)"
-        return text
+            # AI_ASSISTANT_REHEARSAL: no endpoint is called, whatever the settings name
+            return (
+                f"{model}, in process (the offline REHEARSAL model: simple rules, not intelligence)"
+            )
+        endpoint = game_settings.base_url() or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        return f"{model} at {redacted(endpoint)}"
 
     def recent_turns(self) -> list[dict]:
         """Summaries of the last few awake turns, newest first.
@@ -92,6 +96,151 @@ class Overview:
 
         """
         return self.assistant.brain.lifecycle.log().tail(limit)
+
+    def next_request(self, recall_limit: int | None = None) -> dict:
+        """The next request laid open in its parts, as a builder sees it (every audience, as
+        `served=None` composes it): read only, nothing is queued, sent or stored.
+
+        Args:
+            recall_limit (int, optional): How many memories to recall for the waiting events
+                (by default the assistant's `recall_limit`).
+
+        Returns:
+            dict: "system" (the system prompt's message), "core" (the core memory message or
+                None), "tools" (tool schemas), "history" (messages), "events" (the queued
+                events, oldest first), "unqueued" (lines heard since the last tick),
+                "recalled" (`Recalled` items for the events' text, lexical pass), "query",
+                "tokens" (per part: system, core, tools, history, events, total), "budget"
+                (`Brain.context_budget`) and "model".
+
+        """
+        assistant = self.assistant
+        brain = assistant.brain
+        counter = brain.counter
+        request = brain.build_request([])
+        messages = list(request.messages)
+        system = messages[0] if messages else None
+        core_notes = brain.core_memory.items(None)
+        core = messages[1] if core_notes and len(messages) > 1 else None
+        history = messages[2 if core is not None else 1 :]
+        events = brain.events.peek()
+        query = " ".join(event.text for event in events if event.type != "notice")
+        limit = brain.config.recall_limit if recall_limit is None else recall_limit
+        recalled = []
+        if query.strip() and limit:
+            recalled = assistant.memory.search(
+                assistant.memory.search_query(query[:500]), None, limit=limit
+            )
+        tokens = {
+            "system": counter.count_messages([system]) if system else 0,
+            "core": counter.count_messages([core]) if core else 0,
+            "tools": counter.count_tools(request.tools or []),
+            "history": counter.count_messages(history) if history else 0,
+            "events": sum(counter.count_text(f"{e.speaker}: {e.text}") for e in events),
+            "recalled": sum(counter.count_text(item.text) for item in recalled),
+        }
+        tokens["total"] = sum(tokens.values())
+        return {
+            "system": system,
+            "core": core,
+            "tools": list(request.tools or []),
+            "history": history,
+            "events": events,
+            "unqueued": len(assistant.hearing),
+            "recalled": recalled,
+            "query": query,
+            "tokens": tokens,
+            "budget": brain.context_budget(),
+            "model": brain.model,
+        }
+
+    def game_now(self):
+        """The game's time now, as the sleep schedule reads it (the handler's game clock).
+
+        Returns:
+            datetime: The game time.
+
+        """
+        return (self.assistant.game_clock or EvenniaGameClock()).now()
+
+    def memory_item(self, memory_id: str) -> dict | None:
+        """One memory of any kind (journal entry, long-term memory, observation, attribute,
+        digest) as recall sees it, for a builder about to correct it.
+
+        Args:
+            memory_id (str): Its id (`j000012`, `m000003`, `#12/o3`, ...).
+
+        Returns:
+            dict or None: "id", "kind", "text", "time", "importance", "audience", "trust",
+                "entry_ids"; None when recall knows no such memory.
+
+        """
+        doc = self.assistant.brain.index.doc(str(memory_id))
+        if doc is None:
+            return None
+        return {
+            "id": doc.id,
+            "kind": doc.kind,
+            "text": doc.text,
+            "time": doc.time,
+            "importance": doc.importance,
+            "audience": doc.audience,
+            "trust": doc.trust,
+            "entry_ids": list(doc.entry_ids),
+        }
+
+    def costs(self) -> dict:
+        """What the model use cost, per hour and per day, by the game's price table
+        (`AI_ASSISTANT_PRICES`, see `game_settings.prices`).
+
+        Returns:
+            dict: "price" ((input, output) per million tokens, or None when the model has no
+                price), "model", "hours" (hour -> money), "days" (day -> money), "total".
+
+        """
+        brain = self.assistant.brain
+        price = game_settings.price_of(brain.model)
+        hours, days = {}, {}
+        if price is not None:
+            for hour, counts in sorted(self.usage_by_hour().items()):
+                money = (
+                    counts.get("prompt", 0) * price[0] + counts.get("completion", 0) * price[1]
+                ) / 1_000_000
+                hours[hour] = money
+                days[hour[:10]] = days.get(hour[:10], 0.0) + money
+        return {
+            "price": price,
+            "model": brain.model,
+            "hours": hours,
+            "days": days,
+            "total": sum(hours.values()),
+        }
+
+    def cost_so_far(self, usage) -> dict | None:
+        """What the model use cost in all and on this real day, by the game's price table
+        (`@assistant/status`'s line; the dashboard shows it per hour and per day).
+
+        Args:
+            usage (UsageStats): The assistant's usage (its prompt and completion tokens).
+
+        Returns:
+            dict or None: "model", "price" (per million prompt and completion tokens),
+                "total" (all the tokens counted) and "today" (this UTC day's, from the use
+                per hour); None when the model has no price.
+
+        """
+        model = self.assistant.brain.model
+        price = game_settings.price_of(model)
+        if price is None:
+            return None
+        today = self.assistant.now().strftime("%Y-%m-%d")
+        total = (usage.prompt_tokens * price[0] + usage.completion_tokens * price[1]) / 1_000_000
+        return {
+            "model": model,
+            "price": price,
+            "total": total,
+            "today": self.costs()["days"].get(today, 0.0),
+        }
 
     def usage_by_hour(self) -> dict[str, dict]:
         """Model calls and tokens per real hour, the last week (the dashboard's chart).

@@ -10,7 +10,11 @@ and the full length after a cut.
 
 """
 
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
 from django.template import Library
+from django.utils.html import format_html
 
 from ..game_settings import redacted
 
@@ -64,3 +68,114 @@ def clip_filter(value, limit=NAME_CHARS) -> str:
     except (TypeError, ValueError):
         limit = NAME_CHARS
     return clip(value, limit)
+
+
+def parse_time(value):
+    """A stored time (an ISO string or a datetime) as an aware datetime, or None.
+
+    Args:
+        value (object): What was stored.
+
+    Returns:
+        datetime or None: Naive times are taken as UTC, as the contrib stores them.
+
+    """
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        try:
+            moment = datetime.fromisoformat(str(value))
+        except (TypeError, ValueError):
+            return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def viewer_zone():
+    """The zone real times are shown in: the game's `TIME_ZONE` setting (UTC by default).
+
+    Returns:
+        tzinfo: The zone.
+
+    """
+    from django.conf import settings
+
+    try:
+        return ZoneInfo(getattr(settings, "TIME_ZONE", None) or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return timezone.utc
+
+
+def clock_label() -> str:
+    """The line every page shows above its content, naming the clock its times are in.
+
+    Returns:
+        str: e.g. "Times are real time, UTC (the server's TIME_ZONE); game time is marked 'game'."
+
+    """
+    return (
+        f"Times are real time in {viewer_zone()} (the game's TIME_ZONE setting), to the "
+        "second; game time, where shown, is marked 'game'."
+    )
+
+
+def real_time(value) -> str:
+    """A real time, readable: "2026-01-01 12:00:05 UTC" in the viewer's zone, no microseconds.
+
+    Args:
+        value (object): A stored time.
+
+    Returns:
+        str: The time, or the stored value clipped when it is not one.
+
+    """
+    moment = parse_time(value)
+    if moment is None:
+        return clip(value, 40)
+    return moment.astimezone(viewer_zone()).strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def game_time(value) -> str:
+    """A game time, readable and marked as such: "game 2026-01-03 14:00" (never a zone: the
+    game's calendar has none).
+
+    Args:
+        value (object): A stored game time (ISO).
+
+    Returns:
+        str: The time, or the stored value clipped when it is not one.
+
+    """
+    try:
+        moment = datetime.fromisoformat(str(value))
+    except (TypeError, ValueError):
+        return clip(value, 40)
+    return f"game {moment.strftime('%Y-%m-%d %H:%M')}"
+
+
+@register.filter(name="when")
+def when_filter(value) -> str:
+    """`{{ value|when }}`: a real time in the viewer's zone as a `<time>` element (its
+    `datetime` the moment in ISO, to the second), or "" (see `real_time`).
+
+    Args:
+        value (object): A stored time.
+
+    Returns:
+        str: Safe markup (every part escaped), or the stored value clipped when not a time.
+
+    """
+    if value in (None, ""):
+        return ""
+    moment = parse_time(value)
+    if moment is None:
+        return clip(value, 40)
+    iso = moment.replace(microsecond=0).isoformat()
+    return format_html('<time datetime="{}">{}</time>', iso, real_time(moment))
+
+
+@register.filter(name="gametime")
+def gametime_filter(value) -> str:
+    """`{{ value|gametime }}`: a game time, marked (see `game_time`)."""
+    if value in (None, ""):
+        return ""
+    return game_time(value)

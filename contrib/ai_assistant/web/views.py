@@ -1,10 +1,15 @@
 """
-Views of the assistant dashboard: a paginated list of assistants and one page per assistant,
-with a few builder operations (POST only), each through the same handler operation that the
-@assistant command uses.
+Views of the assistant dashboard: a paginated list of assistants, each assistant's overview and
+person pages, the builder operations (POST only, `assistant_action`), each through the same
+handler operation that the @assistant command uses, and what every page shares (the template
+engine, the reactor hop, the access rules, the tabs, audiences in words). The other tabs of an
+assistant are in `pages.py`, the charts in `charts.py`.
+
+Pages are drawn with the game's own template engine and extend the website's
+`website/base.html` (its menu, styles and footer), this package's templates first.
 
 Only accounts with the Builder permission (or higher) see anything; anonymous visitors are sent
-to the login page.
+to the login page, others get a 403 page in the site's layout.
 
 Evennia serves its website from a pool of threads, but an assistant's state (its Attributes and
 in-memory caches) belongs to the reactor thread. So every read of that state and every operation
@@ -15,25 +20,21 @@ Nothing a page shows is trusted: every list that players or the model can grow (
 observations and attributes, the journal, the memories, the recent turns) is paged, and every
 stored string is redacted and clipped by the templates' `clip` filter (`filters.py`). Every
 response forbids framing and content sniffing, and a missing thing is the dashboard's own 404
-page, which needs nothing of the game's website.
+page (in the site's layout, like the 403).
 
 """
 
-import math
-from datetime import datetime, timezone
 from functools import wraps
-from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse, HttpResponseForbidden, HttpResponsePermanentRedirect
+from django.http import Http404, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import redirect
-from django.template import Engine, RequestContext
+from django.template import Engine, RequestContext, engines
 from django.urls import Resolver404, resolve, reverse
 from django.utils.http import urlencode
-from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
@@ -45,9 +46,12 @@ from ..errors import Refused
 from ..assistants import ASSISTANT_TAG, find_assistants
 from ..game_settings import redacted
 from ..lifecycle import DEFAULT_HOURS
-from .filters import NAME_CHARS, TEXT_CHARS, clip
+from .charts import hour_label, links_svg, timeline_svg, usage_svg
+from .filters import NAME_CHARS, TEXT_CHARS, clip, clock_label, game_time
 
-PERMISSION = "Builder"
+# PERMISSION and is_builder stay importable from here, as before menu.py held them
+from .menu import CONTEXT_PROCESSOR, PERMISSION, TEMPLATE_DIR, is_builder  # noqa: F401
+
 # a person's newest observations and attributes shown on the assistant's page (all of them are
 # on the person's own page, paged)
 PREVIEW = 5
@@ -69,20 +73,47 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
 }
 
-# an engine of our own: a game need not list this package in INSTALLED_APPS for its templates;
-# the `clip` filter is built in, so no template can forget to load it
-ENGINE = Engine(
-    dirs=[str(Path(__file__).parent / "templates")],
-    context_processors=["django.contrib.messages.context_processors.messages"],
-    builtins=[f"{__package__}.filters"],
-)
+_ENGINES: dict = {}
+
+
+def engine() -> Engine:
+    """The template engine of the dashboard: the game's own (its folders, context processors
+    and libraries, so pages extend the website's `website/base.html` with its menu and styles),
+    with this package's templates first and its `clip`, `when` and `gametime` filters built in.
+
+    The game need not list this package in INSTALLED_APPS, nor change its TEMPLATES: this
+    package's `website/_menu.html` adds the builders' link to the game's menu on these pages
+    (`menu.add_menu_link` puts it on every page of the website).
+
+    Returns:
+        Engine: Made once per game engine.
+
+    """
+    base = engines["django"].engine
+    made = _ENGINES.get(id(base))
+    if made is None:
+        processors = [*base.context_processors]
+        if CONTEXT_PROCESSOR not in processors:
+            processors.append(CONTEXT_PROCESSOR)
+        dirs = [TEMPLATE_DIR, *(d for d in base.dirs if str(d) != TEMPLATE_DIR)]
+        made = _ENGINES[id(base)] = Engine(
+            dirs=dirs,
+            app_dirs=base.app_dirs,
+            context_processors=processors,
+            debug=base.debug,
+            string_if_invalid=base.string_if_invalid,
+            libraries=base.libraries,
+            builtins=[f"{__package__}.filters"],
+            autoescape=base.autoescape,
+        )
+    return made
 
 
 def render(request, template: str, context: dict, status: int = 200) -> HttpResponse:
-    """Render one of the dashboard's templates.
+    """Render one of the dashboard's templates in the game website's layout.
 
     Args:
-        request (HttpRequest): The request (for the CSRF token and messages).
+        request (HttpRequest): The request (for the CSRF token, the menu and messages).
         template (str): The template's name, e.g. "ai_assistant/list.html".
         context (dict): The template's variables.
         status (int, optional): The response's status code.
@@ -91,7 +122,8 @@ def render(request, template: str, context: dict, status: int = 200) -> HttpResp
         HttpResponse: The page.
 
     """
-    page = ENGINE.get_template(template).render(RequestContext(request, context))
+    context = {"clock_label": clock_label(), "page_title": "Assistants", **context}
+    page = engine().get_template(template).render(RequestContext(request, context))
     return HttpResponse(page, status=status)
 
 
@@ -124,31 +156,12 @@ def _max_graph_nodes() -> int:
     return max(2, int(getattr(settings, "AI_ASSISTANT_DASHBOARD_GRAPH_NODES", 60)))
 
 
-def is_builder(user) -> bool:
-    """Whether a web user may see the dashboard.
-
-    Args:
-        user (Account or AnonymousUser): The request's user.
-
-    Returns:
-        bool: True for a logged-in account with the Builder permission or higher.
-
-    """
-    if not getattr(user, "is_authenticated", False):
-        return False
-    if getattr(user, "is_superuser", False):
-        return True
-    check = getattr(user, "check_permstring", None)
-    return bool(check and check(PERMISSION))
-
-
 def dashboard_view(view):
     """Decorate a dashboard view: its security headers, its own 404 page, CSRF checks.
 
-    A missing thing (`Http404`) is rendered with the dashboard's own template. Django's handler
-    would render the game's `404.html`, Evennia's, whose menu links staff accounts to the admin
-    site: in a game whose URLs have no admin (the demo game's), that link fails and every 404
-    became a 500 for the superuser.
+    A missing thing (`Http404`) is rendered with the dashboard's own template, so that it carries
+    the headers and says what is missing. (Its layout is the website's, whose menu links staff
+    accounts to the admin site: a game's URLs serve it, as every game `evennia --init` makes.)
 
     The CSRF check runs here (`csrf_protect`) instead of in the middleware, which is told to
     skip the view: so its refusal goes through this wrapper and carries the headers too.
@@ -193,7 +206,7 @@ def builder_required(view):
         if not getattr(request.user, "is_authenticated", False):
             return redirect_to_login(request.get_full_path())
         if not is_builder(request.user):
-            return HttpResponseForbidden("The assistant dashboard is for builders.")
+            return render(request, "ai_assistant/403.html", {}, status=403)
         return view(request, *args, **kwargs)
 
     return wrapped
@@ -318,146 +331,6 @@ def journal_matches(memory, speaker: str = "", query: str = "", audience: str = 
     for start in range(0, on_reactor(memory.journal_count), step):
         seqs += on_reactor(memory.journal_matches, start, start + step, speaker, query, audience)
     return seqs
-
-
-def _parse_time(text):
-    try:
-        moment = datetime.fromisoformat(str(text))
-    except (TypeError, ValueError):
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-
-
-def timeline_svg(transitions: list, now: datetime, width: int = 720, height: int = 40) -> str:
-    """The awake and asleep periods as a band of coloured blocks.
-
-    Args:
-        transitions (list): {"mode", "at", "reason"} dicts, oldest first.
-        now (datetime): Where the last period ends.
-        width (int, optional): Pixels.
-        height (int, optional): Pixels.
-
-    Returns:
-        str: An `<svg>` element (escaped text inside).
-
-    """
-    points = [(t, _parse_time(t.get("at"))) for t in transitions]
-    points = [(t, at) for t, at in points if at is not None]
-    parts = [f'<svg class="timeline" width="{width}" height="{height + 16}" role="img">']
-    if not points:
-        parts.append(
-            f'<text x="4" y="{height // 2}">No transitions yet: awake since created.</text>'
-        )
-    else:
-        begin = points[0][1]
-        span = max((now - begin).total_seconds(), 1.0)
-        for index, (transition, at) in enumerate(points):
-            end = points[index + 1][1] if index + 1 < len(points) else now
-            x = (at - begin).total_seconds() / span * width
-            w = max((end - at).total_seconds() / span * width, 1.0)
-            mode = clip(transition.get("mode", "?"), 20)
-            colour = "#f2c94c" if mode == "awake" else "#2f80ed"
-            # a reason may quote what the model said when it chose to sleep
-            title = escape(
-                f"{mode} from {clip(transition.get('at'), 40)}: "
-                f"{clip(transition.get('reason', ''), NAME_CHARS)}"
-            )
-            parts.append(
-                f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="{height}" fill="{colour}">'
-                f"<title>{title}</title></rect>"
-            )
-        first = escape(clip(points[0][0].get("at"), 40))
-        parts.append(f'<text x="0" y="{height + 12}" font-size="10">{first}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def usage_svg(by_hour: dict, width: int = 720, height: int = 160) -> str:
-    """Tokens per hour as bars and model calls per hour as a line.
-
-    Args:
-        by_hour (dict): Hour -> {"calls", "prompt", "completion", "cached"}.
-        width (int, optional): Pixels.
-        height (int, optional): Pixels.
-
-    Returns:
-        str: An `<svg>` element.
-
-    """
-    hours = sorted(by_hour)
-    parts = [f'<svg class="usage" width="{width}" height="{height + 20}" role="img">']
-    if not hours:
-        parts.append(f'<text x="4" y="{height // 2}">No model calls recorded yet.</text>')
-        parts.append("</svg>")
-        return "".join(parts)
-    tokens = [by_hour[h].get("prompt", 0) + by_hour[h].get("completion", 0) for h in hours]
-    calls = [by_hour[h].get("calls", 0) for h in hours]
-    top_tokens, top_calls = max(max(tokens), 1), max(max(calls), 1)
-    step = width / len(hours)
-    line = []
-    for index, hour in enumerate(hours):
-        bar = tokens[index] / top_tokens * height
-        x = index * step
-        title = escape(f"{hour}: {tokens[index]} tokens, {calls[index]} calls")
-        parts.append(
-            f'<rect x="{x:.1f}" y="{height - bar:.1f}" width="{max(step - 1, 1):.1f}" '
-            f'height="{bar:.1f}" fill="#6fcf97"><title>{title}</title></rect>'
-        )
-        line.append(f"{x + step / 2:.1f},{height - calls[index] / top_calls * height:.1f}")
-    parts.append(f'<polyline points="{" ".join(line)}" fill="none" stroke="#eb5757" />')
-    parts.append(
-        f'<text x="0" y="{height + 14}" font-size="10">{escape(hours[0])} .. {escape(hours[-1])}'
-        f" (bars: tokens, max {top_tokens}; line: calls, max {top_calls})</text>"
-    )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def links_svg(links: list, max_nodes: int, size: int = 420) -> str:
-    """Memory links as a graph: memories on a circle, a line per link.
-
-    Args:
-        links (list): (id, id, strength, text, text) tuples, strongest first.
-        max_nodes (int): The most memories drawn; links to others are left out.
-        size (int, optional): Width and height in pixels.
-
-    Returns:
-        str: An `<svg>` element.
-
-    """
-    nodes: dict[str, str] = {}
-    kept = []
-    for one, other, strength, first, second in links:
-        for key, text in ((one, first), (other, second)):
-            if key not in nodes and len(nodes) < max_nodes:
-                nodes[key] = text
-        if one in nodes and other in nodes:
-            kept.append((one, other, strength))
-    parts = [f'<svg class="links" width="{size}" height="{size}" role="img">']
-    if not nodes:
-        parts.append(f'<text x="4" y="{size // 2}">No links between memories yet.</text>')
-        parts.append("</svg>")
-        return "".join(parts)
-    centre, radius = size / 2, size / 2 - 20
-    where = {}
-    for index, key in enumerate(nodes):
-        angle = 2 * math.pi * index / len(nodes)
-        where[key] = (centre + radius * math.cos(angle), centre + radius * math.sin(angle))
-    for one, other, strength in kept:
-        (x1, y1), (x2, y2) = where[one], where[other]
-        parts.append(
-            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#828282" '
-            f'stroke-width="{0.5 + 3 * max(0.0, min(float(strength), 1.0)):.1f}" />'
-        )
-    for key, (x, y) in where.items():
-        title = escape(f"{clip(key, 40)}: {clip(nodes[key], NAME_CHARS)}")
-        parts.append(
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#2d9cdb"><title>{title}</title>'
-            "</circle>"
-            f'<text x="{x + 7:.1f}" y="{y + 3:.1f}" font-size="9">{escape(clip(key, 40))}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
 
 
 def _get_page(items, number, size: int | None = None):
@@ -588,6 +461,7 @@ def assistant_detail(request, dbid: int):
     pages = {name: request.GET.get(name) for name in DETAIL_PAGES}
     data = on_reactor(_detail_data, obj, seqs, pages)
     status, page = data["status"], data["journal_page"]
+    names = data["names"]
     filters = {"speaker": speaker, "q": query, "audience": audience}
     state = {
         **filters,
@@ -603,11 +477,15 @@ def assistant_detail(request, dbid: int):
         "malformed": _counts(status.usage.malformed),
         "timeline": mark_safe(timeline_svg(data["transitions_all"], data["now"])),
         "transitions": list(reversed(data["transitions_all"][-20:])),
-        "usage_chart": mark_safe(usage_svg(data["usage_by_hour"])),
-        "journal_rows": [_journal_row(entry) for entry in page.object_list],
+        "usage_chart": mark_safe(usage_svg(data["usage_by_hour"], costs=data["costs"]["hours"])),
+        "costs": _cost_rows(data["costs"]),
+        "journal_rows": [_worded(_journal_row(entry), entry, names) for entry in page.object_list],
         "filters": filters,
         "page_links": _page_links(state, DETAIL_PAGES),
-        "memories": [_memory_row(memory) for memory in data["memories_page"].object_list],
+        "memories": [
+            _worded(_memory_row(memory), memory, names)
+            for memory in data["memories_page"].object_list
+        ],
         "people": [
             _person(dbid, key, name, profile)
             for (key, name), profile in zip(data["people_page"].object_list, data["profiles"])
@@ -619,8 +497,34 @@ def assistant_detail(request, dbid: int):
         "sleep_reason": status.sleep_reason or "",
         "last_compaction": status.last_compaction or "",
         "action_url": reverse("ai_assistant:action", args=[dbid]),
+        "tabs": tabs(dbid, "detail"),
     }
     return render(request, "ai_assistant/detail.html", context)
+
+
+def _worded(row: dict, stored: dict, names: dict) -> dict:
+    """A journal or memory row with its audience in words ("private to Bob")."""
+    return {
+        **row,
+        "audience": audience_words(stored.get("audience"), names),
+        "private": bool(stored.get("audience")),
+    }
+
+
+def _cost_rows(costs: dict) -> dict:
+    """The cost per day (newest first) and in all, as the detail page shows it."""
+    return {
+        "price": costs["price"],
+        "model": costs["model"],
+        "days": [
+            (day, f"{money:.4f}") for day, money in sorted(costs["days"].items(), reverse=True)
+        ],
+        "hours": [
+            (hour_label(hour), f"{money:.4f}")
+            for hour, money in sorted(costs["hours"].items(), reverse=True)[:48]
+        ],
+        "total": f"{costs['total']:.4f}",
+    }
 
 
 def _detail_data(obj, seqs, pages: dict) -> dict:
@@ -644,6 +548,8 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
         "now": handler.now(),
         "transitions_all": handler.overview.transitions(200),
         "usage_by_hour": handler.overview.usage_by_hour(),
+        "costs": handler.overview.costs(),
+        "names": {str(key): str(name) for key, name in memory.people_index()},
         "journal_page": journal_page,
         "memories_page": _get_page(memory.newest_memories(), pages.get("memories_page")),
         "people_page": people_page,
@@ -660,7 +566,9 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
 @dashboard_view
 @builder_required
 def assistant_person(request, dbid: int):
-    """One person an assistant knows: every observation and attribute, paged, newest first.
+    """One person an assistant knows: how it feels about them (each dimension's recent changes,
+    and a form to set one, confirmed first), every observation and attribute, paged, newest
+    first.
 
     Args:
         request (HttpRequest): The request; `key` names the person (`#12` or `name:bob`),
@@ -689,23 +597,40 @@ def assistant_person(request, dbid: int):
         "observations": [_observation_row(o) for o in data["observations_page"].object_list],
         "attributes": [_attribute_row(a) for a in data["attributes_page"].object_list],
         "detail_url": reverse("ai_assistant:detail", args=[dbid]),
+        "confirm_url": reverse("ai_assistant:confirm", args=[dbid]),
+        "tabs": tabs(dbid, "memory"),
     }
     return render(request, "ai_assistant/person.html", context)
 
 
 def _person_data(obj, key: str, pages: dict) -> dict:
-    """One person's profile, read on the reactor, its lists paged newest first."""
+    """One person's profile and relationship, read on the reactor, its lists paged newest
+    first."""
+    from .people import CHANGES_SHOWN, dimensions
+
+    memory = obj.assistant.memory
     # only a key of the index is a person (a crafted key never reaches another stored value)
-    profile = obj.assistant.memory.profile(key)
-    if profile is None:
+    profile = memory.profile(key)
+    try:
+        found, name, relationship = memory.relationship(key)
+    except Refused:
+        found, name, relationship = None, key, None
+    if found != key:  # matched by a name, not this key: not this person's relationship
+        name, relationship = key, None
+    if profile is None and relationship is None:
         raise Http404("The assistant knows no one by that key.")
-    name = profile.get("name") or key
+    profile = profile or {}
+    names = {str(k): str(n) for k, n in memory.people_index()}
     observations = list(reversed(profile.get("observations") or []))
     attributes = list(reversed(profile.get("attributes") or []))
     return {
         "key": obj.key,
         "dbref": obj.dbref,
         "name": profile.get("name") or name,
+        "relationship": relationship is not None,
+        "interactions": int((relationship or {}).get("interactions") or 0),
+        "last_met": (relationship or {}).get("last_met"),
+        "dimensions": dimensions(relationship, names, CHANGES_SHOWN),
         "observations_page": _get_page(observations, pages.get("page")),
         "attributes_page": _get_page(attributes, pages.get("attributes_page")),
     }
@@ -719,8 +644,8 @@ def _sleep_row(record: dict) -> dict:
     counts = record.get("counts") or {}
     return {
         "id": record.get("id"),
-        "start": record.get("start"),
-        "end": record.get("end") or "asleep",
+        "start": game_time(record.get("start")),
+        "end": game_time(record["end"]) if record.get("end") else "asleep",
         "began": record.get("began") or "",
         "depth": record.get("depth"),
         "quiet": record.get("quiet"),
@@ -752,6 +677,131 @@ def _turn_row(turn: dict) -> dict:
     }
 
 
+# most names listed in an audience before "and N others"
+AUDIENCE_NAMES = 5
+# the edits asked about first, on the confirm page (`pages.confirm`)
+CONFIRMED = ("forget", "trust", "rollback", "relationship")
+TABS = (
+    ("Overview", "detail"),
+    ("Conversation", "conversation"),
+    ("Memory", "memory"),
+    ("Context", "context"),
+    ("Sleep", "sleep"),
+    ("Settings", "settings"),
+)
+
+
+def tabs(dbid: int, active: str) -> list[dict]:
+    """The tabs of an assistant's pages.
+
+    Args:
+        dbid (int): The assistant's id.
+        active (str): The URL name of the page shown.
+
+    Returns:
+        list: {"name", "url", "active"} dicts.
+
+    """
+    return [
+        {"name": name, "url": reverse(f"ai_assistant:{url}", args=[dbid]), "active": url == active}
+        for name, url in TABS
+    ]
+
+
+def audience_words(audience, names: dict) -> str:
+    """An audience in words: "public", or "private to Bob and Cid".
+
+    Args:
+        audience (list or None): Person keys (None or empty: public).
+        names (dict): Person key -> name, as the assistant knows them.
+
+    Returns:
+        str: The words (names clipped, at most `AUDIENCE_NAMES` of them).
+
+    """
+    if not audience:
+        return "public"
+    keys = list(audience) if isinstance(audience, (list, tuple, set, frozenset)) else [audience]
+    shown = [clip(names.get(key) or key, NAME_CHARS) for key in keys[:AUDIENCE_NAMES]]
+    if len(keys) > AUDIENCE_NAMES:
+        shown.append(f"{len(keys) - AUDIENCE_NAMES} others")
+    words = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+    return f"private to {words}"
+
+
+def do_confirmed(handler, action: str, data, by: str) -> str:
+    """Run a confirmed edit (forget, trust, rollback, relationship) as the in-game commands do.
+
+    Args:
+        handler (AssistantHandler): The assistant.
+        action (str): forget, trust, rollback or relationship.
+        data (QueryDict or dict): The form.
+        by (str): Who did it (recorded).
+
+    Returns:
+        str: What was done.
+
+    Raises:
+        Refused: Not confirmed, or the handler refused; nothing is changed.
+
+    """
+    if data.get("confirmed") != "yes":
+        raise Refused(f"Not changed: a {action} must be confirmed on its confirmation page.")
+    memory = handler.memory
+    if action == "forget":
+        gone = memory.forget(data.get("id", "")[:60], by=by, reason=data.get("reason", "")[:300])
+        return f"Forgotten: {', '.join(clip(i, 40) for i in gone[:20])}."
+    if action == "trust":
+        trust, before = memory.set_trust(data.get("id", "")[:60], data.get("level", ""), by=by)
+        was = f" (was {before:.2f})" if before is not None else ""
+        return f"Trust of {clip(data.get('id'), 40)} set to {trust:.2f}{was}."
+    if action == "rollback":
+        expected = [s for s in (data.get("expected") or "").split(",") if s]
+        kept = [int(s) for s in (data.get("expected_kept") or "").split(",") if s.isdigit()]
+        result = memory.rollback(
+            data.get("sleep") or None, by=by, expected=expected, expected_kept=kept
+        )
+        lines = memory.describe_rollback(result)
+        return f"Rolled back {', '.join(result['sleeps'])}. " + " ".join(lines[:5])
+    if action == "relationship":
+        # as `@assistant/memory <name>/people=<person>/<dimension>=<value> <reason>` sets it
+        # bounded as the confirmation page read them (a longer one is refused there)
+        dimension = data.get("dimension", "")[:1000]
+        name, after, before = memory.set_relationship(
+            data.get("person", "")[:MAX_KEY_CHARS],
+            dimension,
+            data.get("value", "")[:1000],
+            data.get("reason", "")[:1000],
+            by=by,
+        )
+        return (
+            f"{handler.obj.key}'s {dimension.strip().lower()} toward {clip(name, 60)} is now "
+            f"{after:+.2f} (was {before:+.2f}; recorded)."
+        )
+    raise Refused(f"Unknown action '{clip(action, 40)}'.")
+
+
+def edit_response(request, dbid: int, action: str):
+    """Where a POST of `action` returns: the page its form was on."""
+    if action == "relationship":
+        person = _person_url(dbid, request.POST.get("person", ""))
+        if request.POST.get("back") == "person" and person:
+            return redirect(person)
+        return redirect(reverse("ai_assistant:memory", args=[dbid]) + "#people")
+    page = {
+        "forget": "memory",
+        "trust": "memory",
+        "set_core": request.POST.get("back") or "detail",
+        "remove_core": request.POST.get("back") or "detail",
+        "rollback": "sleep",
+        "set": "settings",
+        "instruct": "conversation",
+    }.get(action, "detail")
+    if page not in {url for _, url in TABS}:
+        page = "detail"
+    return redirect(reverse(f"ai_assistant:{page}", args=[dbid]))
+
+
 def _do_action(handler, action: str, data, by: str) -> str:
     if action == "set_core":
         tokens = handler.memory.set_core_note(data.get("key", ""), data.get("value", ""), by=by)
@@ -775,6 +825,16 @@ def _do_action(handler, action: str, data, by: str) -> str:
     if action == "wake":
         handler.wake(data.get("reason", ""))
         return "Awake."
+    if action == "instruct":
+        # heard as `@assistant/instruct` is: a builder's instruction, answered at its next turn
+        handler.instruct(by, data.get("text", ""))
+        return "Instruction given: it is answered at the assistant's next turn."
+    if action == "set":
+        key = data.get("key", "")
+        value = handler.set_option(key, data.get("value", ""))
+        return f"{clip(key.strip(), 60)} is now {clip(value, 500)}."
+    if action in CONFIRMED:
+        return do_confirmed(handler, action, data, by)
     raise Refused(f"Unknown action '{action}'.")
 
 
@@ -803,4 +863,4 @@ def assistant_action(request, dbid: int):
         messages.success(request, clip(done, TEXT_CHARS))
     except Refused as err:
         messages.error(request, clip(err, TEXT_CHARS))
-    return redirect(reverse("ai_assistant:detail", args=[dbid]))
+    return edit_response(request, dbid, action)
