@@ -104,6 +104,7 @@ def run_memory(wanted: set[int], quick: bool) -> list:
         results += locomo_recall(quick=quick)
     if 10 in wanted:
         results += memory.recall_at_scale(quick=quick)
+        results += memory.lore_at_scale(quick=quick)
     if 11 in wanted:
         results.append(memory.dreaming_cost(quick=quick))
     return results

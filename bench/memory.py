@@ -6,7 +6,8 @@ an in-memory `DictStore`).
    and recall@10 of the project's pipeline (before and after sleep), of plain BM25 over the same
    entries and of recency alone, side by side; and whether a private entry ever comes back to
    someone it was not told to.
-10. Recall and write cost at 10,000 memories vs 100, alternating between the two in one process.
+10. Recall and write cost at 10,000 memories vs 100, alternating between the two in one process;
+    and recall with 10,000 lore entries shared by 100 assistants vs none (one shared index).
 11. Dreaming cost: model calls and tokens of each sleep step for 200 new entries and 30 people,
     with a model that answers at once in process.
 
@@ -25,9 +26,11 @@ from ai_assistant.conf import AssistantConfig
 from ai_assistant.llm.client import TokenUsage
 from ai_assistant.llm.tokens import TokenCounter
 from ai_assistant.memory.audience import person_key, served_by
+from ai_assistant.memory.lore import Knower, LoreBook
 from ai_assistant.memory.store import DictStore
 from ai_assistant.memory_api import AssistantMemory
 from ai_assistant.offline.rehearsal import RehearsalResponder
+from ai_assistant.sleep.relationships import plan as relationship_plan
 from ai_assistant.testing.server import ResponderClient
 
 from bench.cases import Result
@@ -504,6 +507,117 @@ def recall_at_scale(quick: bool = False) -> list[Result]:
     return [recall, write]
 
 
+# ---- 10b. recall with shared lore at scale --------------------------------------------------
+
+LORE_THINGS = (
+    "mine", "bridge", "market", "festival", "road", "mill", "sister", "dog", "horseshoes",
+    "honey cakes", "letter", "harvest", "cousin", "tavern", "well", "bell",
+)  # fmt: skip
+
+
+def lore_book_for(entries: int, assistants: int) -> LoreBook:
+    """A game's lore book of `entries`, shared by `assistants`: 30% for everyone, 30% for one
+    assistant by name, 20% for a room, 20% for a tag of assistants; the words are the towns
+    and things a turn's words ask about, so the searches find lore."""
+    book = LoreBook(DictStore())
+    items = []
+    for n in range(entries):
+        thing = LORE_THINGS[n % len(LORE_THINGS)]
+        town = TOWNS_ASKED[(n // len(LORE_THINGS)) % len(TOWNS_ASKED)]
+        share = n % 10
+        who = (
+            None
+            if share < 3
+            else f"A{n % assistants}" if share < 6 else f"room:r{n % 10}" if share < 8 else
+            f"tag:t{n % 5}"
+        )  # fmt: skip
+        items.append(
+            {
+                "title": f"The {thing} of {town}, note {n}",
+                "text": f"In {town}, the {thing} story number {n} began in the year "
+                f"{1000 + n % 300}; it is told at the {LORE_THINGS[(n * 7) % 16]}.",
+                "who": who,
+            }
+        )
+    book.add_many(items, by="bench")
+    return book
+
+
+def lore_at_scale(quick: bool = False) -> list[Result]:
+    """10b. Recall per turn with 10,000 lore entries shared by 100 assistants vs none."""
+    entries, assistants = (1000, 20) if quick else (10000, 100)
+    rounds = 30 if quick else 200
+    data = generate(people=30, days=20, seed=9)
+    memory = mixed_memory(1000, data)
+    brain = memory.brain
+    brain.index.build()
+    started = time.perf_counter()
+    book = lore_book_for(entries, assistants)
+    stored = time.perf_counter() - started
+    started = time.perf_counter()
+    LoreBook(book.store).search("mine", None, 1)  # a server start: the index built from store
+    built = time.perf_counter() - started
+    knowers = [Knower.of(f"A{n}", room=f"r{n % 10}", tags=[f"t{n % 5}"]) for n in range(assistants)]
+    now = data.lines[-1].time + timedelta(hours=1)
+    queries = []
+    for n in range(len(TURN_QUERIES)):
+        asker, other = data.people[n], data.people[-1 - n]
+        text = TURN_QUERIES[n].format(me=ASSISTANT, other=other, town=TOWNS_ASKED[n % 4])
+        queries.append((text, asker))
+    samples: dict[str, list[float]] = {"none": [], "lore": []}
+    lore_items = 0
+    gc.collect()
+    gc.disable()
+    try:
+        for round_no in range(rounds + 5):
+            text, asker = queries[round_no % len(queries)]
+            key = person_key(None, asker)
+            # each round another of the assistants recalls, over the one shared book
+            knower = knowers[round_no % assistants]
+            for case in ("none", "lore"):
+                brain.lore = (
+                    None
+                    if case == "none"
+                    else lambda q, limit, weights: book.recall(q, knower, limit, weights)
+                )
+                found = []
+                _timed(
+                    samples[case] if round_no >= 5 else [],
+                    lambda: found.extend(
+                        brain.recall(text, now=now, served=served_by([key]), people=[asker, key])
+                    ),
+                )
+                if case == "lore":
+                    lore_items += sum(item.kind == "lore" for item in found)
+    finally:
+        gc.enable()
+        brain.lore = None
+
+    def ms(values) -> float:
+        return statistics.median(values) * 1000
+
+    ratio = ms(samples["lore"]) / ms(samples["none"])
+    return [
+        Result(
+            f"recall per turn with {entries} lore entries shared by {assistants} assistants "
+            "vs none",
+            f"{ratio:.2f}x",
+            "<= 1.5x",
+            ratio <= 1.5 and book.builds == 1,
+            [
+                f"median recall (1,000 own memories, a turn's words): {ms(samples['none']):.2f} "
+                f"ms without lore, {ms(samples['lore']):.2f} ms with it ({rounds} recalls each, "
+                f"alternating, each by another of the {assistants} assistants)",
+                f"one shared index, built {book.builds} time(s) for all of them; built from the "
+                f"store in {built * 1000:.0f} ms (a server start); adding the {entries} entries "
+                f"took {stored * 1000:.0f} ms",
+                f"lore recalled: {lore_items} items in {rounds + 5} recalls (at most half of "
+                "each recall's results)",
+            ],
+        )
+    ]
+
+
 # ---- 11. dreaming cost ------------------------------------------------------------------------
 
 # the structured output each sleep step asks for, and the step's name in the report
@@ -511,6 +625,7 @@ STEPS = {
     "ImportanceScores": "scoring",
     "FactExtraction": "facts",
     "EntitySynthesis": "people",
+    "RelationshipUpdate": "relationships",
     "Reflection": "reflection",
     "ConsolidatedCore": "core memory",
     "CompactionSummary": "context",
@@ -577,6 +692,9 @@ def dreaming_cost(quick: bool = False) -> Result:
                 text = f"{person} whispered something about their plans, part {i}."
                 memory.observe(person, text, time=moment, speaker=person, audience=[person])
     groups = _people_groups(memory, minimum)
+    # the relationships step's units (a person and an audience with evidence), before the sleep
+    _, units, _ = relationship_plan(memory.brain, moment + timedelta(hours=2))
+    relationship_groups = Counter(str(unit["audience"]) for unit in units)
 
     reports = memory.consolidate(now=moment + timedelta(hours=2))
     journal = memory.journal.all()
@@ -599,13 +717,17 @@ def dreaming_cost(quick: bool = False) -> Result:
         "scoring": math.ceil(entries / batch),
         "facts": sum(math.ceil(count / batch) for count in consolidated.values()),
         "people": sum(math.ceil(count / config.entity_batch_size) for count in groups.values()),
+        "relationships": sum(
+            math.ceil(count / config.relationship_batch_size)
+            for count in relationship_groups.values()
+        ),
         "reflection": sum(1 for count in reflected.values() if count >= 3),
         "core memory": 1,  # one call a sleep, public notes only
     }
     over = [step for step, bound in bounds.items() if model.calls[step] > bound]
     mismatch = [
         step
-        for step in ("people", "reflection", "core memory")
+        for step in ("people", "relationships", "reflection", "core memory")
         if reported[step] != model.calls[step]
     ]
     details = [
@@ -614,12 +736,13 @@ def dreaming_cost(quick: bool = False) -> Result:
         f"({sum(groups.values())} groups by audience); {len(compacting)} compacting and "
         f"{len(reports) - len(compacting)} dreaming sleep ticks "
         f"(dream_max_calls_per_tick {config.dream_max_calls_per_tick})",
-        f"{'step':<10}  calls  most allowed  prompt tokens  completion tokens",
+        f"{'step':<13} calls  most allowed  prompt tokens  completion tokens",
     ]
-    for step in ("scoring", "facts", "links", "people", "reflection", "core memory", "context"):
+    steps = ("scoring", "facts", "links", "people", "relationships", "reflection", "core memory")
+    for step in (*steps, "context"):
         bound = bounds.get(step, 0)
         details.append(
-            f"{step:<11} {model.calls[step]:>5}  {bound:>12}  {model.prompt[step]:>13}  "
+            f"{step:<13} {model.calls[step]:>5}  {bound:>12}  {model.prompt[step]:>13}  "
             f"{model.completion[step]:>17}"
         )
     details.append(

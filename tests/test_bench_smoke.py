@@ -63,6 +63,9 @@ def test_bench_quick_runs_every_benchmark():
     assert re.search(r"reactor: command round trip .*: \d+\.\d+x, worst \d+ ms", out)
     assert re.search(r"recall per turn at .*: \d+\.\d+x", out)
     assert re.search(r"memory write at .*: \d+\.\d+x", out)
+    # shared lore: its recall cost side by side, over one index built once for every assistant
+    assert re.search(r"recall per turn with \d+ lore entries shared by \d+ assistants .*x", out)
+    assert "one shared index, built 1 time(s) for all of them" in out
     # every addressed assistant answers, at any size (how fast is for `make bench` to judge)
     assert re.search(r"reply latency, 1 assistant addressed: p50 \d+ ms", out)
     assert re.search(r"reply latency, 5 assistants addressed by one line: 5/5 answered", out)

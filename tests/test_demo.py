@@ -53,7 +53,10 @@ def test_demo_scene_runs_offline_with_the_rehearsal_model(offline_demo):
     first = out.splitlines()[0]
     # the first line says which model answers, and where
     assert first.startswith("No model endpoint configured: using the offline REHEARSAL model")
-    assert "at http://127.0.0.1:" in first
+    assert "in this process" in first and "AI_ASSISTANT_REHEARSAL" in first
+    # the builder's status at the end names that model, not the default one
+    status = out[out.rindex("@assistant/status Aria") :]
+    assert "model: offline-rehearsal, in process" in status and "gpt-4o-mini" not in status
     # day one: names, a whisper back, a page, an idle tick, a wait that ends with a turn
     assert 'Mira sees | Aria says, "Welcome, Mira. I will remember your name. (rehearsal)"' in out
     assert 'Mira sees | Aria whispers: "Noted, Mira: my vault code is 7-3-1.' in out
@@ -85,6 +88,22 @@ def test_demo_scene_runs_offline_with_the_rehearsal_model(offline_demo):
     assert "model usage" in out and "Traceback" not in out + done.stderr
 
 
+def test_demo_shows_a_second_assistant_learning_through_gossip_and_naming_its_source(
+    offline_demo,
+):
+    out = section(offline_demo.stdout, "Gossip: Aria tells Oskar", "What Aria wrote down")
+    # Aria tells Oskar aloud: the players present hear it
+    assert 'Tobin sees | Aria says to Oskar, "Oskar, Tobin asked me to pass this on:' in out
+    assert 'Aria  did | tell({"to": "Oskar", "memory_id": "j' in out
+    # Oskar keeps it with its chain and a decayed trust, without a model call of his own
+    assert "Oskar kept | j000000 [Aria told you that Tobin said; trust 0.28]" in out
+    assert "(0 model calls)" in out
+    # asked, he names his source
+    assert 'Oskar says, "I remember this: Aria told me that Tobin said:' in out
+    # the builder sees who told whom what
+    assert "Oskar's gossip, newest first" in out and "Tobin > Aria >" in out
+
+
 def test_demo_stops_early_naming_a_failing_endpoint():
     # a configured endpoint nobody listens on
     done = run_demo(
@@ -97,6 +116,9 @@ def test_demo_stops_early_naming_a_failing_endpoint():
     assert "The demo stopped: the model endpoint http://127.0.0.1:9/v1 failed: connection" in (
         done.stderr
     )
+    # said once (a terminal shows stdout and stderr together), in one sentence
+    assert "The demo stopped" not in done.stdout
+    assert done.stderr.count("The demo stopped") == 1 and ".." not in done.stderr
     assert "Traceback" not in done.stderr and "sk-nope" not in done.stdout + done.stderr
 
 
@@ -120,6 +142,44 @@ def test_demo_uses_an_endpoint_from_the_settings_files(tmp_path):
     assert "REHEARSAL" not in done.stdout
     assert "The demo stopped: the model endpoint http://127.0.0.1:9/v1 failed" in done.stderr
     assert "Traceback" not in done.stderr and "sk-from-a-file" not in done.stdout + done.stderr
+
+
+def test_demo_recalls_each_fact_once_a_turn(offline_demo):
+    out = offline_demo.stdout
+    assert offline_demo.returncode == 0, offline_demo.stderr[-3000:]
+    turns: dict[str, list[str]] = {}
+    texts: dict[str, str] = {}
+    for stamp, rest in re.findall(r"^(\[[^]]+\])\s+Aria recalls \| (.*)$", out, re.M):
+        if rest.startswith("again: "):
+            turns.setdefault(stamp, []).extend(rest.removeprefix("again: ").split(", "))
+        else:
+            memory_id, text = rest.split(": ", 1)
+            assert memory_id not in texts, f"{memory_id} shown in full twice"
+            texts[memory_id] = text
+            turns.setdefault(stamp, []).append(memory_id)
+    assert len(turns) > 10
+    for stamp, ids in turns.items():
+        # each memory once a turn, and never the same words twice in one turn
+        assert len(ids) == len(set(ids)), (stamp, ids)
+        said = [texts[memory_id] for memory_id in ids]
+        assert len(said) == len(set(said)), (stamp, said)
+    # a memory's words the first time it comes back, its id after: a few lines in a hundred
+    recall_lines = len(re.findall(r"Aria recalls \|", out))
+    assert recall_lines < len(out.splitlines()) / 10
+
+
+def test_demo_has_one_clearly_labelled_clock(offline_demo):
+    out = offline_demo.stdout
+    assert offline_demo.returncode == 0, offline_demo.stderr[-3000:]
+    assert "Times: [month-day hour:minute:second] of the scene's clock" in out
+    assert "[day " not in out
+    stamps = set(re.findall(r"^\[(\d\d-\d\d) \d\d:\d\d:\d\d\]", out, re.M))
+    assert stamps == {"11-21", "11-22"}
+    # status and the sleep records show times of that same clock
+    status = out[out.rindex("@assistant/status Aria") :]
+    assert "last tick: 2026-11-22" in status
+    slept = re.findall(r"sleep s\d: (\d{4}-\d\d-\d\d)", status)
+    assert slept and set(slept) <= {"2026-11-21", "2026-11-22"}
 
 
 EVENING = "Evening: sleep debt climbs"
@@ -241,24 +301,26 @@ def test_the_rehearsal_model_says_a_reminder_that_rides_in_its_message():
     assert calls == [("say", {"text": "Mira, a reminder: the well is <poisoned>. (rehearsal)"})]
 
 
-def test_the_rehearsal_model_wakes_a_light_sleeper_only_for_something_urgent():
-    from ai_assistant.sleep.triage import QUESTION, WakeDecision
-    from ai_assistant.llm.structured import schema_format
+def test_the_rehearsal_model_wakes_from_a_sleep_turn_only_for_something_that_needs_it():
+    from ai_assistant.tools import default_registry
+    from ai_assistant.tools.base import SLEEP_TURN
 
     def decide(line):
         request = {
             "model": "rehearsal",
             "messages": [
                 {"role": "system", "content": "You are Aria, a character in a text game."},
-                {"role": "user", "content": f'{QUESTION}\n<event type="say">{line}</event>'},
+                {"role": "user", "content": f'asleep\n<event type="say" from="Al">{line}</event>'},
             ],
-            "response_format": schema_format(WakeDecision),
+            "tools": default_registry().schemas(SLEEP_TURN),
+            "tool_choice": "required",
         }
         body = RehearsalResponder().respond(request).body
-        return WakeDecision.model_validate_json(body["choices"][0]["message"]["content"])
+        (call,) = body["choices"][0]["message"]["tool_calls"]
+        return call["function"]["name"]
 
-    assert decide("Carol, the library is on fire!").wake
-    assert not decide("Carol, nice weather today.").wake
+    assert decide("Carol, the library is on fire!") == "wake_up"
+    assert decide("Carol, nice weather today.") == "stay_asleep"
 
 
 def test_the_rehearsal_model_keeps_its_old_address_for_scripts():
@@ -269,3 +331,52 @@ def test_the_rehearsal_model_keeps_its_old_address_for_scripts():
     assert OldAddress is RehearsalResponder
     client = ResponderClient(OldAddress())
     assert client.complete  # a ChatClient, as the scripts use it
+
+
+def test_demo_shows_the_three_lifecycle_tools_and_builders_commands(offline_demo):
+    out = offline_demo.stdout
+    assert offline_demo.returncode == 0, offline_demo.stderr[-3000:]
+    # go_to_sleep and wait are her own choices on day one
+    assert "*** awake -> sleep: Tobin suggested I rest" in out and "ended by wait" in out
+    afternoon = section(out, "Afternoon: a builder's wait", "What Aria wrote down")
+    # /wait holds her turns, then she is told the wait is over
+    assert "Builder sees | Aria waits until" in afternoon
+    held = afternoon[: afternoon.index("I am ready again")]
+    assert "tick: nothing needs the model" in held and "model calls" not in held
+    # /sleep deep: a whisper is put to her in a sleep turn, and her wake_up wakes her
+    assert "Aria is asleep (deep, 1 h)" in afternoon
+    assert "sleep turn on 1 lines: wake_up" in afternoon
+    assert "*** sleep -> awake: I heard 'fire' (rehearsal)" in afternoon
+    assert 'Tobin sees | Aria whispers: "Aria heard you, Tobin' in afternoon
+    # /wake ends the last nap
+    woken = afternoon[afternoon.index("@assistant/wake Aria=") :]
+    assert "Builder sees | Aria is awake." in woken
+
+
+def test_demo_shows_lore_answering_a_question_nobody_told_her(offline_demo):
+    out = section(offline_demo.stdout, "Lore: a builder writes it once", "Gossip:")
+    assert "Builder sees | Added lore L1: The founding of Millbrook." in out
+    # recalled as lore, and said as what she knows of the world, not as someone's words
+    assert "Aria recalls | lore:L1: (lore) The founding of Millbrook" in out
+    assert (
+        'Aria says, "I know this of our world: The founding of Millbrook: Millbrook was founded '
+        "by Oda the river smith" in out
+    )
+
+
+def test_demo_shows_a_relationship_warming_over_two_days(offline_demo):
+    assert offline_demo.returncode == 0, offline_demo.stderr[-3000:]
+    out = offline_demo.stdout
+    # the first night: familiarity counted from the day's interactions; what was whispered
+    # keeps the reason private
+    first = section(out, "What her sleep made of the day", "Day two:")
+    assert "Aria and Mira: 6 interactions, last met 2026-11-21" in first
+    assert "0.20 an" in first and "6 interactions on 2026-11-21" in first
+    assert "private to Mira" in first
+    assert "dreaming, relationships: calls 2, people 2" in out
+    # the second night: Tobin's thanks warm Aria, with its reason and game time
+    second = section(out, "Two days with Tobin", "Morning:")
+    assert "Aria and Tobin: 3 interactions, last met 2026-11-22" in second
+    assert "0.15 an" in second and "1 interaction on 2026-11-22" in second
+    assert "interactions on 2026-11-21 (11-21" in second  # the first night's change, kept
+    assert "+0.10 warm" in second and "+0.10 rehearsal: kindness seen (11-22" in second

@@ -30,6 +30,8 @@ class TestMemoryInTheGame(AssistantTestCase, EvenniaCommandTest):
         "min_activity_before_sleep": 0,
         "entity_min_observations": 2,
         "reflection_threshold": 10,
+        # the night's replies are scripted in order (relationships: test_relationships.py)
+        "relationships_enabled": False,
     }
 
     def cmd(self, args):
@@ -190,6 +192,57 @@ class TestCorrectionsAndLimits(AssistantTestCase, EvenniaCommandTest):
         assert brain.journal.get(entry["id"])["content"] == ""
         reviews = self.cmd("/memory Aria/reviews")
         assert "forgot j000000" in reviews and "trust 0.30" in reviews and "Char" in reviews
+
+    def test_a_forget_says_everything_it_touched(self):
+        brain = self.handler.brain
+        now = self.clock.now()
+        said = brain.journal.add("Bob's code is 4-1-7", author="Aria", now=now)
+        smiled = brain.journal.add("Bob smiled at that.", author="Aria", now=now)
+        fact = brain.long_term.add(
+            "Bob's code is 4-1-7.",
+            importance=8,
+            now=now,
+            source_entry_ids=[said["id"]],
+            provenance={"talk": "Bob smiled at that."},
+        )
+        other = brain.long_term.add(
+            "Bob smiled.",
+            importance=5,
+            now=now,
+            source_entry_ids=[smiled["id"]],
+            provenance={"talk": brain.journal.talk_around(smiled)},
+        )
+        brain.journal.add(
+            "Bob guards a code.", author="Aria", now=now, kind="reflection", cites=[said["id"]]
+        )
+        text = self.cmd(f"/memory Aria/forget={said['id']}")
+        assert f"forgot {said['id']}, and what was drawn from it: {fact}, j000002" in text
+        assert f"took its words out of {other}" in text
+        assert "4-1-7" not in brain.long_term.get(other)["provenance"]["talk"]
+        reviews = self.cmd("/memory Aria/reviews")
+        assert f"forgot {said['id']}" in reviews and f"rewrote {other}" in reviews
+
+    def test_a_forget_takes_the_words_out_of_the_history_and_the_recent_turns(self):
+        from ai_assistant.state import RECENT_TURNS
+
+        brain = self.handler.brain
+        now = self.clock.now()
+        said = brain.journal.add("Bob's code is 4-1-7", author="Aria", now=now)
+        brain.history.extend(
+            [
+                {"role": "user", "content": "[10:00] Bob says: Bob's code is 4-1-7"},
+                {"role": "assistant", "content": "Noted."},
+            ]
+        )
+        brain.state.set(
+            RECENT_TURNS,
+            [{"heard": [{"speaker": "Bob", "text": "Bob's code is 4-1-7"}], "said": ["Noted."]}],
+        )
+        text = self.cmd(f"/memory Aria/forget={said['id']}")
+        assert "took its words out of the conversation history, the recent turns" in text
+        assert "4-1-7" not in str(brain.history.all())
+        assert "4-1-7" not in str(brain.state.get(RECENT_TURNS))
+        assert brain.history.all()[1]["content"] == "Noted."  # the rest is kept
 
     def test_a_player_who_floods_is_heard_but_held_back_across_assistants(self):
         from django.test import override_settings

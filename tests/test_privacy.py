@@ -355,7 +355,7 @@ def test_the_budget_is_counted_per_conversation_and_the_context_counts_the_large
         core.set("d", "more of bob " * 20, T0, 120, audience=["#5"], served=bob)
     # the fixed part of every request counts the largest block one conversation is sent: Bob's
     # (his notes are the longest), not every note of every person
-    tools = brain.counter.count_tools(brain.registry.schemas("turn"))
+    tools = brain.counter.count_tools(brain.registry.schemas("turn", brain.config))
     fixed = brain.fixed_tokens() - tools
     assert fixed == brain.counter.count_messages(brain.prefix_messages(bob))
     assert fixed < brain.counter.count_messages(brain.prefix_messages(None))

@@ -7,15 +7,31 @@ and what Aria did: the tools she called, what she recalled, what her sleep made 
 (long-term memories, links, people, a reflection), and on the second day what comes back to
 her, and what does not (a secret whispered to her stays with the one who told it). Every turn
 adds to her sleep debt (shown after each); when she grows sleepy, the advisory her next message
-carries is shown. That evening a builder's warning is bookmarked as critical (only a builder's
+carries is shown. What a turn recalls is shown in full the first time it comes back, then by id. That evening a builder's warning is bookmarked as critical (only a builder's
 instruction may be critical: players cannot make her sleepy for everyone), and her second sleep
 files it before anything older (its history line is shown as `@assistant/sleeps` lists it); in the
-morning a builder's reminder comes up when someone mentions the cellar.
+morning a builder's reminder comes up when someone mentions the cellar, and a builder writes a
+line of lore that Aria then answers a question with, though nobody told her. In the afternoon the
+three tools and the three builder's commands of her lifecycle show: a builder's `/wait` holds her
+turns for a minute (as her own `wait` tool does); sent to a deep nap with `/sleep`, a whisper is
+put to her in a sleep turn and her own `wake_up` wakes her; and `/wake` ends a last nap. Last, a
+second assistant, Oskar, comes in: with gossip switched on, Aria tells him what Tobin said of
+the east door (her `tell` tool, aloud), he keeps it with its chain and no model call of his
+own, and asked, he names his source.
+Each night also updates how she feels about the people she met: the builder's view of Mira after
+the first night shows familiarity counted from their talk, and the view of Tobin after the second
+night shows it grown over two days and her warmth rising with his thanks, each change with its
+reason and game time.
 
 When a model endpoint is configured (`AI_ASSISTANT_BASE_URL` / `AI_ASSISTANT_API_KEY`, or the
 SDK's `OPENAI_BASE_URL` / `OPENAI_API_KEY`) the scene uses it, and stops at once with the
-endpoint and the error if it fails. Otherwise it starts the built-in offline rehearsal model
-(deterministic rules on 127.0.0.1, not intelligence) and says so first.
+endpoint and the error if it fails. Otherwise it turns on `AI_ASSISTANT_REHEARSAL`, as any game
+can: the offline rehearsal model (deterministic rules, in this process, not intelligence)
+answers, and the first line says so.
+
+Every time in the transcript is the scene's one clock: real time, sped up (nothing waits), with
+the game clock set to run with it, so the stamps, `@assistant/status` and `@assistant/sleeps`
+agree.
 
 The scene runs on a throwaway SQLite database in a temporary folder; it never touches the game's
 own database.
@@ -54,6 +70,25 @@ def configured_model() -> tuple[str, str] | None:
     return model, base_url or "https://api.openai.com/v1"
 
 
+class SceneGameClock:
+    """The game clock of the scene: the scene's own clock (one game second a real second), so
+    the game times sleep records show are the times the transcript is stamped with."""
+
+    time_factor = 1.0
+
+    def __init__(self, clock):
+        self.clock = clock
+
+    def now(self) -> datetime:
+        """The scene's time.
+
+        Returns:
+            datetime: Its clock's now.
+
+        """
+        return self.clock.now()
+
+
 class Transcript:
     """Prints the scene: clock, speech as players see it, and the assistant's actions."""
 
@@ -62,9 +97,8 @@ class Transcript:
         self.start = start
 
     def stamp(self) -> str:
-        seconds = int((self.clock.now() - self.start).total_seconds())
-        days, seconds = divmod(seconds, 86400)
-        return f"[day {days + 1} {seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}]"
+        # the scene's clock, as @assistant/status and /sleeps show times (month-day time)
+        return self.clock.now().strftime("[%m-%d %H:%M:%S]")
 
     def line(self, text: str, indent: str = "") -> None:
         print(f"{self.stamp()} {indent}{text}")
@@ -86,42 +120,43 @@ class Transcript:
 def main() -> int:
     from ai_assistant.clock import ManualClock
     from ai_assistant.driver import inline
-    from ai_assistant.offline.rehearsal import RehearsalResponder
-    from ai_assistant.testing.server import LocalModelServer
 
-    rehearsal = None
     with tempfile.TemporaryDirectory(prefix="ai-assistant-demo-") as folder:
         # the game's settings first: they say which model to use
         setup_evennia(os.path.join(folder, "demo.db3"))
         from django.conf import settings
 
+        # one game second a real second: the game clock is the scene's (`SceneGameClock`)
+        settings.TIME_FACTOR = 1.0
         configured = configured_model()
+        rehearsal = not configured
         if configured:
             model, endpoint = configured
             print(f"Model: {model} at {endpoint} (configured in the game's settings).")
         else:
-            rehearsal = LocalModelServer(RehearsalResponder()).start()
-            # read at call time, like every AI_ASSISTANT_ setting
-            settings.AI_ASSISTANT_BASE_URL = endpoint = rehearsal.base_url
-            settings.AI_ASSISTANT_API_KEY = "rehearsal"
+            # what any game's settings may say; read at call time, like every AI_ASSISTANT_
+            settings.AI_ASSISTANT_REHEARSAL = True
+            endpoint = "the offline rehearsal model"
             print(
                 "No model endpoint configured: using the offline REHEARSAL model (deterministic "
-                f"rules at {endpoint}, not intelligence)."
+                "rules, in this process, not intelligence; AI_ASSISTANT_REHEARSAL)."
             )
             print(
                 "Set AI_ASSISTANT_API_KEY (and AI_ASSISTANT_MODEL / AI_ASSISTANT_BASE_URL) to "
                 "use a real model."
             )
         print("An in-process Evennia runs the scene on a throwaway database.")
+        print(
+            "Times: [month-day hour:minute:second] of the scene's clock, real time sped up "
+            "(nothing waits);\nthe game clock runs with it, so status and sleep records show "
+            "the same times."
+        )
         try:
-            run_scene(ManualClock, inline, endpoint, rehearsal is not None)
+            run_scene(ManualClock, inline, endpoint, rehearsal)
         except EndpointFailed as failed:
+            # once, on stderr: the transcript on stdout ends where it stopped
             print(f"\nThe demo stopped: {failed}", file=sys.stderr)
-            print(f"\nThe demo stopped: {failed}")
             return 1
-        finally:
-            if rehearsal:
-                rehearsal.stop()
     return 0
 
 
@@ -129,6 +164,8 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     from ai_assistant.clock import from_iso
     from ai_assistant.debt import ADVISORY, DIRECTIVE
     from ai_assistant.display import ERROR_ADVICE
+    from ai_assistant.lore_book import game_lore
+    from ai_assistant.memory.provenance import source_label
     from evennia.utils import create
 
     from world.build import build_demo_world
@@ -157,6 +194,7 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     handler = aria.assistant
     script = handler.script
     handler.clock = clock
+    handler.game_clock = SceneGameClock(clock)
     handler.runner = runner
     # small numbers so a whole day and night fit in a short scene
     script.db.config_overrides = {
@@ -198,12 +236,21 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             advice = ERROR_ADVICE.get(kind) or (
                 "check AI_ASSISTANT_BASE_URL, AI_ASSISTANT_API_KEY and AI_ASSISTANT_MODEL"
             )
-            failed.append(f"the model endpoint {endpoint} failed: {outcome.error}. {advice}.")
+            error = str(outcome.error).rstrip(". ")
+            failed.append(f"the model endpoint {endpoint} failed: {error}. {advice}.")
             return
+        # each memory in full the first turn it comes back; after that, by id only
+        again = [memory_id for memory_id in outcome.recalled if memory_id in recalled_before]
         for memory_id in outcome.recalled:
             item = handler.brain.index.doc(memory_id)
-            if item is not None:
+            if item is not None and memory_id not in recalled_before:
                 show.line(f"{memory_id}: {crop(item.text, 58)}", "   Aria recalls | ")
+            elif memory_id.startswith("lore:") and memory_id not in recalled_before:
+                entry = game_lore().get(memory_id.removeprefix("lore:"))
+                show.line(f"{memory_id}: (lore) {crop(entry['title'], 50)}", "   Aria recalls | ")
+        if again:
+            show.line(f"again: {', '.join(again)}", "   Aria recalls | ")
+        recalled_before.update(outcome.recalled)
         for line in told_this_turn():
             show.line(line, told)
         for call in outcome.tool_calls:
@@ -223,6 +270,7 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
 
     phase_before = [""]
     failed: list[str] = []
+    recalled_before: set[str] = set()
     # what was filed before a compacting tick, to show what the tick filed and in which order
     filed_before: set[str] = set()
     memories_before: set[str] = set()
@@ -254,12 +302,14 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
                 details = ", ".join(f"{k} {v}" for k, v in step.items() if k != "step")
                 show.line(f"dreaming, {name}: {details or 'done'}", did)
             return
-        if isinstance(report, dict) and "triage" in report:
-            show.line(f"overheard {report['triage']} lines; woke: {report['woke']}", did)
+        if isinstance(report, dict) and "sleep_turn" in report:
+            chose = report.get("tool") or "no tool"
+            show.line(f"sleep turn on {report['sleep_turn']} lines: {chose}", did)
             return
         if report:
             if report.get("error") and not rehearsal:
-                failed.append(f"the model endpoint {endpoint} failed: {report['error']}.")
+                error = str(report["error"]).rstrip(". ")
+                failed.append(f"the model endpoint {endpoint} failed: {error}.")
                 return
             progress = script.db.consolidation_progress or {}
             done = f"{progress.get('processed_entries', 0)}/{progress.get('total_entries', 0)}"
@@ -410,7 +460,7 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     script.db.config_overrides = overrides
     show.line("(the builder gives Aria her context budget back)")
     act(builder, "@assistant/debt Aria")
-    act(tobin, "say Aria, remember that the lamp oil is running low.")
+    act(tobin, "say Aria, remember that the lamp oil is running low. Thank you for the light.")
     tick()
     # critical is a builder's word: a player's "critical" would be filed as important
     act(builder, "@assistant/instruct Aria=critical: the cellar stairs are broken, nobody go down.")
@@ -431,11 +481,50 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     act(builder, "@assistant/sleeps Aria")
     act(builder, "@assistant/debt Aria")
 
+    title("Two days with Tobin: familiarity grows, and his thanks warm Aria")
+    act(builder, "@assistant/memory Aria/people=Tobin")
+
     title("Morning: a builder's reminder comes up when someone mentions the cellar")
     act(builder, "@assistant/trigger Aria=cellar: mind the broken cellar stairs")
     act(tobin, "say Aria, I'm off to the cellar to fetch more oil.")
     tick()
     act(builder, "@assistant/trigger Aria")
+
+    title("Afternoon: a builder's wait, a deep nap, her own wake_up, a builder's wake")
+    act(builder, "@assistant/wait Aria=1 the bard is about to sing")
+    tick(12)  # she holds her turns; the minute passes and she is told why she waited
+    act(builder, "@assistant/sleep Aria=1 deep a short nap")
+    sleep_until_dreams_are_done()
+    # deep sleep: a whisper does not wake her by itself; it is put to her, and she decides
+    act(tobin, "whisper Aria = Sorry, Aria, there is a fire in the kitchen!")
+    tick(2)
+    act(builder, "@assistant/sleep Aria=1 light another nap")
+    tick()
+    act(builder, "@assistant/wake Aria=the bard wants her to hear the last song")
+
+    title("Lore: a builder writes it once, and Aria knows it though nobody told her")
+    act(
+        builder,
+        f"@assistant/lore add The founding of Millbrook;history;room:{room.key}=Millbrook was "
+        "founded by Oda the river smith, in the year of the long frost.",
+    )
+    act(tobin, "say Aria, what do you know about the founding of Millbrook?")
+    tick()
+
+    title("Gossip: Aria tells Oskar, and Oskar names his source")
+    oskar = meet_oskar(room, clock, runner, show)
+    act(builder, "@assistant/set Aria/gossip_enabled=true")
+    act(tobin, "say Aria, tell Oskar about the east door.")
+    tick()
+    for entry in oskar.assistant.brain.journal.all():
+        show.line(
+            f"{entry['id']} [{source_label(entry)}; trust {entry['gossip']['trust']:.2f}] "
+            f"{crop(entry['content'], 40)} ({oskar.assistant.status().usage.calls} model calls)",
+            "  Oskar kept | ",
+        )
+    act(tobin, "say Oskar, what do you know about the east door?")
+    oskar.assistant.script.at_assistant_tick()
+    act(builder, "@assistant/memory Oskar/gossip")
 
     title("What Aria wrote down, and what it cost (the builder's view)")
     brain = handler.brain  # rebuilt since: her settings changed
@@ -461,6 +550,32 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             f"{memory['text']}"
         )
     act(builder, "@assistant/status Aria")
+
+
+def meet_oskar(room, clock, runner, show):
+    """A second assistant, Oskar the porter, comes into the room with gossip on: he learns
+    only through what Aria tells him (`tell`), and his turns are shown like hers."""
+    from evennia.utils import create
+
+    oskar = create.create_object(
+        "typeclasses.characters.Assistant", key="Oskar", location=room, home=room
+    )
+    oskar.db.persona = "Oskar is the porter: he carries books and news between the rooms."
+    handler = oskar.assistant
+    handler.clock, handler.game_clock, handler.runner = clock, SceneGameClock(clock), runner
+    handler.script.db.config_overrides = {"gossip_enabled": True}
+
+    def on_turn(_handler, outcome):
+        for call in outcome.tool_calls:
+            mark = "ok" if call["ok"] else "REFUSED"
+            show.line(
+                f"{call['name']}({crop(call['arguments'])}) -> {mark}: {crop(call['result'])}",
+                "  Oskar  did | ",
+            )
+        show.line(f"turn: {outcome.model_calls} model calls", "  Oskar  did | ")
+
+    handler.on_turn = on_turn
+    return oskar
 
 
 def bookmark_name(entry: dict) -> str:

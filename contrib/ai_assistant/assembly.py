@@ -22,6 +22,7 @@ from .brain import Brain
 from .conf import AssistantConfig
 from .llm.client import EndpointSettings, client_for
 from .memory.snapshots import RecordingStore, Snapshots
+from .offline.rehearsal import REHEARSAL_MODEL, rehearsal_client
 from .storage import MEMORY_CATEGORY, AttributeStore
 
 
@@ -49,6 +50,22 @@ class EvenniaGameClock:
         from evennia.utils import gametime
 
         return datetime.fromtimestamp(gametime.gametime(absolute=True), tz=timezone.utc)
+
+
+def chat_model_for(config: AssistantConfig) -> str:
+    """The chat model an assistant's calls name, the game's settings read now.
+
+    Args:
+        config (AssistantConfig): The configuration in force (its own `model`, if any).
+
+    Returns:
+        str: The offline rehearsal model's name when the game sets `AI_ASSISTANT_REHEARSAL`
+            (every assistant then uses it, whatever it names), else its model or the game's.
+
+    """
+    if game_settings.rehearsal():
+        return REHEARSAL_MODEL
+    return config.effective_model(game_settings.chat_model())
 
 
 def endpoint_for(config: AssistantConfig) -> EndpointSettings:
@@ -101,6 +118,8 @@ class BrainKey(NamedTuple):
     embedding_model: str | None
     endpoint: EndpointSettings
     embedding_endpoint: EndpointSettings | None = None
+    # AI_ASSISTANT_REHEARSAL: the offline rehearsal model answers in process, not the endpoint
+    rehearsal: bool = False
 
 
 def brain_key(config: AssistantConfig, persona: str) -> BrainKey:
@@ -114,13 +133,15 @@ def brain_key(config: AssistantConfig, persona: str) -> BrainKey:
         BrainKey: The configuration, chat model, persona, embeddings model and endpoint.
 
     """
+    rehearsal = game_settings.rehearsal()
     return BrainKey(
         config=config,
-        model=config.effective_model(game_settings.chat_model()),
+        model=chat_model_for(config),
         persona=persona,
         embedding_model=config.embedding_model or game_settings.embedding_model(),
         endpoint=endpoint_for(config),
-        embedding_endpoint=embedding_endpoint_for(config),
+        embedding_endpoint=None if rehearsal else embedding_endpoint_for(config),
+        rehearsal=rehearsal,
     )
 
 
@@ -129,8 +150,8 @@ def build_brain(handler, key: BrainKey) -> Brain:
 
     Args:
         handler (AssistantHandler): The character's handler: its character (`obj`), `script`,
-            `forget_brain` (after a rollback), the parts games override, `_on_transition`
-            and `game_clock`.
+            `forget_brain` (after a rollback), the parts games override, `_on_transition`,
+            `game_clock` and `lore`.
         key (BrainKey): What to build it from.
 
     Returns:
@@ -157,7 +178,7 @@ def build_brain(handler, key: BrainKey) -> Brain:
         memory_store=memory_store,
         world=handler.make_world(),
         registry=registry,
-        client_factory=partial(client_for, key.endpoint),
+        client_factory=rehearsal_client if key.rehearsal else partial(client_for, key.endpoint),
         embedding_client_factory=(
             partial(client_for, key.embedding_endpoint) if key.embedding_endpoint else None
         ),
@@ -167,4 +188,6 @@ def build_brain(handler, key: BrainKey) -> Brain:
         time_factor=game_settings.time_factor(),
         # read when asked: a test or a demo may set the handler's game clock later
         game_now=lambda now: (handler.game_clock or EvenniaGameClock()).now(),
+        # the game's lore it may know, where it stands when it recalls (`lore_book`)
+        lore=handler.lore.recall,
     )

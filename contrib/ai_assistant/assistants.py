@@ -66,3 +66,119 @@ def create_assistant(name: str, location, persona: str = "", typeclass: str | No
     if persona:
         assistant.db.persona = persona
     return assistant
+
+
+def assistant_holdings(assistant) -> dict[str, int]:
+    """What an assistant holds that deleting it removes, counted (without building a brain
+    beyond what the memory views read).
+
+    Args:
+        assistant (Object): The assistant character.
+
+    Returns:
+        dict: "journal entries", "memories", "people", "snapshots" -> counts.
+
+    """
+    memory = assistant.assistant.memory
+    return {
+        "journal entries": len(memory.newest_entries()),
+        "memories": len(memory.newest_memories()),
+        "people": len(memory.people_index()),
+        "snapshots": len(memory.snapshots()),
+    }
+
+
+def delete_assistant(assistant) -> dict[str, int]:
+    """Delete an assistant and everything it holds: its ticker subscription, its script (the
+    queue, history and snapshots on it) and its character with the journal, memories and
+    profiles kept on it as Attributes.
+
+    Args:
+        assistant (Object): The assistant character.
+
+    Returns:
+        dict: What it held (see `assistant_holdings`).
+
+    Raises:
+        Refused: A model call of its is in flight (its answer would land on nothing); or it
+            is already gone.
+
+    """
+    if not assistant.pk:
+        raise Refused("That assistant is already gone.")
+    handler = assistant.assistant
+    if handler.in_flight:
+        raise Refused(
+            f"{assistant.key} is waiting on the model; try again when the call is done "
+            f"(@assistant/pause {assistant.dbref} stops new ones)."
+        )
+    held = assistant_holdings(assistant)
+    for script in assistant.scripts.all():
+        # removed with the arguments it was added with (the script keeps them), before the
+        # script goes: a subscription left behind would call a deleted script every tick
+        if hasattr(script, "remove_ticker"):
+            script.remove_ticker()
+    # Evennia deletes the character's scripts and Attributes with it
+    assistant.delete()
+    return held
+
+
+def person_of(who) -> tuple[list[str], list[str]]:
+    """The keys and names a person is known by, from their character or their account.
+
+    Args:
+        who (Object, Account or str): A character (its dbref, its account, its name and
+            aliases), an account (`account#<id>` and every character it plays), or a name.
+
+    Returns:
+        tuple: (keys, names).
+
+    """
+    if isinstance(who, str):
+        return [], [who.strip()[:80]]
+    if hasattr(who, "characters") or hasattr(who, "db_is_connected"):  # an account
+        characters = getattr(who, "characters", None)
+        characters = characters.all() if hasattr(characters, "all") else list(characters or [])
+        keys, names = [f"account#{who.id}"], []
+        for character in characters:
+            more_keys, more_names = person_of(character)
+            keys += more_keys
+            names += more_names
+        return keys, names
+    keys = [who.dbref]
+    account = getattr(who, "account", None)
+    if account is not None:
+        keys.append(f"account#{account.id}")
+    return keys, [who.key, *who.aliases.all()]
+
+
+def forget_person(who, assistants=None, by: str = "the game", reason: str = "") -> dict:
+    """Make every assistant (or those given) forget everything about a person: what they
+    said, what is about them, their whispers, profile, relationship and gossip, what was drawn
+    from those, their reminders, queued lines and traces in snapshots (recorded in each
+    assistant's review log; a rollback does not bring them back). A game's own command can
+    call it on a player's request (see the README).
+
+    Args:
+        who (Object, Account or str): The person: a character, an account (all its
+            characters) or a name (`person_of`).
+        assistants (list, optional): The assistant characters; every assistant by default.
+        by (str, optional): Who asked, kept in the review log.
+        reason (str, optional): Why, kept in the review log.
+
+    Returns:
+        dict: Assistant name -> `memory.forget_person.PersonForgotten` (what was forgotten,
+            `counts`, and what remains, `remains`, by id), or the `Refused` of one that could
+            not forget now (in the middle of a turn: call again for it).
+
+    """
+    keys, names = person_of(who)
+    done = {}
+    for assistant in find_assistants() if assistants is None else assistants:
+        try:
+            done[assistant.key] = assistant.assistant.memory.forget_person(
+                None, by, reason, keys=keys, names=names
+            )
+        except Refused as err:
+            done[assistant.key] = err
+    return done

@@ -35,9 +35,11 @@ from .llm.usage import UsageStats
 from .memory.core import CoreMemory
 from .memory.digests import DigestArchive
 from .memory.entities import EntityMemory
+from .memory.gossip import GossipLog
 from .memory.history import ConversationHistory, wire_format
 from .memory.journal import Journal
 from .memory.links import MemoryLinks
+from .memory.lore import LORE, merged
 from .memory.recall import MemoryIndex, Recalled, RecallWeights, nearest
 from .memory.reranking import rerank_documents, reordered
 from .memory.review import MemoryReview
@@ -60,6 +62,7 @@ from .state import (
     SCHEDULE_SUSPENDED,
     USAGE,
     USAGE_BY_HOUR,
+    WAIT_REASON,
     WAIT_UNTIL,
     WAKE_DEFERRED,
     WAKE_TIME,
@@ -129,6 +132,8 @@ class Brain:
             on game time).
         game_now (callable, optional): `game_now(now)` -> the game clock's time (the token
             budget counts game days); by default real time.
+        lore (callable, optional): `lore(query, limit, weights)` -> the game's lore this
+            assistant may know, recalled (`memory.lore.LoreBook.recall`); None: no lore.
 
     """
 
@@ -150,6 +155,9 @@ class Brain:
     time_factor: float = 1.0
     game_now: Callable[[datetime], datetime] = lambda now: now
     embedding_client_factory: Callable[[], ChatClient] | None = None
+    # the game's lore this assistant may know: lore(query, limit, weights) -> recalled items
+    # (`memory.lore.LoreBook.recall` for where it stands now); None: no lore
+    lore: Callable[[str, int, RecallWeights], list[Recalled]] | None = None
 
     def __post_init__(self):
         if not isinstance(self.memory_store, RecordingStore):
@@ -163,6 +171,8 @@ class Brain:
         self.journal.game_clock = lambda now: self.game_now(now)
         self.digests = DigestArchive(self.memory_store)
         self.entities = EntityMemory(self.memory_store)
+        # who told whom what (`memory.gossip`)
+        self.gossip_log = GossipLog(self.memory_store)
         self.core_memory = CoreMemory(self.memory_store, self.counter)
         self._usage: UsageStats | None = None
         self._tool_tokens: dict[str, int] = {}
@@ -174,6 +184,7 @@ class Brain:
             lambda *args: self.on_transition(*args),
             game_now=lambda now: self.game_now(now),
             entities=self.entities,
+            budget_spent=lambda now: self.budget_spent(now),
         )
         if self.long_term is None:
             self.long_term = EmbeddedMemoryStore(self.memory_store)
@@ -190,7 +201,12 @@ class Brain:
             embedding_model=self.embedding_model,
         )
         self.review = MemoryReview(
-            self.memory_store, self.journal, self.long_term, self.entities, self.links
+            self.memory_store,
+            self.journal,
+            self.long_term,
+            self.entities,
+            self.links,
+            digests=self.digests,
         )
         # set by the sleep tick in batch mode (`sleep.batch.BatchRound`), for its structured calls
         self.batch_round = None
@@ -345,7 +361,9 @@ class Brain:
         semantic: list[tuple[str, float]] | None = None,
         kinds: set[str] | None = None,
     ) -> list[Recalled]:
-        """What the assistant remembers for `query` (see `memory.recall.MemoryIndex.search`).
+        """What the assistant remembers for `query` (see `memory.recall.MemoryIndex.search`),
+        with the game's lore it may know ranked among it (`memory.lore`; kinds without "lore"
+        leave lore out).
 
         Args:
             query (str): What to recall.
@@ -361,7 +379,7 @@ class Brain:
 
         """
         config = self.config
-        return self.index.search(
+        found = self.index.search(
             query,
             now=now,
             served=served,
@@ -374,6 +392,11 @@ class Brain:
             neighbours=config.recall_link_neighbours,
             kinds=kinds,
         )
+        if self.lore is None or (kinds is not None and LORE not in kinds):
+            return found
+        # the game's lore, ranked with its own memories and marked as lore (`memory.lore`)
+        limit = config.recall_limit if limit is None else limit
+        return merged(found, self.lore(query, limit, self.recall_weights()), limit)
 
     def recall_pool(self, limit: int) -> int:
         """How many memories a recall of `limit` asks the first pass for: the reranker's
@@ -589,7 +612,7 @@ class Brain:
         request = ChatRequest(
             model=self.model,
             messages=messages,
-            tools=self.registry.schemas(TURN) if tools is None else tools,
+            tools=self.registry.schemas(TURN, self.config) if tools is None else tools,
             temperature=self.config.temperature,
             max_tokens=self.config.max_reply_tokens,
             tool_choice=self.config.tool_choice,
@@ -676,12 +699,60 @@ class Brain:
             lifecycle=self.lifecycle,
             core_memory=self.core_memory,
             reminders=Reminders(self.state),
+            remembered=self.remembered,
+            gossip_log=self.gossip_log,
             owners=(
                 dict(owners)
                 if owners is not None
                 else {s.key: s.name for s in speakers.values() if not s.instruction}
             ),
         )
+
+    def remembered(self, memory_id: str) -> dict | None:
+        """One memory by id, as a tool that names it (`tell`) needs it: what it says, who may
+        know it, how far it is trusted and where it came from.
+
+        Args:
+            memory_id (str): Its id (`j000012`, `m000003`, `#12/o3`), as recall shows it.
+
+        Returns:
+            dict or None: "id", "kind", "text", "audience", "trust", "importance", "about"
+                (keys of the people it is about) and "provenance" (with the entry's
+                `voice` and `gossip` when it has them); None for an unknown or forgotten id.
+
+        """
+        doc = self.index.doc(str(memory_id)[:40])
+        if doc is None or not doc.text:
+            return None
+        provenance = dict(doc.provenance or {})
+        about = [person for person in doc.people if person.startswith(("#", "name:"))]
+        raw = None
+        if doc.kind != "memory" and doc.id.startswith("j"):
+            raw = self.journal.get(doc.id)
+        elif doc.kind == "memory" and hasattr(self.long_term, "get"):
+            raw = self.long_term.get(doc.id)
+            # a fact drawn from told entries has passed through their hands too
+            for entry_id in doc.entry_ids:
+                told = (self.journal.get(entry_id) or {}).get("gossip")
+                if told and len(told.get("tellers") or []) >= len(
+                    (provenance.get("gossip") or {}).get("tellers") or []
+                ):
+                    provenance["gossip"] = told
+        if raw is not None:
+            about = list(raw.get("about") or (raw.get("provenance") or {}).get("about") or about)
+            for key in ("voice", "gossip"):
+                if raw.get(key):
+                    provenance[key] = raw[key]
+        return {
+            "id": doc.id,
+            "kind": doc.kind,
+            "text": doc.text,
+            "audience": doc.audience,
+            "trust": self.recall_weights().trust_of(doc),
+            "importance": doc.importance,
+            "about": about,
+            "provenance": provenance,
+        }
 
     # ---- the context budget -----------------------------------------------------------------
 
@@ -697,7 +768,9 @@ class Brain:
 
         """
         if scope not in self._tool_tokens:  # the schemas never change; checked every awake tick
-            self._tool_tokens[scope] = self.counter.count_tools(self.registry.schemas(scope))
+            self._tool_tokens[scope] = self.counter.count_tools(
+                self.registry.schemas(scope, self.config)
+            )
         # the core notes of the largest block one conversation is sent (each sees only its own)
         prefix = [system_prompt(self.name, self.persona, self.prompt_template)]
         notes = self.core_memory.largest_view()
@@ -980,6 +1053,7 @@ class Brain:
             last_turn=last_turn(state),
             last_compaction=state.get(LAST_COMPACTION),
             wait_until=state.get(WAIT_UNTIL),
+            wait_reason=state.get(WAIT_REASON),
             retry_after=state.get(RETRY_AFTER),
             sleep_debt=debt.points,
             debt_level=debt.level,

@@ -17,9 +17,12 @@ from evennia.commands.default.comms import CmdPage
 from evennia.utils.evmore import EvMore
 from evennia.utils.utils import class_from_module
 
-from .conf import config_keys
+from .clock import to_iso
+from .conf import AssistantConfig, unknown_key_message
+from .game_settings import game_defaults
 from .display import (
     NAME_CHARS,
+    PAGE_SIZE,
     TEXT_CHARS,
     AssistantDisplay,
     _person_rows,
@@ -29,13 +32,25 @@ from .display import (
     shown_list,
 )
 from .errors import Refused
-from .assistants import create_assistant, find_assistants
+from .assistants import assistant_holdings, create_assistant, delete_assistant, find_assistants
+from .lore_book import game_lore, read_lore_file
+from .memory.lore import LoreError
+from .memory.transfer import describe_counts
 
 _DEFAULT_COMMAND_CLASS = class_from_module(settings.COMMAND_DEFAULT_CLASS)
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 '\-]{0,39}$")
-MEMORY_VIEWS = ("links", "people", "reflections", "reviews", "forget", "trust")
+MEMORY_VIEWS = (
+    "links",
+    "people",
+    "reflections",
+    "reviews",
+    "forget",
+    "trust",
+    "gossip",
+    "forgetperson",
+)
 # the memory views with pages ("" is the list of memories)
-PAGED_VIEWS = ("", "people", "reflections", "reviews")
+PAGED_VIEWS = ("", "people", "reflections", "reviews", "gossip")
 # switches whose refusals say that nothing was changed
 SWITCHES_WITH_TARGET = (
     "status",
@@ -45,6 +60,7 @@ SWITCHES_WITH_TARGET = (
     "core",
     "sleep",
     "wake",
+    "wait",
     "instruct",
     "tick",
     "pause",
@@ -54,10 +70,18 @@ SWITCHES_WITH_TARGET = (
     "sleeps",
     "trigger",
     "rollback",
+    "delete",
+    "export",
+    "import",
 )
-SWITCHES_THAT_EDIT = ("set", "core", "debt", "trigger", "rollback")
+SWITCHES_THAT_EDIT = ("set", "core", "debt", "trigger", "rollback", "delete", "wait", "import")
 # answers that confirm a rollback; anything else cancels it
 YES = ("y", "yes")
+
+
+def _counted(counts: dict[str, int]) -> str:
+    """Counts in words: {"memories": 3, "people": 1} is "3 memories, 1 people"."""
+    return ", ".join(f"{count} {what}" for what, count in counts.items())
 
 
 def split_page(sub: str) -> tuple[str, int | None]:
@@ -84,20 +108,26 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
     Usage:
       @assistant[/list]
       @assistant/create <name>[=<persona>]
+      @assistant/delete <name>
       @assistant/status <name>
-      @assistant/set <name>[/<key>=<value>]
+      @assistant/set <name>[/<key>[=<value>]]
       @assistant/journal <name>[/<page>]
       @assistant/memory <name>[/<page>]
       @assistant/memory <name>=<query>
       @assistant/memory <name>/links
       @assistant/memory <name>/people[/<page>][=<person>]
+      @assistant/memory <name>/people=<person>/<dimension>=<value> [<reason>]
       @assistant/memory <name>/reflections[/<page>]
       @assistant/memory <name>/forget=<memory id>
       @assistant/memory <name>/trust=<memory id> <level>
       @assistant/memory <name>/reviews[/<page>]
+      @assistant/memory <name>/gossip[/<page>][=<person>]
+      @assistant/memory <name>/forgetperson=<person>
+      @assistant/forgetperson <person>
       @assistant/core <name>[/<key>[=<value>]]
-      @assistant/sleep <name>[=<hours> [light|deep] [<reason>]]
+      @assistant/sleep <name>[=<hours> [light||deep] [<reason>]]
       @assistant/wake <name>[=<reason>]
+      @assistant/wait <name>=<minutes> [<reason>]
       @assistant/debt <name>[=<1-3> <reason>]
       @assistant/sleeps <name>
       @assistant/rollback <name>[=<sleep id>]
@@ -108,14 +138,28 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
       @assistant/pause <name>
       @assistant/resume <name>
       @assistant/clear <name>
+      @assistant/lore [<page>]
+      @assistant/lore <lore id>
+      @assistant/lore =<words>
+      @assistant/lore add <title>[;<tags>[;<who>]]=<text>
+      @assistant/lore edit <lore id>/<title||text||tags||who>=<value>
+      @assistant/lore remove <lore id>
+      @assistant/lore import <file>
+      @assistant/export <name>=<file>
+      @assistant/import[/replace] <name>=<file>
 
     Switches:
       list     - list all assistants.
-      create   - create an assistant here; prints its dbref.
+      create   - create an assistant here; prints its dbref. A name (or alias)
+                 another assistant has is refused.
+      delete   - delete an assistant: its character, script, ticker, journal,
+                 memories and snapshots. Says what it holds and asks first.
       status   - mode, tick rate, pending events, context use, model usage, errors.
-      set      - without a key, every setting with its current value; with
-                 <key>=<value>, change one (validated). The value 'default'
-                 drops this assistant's override. <key> 'persona' sets its persona.
+      set      - without a key, every setting by topic with its current value
+                 and what is allowed; /<key> shows one in full (value, where
+                 it comes from, default, allowed, meaning); <key>=<value>
+                 changes one (validated). The value 'default' drops this
+                 assistant's override. <key> 'persona' sets its persona.
       journal  - the assistant's journal entries, newest first, 20 a page;
                  <name>/2 shows the second page.
       memory   - its long-term memories, newest first, 20 a page (<name>/2
@@ -123,10 +167,23 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
                  recall for <query>, ranked, with scores, sources and who may
                  know each (you see all). /links: memories it has linked;
                  /people: the people it knows (=<person> for one profile, its
-                 attributes and observations); /reflections: its insights;
+                 attributes and observations, and how it feels about them:
+                 familiarity 0-1, warmth and trust -1 to 1, with reasons);
+                 =<person>/warmth=0.6 <reason> sets one (recorded);
+                 /reflections: its insights;
                  /forget=<id>: make it forget one memory (j000012, m000003,
-                 #12/o3); /trust=<id> <low|medium|high|0-1>: set how far it
+                 #12/o3); /trust=<id> <low||medium||high||0-1>: set how far it
                  trusts one; /reviews: the corrections made, and by whom.
+                 /gossip: who told whom what (other assistants, through
+                 its tell tool), newest first; =<person> for what names them.
+                 /forgetperson=<person>: make it forget everything about a
+                 person (a name or #dbref): what they said, what is about
+                 them, their whispers, profile, relationship, the gossip
+                 naming them, what was drawn from all that, their reminders
+                 and queued lines, and their traces in snapshots (a rollback
+                 does not bring them back). Says what it finds and asks
+                 first; then lists by id what remains (other people's words
+                 that name them, lore that names them).
                  /people, /reflections and /reviews are paged the same way:
                  /people/2, /people/2=<person>, /reviews/3. Long texts are
                  cropped; the dashboard shows more.
@@ -134,16 +191,29 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
                  a note, <key>= removes it. Your notes are pinned: the
                  assistant reads them and cannot change them. Its own notes
                  show who they were written for (core_notes_per_person each).
-      sleep    - put it to sleep now (default 4 hours, light). Light sleep
-                 wakes on urgent events, deep only when the time is up. The
-                 safeguards the assistant itself must pass do not bind you.
-      wake     - wake it now.
+      sleep    - put it to sleep now (default 4 hours, light), as its own
+                 go_to_sleep tool does. Light sleep wakes on urgent events
+                 (a whisper, a page, its name, an instruction); deep sleep
+                 wakes by itself only when the time is up. Asleep, what may
+                 need it (talk naming someone present in light sleep, a
+                 direct word in deep sleep, a reminder) is put to it, and
+                 its wake_up tool may wake it. The safeguards the assistant
+                 itself must pass do not bind you.
+      wake     - wake it now (it wakes by itself when the time is up; asleep,
+                 it may also decide to, with its wake_up tool, when something
+                 it hears needs it).
+      wait     - hold its turns for <minutes> (more than 0, at most
+                 max_wait_minutes), as its own wait tool does: it hears all,
+                 answers when someone speaks to it directly (a whisper, a
+                 page, its name, an instruction), and is told when the wait
+                 is over. /status shows until when and why.
       debt     - its sleep debt: each turn adds 0-3 by its memory writes and
                  tool calls; Alert 0-3, Drowsy 4-6, Sleepy 7-9 (it is told to
                  consider sleep), Must Sleep 10+ (told to sleep). A completed
                  sleep pays it off. =<1-3> <reason> adds points by hand.
       sleeps   - its sleeps, newest first: how each began, how deep, the
-                 phases done, the debt paid, what was consolidated, calls.
+                 phases done, the debt paid, what was consolidated, calls. The
+                 sleep under way comes first, with what it has done so far.
       rollback - restore its memory as it was when a sleep began (default: the
                  latest sleep with a snapshot), undoing that sleep, every later
                  one, and what it learned awake since. Shows what would change
@@ -165,6 +235,42 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
                  fixing the model's settings, its next tick tries again
                  (and journal entries the model failed on are tried again
                  at the next sleep).
+      forgetperson - the same as /memory <name>/forgetperson=<person>, for
+                 every assistant that knows the person (a player's right to
+                 be forgotten). Asks first.
+      lore     - the game's lore book, shared by every assistant: what
+                 builders write once and assistants recall as they recall
+                 their own memories, marked as lore ("You know that: ..."),
+                 never as someone's words. Lists 20 a page; <lore id> (L12)
+                 shows one; =<words> searches. add: <tags> separated by
+                 commas; <who> may know it, separated by commas: an
+                 assistant's name or #dbref, room:<room name or #dbref>,
+                 tag:<tag of assistants>, or everyone (the default). edit
+                 changes one field; remove asks first. import adds every
+                 entry of a .txt or .json file in the game's folder (path
+                 relative to it, at most 2 MB), all or none. A text file:
+                 entries separated by a line ---, each with lines title: ...,
+                 tags: ..., who: ... first, then its text. A JSON file: a
+                 list of {"title", "text", "tags": [...], "who": [...]}.
+                 Bounds: a title 120 characters, a text 1000, 10 tags,
+                 20 items of who, 20000 entries.
+      export   - write everything it remembers (journal, memories, people,
+                 relationships, links, digests, core notes, reviews, gossip,
+                 reminders, sleeps), its persona and its own settings to a
+                 new .json file in the game's folder (path relative to it;
+                 never over an existing file). No API key or game-wide
+                 setting goes in, nor embeddings (remade at its next sleep).
+                 The file holds private words: keep it like a database
+                 backup. Says how much of each kind it wrote.
+      import   - replace its memory, persona and own settings with a memory
+                 file's (at most 50 MB, in the game's folder), all or none:
+                 the whole file is checked first, and a bad one is refused
+                 with what was wrong and where. Shows what the file holds and
+                 asks first. An assistant that remembers anything is replaced
+                 only with /replace. Only while it is awake. A file from
+                 another game has its people's dbrefs made into name keys
+                 (#12 -> name:bob), so a whisper stays with no one here. Its
+                 snapshots are dropped (a rollback cannot cross an import).
 
     Examples:
       @assistant/create Aria=A cheerful librarian who loves riddles.
@@ -174,6 +280,8 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
       @assistant/instruct Aria=Greet newcomers and tell them about the library.
       @assistant/status Aria
       @assistant/sleep Aria=2 deep quiet hours
+      @assistant/wake Aria=the festival starts
+      @assistant/wait Aria=15 the play is on, let the actors speak
       @assistant/debt Aria
       @assistant/debt Aria=2 ran the harvest festival all day
       @assistant/sleeps Aria
@@ -182,10 +290,18 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
       @assistant/trigger Aria/remove=t2
       @assistant/memory Aria=east door
       @assistant/memory Aria/people=Bob
+      @assistant/memory Aria/people=Bob/trust=0.5 kept every promise
       @assistant/memory Aria/people/2
       @assistant/journal Aria/3
       @assistant/memory Aria/forget=m000012
       @assistant/memory Aria/trust=j000031 low
+      @assistant/memory Aria/forgetperson=Bob
+      @assistant/forgetperson Bob
+      @assistant/lore add The founding;history,town;room:Square=Oda founded it.
+      @assistant/lore edit L1/who=Aria, tag:guards
+      @assistant/lore import world/lore.txt
+      @assistant/export Aria=backups/aria.json
+      @assistant/import/replace Aria=backups/aria.json
 
     Name an assistant by its name, an alias or its dbref (#12). Assistants act
     only through their tools (speak, emote, whisper, journal); what players
@@ -194,7 +310,7 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
 
     key = "@assistant"
     aliases = ["assistant"]
-    switch_options = ("list", "create", *SWITCHES_WITH_TARGET)
+    switch_options = ("list", "create", *SWITCHES_WITH_TARGET, "lore", "forgetperson", "replace")
     locks = "cmd:perm(Builder)"
     help_category = "Building"
 
@@ -297,11 +413,16 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
             self.msg("You must be in a room to create an assistant there.")
             return
         same = find_assistants(name)
+        if same:
+            # two of one name would make every command by that name ambiguous
+            listed = ", ".join(f"{obj.key}({obj.dbref})" for obj in same)
+            self.msg(
+                f"Not created: an assistant called '{name}' already exists: {listed}. Choose "
+                f"another name, or delete it first with @assistant/delete {same[0].dbref}."
+            )
+            return
         assistant = create_assistant(name, location, self.rhs or "")
         self.msg(f"Created assistant {assistant.key} ({assistant.dbref}) in {location.key}.")
-        if same:
-            listed = ", ".join(f"{obj.key}({obj.dbref})" for obj in same)
-            self.msg(f"Note: an assistant of that name already exists: {listed}. Use dbrefs.")
 
     def do_status(self):
         """Show the target assistant's status."""
@@ -313,14 +434,11 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
             if self.rhs is not None:
                 self.msg("Usage: @assistant/set <name>/<key>=<value>, or @assistant/set <name>.")
                 return
-            self.more(self.format_options(self.target, self.handler.options()))
+            own = self.handler.overrides()
+            self.more(self.format_options(self.target, self.handler.options(), own))
             return
         if self.rhs is None:
-            row = next((r for r in self.handler.options() if r[0] == self.subkey), None)
-            if row is None:
-                self.msg(f"Unknown key '{self.subkey}'. Keys: {', '.join(config_keys())}, persona.")
-                return
-            self.msg(f"{row[0]} = {row[1]!r} ({row[2]})")
+            self.show_option(self.subkey)
             return
         value = self.handler.set_option(self.subkey, self.rhs)
         if self.subkey == "persona":
@@ -329,6 +447,26 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
             self.msg(f"{self.target.key}: {self.subkey} set to its default.")
         else:
             self.msg(f"{self.target.key}: {self.subkey} set to {value!r}.")
+
+    def show_option(self, key: str) -> None:
+        """Show one setting in full: value, where it comes from, default, allowed, meaning."""
+        row = next((r for r in self.handler.options() if r[0] == key), None)
+        if row is None:
+            self.msg(unknown_key_message(key))
+            return
+        game = game_defaults() or {}
+        if key == "persona":
+            default, source = "(a default persona)", "this assistant (its db.persona)"
+        else:
+            field_default = AssistantConfig.model_fields[key].default
+            default = game.get(key, field_default)
+            if key in self.handler.overrides():
+                source = "this assistant's own value"
+            elif key in game:
+                source = "the game's AI_ASSISTANT_DEFAULTS"
+            else:
+                source = "the default"
+        self.msg(self.format_option(self.target, row, default, source))
 
     def do_journal(self):
         """Show one page of the assistant's journal, newest first (`<name>/<page>`)."""
@@ -343,7 +481,9 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
             return
         page, pages, start, stop = page_span(total, page)
         # newest first, counted from the end: only the page's chunks are read
-        text = self.format_journal(self.target, list(reversed(entries[start:stop])), total=total)
+        shown_entries = list(reversed(entries[start:stop]))
+        names = self.audience_names(entry.get("audience") for entry in shown_entries)
+        text = self.format_journal(self.target, shown_entries, total=total, names=names)
         self.more(text + self.page_footer(f"journal {self.target.key}", page, pages))
 
     def do_memory(self):
@@ -359,7 +499,10 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
             )
             return
         if page is not None and (view not in PAGED_VIEWS or (not view and self.rhs)):
-            self.msg(f"Only the memories, /people, /reflections and /reviews have pages. {usage}")
+            self.msg(
+                "Only the memories, /people, /reflections, /reviews and /gossip have pages. "
+                + usage
+            )
             return
         argument = (self.rhs or "").strip()
         if not view:
@@ -368,8 +511,9 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
             else:
                 self.show_memories(page)
             return
-        # one method a view: /links -> show_links, /people -> show_people ...
-        getattr(self, f"show_{view}")(argument, page)
+        # one method a view: /links -> show_links, /people -> show_people ... (a view that
+        # asks first returns its question)
+        return getattr(self, f"show_{view}")(argument, page)
 
     def show_memories(self, page: int | None) -> None:
         """One page of the long-term memories, newest first (only that page is read)."""
@@ -380,8 +524,33 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
         if not shown_memories and page == 1:
             self.msg(f"{self.target.key} has no long-term memories yet (they form in sleep).")
             return
-        text = self.format_memories(self.target, shown_memories, f"{count} memories, newest first")
+        names = self.audience_names(memory.get("audience") for memory in shown_memories)
+        title = f"{count} memories, newest first"
+        text = self.format_memories(self.target, shown_memories, title, names=names)
         self.more(text + self.page_footer(f"memory {self.target.key}", page, pages))
+
+    def audience_names(self, audiences) -> dict[str, str]:
+        """The names of the people in some audiences, for "private to Bob": from the people
+        the assistant knows, else (a dbref it has no profile for) the character's key.
+
+        Args:
+            audiences (iterable): Audiences (lists of person keys, or None).
+
+        Returns:
+            dict: Person key -> name, for the keys found.
+
+        """
+        keys = {key for audience in audiences if audience for key in audience}
+        if not keys:
+            return {}
+        names = {key: name for key, name in self.handler.memory.people_index() if key in keys}
+        ids = [int(key[1:]) for key in keys - set(names) if key[:1] == "#" and key[1:].isdigit()]
+        if ids:
+            from evennia.objects.models import ObjectDB
+
+            for dbid, name in ObjectDB.objects.filter(id__in=ids).values_list("id", "db_key"):
+                names[f"#{dbid}"] = name
+        return names
 
     def search_memories(self, query: str) -> None:
         """Everything it would recall for `query`, ranked (the answer comes when the query's
@@ -390,7 +559,14 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
         how = "embeddings" if self.handler.memory.searches_by_meaning() else "lexical"
         self.handler.memory.search_deferred(query).addCallbacks(
             lambda found: (
-                self.more(self.format_recalled(target, found, f"matching '{query}' ({how})"))
+                self.more(
+                    self.format_recalled(
+                        target,
+                        found,
+                        f"matching '{query}' ({how})",
+                        names=self.audience_names(item.audience for item in found),
+                    )
+                )
                 if found
                 else self.msg(f"No memories of {target.key} matching '{query}'.")
             ),
@@ -415,13 +591,83 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
         except Refused as err:
             self.msg(f"Not changed. {err}")
             return
-        self.msg(f"{self.target.key} forgot {', '.join(gone)} (recorded).")
+        first, *drawn = gone
+        # everything drawn from it went too: the builder is told what it touched
+        also = f", and what was drawn from it: {shown_list(drawn, most=30)}" if drawn else ""
+        rewritten = getattr(gone, "rewritten", None)
+        if rewritten:
+            also += f"; took its words out of {shown_list(rewritten, most=30)}"
+        reopened = getattr(gone, "reopened", None)
+        if reopened:
+            also += f"; {shown_list(reopened, most=30)} will be filed again at the next sleep"
+        self.msg(f"{self.target.key} forgot {first}{also} (recorded).")
+
+    def show_forgetperson(self, person: str, page: int | None):
+        """Say what forgetting a person would forget, then ask before doing it.
+
+        Returns:
+            generator: The confirmation (Evennia runs it: `yield` asks the question).
+
+        """
+        if not person:
+            self.msg("Not changed. Usage: @assistant/memory <name>/forgetperson=<person>")
+            return None
+        try:
+            plan = self.handler.memory.forget_person_plan(person)
+        except Refused as err:
+            self.msg(f"Not changed. {err}")
+            return None
+        self.msg(self.format_person_plan(self.target, plan))
+        return self._confirm_forget_person([self.target], person)
+
+    def do_forgetperson(self):
+        """Say what every assistant that knows a person would forget, then ask first.
+
+        Returns:
+            generator: The confirmation (Evennia runs it: `yield` asks the question).
+
+        """
+        person = (self.args or "").strip()
+        if not person or self.rhs is not None:
+            self.msg("Not changed. Usage: @assistant/forgetperson <person>")
+            return None
+        knowing = []
+        for assistant in find_assistants():
+            try:
+                plan = assistant.assistant.memory.forget_person_plan(person)
+            except Refused:
+                continue  # it does not know them
+            knowing.append(assistant)
+            self.msg(self.format_person_plan(assistant, plan))
+        if not knowing:
+            self.msg(
+                f"Not changed. No assistant knows anyone called '{shown(person, NAME_CHARS)}'."
+            )
+            return None
+        return self._confirm_forget_person(knowing, person)
+
+    def _confirm_forget_person(self, targets: list, person: str):
+        names = ", ".join(target.key for target in targets)
+        answer = yield (
+            f"Make {names} forget everything about '{shown(person, NAME_CHARS)}'? This cannot "
+            "be undone. [y/N]"
+        )
+        if (answer or "").strip().lower() not in YES:
+            self.msg("Cancelled; nothing was forgotten.")
+            return
+        for target in targets:
+            try:
+                report = target.assistant.memory.forget_person(person, by=self.caller.key)
+            except Refused as err:  # it began a turn, or forgot them, while we asked
+                self.msg(f"{target.key}: not changed. {err}")
+                continue
+            self.msg(self.format_forgotten_person(target, report))
 
     def show_trust(self, argument: str, page: int | None) -> None:
         """Set how far it trusts one memory (recorded)."""
         memory_id, _, level = argument.partition(" ")
         if not memory_id or not level.strip():
-            self.msg("Usage: @assistant/memory <name>/trust=<memory id> <low|medium|high|0-1>")
+            self.msg("Usage: @assistant/memory <name>/trust=<memory id> <low||medium||high||0-1>")
             return
         try:
             trust, before = self.handler.memory.set_trust(memory_id, level, by=self.caller.key)
@@ -442,6 +688,21 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
         # newest first: the newest `stop` records are read, the page is the last of them
         text = self.format_reviews(self.target, memory.reviews(stop)[start:stop])
         self.more(text + self.page_footer(f"memory {self.target.key}/reviews", page, pages))
+
+    def show_gossip(self, argument: str, page: int | None) -> None:
+        """One page of who told whom what, newest first; =<person> for those naming them."""
+        person = None
+        if argument:
+            # a character's key when one has that name, else the name (those known by name)
+            found = self.caller.search(argument, global_search=True, quiet=True)
+            person = f"#{found[0].id}" if len(found) == 1 else f"name:{argument.lower()[:80]}"
+        records = self.handler.memory.gossip(person=person)
+        if not records:
+            self.msg(f"{self.target.key} has told and heard no gossip yet.")
+            return
+        page, pages, start, stop = page_span(len(records), page)
+        text = self.format_gossip(self.target, records[start:stop])
+        self.more(text + self.page_footer(f"memory {self.target.key}/gossip", page, pages))
 
     def show_reflections(self, argument: str, page: int | None) -> None:
         """One page of its reflections, newest first."""
@@ -468,11 +729,35 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
         """
         key = self.target.key
         memory = self.handler.memory
+        name, _, setting = name.partition("/")
+        name = name.strip()
+        if setting:
+            self.set_relationship(name, setting)
+            return
         if name:
-            profiles = memory.people(name)
+            # the profile, then how it feels about them (memory.relationships)
+            _, person_name, relationship = memory.relationship(name)
+            text = self.format_relationship(
+                self.target,
+                person_name,
+                relationship,
+                self.audience_names(
+                    change.get("audience")
+                    for part in (relationship or {}).values()
+                    if isinstance(part, dict)
+                    for change in part.get("changes") or []
+                ),
+            )
+            try:
+                profiles = memory.people(name)
+            except Refused:
+                profiles = []  # a relationship without a profile still shows
+            if not profiles:
+                self.msg(text)
+                return
             pages = max(page_span(len(_person_rows(p)), None)[1] for p in profiles)
             page = min(max(1, page or 1), pages)
-            text = self.format_people(self.target, profiles, True, page=page)
+            text = self.format_people(self.target, profiles, True, page=page) + "\n" + text
             footer = self.page_footer(f"memory {key}/people", page, pages, after=f"={name}")
             self.more(text + footer)
             return
@@ -485,6 +770,29 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
         profiles = [p for k, _ in index[start:stop] if (p := memory.profile(k)) is not None]
         text = self.format_people(self.target, profiles, False, total=len(index))
         self.more(text + self.page_footer(f"memory {key}/people", page, pages))
+
+    def set_relationship(self, name: str, setting: str) -> None:
+        """Set how it feels about someone: `<dimension>=<value> [<reason>]` (recorded)."""
+        usage = (
+            "Usage: @assistant/memory <name>/people=<person>/<familiarity||warmth||trust>="
+            "<value> [<reason>] (familiarity 0 to 1, warmth and trust -1 to 1)"
+        )
+        dimension, equals, rest = setting.partition("=")
+        value, _, reason = rest.strip().partition(" ")
+        if not name or not equals or not value:
+            self.msg(f"Not changed. {usage}")
+            return
+        try:
+            person, after, before = self.handler.memory.set_relationship(
+                name, dimension, value, reason, by=self.caller.key
+            )
+        except Refused as err:
+            self.msg(f"Not changed. {err} {usage}")
+            return
+        self.msg(
+            f"{self.target.key}'s {dimension.strip().lower()} toward {person} is now "
+            f"{after:+.2f} (was {before:+.2f}; recorded)."
+        )
 
     def do_core(self):
         """Show the core memory, show one note, set a note or remove it."""
@@ -518,7 +826,7 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
         """Put the assistant to sleep for the hours and depth given (4 hours, light by default)."""
         words = (self.rhs or "").split()
         hours, depth = 4, "light"
-        usage = "Usage: @assistant/sleep <name>[=<hours> [light|deep] [<reason>]], hours 1-24."
+        usage = "Usage: @assistant/sleep <name>[=<hours> [light||deep] [<reason>]], hours 1-24."
         if words:
             if not words[0].isdigit():
                 self.msg(f"'{words[0]}' is not a number of hours. {usage}")
@@ -588,7 +896,8 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
             self.msg("Usage: @assistant/sleeps <name>")
             return
         kept = {snapshot["sleep_id"] for snapshot in self.handler.memory.snapshots()}
-        self.more(self.format_sleeps(self.target, self.handler.memory.sleeps(50), kept))
+        sleeps = self.handler.memory.sleeps(50, current=True)
+        self.more(self.format_sleeps(self.target, sleeps, kept))
 
     def do_rollback(self):
         """Show what rolling back a sleep would change, then ask before doing it.
@@ -623,10 +932,124 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
         changes = self.handler.memory.describe_rollback(result)
         self.msg(self.format_rollback(self.target, result, True, changes))
 
+    def do_delete(self):
+        """Say what deleting the assistant would remove, then ask before doing it.
+
+        Returns:
+            generator: The confirmation (Evennia runs it: `yield` asks the question).
+
+        """
+        if self.subkey or self.rhs is not None:
+            self.msg("Not changed. Usage: @assistant/delete <name>")
+            return None
+        target = self.target
+        held = _counted(assistant_holdings(target))
+        place = target.location.key if target.location else "nowhere"
+        self.msg(f"{target.key} ({target.dbref}) in {place} holds {held}.")
+        return self._confirm_delete(target)
+
+    def _confirm_delete(self, target):
+        answer = yield (
+            f"Delete {target.key} ({target.dbref}) with everything it remembers? "
+            "This cannot be undone. [y/N]"
+        )
+        if (answer or "").strip().lower() not in YES:
+            self.msg(f"Deletion cancelled; {target.key} is unchanged.")
+            return
+        name, dbref = target.key, target.dbref
+        try:
+            held = delete_assistant(target)
+        except Refused as err:
+            self.msg(f"Not deleted. {err}")
+            return
+        self.msg(
+            f"Deleted assistant {name} ({dbref}): its character, script and ticker, and "
+            f"{_counted(held)}."
+        )
+
+    def do_export(self):
+        """Write the assistant's whole memory to a new file in the game's folder."""
+        path = (self.rhs or "").strip()
+        if self.subkey or not path:
+            self.msg(
+                "Usage: @assistant/export <name>=<file>, a new .json file in the game's folder."
+            )
+            return
+        written, found = self.handler.memory.export_to(path)
+        self.msg(
+            f"Exported {self.target.key}'s memory to {shown(path, TEXT_CHARS)}: "
+            f"{describe_counts(found)}. It "
+            "holds private words: keep it like a database backup."
+        )
+
+    def do_replace(self):
+        """`/replace` goes with `/import`."""
+        self.msg("Usage: @assistant/import/replace <name>=<file>")
+
+    def do_import(self):
+        """Check a memory file, say what it holds and what it replaces, then ask before
+        importing it.
+
+        Returns:
+            generator: The confirmation (Evennia runs it: `yield` asks the question).
+
+        """
+        path = (self.rhs or "").strip()
+        if self.subkey or not path:
+            self.msg("Not changed. Usage: @assistant/import[/replace] <name>=<file>")
+            return None
+        plan = self.handler.memory.import_plan_from(path, replace="replace" in self.switches)
+        parsed = plan["file"]
+        # the file's words are shown as stored values are: cropped, never markup
+        lines = [
+            f"{shown(path, TEXT_CHARS)} holds the memory of "
+            f"{shown(parsed.assistant.name, NAME_CHARS)} "
+            f"({shown(parsed.game.name or 'a game', NAME_CHARS)}, exported "
+            f"{shown(parsed.exported_at, NAME_CHARS)}): {describe_counts(plan['counts'])}."
+        ]
+        if plan["held"]:
+            lines.append(
+                f"It replaces all {self.target.key} remembers now: "
+                f"{describe_counts(plan['held'])}."
+            )
+        if plan["rekey"]:
+            lines.append(
+                f"It was made in another game: {len(plan['rekey'])} people's dbrefs become name "
+                "keys (such as name:bob), so nobody here is taken for them."
+            )
+        self.msg("\n".join(lines))
+        return self._confirm_import(plan)
+
+    def _confirm_import(self, plan):
+        target = self.target
+        answer = yield f"Import {shown(plan['path'], TEXT_CHARS)} into {target.key}? [y/N]"
+        if (answer or "").strip().lower() not in YES:
+            self.msg(f"Import cancelled; {target.key} is unchanged.")
+            return
+        try:
+            written = target.assistant.memory.import_from(plan)
+        except Refused as err:
+            self.msg(f"Not changed. {err}")
+            return
+        self.msg(f"Imported into {target.key}: {describe_counts(written)}.")
+
     def do_wake(self):
         """Wake the assistant now."""
         self.handler.wake((self.rhs or "").strip() or f"woken by {self.caller.key}")
         self.msg(f"{self.target.key} is awake.")
+
+    def do_wait(self):
+        """Hold the assistant's turns for some minutes, as its `wait` tool does."""
+        usage = "Usage: @assistant/wait <name>=<minutes> [<reason>]"
+        words = (self.rhs or "").split(None, 1)
+        if not words:
+            self.msg(f"Not changed. Give the minutes to wait. {usage}")
+            return
+        until = self.handler.wait(words[0], words[1] if len(words) > 1 else "", by=self.caller.key)
+        self.msg(
+            f"{self.target.key} waits until {_when(to_iso(until))}, unless someone speaks to "
+            "it directly."
+        )
 
     def do_instruct(self):
         """Give the assistant a builder instruction, handled on its next tick."""
@@ -682,6 +1105,74 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
             else ""
         )
         self.msg(f"{self.target.key}: error counts and back-off cleared{again}.")
+
+    def do_lore(self):
+        """The game's lore book: list, show, search, add, edit, remove (asking first), import.
+
+        Returns:
+            generator or None: The confirmation of a removal (Evennia runs it).
+
+        """
+        words = (self.lhs or "").strip()
+        action, _, rest = words.partition(" ")
+        action, rest = action.lower(), rest.strip()
+        book = game_lore()
+        try:
+            if action == "add":
+                title, _, more = rest.partition(";")
+                tags, _, who = more.partition(";")
+                if self.rhs is None:
+                    raise LoreError("Usage: @assistant/lore add <title>[;<tags>[;<who>]]=<text>")
+                entry = book.add(title, self.rhs, tags, who or None, by=self.caller.key)
+                self.msg(f"Added lore {entry['id']}: {shown(entry['title'], 80)}.")
+            elif action == "edit":
+                entry_id, _, field = rest.partition("/")
+                if not field or self.rhs is None:
+                    raise LoreError(
+                        "Usage: @assistant/lore edit <lore id>/<title||text||tags||who>=<value>"
+                    )
+                entry = book.edit(entry_id, field, self.rhs, by=self.caller.key)
+                self.msg(f"Lore {entry['id']}: {field.strip().lower()} changed.")
+            elif action == "remove":
+                entry = book.get(rest)
+                self.msg(self.format_lore_entry(entry))
+                return self._confirm_lore_removal(entry["id"])
+            elif action == "import":
+                added = book.add_many(read_lore_file(rest), by=self.caller.key)
+                self.msg(
+                    f"Imported {len(added)} lore entries ({added[0]['id']} to "
+                    f"{added[-1]['id']}) from {shown(rest, 100)}."
+                )
+            elif self.rhs is not None and not words:
+                query = self.rhs.strip()
+                found = [entry for entry, _ in book.search(query, None, PAGE_SIZE)]
+                self.more(self.format_lore(found, len(book), f"for '{shown(query, 40)}'"))
+            elif words.isdigit() or not words:
+                page, pages, start, stop = page_span(len(book), int(words) if words else 1)
+                text = self.format_lore(book.entries(start, stop), len(book))
+                self.more(text + self.page_footer("lore", page, pages).replace("/lore/", "/lore "))
+            elif " " not in words and self.rhs is None:
+                self.msg(self.format_lore_entry(book.get(words)))
+            else:
+                raise LoreError(
+                    "Usage: @assistant/lore [<page>||<lore id>||=<words>], or /lore add, edit, "
+                    "remove or import (see 'help @assistant')."
+                )
+        except LoreError as err:
+            self.msg(f"Not changed. {err}")
+        return None
+
+    def _confirm_lore_removal(self, entry_id: str):
+        answer = yield f"Remove lore {entry_id} from every assistant's knowledge? [y/N]"
+        if (answer or "").strip().lower() not in YES:
+            self.msg(f"Removal cancelled; lore {entry_id} is unchanged.")
+            return
+        try:
+            entry = game_lore().remove(entry_id)
+        except LoreError as err:  # removed by someone else while we asked
+            self.msg(f"Not changed. {err}")
+            return
+        self.msg(f"Removed lore {entry['id']}: {shown(entry['title'], 80)}.")
 
     # ---- formatting -----------------------------------------------------------------------
 

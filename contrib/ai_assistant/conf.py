@@ -331,6 +331,18 @@ class AssistantConfig(BaseModel):
         0.3, ge=0.0, le=1.0, description="Trust in speech not addressed to the assistant."
     )
 
+    # --- gossip: what assistants tell each other (see ai_assistant.memory.gossip) ---
+    gossip_enabled: bool = Field(
+        False,
+        description="May tell other assistants what it knows (the tell tool) and record theirs.",
+    )
+    gossip_trust_decay: float = Field(
+        0.7, gt=0.0, le=1.0, description="Trust kept per hand a told memory passes through."
+    )
+    gossip_max_hops: int = Field(
+        3, ge=1, le=10, description="Most hands a memory passes through; then it goes no further."
+    )
+
     # --- long-term memory ---
     embedding_model: str | None = Field(
         None,
@@ -430,6 +442,15 @@ class AssistantConfig(BaseModel):
     entity_prune_consolidated: bool = Field(
         False, description="Drop observations once consolidated into attributes."
     )
+    relationships_enabled: bool = Field(
+        True, description="Update familiarity, warmth and trust with people in sleep."
+    )
+    relationship_batch_size: int = Field(
+        8, ge=1, le=50, description="People whose relationships one model call in sleep updates."
+    )
+    relationship_max_step: float = Field(
+        0.2, ge=0.01, le=1.0, description="Most a relationship dimension moves in one sleep."
+    )
     reflection_entries: int = Field(
         20, ge=3, le=200, description="Recent important entries one reflection looks at."
     )
@@ -449,10 +470,13 @@ class AssistantConfig(BaseModel):
         60, ge=1, le=10080, description="Minutes before a quiet conversation leaves working memory."
     )
     triage_enabled: bool = Field(
-        True, description="In light sleep, one cheap call may decide to wake for nearby talk."
+        True,
+        description="Asleep, what may need it (talk naming someone present in light sleep, a "
+        "direct word in deep sleep, a reminder) is put to it in a sleep turn: one small call "
+        "offering wake_up and stay_asleep.",
     )
     triage_interval_minutes: int = Field(
-        10, ge=1, le=1440, description="Least minutes between two such wake decisions."
+        10, ge=1, le=1440, description="Least minutes between two sleep turns."
     )
     digest_enabled: bool = Field(
         True,
@@ -603,7 +627,8 @@ def _kind_of(annotation: Any) -> str:
     names = {int: "integer", float: "number", bool: "true/false", str: "text"}
     args = getattr(annotation, "__args__", None)
     if getattr(annotation, "__origin__", None) is Literal:
-        return "one of " + "|".join(str(arg) for arg in args)
+        # commas, not bars: a bar starts an Evennia colour code in-game ("|r" is red)
+        return "one of " + ", ".join(str(arg) for arg in args)
     if args:
         parts = [names.get(arg, "none" if arg is type(None) else str(arg)) for arg in args]
         return " or ".join(parts)
@@ -708,6 +733,74 @@ def parse_override(key: str, raw: str, current: dict | None = None) -> Any:
             f"Allowed: {describe_key(bad_key)}."
         ) from None
     return getattr(validated, key)
+
+
+def config_groups() -> list[tuple[str, list[str]]]:
+    """The keys by topic, in the order `AssistantConfig` declares them: its `# --- topic ---`
+    comments are the topics (read from its source once), so a key added under one is grouped
+    with no other step.
+
+    Returns:
+        list: (topic, keys) pairs; keys declared before any topic come under "general".
+
+    """
+    global _groups
+    if _groups is None:
+        import inspect
+        import re
+
+        groups: dict[str, list[str]] = {}
+        topic = "general"
+        for line in inspect.getsource(AssistantConfig).splitlines():
+            heading = re.match(r"\s+# --- (.+?) ---\s*$", line)
+            if heading:
+                # "sleep debt (see ai_assistant.debt)" -> "sleep debt"; "trust: how far ..."
+                topic = re.split(r" \(|:", heading.group(1), maxsplit=1)[0].strip()
+                continue
+            field = re.match(r"    (\w+)\s*:", line)
+            if field and field.group(1) in AssistantConfig.model_fields:
+                groups.setdefault(topic, []).append(field.group(1))
+        _groups = list(groups.items())
+    return _groups
+
+
+_groups: list[tuple[str, list[str]]] | None = None
+
+
+def close_keys(key: str, extra: tuple[str, ...] = ("persona",)) -> list[str]:
+    """The keys a mistyped `key` most likely meant.
+
+    Args:
+        key (str): What was typed.
+        extra (tuple, optional): Other names that may be set besides the configuration keys.
+
+    Returns:
+        list: Up to three keys, closest first (none when nothing is close).
+
+    """
+    import difflib
+
+    names = [*config_keys(), *extra]
+    typed = (key or "").strip().lower()[:60]
+    # a part of a name ("rate") finds the names that hold it, then spelling finds the rest
+    holding = [name for name in names if len(typed) >= 3 and typed in name]
+    spelled = difflib.get_close_matches(typed, names, n=3, cutoff=0.6)
+    return list(dict.fromkeys([*spelled, *holding]))[:3]
+
+
+def unknown_key_message(key: str) -> str:
+    """What to tell a builder who named a key that does not exist.
+
+    Args:
+        key (str): What was typed.
+
+    Returns:
+        str: The key named, the closest keys if any, and where to see every key.
+
+    """
+    close = close_keys(key)
+    hint = f" Did you mean {' or '.join(close)}?" if close else ""
+    return f"Unknown key '{(key or '').strip()[:60]}'.{hint} @assistant/set <name> lists every key."
 
 
 def markdown_table() -> str:

@@ -11,10 +11,16 @@ the command (`PAGE_SIZE`).
 
 """
 
+import re
+import textwrap
+
 from evennia.utils.evtable import EvTable
 from evennia.utils.utils import crop, fill
 
+from .conf import AssistantConfig, config_groups
 from .memory.audience import label as audience_label
+from .memory.relationships import DIMENSIONS as REL_DIMENSIONS
+from .memory.relationships import describe as rel_describe
 from .reminders import source as reminder_source
 
 # tables fit an 80-column client
@@ -76,6 +82,49 @@ def _when(iso: str | None) -> str:
 def _short_when(iso: str | None) -> str:
     """An ISO time as `MM-DD HH:MM`, for table columns."""
     return (iso or "")[5:16].replace("T", " ") or "-"
+
+
+# the settings overview: a key and its value take this many columns, what is allowed the rest
+OPTION_COLUMN = 40
+
+
+def _grouped_keys() -> set:
+    return {key for _, keys in config_groups() for key in keys}
+
+
+def key_meaning(key: str) -> str:
+    """A configuration key's one-line meaning ("" for a key that is not one, e.g. persona)."""
+    field = AssistantConfig.model_fields.get(key)
+    return (field.description or "") if field else ""
+
+
+def _compact_allowed(allowed: str) -> str:
+    """What a key allows, in fewer characters: "integer, >= 1, <= 3600 (default 5)" is
+    "integer, 1 to 3600" (the default is shown by the value's own line)."""
+    allowed = re.sub(r" \(default .*\)$", "", allowed)
+    return re.sub(r">= (\S+), <= (\S+?)(,|$)", r"\1 to \2\3", allowed)
+
+
+def _option_line(key: str, value, allowed: str, own: bool) -> str:
+    """One key of the settings overview: `  key = value` and what is allowed, wrapped."""
+    left = f" {'*' if own else ' '}{key} = "
+    # a long value is cropped to its column (`/set <name>/<key>` shows it whole)
+    left += shown(repr(value), max(12, OPTION_COLUMN - 2 - len(left)))
+    allowed = _compact_allowed(allowed)
+    if len(left) > OPTION_COLUMN - 2:
+        # a long key or value: what is allowed goes on the lines below, indented
+        return left + "\n" + fill(allowed, WIDTH, indent=OPTION_COLUMN)
+    wrapped = fill(allowed, WIDTH - OPTION_COLUMN).splitlines() or [""]
+    pad = " " * OPTION_COLUMN
+    return left.ljust(OPTION_COLUMN) + f"\n{pad}".join(wrapped)
+
+
+def _private_mark(audience, names: dict | None) -> str:
+    """A second line for a listing's source cell: "private to Bob" (or "builders only") for
+    what not everyone may know; nothing for what is public. Names are cropped, markup shown."""
+    if audience is None:
+        return ""
+    return "\n" + shown(audience_label(audience, names), TEXT_CHARS)
 
 
 def render_table(columns: list[tuple[str, int]], rows: list) -> str:
@@ -260,8 +309,16 @@ class AssistantDisplay:
         rows = []
         for record in sleeps:
             counts = record.get("counts") or {}
+            under_way = bool(record.get("in_progress"))
+            phases = ", ".join(shown(phase, NAME_CHARS) for phase in record.get("phases") or [])
             done = (
-                f"{counts.get('consolidated', 0)} consolidated, "
+                (
+                    f"ASLEEP NOW, wakes {_when(record.get('wakes_at'))} real time; "
+                    f"done so far: {phases or 'nothing yet'}; "
+                    if under_way
+                    else ""
+                )
+                + f"{counts.get('consolidated', 0)} consolidated, "
                 f"{counts.get('memories', 0)} memories, {counts.get('links', 0)} links, "
                 f"{counts.get('profiles', 0)} people, {counts.get('reflections', 0)} insights, "
                 f"{counts.get('core notes', 0)} core notes, "
@@ -275,14 +332,20 @@ class AssistantDisplay:
                     if record.get("rolled_back")
                     else ""
                 )
-                + ("; can be rolled back" if record.get("id") in (snapshots or ()) else "")
+                + (
+                    "; can be rolled back"
+                    if record.get("id") in (snapshots or ()) and not under_way
+                    else ""
+                )
             )
             rows.append(
                 (
                     record.get("id"),
-                    f"{_short_when(record.get('start'))}\n{_short_when(record.get('end'))}",
+                    f"{_short_when(record.get('start'))}\n"
+                    + ("asleep" if under_way else _short_when(record.get("end"))),
                     f"{shown(record.get('began'), NAME_CHARS)}\n{record.get('depth')}",
-                    f"{record.get('debt_before')} -> {record.get('debt_after')}",
+                    f"{record.get('debt_before')} -> "
+                    + ("..." if under_way else f"{record.get('debt_after')}"),
                     done,
                 )
             )
@@ -299,6 +362,61 @@ class AssistantDisplay:
             if record.get("summary")
         ]
         return title + render_table(columns, rows) + "".join(f"\n{s}" for s in summaries)
+
+    @staticmethod
+    def format_person_plan(assistant, plan: dict) -> str:
+        """Render what forgetting a person would forget in one assistant (before asking).
+
+        Args:
+            assistant (Object): The assistant character.
+            plan (dict): As `character.assistant.memory.forget_person_plan()` gives it.
+
+        Returns:
+            str: One line: their keys and the counts by kind (never anyone's words).
+
+        """
+        labels = {
+            "said": "memories of what they said",
+            "about": "memories about them",
+            "private": "memories private to them",
+            "gossip": "memories told of them",
+        }
+        found = ", ".join(
+            f"{count} {labels.get(kind, kind)}" for kind, count in plan["found"].items()
+        )
+        return (
+            f"{assistant.key} knows {shown_list(plan['names'] or plan['keys'])} "
+            f"({shown_list(plan['keys'])}): {found or 'nothing stored'}, and what was drawn "
+            "from it."
+        )
+
+    @staticmethod
+    def format_forgotten_person(assistant, report) -> str:
+        """Render what forgetting a person did in one assistant, and what remains.
+
+        Args:
+            assistant (Object): The assistant character.
+            report (PersonForgotten): As `character.assistant.memory.forget_person()` gives
+                it.
+
+        Returns:
+            str: What was forgotten (counts) and what remains, by id only: what remains is
+                other people's (their words are never shown here).
+
+        """
+        forgotten = ", ".join(f"{count} {what}" for what, count in report.counts.items())
+        lines = [
+            f"{assistant.key} forgot {shown_list(report.keys)}: "
+            f"{forgotten or 'nothing was stored'} (recorded)."
+        ]
+        for what, ids in report.remains.items():
+            lines.append(
+                f"  Remains: {report.remains_total.get(what, len(ids))} {what}: "
+                f"{shown_list(ids, most=len(ids))}"
+            )
+        if not report.remains:
+            lines.append("  Nothing that remains names them.")
+        return "\n".join(lines)
 
     @staticmethod
     def format_rollback(assistant, summary: dict, done: bool, changes: list) -> str:
@@ -355,6 +473,25 @@ class AssistantDisplay:
             )
         text = ", ".join(parts)
         return text + (f"; |rno model calls: {budget['spent']}|n" if budget.get("spent") else "")
+
+    @staticmethod
+    def format_cost(cost: dict | None) -> str:
+        """Describe what the model use cost, as the dashboard counts it.
+
+        Args:
+            cost (dict or None): `AssistantStatus.cost`.
+
+        Returns:
+            str: The money in all and today, or how to set a price.
+
+        """
+        if not cost:
+            return "no price for this model: set AI_ASSISTANT_PRICES"
+        prompt, completion = cost["price"]
+        return (
+            f"{cost['total']:.4f} in all, {cost['today']:.4f} today (UTC) at {prompt:g} / "
+            f"{completion:g} per million prompt / completion tokens"
+        )
 
     def format_list(self, assistants: list) -> str:
         """Render a table with one row for each assistant.
@@ -438,6 +575,7 @@ class AssistantDisplay:
             ("turn in flight", "yes" if status.in_flight else "no"),
             ("prompt starts", status.prompt_starts),
             ("model calls (server)", self.format_model_calls(status.model_calls)),
+            ("players (server)", self.format_player_limits(status.player_limits)),
             ("recall", status.recall),
             ("activity since wake", status.activity_since_wake),
             (
@@ -509,8 +647,12 @@ class AssistantDisplay:
             ("token spend", self.format_spend(status)),
             ("model problems", usage.problems()),
         ]
+        if status.cost:
+            rows.append(("cost", self.format_cost(status.cost)))
         if status.wait_until:
-            rows.append(("waiting until", _when(status.wait_until)))
+            # why comes from the model or a builder: cropped, markup as typed
+            why = f": {shown(status.wait_reason, TEXT_CHARS)}" if status.wait_reason else ""
+            rows.append(("waiting until", f"{_when(status.wait_until)}{why}"))
         if status.retry_after:
             rows.append(("backing off until", _when(status.retry_after)))
         last = status.last_turn
@@ -554,6 +696,40 @@ class AssistantDisplay:
         lines = [f"|w{label:>20}|n: {value}" for label, value in rows]
         return f"|wAssistant {assistant.key} ({assistant.dbref})|n\n" + "\n".join(lines)
 
+    @staticmethod
+    def format_player_limits(limits: dict | None) -> str:
+        """Render the game-wide limits on players (shared by every assistant) in one line: the
+        turns a minute and how many lines wait for them, the token budgets and the top
+        spenders this hour and game day (names and tokens, nothing said).
+
+        Args:
+            limits (dict or None): `AssistantStatus.player_limits`.
+
+        Returns:
+            str: The line, "-" when not known.
+
+        """
+        if not limits:
+            return "-"
+        if limits.get("error"):
+            return f"|r{limits['error']}|n"
+
+        def limit(value, unit: str) -> str:
+            return f"{value} {unit}" if value else f"{unit}: no limit"
+
+        text = (
+            f"{limit(limits['turns_per_minute'], 'turns a minute')} "
+            f"({limits['deferred']} lines deferred); tokens "
+            f"{limit(limits['tokens_per_hour'], 'an hour')}, "
+            f"{limit(limits['tokens_per_day'], 'a game day')}"
+        )
+        for period, word in (("hour", "this hour"), ("day", "this game day")):
+            top = limits["top"].get(period) or []
+            if top:
+                spenders = ", ".join(f"{shown(name, NAME_CHARS)} {tokens}" for name, tokens in top)
+                text += f"; top {word}: {spenders}"
+        return text
+
     def format_model_calls(self, queue: dict | None) -> str:
         """Render the server's model call queue (shared by every assistant) in one line.
 
@@ -565,7 +741,8 @@ class AssistantDisplay:
 
         """
         if not queue:
-            return "none made since the server started"
+            # "model usage" counts this assistant's calls of all time: say whose "none" this is
+            return "the server's queue has made none since it started (model usage: all time)"
         line = (
             f"{queue['in_flight']} in flight of {queue['max_in_flight']}, {queue['queued']} "
             f"waiting ({queue['owners_waiting']} assistants); wait for a slot "
@@ -581,33 +758,77 @@ class AssistantDisplay:
             )
         return line
 
-    def format_options(self, assistant, rows: list) -> str:
-        """Render a table of an assistant's settings.
+    def format_options(self, assistant, rows: list, own=()) -> str:
+        """Render an assistant's settings by topic, one line a key (its allowed values wrapped
+        onto the next lines, never cut).
 
         Args:
             assistant (Object): The assistant character.
             rows (list): (key, value, what is allowed) tuples, as `options()` returns them.
+            own (iterable, optional): The keys this assistant has its own value for (marked).
 
         Returns:
-            str: A title and the table.
+            str: A title, the keys under their topics, and how to see one key in full.
 
         """
-        table = render_table(
-            [("key", 32), ("value", 22), ("allowed", 24)],
-            [(key, crop(repr(value), 18), crop(allowed, 20)) for key, value, allowed in rows],
+        by_key = {row[0]: row for row in rows}
+        own = set(own)
+        lines = [
+            f"|w{assistant.key}'s settings|n by topic: key = value, what is allowed",
+            "(* marks its own value, not the default)",
+        ]
+        groups = [("persona", [key for key in by_key if key not in _grouped_keys()])]
+        for topic, keys in (*groups, *config_groups()):
+            present = [by_key[key] for key in keys if key in by_key]
+            if not present:
+                continue
+            lines.append(f"|w{topic}|n")
+            lines.extend(
+                _option_line(key, value, allowed, key in own) for key, value, allowed in present
+            )
+        lines.append(f"One key in full: @assistant/set {assistant.key}/<key>")
+        lines.append(
+            f"Change one: @assistant/set {assistant.key}/<key>=<value> (=default drops its own)"
         )
-        return (
-            f"|w{assistant.key}'s settings|n (change with @assistant/set "
-            f"{assistant.key}/<key>=<value>)\n{table}"
-        )
+        return "\n".join(lines)
 
-    def format_journal(self, assistant, entries: list, total: int | None = None) -> str:
-        """Render a table of journal entries, newest first.
+    def format_option(self, assistant, row: tuple, default, source: str) -> str:
+        """Render one setting in full: its value, default, allowed values and meaning.
+
+        Args:
+            assistant (Object): The assistant character.
+            row (tuple): (key, value, what is allowed), as `options()` gives it.
+            default (object): Its default (the game's, if the game sets one).
+            source (str): Where the value comes from, in words.
+
+        Returns:
+            str: A few lines.
+
+        """
+        key, value, allowed = row
+        meaning = key_meaning(key)
+        lines = [
+            f"{key} = {shown(repr(value), TEXT_CHARS)}",
+            f"  from: {source}",
+            f"  default: {shown(repr(default), TEXT_CHARS)}",
+            f"  allowed: {_compact_allowed(allowed)}",
+        ]
+        if meaning:
+            lines.append(f"  meaning: {meaning}")
+        lines.append(f"  change: @assistant/set {assistant.key}/{key}=<value>")
+        return "\n".join(textwrap.fill(line, WIDTH, subsequent_indent="    ") for line in lines)
+
+    def format_journal(
+        self, assistant, entries: list, total: int | None = None, names: dict | None = None
+    ) -> str:
+        """Render a table of journal entries, newest first; a private entry says whose.
 
         Args:
             assistant (Object): The assistant character.
             entries (list): The journal entries, oldest first (a page of them).
             total (int, optional): How many entries the journal holds; `len(entries)` if None.
+            names (dict, optional): Display names of the people in the entries' audiences,
+                keyed by person key (see `memory.audience.label`).
 
         Returns:
             str: A title and the table.
@@ -623,7 +844,7 @@ class AssistantDisplay:
                     shown(entry.get("id"), 12),
                     _short_when(entry.get("created_at")),
                     shown(entry.get("importance"), 4),
-                    shown(source, 14),
+                    shown(source, 14) + _private_mark(entry.get("audience"), names),
                     shown(entry.get("content"), 200),
                 )
             )
@@ -631,13 +852,16 @@ class AssistantDisplay:
         total = len(entries) if total is None else total
         return f"|w{assistant.key}'s journal ({total} entries)|n\n" + render_table(columns, rows)
 
-    def format_memories(self, assistant, memories: list, title: str) -> str:
-        """Render a table of long-term memories.
+    def format_memories(
+        self, assistant, memories: list, title: str, names: dict | None = None
+    ) -> str:
+        """Render a table of long-term memories; a private one says whose.
 
         Args:
             assistant (Object): The assistant character.
             memories (list): The memories, as dicts.
             title (str): What the list is, shown in the title.
+            names (dict, optional): Display names of the people in their audiences.
 
         Returns:
             str: A title and the table.
@@ -647,21 +871,23 @@ class AssistantDisplay:
             (
                 shown(memory.get("id"), 12),
                 shown(memory.get("importance"), 4),
-                shown((memory.get("provenance") or {}).get("heard_from") or "self", 12),
+                shown((memory.get("provenance") or {}).get("heard_from") or "self", 12)
+                + _private_mark(memory.get("audience"), names),
                 shown(memory.get("text"), TEXT_CHARS),
             )
             for memory in memories
         ]
-        columns = [("id", 11), ("imp", 7), ("from", 16), ("memory", 44)]
+        columns = [("id", 11), ("imp", 7), ("from", 20), ("memory", 40)]
         return f"|w{assistant.key}'s long-term memory: {title}|n\n" + render_table(columns, rows)
 
-    def format_recalled(self, assistant, items: list, title: str) -> str:
+    def format_recalled(self, assistant, items: list, title: str, names: dict | None = None) -> str:
         """Render a table of recalled memories with their scores and sources.
 
         Args:
             assistant (Object): The assistant character.
             items (list): The `Recalled` items, best first.
             title (str): What was searched for, shown in the title.
+            names (dict, optional): Display names of the people in their audiences.
 
         Returns:
             str: A title and the table.
@@ -675,7 +901,7 @@ class AssistantDisplay:
                     shown(item.id, 12),
                     f"{item.score:.2f}",
                     f"{shown(item.kind, 16)}\n{shown(source or 'self', 12)}\n"
-                    f"{audience_label(item.audience)}",
+                    + shown(audience_label(item.audience, names), 60),
                     shown(item.text, TEXT_CHARS),
                 )
             )
@@ -782,6 +1008,45 @@ class AssistantDisplay:
             blocks.append(f"{title}\n" + render_table(columns, rows))
         return "\n".join(blocks)
 
+    def format_relationship(self, assistant, name: str, state: dict | None, names=None) -> str:
+        """Render how an assistant feels about one person: each dimension's value, what it
+        means, and its recent changes (reason, game time, by whom, who may know the reason).
+
+        Args:
+            assistant (Object): The assistant character.
+            name (str): The person's name.
+            state (dict or None): The relationship (`memory.relationships`); None: none yet.
+            names (dict, optional): Person key -> name, for the audiences.
+
+        Returns:
+            str: A title and the table.
+
+        """
+        title = f"|w{assistant.key} and {shown(name, NAME_CHARS)}|n: "
+        if state is None:
+            return title + "no relationship yet (it forms in sleep, from what happens)."
+        rows = []
+        for dimension in REL_DIMENSIONS:
+            part = state.get(dimension) or {}
+            value = float(part.get("value") or 0.0)
+            changes = list(reversed(part.get("changes") or []))[:3]
+            said = "; ".join(
+                f"{change.get('change', 0):+.2f} {shown(change.get('reason'), 60)} "
+                f"({_short_when(change.get('at'))}, {shown(change.get('by'), NAME_CHARS)}, "
+                f"{audience_label(change.get('audience'), names)})"
+                for change in changes
+            )
+            number = f"{value:.2f}" if dimension == "familiarity" else f"{value:+.2f}"
+            rows.append(
+                (dimension, f"{number} {rel_describe(dimension, value)}", said or "unchanged")
+            )
+        title += (
+            f"{int(state.get('interactions') or 0)} interactions, last met "
+            f"{shown(state.get('last_met') or 'never', 12)}"
+        )
+        columns = [("dimension", 15), ("value", 20), ("recent changes, newest first", 43)]
+        return f"{title}\n" + render_table(columns, rows)
+
     def format_reflections(self, assistant, entries: list) -> str:
         """Render a table of reflections.
 
@@ -822,6 +1087,9 @@ class AssistantDisplay:
             action = review.get("action")
             if action == "forget":
                 what = f"forgot {shown_list(review.get('forgotten') or [])}"
+                if review.get("rewritten"):
+                    # kept, with the forgotten words taken out of them
+                    what += f"; rewrote {shown_list(review['rewritten'])}"
                 if review.get("reason"):
                     what += f": {shown(review['reason'], TEXT_CHARS)}"
             elif action == "core_set":
@@ -829,6 +1097,19 @@ class AssistantDisplay:
                 what = f"pinned core note {shown(note.get('key') or review.get('id'), NAME_CHARS)}"
             elif action == "core_remove":
                 what = f"removed core note {shown(review.get('id'), NAME_CHARS)}"
+            elif action == "forget_person":
+                # a person forgotten: their keys and how much went, never their words
+                what = (
+                    f"forgot the person {shown_list(review.get('keys') or [])} "
+                    f"({review.get('forgotten_count', 0)} memories)"
+                )
+                if review.get("reason"):
+                    what += f": {shown(review['reason'], TEXT_CHARS)}"
+            elif action == "relationship":
+                what = (
+                    f"{shown(review.get('dimension'), 12)} {review.get('value', 0):+.2f} "
+                    f"(was {review.get('was_value', 0):+.2f})"
+                )
             elif "trust" not in review:
                 what = shown(action, NAME_CHARS)  # a correction this version does not know
             else:
@@ -846,6 +1127,30 @@ class AssistantDisplay:
         return f"|wCorrections of {assistant.key}'s memory, newest first|n\n" + render_table(
             columns, rows
         )
+
+    def format_gossip(self, assistant, records: list) -> str:
+        """Render a table of who told whom what (`memory.gossip.GossipLog`).
+
+        Args:
+            assistant (Object): The assistant character.
+            records (list): The records, newest first.
+
+        Returns:
+            str: A title and the table.
+
+        """
+        rows = [
+            (
+                _short_when(record.get("at")),
+                shown(record.get("direction"), 9),
+                shown(record.get("chain"), NAME_CHARS),
+                f"{record.get('trust', 0):.2f}",
+                f"{shown(record.get('memory_id'), 14)} {shown(record.get('text'), TEXT_CHARS)}",
+            )
+            for record in records
+        ]
+        columns = [("when", 15), ("", 10), ("chain", 20), ("trust", 8), ("what", 25)]
+        return f"|w{assistant.key}'s gossip, newest first|n\n" + render_table(columns, rows)
 
     def format_core(self, assistant, items: dict, tokens: int, budget: int, pinned: int = 0) -> str:
         """Render a table of the core memory notes.
@@ -883,3 +1188,55 @@ class AssistantDisplay:
             f"|w{assistant.key}'s core memory|n (the model's notes one conversation sees: up to "
             f"{tokens}/{budget} tokens; builders' pinned notes: {pinned}/{budget} tokens)\n{table}"
         )
+
+    def format_lore(self, entries: list, total: int, title: str = "") -> str:
+        """Render a table of lore entries (`@assistant/lore`).
+
+        Args:
+            entries (list): The entries (a page of them, or what a search found).
+            total (int): How many entries the book holds.
+            title (str, optional): What the list is (a search's words); the book by default.
+
+        Returns:
+            str: A title and the table.
+
+        """
+        rows = [
+            (
+                shown(entry["id"], 8),
+                shown(entry["title"], 60),
+                shown_list(entry.get("tags") or [], 20, 5),
+                shown_list(entry.get("who") or ["everyone"], 30, 5),
+            )
+            for entry in entries
+        ]
+        heading = f"|wThe game's lore ({total} entries)|n" + (f" {title}" if title else "")
+        if not rows:
+            return heading + "\nNo lore entry here. Add one with @assistant/lore add."
+        table = render_table([("id", 8), ("title", 30), ("tags", 18), ("who may know", 22)], rows)
+        return f"{heading}\n{table}"
+
+    @staticmethod
+    def format_lore_entry(entry: dict) -> str:
+        """Render one lore entry in full (`@assistant/lore <id>`).
+
+        Args:
+            entry (dict): The entry.
+
+        Returns:
+            str: Its fields, one a line (the text wrapped).
+
+        """
+        lines = [
+            f"|wLore {shown(entry['id'], 12)}: {shown(entry['title'], 200)}|n",
+            f"tags: {shown_list(entry.get('tags') or [], 40) or '-'}",
+            f"who may know it: {shown_list(entry.get('who') or ['everyone'], 80, 20)}",
+            f"added {_when(entry.get('created_at'))} by {shown(entry.get('by') or '?', 40)}",
+        ]
+        if entry.get("edited_at"):
+            lines.append(
+                f"edited {_when(entry['edited_at'])} by {shown(entry.get('edited_by') or '?', 40)}"
+            )
+        text = shown(entry["text"], 4000)
+        lines += [fill(paragraph, WIDTH) for paragraph in text.splitlines() or [""]]
+        return "\n".join(lines)

@@ -12,13 +12,13 @@ off three parts:
 - the tick: `tick()` queues what was heard and starts the awake turn or the sleep work that is
   due; `tick_rate()`; a prompt start when a direct line is heard;
 - `status()`: a snapshot, which reads and writes nothing;
-- the lifecycle orders: `sleep`, `wake`, `pause`, `resume`, `instruct`, `tick_now`,
+- the lifecycle orders: `sleep`, `wake`, `wait`, `pause`, `resume`, `instruct`, `tick_now`,
   `clear_errors`, the settings (`options`, `set_option`);
 - `hearing`: what the character is sent, turned into events (`ai_assistant.hearing.Hearing`);
 - `memory`: what builders read and correct of its memory, in the pure core
   (`memory_api.AssistantMemory` over the live brain: the journal, memories, people, forget and
-  trust, core notes, reminders, the sleep debt and history, snapshots and rollback), run as the
-  game runs it (`live_memory.LiveMemory`);
+  trust, core notes, reminders, the sleep debt and history, snapshots and rollback, export and
+  import), run as the game runs it (`live_memory.LiveMemory`);
 - `overview`: what a list and the dashboard read besides the status (`summary()` for a list,
   which builds no brain; the model in use, the last turns, the transitions, the use per hour:
   `ai_assistant.overview.Overview`).
@@ -34,7 +34,7 @@ the model is given) are the places meant for it.
 """
 
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cached_property
 
 from evennia.utils import logger
@@ -45,26 +45,33 @@ from .awake.turn import TurnOutcome, awake_tick, clear_model_errors
 from .brain import Brain
 from .clock import SystemClock, to_iso
 from .conf import AssistantConfig, ConfigError, config_keys, describe_key, parse_override
-from .conf import resolve_config
+from .conf import resolve_config, unknown_key_message
 from .driver import default_runner
 from .errors import Refused
-from .events import triggers_model
+from .events import mentions, triggers_model
 from .game_settings import redacted
 from .hearing import Hearing
 from .lifecycle import AWAKE, DEFAULT_HOURS, DEPTHS, LIGHT, SLEEP
 from .live_memory import LiveMemory
+from .memory import gossip
+from .lore_book import AssistantLore
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .overview import Overview
 from .prompt import SYSTEM_PROMPT
 from .sleep.tick import sleep_tick
 from .state import (
     CONFIG_OVERRIDES,
+    DEPTH,
     LAST_ERROR,
     MODE,
     PAUSED,
     RETRY_AFTER,
     TICK_ERRORS,
     TICKER_SUBSCRIPTION,
+    WAIT_AUDIENCE,
+    WAIT_REASON,
+    WAIT_SET_AT,
+    WAIT_UNTIL,
 )
 from .status import AssistantStatus
 from .storage import AttributeStore
@@ -132,6 +139,9 @@ class AssistantHandler:
         self._brain_key: BrainKey | None = None
         self._script = None
         self._config_error_logged: str | None = None
+        # the sleep depth while asleep, None awake or not yet known (after a reload, until the
+        # first tick): kept here so hearing asks no Attribute for a line among others
+        self._asleep_depth: str | None = None
 
     # ---- what games override ---------------------------------------------------------------
 
@@ -197,13 +207,16 @@ class AssistantHandler:
     @cached_property
     def hearing(self) -> Hearing:
         """What the character hears, until its next tick queues it (`ai_assistant.hearing`)."""
-        return Hearing(
+        hearing = Hearing(
             self.obj,
             now=self.now,
             config=self._config,
             queue_store=lambda: AttributeStore(self.script),
             on_direct=self._direct_heard,
+            game_now=lambda: (self.game_clock or EvenniaGameClock()).now(),
         )
+        hearing.on_overheard = self._overheard
+        return hearing
 
     @cached_property
     def memory(self) -> LiveMemory:
@@ -211,6 +224,13 @@ class AssistantHandler:
         (`memory_api.AssistantMemory` over the live brain), run as the game runs it
         (`live_memory.LiveMemory`: searches off the reactor, a rollback in one transaction)."""
         return LiveMemory(self)
+
+    @cached_property
+    def lore(self) -> AssistantLore:
+        """The game's shared lore book, and what this assistant may know of it
+        (`ai_assistant.lore_book`): `lore.book` (every entry, for builders), `lore.known()`
+        and `lore.recall(...)` (what its recall merges in)."""
+        return AssistantLore(self.obj)
 
     @cached_property
     def overview(self) -> Overview:
@@ -326,6 +346,16 @@ class AssistantHandler:
             return
         self._prompt_queued = self.script.schedule_prompt_start(self.submit)
 
+    def _overheard(self, text: str) -> None:
+        """Speech said aloud that does not name the assistant: a light sleeper considers it at
+        once (a prompt start, whose sleep turn decides) when it names someone present; awake,
+        or in deep sleep, it costs a comparison and waits for the tick."""
+        if self._asleep_depth != LIGHT or self._prompt_queued or self._brain is None:
+            return
+        others = [name for _, name in self._brain.world.present_people()]
+        if mentions(text, others):
+            self._direct_heard()
+
     def _after_work(self, answered: bool = False) -> None:
         """After a turn or sleep step: queue the next prompt start at once when a direct line
         came in meanwhile, or when this turn answered its events and others still call for the
@@ -368,9 +398,11 @@ class AssistantHandler:
 
         A prompt start (a direct line was heard) is this tick without its clockwork: it passes
         the same gates (paused, a turn in flight, and in `awake_tick` the budgets, the backoff
-        after errors and the per-player limit), but starts only an awake turn. Asleep, it does
-        nothing: the sleep tick's wake rules decide. Nor does it start scheduled sleep or count
-        as a tick.
+        after errors and the per-player limit), but starts only an awake turn. Asleep, it checks
+        the wake conditions at once (a light sleeper woken by a whisper answers it in the same
+        start) or makes the sleep turn that is due (`sleep_tick(..., prompt=True)`); the
+        phase's own work waits for the tick. Nor does it start scheduled sleep or count as a
+        tick.
 
         Args:
             prompt (bool, optional): This is a prompt start, not a tick of the ticker.
@@ -393,10 +425,16 @@ class AssistantHandler:
             return
         now = self.now()
         brain = self.brain
+        self._asleep_depth = brain.state.get(DEPTH) if brain.asleep else None
         if prompt:
+            if brain.lifecycle.mode != AWAKE:
+                # considered now, not at the next sleep tick (up to `tick_rate_sleep` away)
+                brain.lifecycle.apply_wake_conditions(brain.events.peek(), now)
             if brain.lifecycle.mode == AWAKE:
                 self.prompt_starts += 1
                 self._start(awake_tick(brain, now), self._turn_done, opening=True)
+            else:
+                self._start(sleep_tick(brain, now, prompt=True), self._sleep_work_done)
             return
         # on the handler, not in Attributes: an idle tick writes nothing to the database
         self.tick_count += 1
@@ -439,12 +477,14 @@ class AssistantHandler:
                 self.log("err", f"tool {call['name']} raised:\n{call['detail']}")
         if outcome.error:
             self.log("warn", f"model call failed: {outcome.error}; events stay queued")
+        # the players whose lines started it pay for it, against their own token budgets
+        self.hearing.charge(outcome.events, outcome.prompt_tokens + outcome.completion_tokens)
         if self.on_turn:
             self.on_turn(self, outcome)
         self._after_work(answered=bool(outcome.events) and not outcome.error)
 
     def _sleep_work_done(self, report) -> None:
-        """After a sleep step: the wake conditions."""
+        """After a sleep step: the wake conditions; woken, what it heard is answered at once."""
         self.in_flight = False
         self.last_sleep_report = report
         if self.on_sleep_tick:
@@ -453,12 +493,17 @@ class AssistantHandler:
             if step.get("error"):
                 self.log("warn", f"sleep work failed: {step['error']}; it is retried next tick")
         brain = self.brain
+        was_asleep = brain.asleep
         brain.lifecycle.apply_wake_conditions(brain.events.peek(), self.now())
-        self._after_work()
+        # woken (by the timer, an urgent word or its own `wake_up`): a word that waits for an
+        # answer gets one now, not at the next awake tick
+        self._after_work(answered=not brain.asleep and (was_asleep or _woke(report)))
 
     def _on_transition(self, mode: str, reason: str) -> None:
         """After falling asleep or waking: swap the ticker, tell the character and the room."""
         character = self.obj
+        brain = self._brain
+        self._asleep_depth = brain.state.get(DEPTH) if brain and mode == SLEEP else None
         self.script.ensure_ticker(self.tick_rate())
         config = self._config()
         word = "sleep" if mode == SLEEP else "awake"
@@ -508,6 +553,8 @@ class AssistantHandler:
             model=self.overview.model_in_use(),
             prompt_starts=self.prompt_starts,
             model_calls=asdict(queue) if (queue := model_queue.current_stats()) else None,
+            player_limits=self.hearing.player_limits(),
+            cost=self.overview.cost_so_far(brain_status.usage),
         )
 
     # ---- lifecycle orders ------------------------------------------------------------------
@@ -549,7 +596,7 @@ class AssistantHandler:
             self.obj.db.persona = value
             return value
         if key not in config_keys():
-            raise Refused(f"Unknown key '{key[:60]}'. Keys: {', '.join(config_keys())}, persona.")
+            raise Refused(unknown_key_message(key))
         overrides = self.overrides()
         if value.lower() == "default":
             overrides.pop(key, None)
@@ -607,6 +654,51 @@ class AssistantHandler:
             raise Refused(f"{self.obj.key} is not asleep.")
         brain.lifecycle.wake_up(self.now(), (reason or "woken by a builder")[:300])
 
+    def wait(self, minutes, reason: str = "", by: str = "a builder") -> datetime:
+        """Hold its turns for `minutes`, as its own `wait` tool does: until the time passes or
+        someone speaks to it directly (a whisper, a page, its name, an instruction); then it is
+        told the wait is over (and why it waited).
+
+        Args:
+            minutes (float): More than 0, at most `max_wait_minutes`.
+            reason (str, optional): Why (cut to 300 characters); who ordered it is added.
+            by (str, optional): Who ordered it.
+
+        Returns:
+            datetime: When the wait ends.
+
+        Raises:
+            Refused: Minutes not a number, out of bounds, or it is asleep; nothing changes.
+
+        """
+        limit = self._config().max_wait_minutes
+        allowed = f"a number of minutes more than 0 and at most {limit:g} (max_wait_minutes)"
+        if isinstance(minutes, str):
+            try:
+                minutes = float(minutes.strip())
+            except ValueError:
+                raise Refused(f"'{minutes.strip()[:20]}' is not {allowed}.") from None
+        if isinstance(minutes, bool) or not isinstance(minutes, (int, float)):
+            raise Refused(f"Minutes must be {allowed}.")
+        if not 0 < minutes <= limit or minutes != minutes:  # NaN too
+            raise Refused(f"{minutes:g} minutes is not allowed: give {allowed}.")
+        brain = self.brain
+        if brain.asleep:
+            raise Refused(f"{self.obj.key} is asleep: a wait holds awake turns. Wake it first.")
+        now = self.now()
+        until = now + timedelta(minutes=minutes)
+        why = " ".join((reason or "").split())[:300]
+        why = f"{why} (set by {by})" if why else f"told to wait by {by}"
+        state = brain.state
+        state.set(WAIT_UNTIL, to_iso(until))
+        state.set(WAIT_SET_AT, to_iso(now))
+        state.set(WAIT_REASON, why)
+        # a builder's reason is no one's private word: the notice at the end may repeat it
+        if state.get(WAIT_AUDIENCE) is not None:
+            state.delete(WAIT_AUDIENCE)
+        self.log("info", f"waits {minutes:g} minutes, until {to_iso(until)} ({why})")
+        return until
+
     def pause(self) -> None:
         """Stop acting: it keeps hearing, and its events wait in the queue."""
         self.script.attributes.add(PAUSED, True)
@@ -645,6 +737,24 @@ class AssistantHandler:
                 f"The instruction is {len(text)} characters; at most {MAX_INSTRUCTION_CHARS}."
             )
         self.hearing.note("instruction", builder, text, from_assistant=False)
+
+    def receive_gossip(self, told: dict, addressed: bool, witnesses: list[str]) -> dict | None:
+        """Another assistant here told something aloud (its `tell` tool): record it in the
+        journal with its chain of sources, without a model call and without starting a turn
+        (`memory.gossip.receive`).
+
+        Args:
+            told (dict): The telling (`memory.gossip.telling`).
+            addressed (bool): It was told to this assistant (else overheard).
+            witnesses (list): Keys of who was present.
+
+        Returns:
+            dict or None: The journal entry written; None when gossip is off or it is asleep.
+
+        """
+        return gossip.receive(
+            self.brain, told, addressed=addressed, witnesses=witnesses, now=self.now()
+        )
 
     def tick_now(self) -> TickReport:
         """Run one tick now and report what it did.
@@ -687,6 +797,11 @@ class AssistantHandler:
         brain = self.brain
         clear_model_errors(brain)
         return brain.journal.lift_rests()
+
+
+def _woke(report) -> bool:
+    """Whether a sleep step's report says it woke (its sleep turn called `wake_up`)."""
+    return any(step.get("woke") for step in _reports(report))
 
 
 def _reports(report) -> list[dict]:

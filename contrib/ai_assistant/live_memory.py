@@ -15,8 +15,9 @@ from twisted.internet import defer
 
 from .driver import default_runner
 from .errors import Refused
+from .lore_book import game_lore
 from .memory_api import AssistantMemory
-from .storage import step_transaction
+from .storage import MEMORY_CATEGORY, step_transaction
 
 
 class LiveMemory(AssistantMemory):
@@ -131,3 +132,154 @@ class LiveMemory(AssistantMemory):
         # the restored store at the next use
         assistant.forget_brain()
         return summary
+
+    # ---- export and import (`memory.transfer`, files by `transfer_files`) ----------------------
+
+    def memory_replaced(self) -> None:
+        """Its memory was replaced (an import): the handler builds its brain again at the next
+        use, from what is stored."""
+        self.assistant.forget_brain()
+
+    def forget_person(self, person, by, reason="", keys=(), names=(), lore=None):
+        """Forget everything about a person (see `MemoryAdmin.forget_person`), refused while a
+        turn is under way, in one database transaction; the game's lore book is read for what
+        remains that names them. The brain is built again from the store at its next use.
+
+        Args:
+            person (str or None): Their name or key, as typed; None when `keys` and `names`
+                say who.
+            by (str): Who forgets them.
+            reason (str, optional): Why.
+            keys (list, optional): Their keys besides (`#12`, `account#3`).
+            names (list, optional): Their names and aliases besides.
+            lore (LoreBook, optional): The lore book; the game's by default.
+
+        Returns:
+            PersonForgotten: What was forgotten and what remains.
+
+        Raises:
+            Refused: Busy, or nobody of that name is known; nothing is changed.
+
+        """
+        self._not_busy()
+        if lore is None:
+            lore = game_lore(make=False)  # a game without lore has no lore script
+        with step_transaction():  # all of it or nothing
+            report = super().forget_person(person, by, reason, keys, names, lore)
+        self.assistant.forget_brain()
+        return report
+
+    def export_to(self, path: str) -> tuple[str, dict[str, int]]:
+        """Write everything the assistant remembers to a new memory file in the game's folder
+        (no secret, no embedding: see `memory.transfer`).
+
+        Args:
+            path (str): The file's path, relative to the game's folder (a new .json file).
+
+        Returns:
+            tuple: (the path written, the records by kind).
+
+        Raises:
+            Refused: A bad path, a file already there, or a game's own long-term store.
+
+        """
+        from . import game_settings
+        from .conf import config_keys
+        from .memory.transfer import counts, uncovered
+        from .transfer_files import game_identity, write_memory_file
+
+        assistant = self.assistant
+        obj = assistant.obj
+        data = self.export_data(
+            {
+                "name": obj.key,
+                "dbref": obj.dbref,
+                "persona": obj.db.persona or "",
+                "settings": assistant.overrides(),
+            },
+            game_identity(),
+            game_settings.secrets(),
+            config_keys(),
+        )
+        written = write_memory_file(path, data)
+        keys = obj.db_attributes.filter(db_category=MEMORY_CATEGORY).values_list(
+            "db_key", flat=True
+        )
+        missing = uncovered(keys)
+        if missing:
+            # a kind of memory newer than this schema version: said, never left out unseen
+            assistant.log(
+                "warn",
+                f"its memory file {written.name} leaves out stored values of no known kind: "
+                f"{', '.join(missing[:10])}",
+            )
+        return str(written), counts(data)
+
+    def import_plan_from(self, path: str, replace: bool = False) -> dict:
+        """Read and check a memory file, and what importing it would do (`import_plan`),
+        changing nothing; its settings are checked as `@assistant/set` checks them.
+
+        Args:
+            path (str): The file's path, relative to the game's folder.
+            replace (bool): Whether the memory it holds now may be replaced.
+
+        Returns:
+            dict: As `MemoryAdmin.import_plan`, with "path".
+
+        Raises:
+            Refused: A bad path or file (naming what and where), busy or asleep, or memory
+                held without `replace`.
+
+        """
+        from . import game_settings
+        from .conf import ConfigError, resolve_config
+        from .memory.transfer import TransferError
+        from .transfer_files import game_identity, read_memory_file
+
+        self._not_busy()
+        raw = read_memory_file(path)
+        plan = self.import_plan(raw, game_identity()["id"], replace)
+        try:
+            resolve_config(game_settings.game_defaults(), plan["file"].assistant.settings)
+        except ConfigError as err:
+            raise TransferError(
+                f"The file was not imported, nothing was changed: assistant.settings: {err}"
+            ) from None
+        return {**plan, "path": str(path).strip()}
+
+    def import_from(self, plan: dict) -> dict[str, int]:
+        """Replace the assistant's memory, persona and own settings with a checked file's
+        (`import_plan_from`), in one database transaction, then build its brain again.
+
+        Args:
+            plan (dict): What `import_plan_from` returned.
+
+        Returns:
+            dict: The records written, by kind.
+
+        Raises:
+            Refused: A turn began since, or it fell asleep; nothing is changed.
+
+        """
+        from .state import CONFIG_OVERRIDES
+
+        self._not_busy()
+        assistant = self.assistant
+        if self.brain.asleep:
+            raise Refused(f"{assistant.obj.key} fell asleep since; wake it, then import again.")
+        parsed = plan["file"]
+        obj = assistant.obj
+        old_keys = list(
+            obj.db_attributes.filter(db_category=MEMORY_CATEGORY).values_list("db_key", flat=True)
+        )
+        with step_transaction():  # all of it or nothing
+            written = self.import_memory(plan, old_keys)
+            if parsed.assistant.persona:
+                obj.db.persona = parsed.assistant.persona
+            assistant.script.attributes.add(CONFIG_OVERRIDES, dict(parsed.assistant.settings))
+        # every cache of memory (journal, long-term, links, the recall index) is built again
+        # from what was imported at the next use
+        obj.attributes.reset_cache()
+        assistant.forget_brain()
+        assistant.script.ensure_ticker(assistant.tick_rate())
+        return written

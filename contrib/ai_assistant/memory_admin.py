@@ -9,7 +9,8 @@ grows (journal, memories, people, reviews), and every correction either happens 
 
 What it covers: the journal and reflections, long-term memories and their links, people, a
 builder's corrections (forget, trust, the review log), core notes, reminders, the sleep debt,
-the sleep history, snapshots and rolling a sleep back. A rollback here is the core's part: the
+the sleep history, snapshots and rolling a sleep back, and export and import of the whole
+memory as a file (`memory.transfer`). A rollback here is the core's part: the
 handler runs it in one database transaction and builds its brain again after it.
 
 """
@@ -23,12 +24,20 @@ from .clock import to_iso
 from .debt import SleepDebt
 from .errors import Refused
 from .memory.recall import Recalled
+from .memory.relationships import DIMENSIONS, MAX_REASON_CHARS, Relationships, parse_value
+from .memory.provenance import words_out
+from .memory.forget_person import MAX_NAME_CHARS, PersonForgotten, PersonMatch
+from .memory.forget_person import MAX_KEYS as MAX_PERSON_KEYS
+from .memory.forget_person import find as find_of_person
+from .memory.forget_person import forget_person, remaining, snapshot_change, spoken_in
 from .memory.review import parse_trust
+from .memory.semantic import EmbeddedMemoryStore
 from .memory.snapshots import Snapshots
+from .memory import transfer
 from .records import CoreNote, JournalEntry, Profile, SleepRecord, Trigger
 from .reminders import Reminders
 from .sleep_history import SleepHistory
-from .state import CORE_CONSOLIDATION
+from .state import CORE_CONSOLIDATION, RECENT_TURNS
 
 MAX_QUERY_CHARS = 200
 MAX_CORE_KEY_CHARS = 60
@@ -343,6 +352,86 @@ class MemoryAdmin:
             raise Refused(f"{self.brain.name} knows no one called '{name[:60]}'. Known: {known}.")
         return found
 
+    # ---- relationships (familiarity, warmth, trust: memory.relationships) ------------------------
+
+    def relationships(self) -> list[dict]:
+        """Every relationship it has, by name (what a dashboard lists).
+
+        Returns:
+            list: The states (`memory.relationships`), reasons and their audiences included.
+
+        """
+        return Relationships(self.brain.entities.store).all()
+
+    def relationship(self, person: str) -> tuple[str, str, dict | None]:
+        """One person's relationship, by their name or key.
+
+        Args:
+            person (str): A name or key, matched case-insensitively among the people it has a
+                profile or a relationship for.
+
+        Returns:
+            tuple: (their key, their name, the state or None when it has none yet).
+
+        Raises:
+            Refused: Nobody of that name or key is known.
+
+        """
+        relationships = Relationships(self.brain.entities.store)
+        wanted = person.strip().lower()
+        known = {**relationships.index(), **dict(self.people_index())}
+        for key, name in sorted(known.items(), key=lambda item: str(item[0])):
+            if wanted in (str(name).lower(), str(key).lower()):
+                return key, str(name), relationships.get(key)
+        names = ", ".join(sorted(str(n) for n in known.values())[:30]) or "nobody yet"
+        raise Refused(f"{self.brain.name} knows no one called '{person[:60]}'. Known: {names}.")
+
+    def set_relationship(
+        self, person: str, dimension: str, value: str, reason: str, by: str
+    ) -> tuple[str, float, float]:
+        """Set one dimension of a relationship (a builder's edit, recorded in the reviews).
+
+        Args:
+            person (str): Their name or key.
+            dimension (str): familiarity (0 to 1), warmth or trust (-1 to 1).
+            value (str): The value as typed.
+            reason (str): Why (at most `MAX_REASON_CHARS`); "set by <builder>" when empty.
+            by (str): Who set it.
+
+        Returns:
+            tuple: (their name, the new value, the value before).
+
+        Raises:
+            Refused: An unknown person or dimension, a value out of range or a reason too
+                long; nothing is changed.
+
+        """
+        dimension = dimension.strip().lower()
+        if dimension not in DIMENSIONS:
+            raise Refused(
+                f"'{dimension[:30]}' is not a relationship dimension: use {', '.join(DIMENSIONS)}."
+            )
+        try:
+            number = parse_value(dimension, value.strip())
+        except ValueError as err:
+            raise Refused(str(err)) from None
+        reason = " ".join(reason.split())
+        if len(reason) > MAX_REASON_CHARS:
+            raise Refused(f"The reason is {len(reason)} characters; at most {MAX_REASON_CHARS}.")
+        key, name, _ = self.relationship(person)
+        now = self.now()
+        after, before = Relationships(self.brain.entities.store).change(
+            key,
+            name,
+            dimension,
+            value=number,
+            reason=reason or f"set by {by}",
+            at=self.brain.game_now(now),
+            by=by,
+        )
+        self.brain.review.record_relationship(key, dimension, after, before, reason, now, by)
+        return name, after, before
+
     # ---- a builder's corrections ----------------------------------------------------------------
 
     def forget(self, memory_id: str, by: str, reason: str = "") -> list[str]:
@@ -353,14 +442,176 @@ class MemoryAdmin:
             by (str): Who decided.
             reason (str, optional): Why.
 
+        Everything drawn from it goes too, and the words leave the snapshots kept for a
+        rollback (`memory.snapshots.Snapshots.scrub`): a rollback would forget them again
+        anyway, and they are not kept unread either.
+
         Returns:
-            list: The ids of what was forgotten.
+            Forgotten: The ids of what was forgotten, the memory first (`memory.review`); its
+                `rewritten` lists what was kept with the words taken out.
 
         Raises:
             Refused: No memory has that id.
 
         """
-        return self.brain.review.forget(memory_id, self.now(), by, reason)
+        gone = self.brain.review.forget(memory_id, self.now(), by, reason)
+        Snapshots(self.brain.state).scrub(gone, gone.words)
+        gone.rewritten += self._unsay(gone.words)
+        return gone
+
+    def _unsay(self, words: list[str]) -> list[str]:
+        """Take forgotten words out of what still holds them as they were said: the
+        conversation history the next requests are built from, and the last turns kept for
+        the dashboard. Returns the names of those it changed."""
+        changed = []
+        history = self.brain.history
+        messages, touched = words_out(history.all(), words)
+        if touched:
+            history.replace(messages)
+            changed.append("the conversation history")
+        state = self.brain.state
+        turns, touched = words_out(state.get(RECENT_TURNS) or [], words)
+        if touched:
+            state.set(RECENT_TURNS, turns)
+            changed.append("the recent turns")
+        return changed
+
+    # ---- forgetting a person (`memory.forget_person`) --------------------------------------
+
+    def find_person(self, person: str) -> tuple[list[str], list[str]]:
+        """Someone it knows, by name or key: their keys and names.
+
+        Args:
+            person (str): A name or key (`#12`, `name:bob`), matched case-insensitively among
+                the people it has a profile or relationship for, and the names it heard.
+
+        Returns:
+            tuple: (their keys, their names).
+
+        Raises:
+            Refused: An empty or overlong name, or nobody of that name or key is known
+                (the message names, at most 30, who is).
+
+        """
+        wanted = (person or "").strip()
+        if not wanted or len(wanted) > MAX_NAME_CHARS:
+            raise Refused(
+                f"Name a person (1 to {MAX_NAME_CHARS} characters: a name, #dbref or name:key)."
+            )
+        lower = wanted.lower().lstrip("@")
+        known = {**Relationships(self.brain.entities.store).index(), **dict(self.people_index())}
+        keys = sorted(k for k, name in known.items() if lower in (str(name).lower(), k.lower()))
+        names = sorted({str(known[k]) for k in keys})
+        if not keys:
+            # someone heard but never profiled: known by the name they spoke under
+            heard = {
+                entry.get("heard_from")
+                for entry in self.brain.journal.all()
+                if isinstance(entry.get("heard_from"), str)
+                and entry["heard_from"].strip().lower() == lower
+            }
+            names = sorted(heard)
+        if not keys and not names:
+            listed = ", ".join(sorted({str(n) for n in known.values()})[:30]) or "nobody yet"
+            raise Refused(
+                f"{self.brain.name} knows no one called '{wanted[:60]}'. Known: {listed}."
+            )
+        return keys, names
+
+    def forget_person_plan(self, person: str) -> dict:
+        """What forgetting a person would forget, without changing anything.
+
+        Args:
+            person (str): Their name or key (`find_person`).
+
+        Returns:
+            dict: "keys", "names" and "found" (kind -> how many; what is drawn from them
+                goes too).
+
+        Raises:
+            Refused: Nobody of that name or key is known.
+
+        """
+        keys, names = self.find_person(person)
+        match = PersonMatch(keys, names)
+        found = find_of_person(self.brain.review, match)
+        return {
+            "keys": sorted(match.keys),
+            "names": names,
+            "found": {kind: len(ids) for kind, ids in found.items()},
+        }
+
+    def forget_person(
+        self,
+        person: str | None,
+        by: str,
+        reason: str = "",
+        keys: Sequence[str] = (),
+        names: Sequence[str] = (),
+        lore=None,
+    ) -> PersonForgotten:
+        """Forget everything about a person (recorded; a rollback does not bring them back):
+        what they said, what is about them, what is private to them, their profile,
+        relationship and the gossip naming them, and everything drawn from those
+        (`memory.forget_person`); then the reminders they own, their queued lines, their words
+        in the conversation history and recent turns, and the snapshots' copies of all this.
+
+        Args:
+            person (str or None): Their name or key, as a builder types it (`find_person`);
+                None when `keys` and `names` say who (a game naming a character).
+            by (str): Who forgets them.
+            reason (str, optional): Why.
+            keys (list, optional): Their keys besides: `#12`, `account#3`.
+            names (list, optional): Their names and aliases besides.
+            lore (LoreBook, optional): The game's lore, whose entries naming them are listed
+                in what remains (never changed).
+
+        Returns:
+            PersonForgotten: What was forgotten (`counts`, `forgotten`) and what remains
+                (`remains`, by id; never anyone's words).
+
+        Raises:
+            Refused: Nobody of that name or key is known, or nobody is named; nothing is
+                changed.
+
+        """
+        keys, names = list(keys)[:MAX_PERSON_KEYS], list(names)[:MAX_PERSON_KEYS]
+        if person is not None:
+            found_keys, found_names = self.find_person(person)
+            keys, names = keys + found_keys, names + found_names
+        if not keys and not names:
+            raise Refused("Name the person to forget: a name, #dbref or account.")
+        brain = self.brain
+        match = PersonMatch(keys, names)
+        report = forget_person(brain.review, match, self.now(), by, reason)
+        state = brain.state
+        # their words as the history holds them, besides those of the entries forgotten
+        words = list(report.words) + spoken_in(brain.history.all(), match)
+        reminders = Reminders(state)
+        for trigger in reminders.all():
+            owners = set((trigger.get("owners") or {}).keys())
+            if (owners and owners <= match.keys) or match.private(trigger.get("audience")):
+                reminders.remove(trigger["id"])
+                report.counts["reminders"] = report.counts.get("reminders", 0) + 1
+        queued = [
+            event
+            for event in brain.events.peek()
+            if event.person in match.keys
+            or match.named(event.speaker)
+            or match.private(event.audience)
+        ]
+        if queued:
+            brain.events.remove({event.id for event in queued})
+            words += [event.text for event in queued]
+            report.counts["queued lines"] = len(queued)
+        snapshots = Snapshots(state)
+        snapshots.scrub(report.forgotten, words)
+        snapshots.rewrite(snapshot_change(match, report))
+        for place in self._unsay(words):
+            report.counts[place] = 1
+        remaining(brain.review, match, report, lore)
+        report.words = []  # theirs: taken out everywhere, handed to no one
+        return report
 
     def set_trust(self, memory_id: str, level: str, by: str) -> tuple[float, float | None]:
         """Set how far a memory is trusted (recorded): (the new trust, the one it had set).
@@ -396,6 +647,22 @@ class MemoryAdmin:
 
         """
         return self.brain.review.history(limit)
+
+    def gossip(self, limit: int | None = None, person: str | None = None) -> list[dict]:
+        """Who told whom what, as this assistant saw it (`memory.gossip.GossipLog`): what it
+        told other assistants and what it heard them tell, newest first.
+
+        Args:
+            limit (int, optional): How many at most.
+            person (str, optional): Only the records whose chain holds, or is about, this
+                person's key.
+
+        Returns:
+            list: The records, as dicts ("at", "direction", "teller", "to", "memory_id",
+                "text", "chain", "trust", "people", "location").
+
+        """
+        return self.brain.gossip_log.records(limit, person)
 
     # ---- core notes -----------------------------------------------------------------------------
 
@@ -568,11 +835,13 @@ class MemoryAdmin:
         SleepDebt(self.brain.state).add(points, reason)
         return self.debt()
 
-    def sleeps(self, limit: int = 20) -> list[SleepRecord]:
+    def sleeps(self, limit: int = 20, current: bool = False) -> list[SleepRecord]:
         """The assistant's last sleeps, newest first (see `ai_assistant.sleep_history`).
 
         Args:
             limit (int): How many at most (1-500).
+            current (bool, optional): Put the sleep under way first, as far as it has got
+                (`SleepHistory.in_progress`), counted in the limit.
 
         Returns:
             list: Sleep records.
@@ -587,7 +856,11 @@ class MemoryAdmin:
             raise Refused(
                 f"The limit must be a whole number from 1 to {MAX_SLEEPS_LISTED}, not {limit!r}."
             )
-        return SleepHistory(self.brain.state).recent(limit)
+        history = SleepHistory(self.brain.state)
+        under_way = history.in_progress() if current else None
+        if under_way is None:
+            return history.recent(limit)
+        return [under_way, *history.recent(limit - 1)]
 
     # ---- snapshots and rollback -----------------------------------------------------------------
 
@@ -709,3 +982,124 @@ class MemoryAdmin:
         # fewer: it weighs them afresh at the next sleep
         brain.state.delete(CORE_CONSOLIDATION)
         return {"sleep_id": plan["sleep_id"], **summary}, unrecorded
+
+    # ---- export and import ------------------------------------------------------------------
+
+    def _own_long_term(self) -> None:
+        if not isinstance(self.brain.long_term, EmbeddedMemoryStore):
+            raise transfer.TransferError(
+                "its long-term memories live in the game's own store (make_long_term_store), "
+                "which a memory file does not cover; back that store up with its own tools."
+            )
+
+    def export_data(
+        self, assistant: dict, game: dict, secrets: list[str], settings_keys: list[str]
+    ) -> dict:
+        """Everything the assistant remembers, as a memory file's data (`memory.transfer`).
+
+        Args:
+            assistant (dict): "name", "dbref", "persona" and "settings" (its own overrides,
+                filtered here: `transfer.exported_settings`).
+            game (dict): "id" and "name" of this game.
+            secrets (list): The game's secrets, kept out of the file.
+            settings_keys (list): The configuration keys an override may have.
+
+        Returns:
+            dict: The file's data.
+
+        Raises:
+            Refused: Its long-term memories live in a game's own store.
+
+        """
+        self._own_long_term()
+        brain = self.brain
+        assistant = {
+            **assistant,
+            "settings": transfer.exported_settings(
+                assistant.get("settings") or {}, settings_keys, secrets
+            ),
+        }
+        return transfer.export_memory(
+            brain.memory_store,
+            brain.state,
+            assistant=assistant,
+            game=game,
+            exported_at=to_iso(self.now()),
+            secrets=secrets,
+        )
+
+    def import_plan(self, raw: bytes | str, game_id: str, replace: bool = False) -> dict:
+        """Check a memory file, and what importing it would do, changing nothing.
+
+        Args:
+            raw (bytes or str): The file's content.
+            game_id (str): This game's id (a file from another game is re-keyed).
+            replace (bool): Whether memory it holds now may be replaced.
+
+        Returns:
+            dict: "file" (the checked `MemoryFile`), "counts" (its records by kind), "held"
+                (what the assistant holds now, by kind), "rekey" (dbrefs re-keyed, for a file
+                from another game: `transfer.rekey_map`; empty otherwise).
+
+        Raises:
+            Refused: The file is bad (naming what and where), it is asleep, its long-term
+                memories live in a game's own store, or it holds memory and `replace` is False.
+
+        """
+        brain = self.brain
+        if brain.asleep:
+            raise Refused(
+                f"{brain.name} is asleep: a sleep under way is still changing its memory. "
+                f"Wake it first (@assistant/wake {brain.name}), then import."
+            )
+        self._own_long_term()
+        parsed = transfer.parse_file(raw)
+        held = transfer.held(brain.memory_store, brain.state)
+        if held and not replace:
+            raise Refused(
+                f"{brain.name} already remembers {transfer.describe_counts(held)}; an import "
+                "replaces all of it. Use /replace to replace it (export it first to keep a copy)."
+            )
+        mapping = {} if transfer.same_game(parsed, game_id) else transfer.rekey_map(parsed)
+        return {
+            "file": parsed,
+            "counts": transfer.counts(parsed.model_dump()),
+            "held": held,
+            "rekey": mapping,
+            "replace": replace,
+        }
+
+    def import_memory(self, plan: dict, old_keys: list[str]) -> dict[str, int]:
+        """Replace the assistant's memory with a checked file's (`import_plan`). Run it in one
+        transaction, and build the brain again after it (its caches are stale).
+
+        Args:
+            plan (dict): What `import_plan` returned.
+            old_keys (list): Every key its memory store holds now.
+
+        Returns:
+            dict: The records written, by kind.
+
+        Raises:
+            Refused: It came to remember something since `import_plan`, which was not asked to
+                replace; nothing is changed.
+
+        """
+        brain = self.brain
+        if not plan.get("replace") and transfer.held(brain.memory_store, brain.state):
+            raise Refused(
+                f"{brain.name} has learned something since you were asked; import again, with "
+                "/replace to replace it."
+            )
+        written = transfer.write_memory(
+            plan["file"], brain.memory_store.inner, brain.state, old_keys, plan["rekey"]
+        )
+        # how far core memory's consolidation had read was of the memory replaced
+        brain.state.delete(CORE_CONSOLIDATION)
+        self.memory_replaced()
+        return written
+
+    def memory_replaced(self) -> None:
+        """The whole memory was replaced (an import): the brain's caches of it (journal,
+        long-term memories, the recall index) are stale. A subclass builds its brain again."""
+        raise NotImplementedError

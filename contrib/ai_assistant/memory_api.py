@@ -31,6 +31,7 @@ own words), which is deterministic and free.
 
 """
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
@@ -168,6 +169,12 @@ class AssistantMemory(MemoryAdmin):
         )
         self._brain_source = lambda: brain
 
+    def memory_replaced(self) -> None:
+        """Its memory was replaced (an import): a brain built again over the same stores."""
+        brain = self.brain
+        fresh = dataclasses.replace(brain, memory_store=brain.memory_store.inner, long_term=None)
+        self._brain_source = lambda: fresh
+
     @property
     def journal(self) -> Journal:
         """The assistant's journal, where entries are written before consolidation.
@@ -189,6 +196,7 @@ class AssistantMemory(MemoryAdmin):
         audience: Iterable[str] | None = None,
         about: Iterable[str] = (),
         source: str | None = None,
+        account: str | None = None,
     ) -> str:
         """Write a journal entry; returns its id (`j000042`).
 
@@ -203,6 +211,8 @@ class AssistantMemory(MemoryAdmin):
             source (str, optional): How it was learned (`memory.provenance.SOURCES`); by
                 default a claim of the speaker (their own, when it is about them) or, without
                 a speaker, an observation.
+            account (str, optional): Who plays the speaker (their account): two characters
+                of one account are one voice, and never corroborate each other.
 
         Returns:
             str: The entry's id.
@@ -237,6 +247,7 @@ class AssistantMemory(MemoryAdmin):
             scoring_method="given" if importance is not None else "heuristic",
             audience=_keys(audience),
             about=about_keys or ([person_key(None, speaker)] if speaker else []),
+            voice=account if speaker else None,
         )
         return entry["id"]
 

@@ -1,8 +1,9 @@
 """
 The one ReAct loop: every tool-using conversation the assistant has with the model.
 
-An awake turn and the journaling that comes before compaction run here (a light sleeper's
-decision to wake is a structured call of its own: `sleep.triage`). What differs between them is
+An awake turn and the journaling that comes before compaction run here (asleep, the one-call
+sleep turn that offers `wake_up` and `stay_asleep` is `sleep.triage`'s own: no history, no
+loop). What differs between them is
 data: the scope of tools offered (`StopPolicy`),
 how many model calls it may take, a check before each request (the awake turn compacts the
 history to fit its budget), and what happens on the first reply (the awake turn takes its events
@@ -132,7 +133,7 @@ def react(
     """
     usage = brain.usage()
     result = LoopResult()
-    tools = brain.registry.schemas(policy.scope)
+    tools = brain.registry.schemas(policy.scope, brain.config)
     pending = list(pending)
     answered = False
     try:

@@ -26,7 +26,7 @@ from evennia.utils import logger
 from twisted.internet import reactor
 
 from . import game_settings, heap
-from .assembly import endpoint_for
+from .assembly import chat_model_for, endpoint_for
 from .driver import drive, in_thread, inline, reactor_steps
 from .lifecycle import AWAKE
 from .llm.client import LLMError, client_for
@@ -339,7 +339,14 @@ def _warm_up(script) -> None:
     _warmed_up = True
     handler = script.obj.assistant
     config, _ = handler.checked_config()
-    reactor.callInThread(encoding_for, config.effective_model(game_settings.chat_model()))
+    reactor.callInThread(encoding_for, chat_model_for(config))
+    if game_settings.rehearsal():
+        # the offline rehearsal model answers in process: no client to make
+        logger.log_info(
+            "ai_assistant: REHEARSAL mode (AI_ASSISTANT_REHEARSAL): the assistants use the offline "
+            "rehearsal model in this process (deterministic rules, not intelligence)"
+        )
+        return
     try:
         client = client_for(endpoint_for(config))
     except LLMError:

@@ -117,6 +117,7 @@ FIRST_TURN_MEMORY = (
     "digests:meta",
     "audit:meta",
     "entity:index",
+    "relationship:index",
     "core_memory",
 )
 

@@ -49,8 +49,12 @@ class AssistantStatus:
             ("spent", or None).
         last_turn (dict or None): A summary of the last awake turn.
         last_compaction (dict or None): A summary of the last context compaction.
-        wait_until (str or None): The end of a `wait` the model asked for.
+        wait_until (str or None): The end of a wait (its `wait` tool, or `@assistant/wait`).
         retry_after (str or None): The end of a back-off after model errors.
+        wait_reason (str or None): Why it waits (the builder who ordered a wait is named).
+        cost (dict or None): What its model use cost by the game's price table
+            (`AI_ASSISTANT_PRICES`, `Overview.cost_so_far`): "model", "price", "total",
+            "today"; None when its model has no price.
         sleep_debt (int): Its sleep debt (`ai_assistant.debt`).
         debt_level (str): Alert, Drowsy, Sleepy or Must Sleep.
         last_sleep (str or None): When its last completed sleep ended (ISO time).
@@ -73,6 +77,9 @@ class AssistantStatus:
         model_calls (dict or None): The server's model call queue, shared by every assistant:
             in_flight, max_in_flight, queued, owners_waiting, calls, rate_limited, paused_for,
             wait_p50_ms, wait_max_ms; None before the first call (shell).
+        player_limits (dict or None): The game-wide limits on players, shared by every
+            assistant: turns_per_minute, tokens_per_hour, tokens_per_day, how many lines are
+            "deferred", and the "top" spenders by "hour" and "day" as (name, tokens) (shell).
 
     """
 
@@ -123,8 +130,11 @@ class AssistantStatus:
     model: str = ""
     prompt_starts: int = 0
     model_calls: dict | None = None
+    player_limits: dict | None = None
     recall: str = "words"
     context_window: dict | None = None
+    wait_reason: str | None = None
+    cost: dict | None = None
 
     @property
     def asleep(self) -> bool:

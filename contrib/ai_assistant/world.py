@@ -146,6 +146,71 @@ class CharacterWorld:
         self.character.at_say(text, whisper=True, receivers=[receiver])
         return receiver.key
 
+    @property
+    def own_key(self) -> str:
+        """The assistant's own key ("#12"), as others know it."""
+        return f"#{self.character.id}"
+
+    def assistant_here(self, name: str) -> tuple[str, str]:
+        """Another assistant in the room, awake, to tell something (the `tell` tool).
+
+        Args:
+            name (str): Its name (a unique start of it is enough).
+
+        Returns:
+            tuple: Its (key, name).
+
+        Raises:
+            ToolError: No one, or several, by that name here; not an assistant; asleep.
+
+        """
+        other = self._find_present(name)
+        if getattr(other, "is_ai_assistant", False) is not True:
+            raise ToolError(f"{other.key} is not an assistant: say it to them instead.")
+        if other.assistant.brain.asleep:
+            raise ToolError(f"{other.key} is asleep and would not hear it; nothing was told.")
+        return f"#{other.id}", other.key
+
+    def tell(self, key: str, text: str, told: dict) -> list[str]:
+        """Say `text` aloud to another assistant, and hand every assistant in the room the
+        telling (`memory.gossip`): each records it in code, if its gossip is on.
+
+        Players present see the speech as any line said to someone. Assistants are sent no
+        line: they get the telling itself, which starts no turn, so two assistants alone never
+        answer each other's gossip.
+
+        Args:
+            key (str): The key of the assistant told ("#12").
+            text (str): What is said, already cleaned for players.
+            told (dict): The telling.
+
+        Returns:
+            list: The names of the assistants that recorded it.
+
+        """
+        character = self.character
+        location = character.location
+        others = self._others()
+        receiver = next((obj for obj in others if f"#{obj.id}" == key), None)
+        assistants = [obj for obj in others if getattr(obj, "is_ai_assistant", False) is True]
+        if location:
+            # the speech rides in the mapping: text in the template itself would be parsed
+            location.msg_contents(
+                text=('{actor} says to {receiver}, "{speech}"', {"type": "say"}),
+                from_obj=character,
+                exclude=[character, *assistants],
+                mapping={"actor": character, "receiver": receiver or key, "speech": text},
+            )
+        witnesses = [f"#{obj.id}" for obj in others]
+        recorded = []
+        for obj in assistants:
+            entry = obj.assistant.receive_gossip(
+                told, addressed=obj is receiver, witnesses=witnesses
+            )
+            if entry is not None:
+                recorded.append(obj.key)
+        return recorded
+
     def page(self, key: str, text: str) -> str:
         """Page someone who is elsewhere (the answer to their page), as the contrib's `page`
         delivers a page: the line names the assistant, and the receiver alone sees it.
@@ -216,6 +281,24 @@ class CharacterWorld:
 
         """
         return [(f"#{obj.id}", obj.key) for obj in self._others()]
+
+    def account_of(self, key: str) -> str | None:
+        """The account that plays a character, so one player speaking through two characters
+        counts as one voice (`memory.provenance.voice_of`).
+
+        Args:
+            key (str): The character's key ("#12"); a name key has no account.
+
+        Returns:
+            str or None: "account#<id>", or None when the key is not a character's or no
+                account plays it now.
+
+        """
+        if not key.startswith("#") or not key[1:].isdigit():
+            return None
+        found = search.search_object(key)
+        account = getattr(found[0], "account", None) if len(found) == 1 else None
+        return f"account#{account.id}" if account is not None else None
 
     def entity_key(self, name: str) -> tuple[str, str]:
         """The key and name of a person: whoever is here by that name, else the one character

@@ -18,6 +18,7 @@ assistant backs off (doubling up to `error_backoff_max`) before trying again.
 
 """
 
+import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -31,12 +32,21 @@ from ..driver import CLOSING_STEP
 from ..lifecycle import AWAKE
 from ..sleep_history import SleepHistory
 from ..context.compaction import compaction_summary, extract_then_compact, fit_to_budget
-from ..events import DIRECT_MESSAGE, ROOM, SPEECH_TYPES, Event, speakers_of, triggers_model
+from ..events import (
+    DIRECT_MESSAGE,
+    ROOM,
+    SPEECH_TYPES,
+    Event,
+    said_by,
+    speakers_of,
+    triggers_model,
+)
 from ..llm.client import CONTEXT_LENGTH, LLMError
 from ..memory.audience import NOBODY, narrowest, served_by
 from ..memory.recall import render
 from ..memory.working import WorkingMemory
 from ..prompt import events_message
+from ..memory.relationships import Relationships
 from ..records import TurnSummary
 from ..reminders import Reminders
 from ..react import LoopResult, StopPolicy, react
@@ -57,6 +67,11 @@ from ..state import (
 from ..text import for_players, redact
 from ..tools.base import TURN
 
+# a turn's details kept for the dashboard (`TurnOutcome.details`): the first this many events
+# and tool calls, each text cut to this many characters; ten turns are kept (RECENT_TURNS_KEPT)
+DETAIL_ITEMS = 12
+DETAIL_CHARS = 600
+
 
 @dataclass
 class TurnOutcome:
@@ -75,6 +90,8 @@ class TurnOutcome:
     recalled: list[str] = field(default_factory=list)
     debt_added: int = 0
     fixed_tokens: int = 0
+    audience: list[str] | None = None
+    seconds: float = 0.0
 
     @classmethod
     def of(cls, events: list[Event], loop: LoopResult) -> "TurnOutcome":
@@ -116,6 +133,44 @@ class TurnOutcome:
             "error": redact(self.error) if self.error else None,
             "recalled": list(self.recalled),
             "prompt": self.prompt_shape(),
+            **self.details(),
+        }
+
+    def details(self) -> dict:
+        """What the turn heard and did, for the dashboard's conversation view: bounded (at
+        most `DETAIL_ITEMS` events and tool calls, each text cut to `DETAIL_CHARS`) and
+        redacted, as everything kept is.
+
+        Returns:
+            dict: `heard` (type, speaker, person key, audience, text of each event), `calls`
+                (name, arguments, result and whether it worked, of each tool call),
+                `audience` (the turn's: None is public), `tokens` (prompt and completion)
+                and `seconds` (from its start to its outcome, the model's waits included).
+
+        """
+        return {
+            "heard": [
+                {
+                    "type": event.type,
+                    "speaker": _cut(event.speaker),
+                    "person": _cut(event.speaker_key),
+                    "audience": _keys(event.audience),
+                    "text": _cut(event.text),
+                }
+                for event in self.events[:DETAIL_ITEMS]
+            ],
+            "calls": [
+                {
+                    "name": _cut(call.get("name")),
+                    "arguments": _cut(call.get("arguments")),
+                    "result": _cut(call.get("result")),
+                    "ok": bool(call.get("ok")),
+                }
+                for call in self.tool_calls[:DETAIL_ITEMS]
+            ],
+            "audience": _keys(self.audience),
+            "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
+            "seconds": round(self.seconds, 2),
         }
 
     def prompt_shape(self) -> dict:
@@ -135,6 +190,21 @@ class TurnOutcome:
             "last_request": self.request_tokens[-1] if self.request_tokens else 0,
             "recalled": len(self.recalled),
         }
+
+
+def _cut(value) -> str | None:
+    """A value kept with a turn's details: text, redacted, at most `DETAIL_CHARS`."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else str(value)
+    return redact(text[: DETAIL_CHARS + 200])[:DETAIL_CHARS]
+
+
+def _keys(audience) -> list[str] | None:
+    """An audience kept with a turn's details: None (public) or at most `DETAIL_ITEMS` keys."""
+    if audience is None:
+        return None
+    return [_cut(key) for key in list(audience)[:DETAIL_ITEMS]]
 
 
 def turn_policy(brain: Brain) -> StopPolicy:
@@ -396,6 +466,7 @@ def run_turn(
         TurnOutcome: What the turn did.
 
     """
+    started = time.monotonic()
     state = brain.state
     config = brain.config
     thread = events[0].thread if events else ROOM
@@ -434,10 +505,20 @@ def run_turn(
         except LLMError as err:
             brain.usage().record_error(err.kind)  # the first pass's order still answers
     recalled = brain.reranked(pool, scores)
-    recalled_lines = render(recalled, config.recall_budget_tokens, brain.counter.count_text)
+    # with gossip on, each line ends with its id: what the `tell` tool names
+    recalled_lines = render(
+        recalled, config.recall_budget_tokens, brain.counter.count_text, config.gossip_enabled
+    )
     shown = recalled[: len(recalled_lines)]
     working = WorkingMemory(state)
     talking_with = working.shown(served, now, config.working_memory_stale_minutes)
+    # how it feels about the people here, and those recall brought up (their profiles)
+    feelings = Relationships(brain.entities.store).feelings(
+        [key for key, _ in present]
+        + [s.key for s in speakers.values()]
+        + [item.id.split("/")[0] for item in shown if item.kind in ("observation", "attribute")],
+        served,
+    )
     reminders = Reminders(state)
     # reminders these events bring back; counted as fired once the turn is handled
     reminded = reminders.matching(
@@ -450,11 +531,13 @@ def run_turn(
         + [item.audience for item in shown]
         + [line_audience for _, line_audience in talking_with]
         + [match.audience for match in reminded]
+        + [line_audience for _, line_audience in feelings]
     )
     ctx = brain.tool_context(
         now, speakers, served=served, audience=audience, owners=owners_of(events)
     )
     ctx.reply_to = events[0].person if private else None
+    ctx.said = said_by(events)
     message = events_message(
         events,
         location=brain.location,
@@ -465,6 +548,7 @@ def run_turn(
         private_with=events[0].speaker if private else None,
         reminders=[match.line for match in reminded],
         advisory=SleepDebt(state).advisory(brain.journal.critical_bookmark_pending()),
+        feelings=[line for line, _ in feelings],
     )
     message["metadata"] = {"audience": audience}
 
@@ -523,6 +607,8 @@ def run_turn(
     outcome = TurnOutcome.of(events, loop)
     outcome.recalled = [item.id for item in shown]
     outcome.fixed_tokens = brain.fixed_tokens(TURN)
+    outcome.audience = ctx.audience
+    outcome.seconds = time.monotonic() - started
     if loop.model_calls:
         # handled once a reply came; a retry after a failed first call answers the same
         # events, so the same id, and is not counted again

@@ -13,7 +13,8 @@ A profile holds:
   audience, marked `consolidated` once sleep has drawn attributes from it;
 - attributes (`a1`, ...): stable knowledge synthesised in sleep (a preference, a trait, a
   relationship, a fact), each citing the observations it rests on, with the narrowest audience
-  of those.
+  of those, and what it inherits from them (`provenance.derived`): drawn from what someone
+  told the assistant, it says so ("Carol says: ...") and is trusted no more than their claim.
 
 """
 
@@ -127,6 +128,7 @@ class EntityMemory:
         audience: Audience = None,
         importance: int = 5,
         keep: int = 200,
+        voice: str | None = None,
     ) -> Profile:
         """Record one observation about an entity and return the profile.
 
@@ -144,6 +146,8 @@ class EntityMemory:
             keep (int): Observations kept per person: past it, the oldest consolidated one of
                 the same audience goes, else the oldest consolidated, else the oldest of the
                 same audience (so one audience's flood never pushes out another's).
+            voice (str, optional): Who told it, counted once however many characters they
+                play (`provenance.voice_of`).
 
         Returns:
             dict: The updated profile.
@@ -166,6 +170,7 @@ class EntityMemory:
                 "audience": None if audience is None else sorted(set(audience)),
                 "importance": importance,
                 "consolidated": False,
+                **({"voice": voice[:80]} if voice and heard_from else {}),
             }
         )
         profile["next_id"] = number + 1

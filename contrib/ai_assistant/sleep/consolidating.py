@@ -55,6 +55,7 @@ from .prompts import (
     entries_request,
 )
 from ..memory.journal import BOOKMARK_IMPORTANCE
+from ..memory.provenance import CLAIMS, voice_of
 from ..state import BATCH_WAITING, COMPACTING_FAILURES, PROGRESS, SLEEP_ERRORS
 from .batch import BatchDeferred
 
@@ -303,8 +304,12 @@ def _store(brain: Brain, batch, facts, vectors, now) -> dict[str, list[str]]:
                     ids.append(same["id"])
                     continue
                 speaker = entry.get("heard_from")
+                # corroboration counts people (their accounts), not characters
+                voice = voice_of(entry)
                 other = (
-                    find_corroborated(fact, speaker, entry.get("audience"), claim_content)
+                    find_corroborated(
+                        fact, speaker, entry.get("audience"), claim_content, voice=voice
+                    )
                     if find_corroborated and entry.get("source_type") in CLAIMS
                     else None
                 )
@@ -322,6 +327,7 @@ def _store(brain: Brain, batch, facts, vectors, now) -> dict[str, list[str]]:
                             "journal_entry": entry["id"],
                             "source_type": entry["source_type"],
                             "heard_from": entry.get("heard_from"),
+                            "voice": voice,
                             "about": entry.get("about") or [],
                             "location": entry.get("location"),
                             "written_at": entry.get("created_at"),
@@ -329,6 +335,8 @@ def _store(brain: Brain, batch, facts, vectors, now) -> dict[str, list[str]]:
                             # what was being said around it: it is found by those words too,
                             # once the entry itself is pruned
                             "talk": brain.journal.talk_around(entry),
+                            # told by another assistant: its chain and decayed trust stay
+                            **({"gossip": entry["gossip"]} if entry.get("gossip") else {}),
                         },
                         vector=vectors.get(fact),
                         audience=entry.get("audience"),
@@ -342,21 +350,24 @@ def _store(brain: Brain, batch, facts, vectors, now) -> dict[str, list[str]]:
     return stored
 
 
-CLAIMS = ("claim", "self_claim", "overheard")
-
-
 def _corroborate(brain: Brain, memory: dict, entry: dict, speaker: str) -> str:
-    """Two people, independently, said the same: the claim is corroborated. The memory now
-    says it without attribution, names everyone who said it, and is trusted as corroborated."""
+    """Two people (two voices: accounts, not characters), independently, said the same: the
+    claim is corroborated. The memory now says it without attribution, names everyone who said
+    it, and is trusted as corroborated."""
     provenance = dict(memory.get("provenance") or {})
     sources = sorted(set(provenance.get("sources") or [provenance.get("heard_from")]) | {speaker})
     provenance["sources"] = [source for source in sources if source]
+    voices = set(provenance.get("voices") or [voice_of(provenance)]) | {voice_of(entry)}
+    provenance["voices"] = sorted(voice for voice in voices if voice)
+    # two voices said it: no longer one assistant's telling, with its chain
+    provenance.pop("gossip", None)
     content = re.sub(r"^\W*[\w' -]{1,40}? says: ", "", memory["text"], count=1)
     brain.long_term.update(
         {
             **memory,
             "text": content[:1].upper() + content[1:],
             "corroborated": True,
+            "relink": True,  # its words changed: the next link step searches it again
             "provenance": provenance,
             "source_entry_ids": [*memory["source_entry_ids"], entry["id"]],
         }

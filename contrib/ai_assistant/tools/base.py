@@ -33,6 +33,8 @@ from ..memory.audience import narrowest
 # scopes: the conversations with the model a tool may be offered in (not operating modes)
 TURN = "turn"  # an awake turn, answering what the assistant heard
 EXTRACTION = "extraction"  # journaling what must survive before the history is compacted
+# asleep, asked whether something heard needs it awake: `wake_up` or `stay_asleep`, nothing else
+SLEEP_TURN = "sleep_turn"
 
 # kinds of malformed calls, counted in the usage stats
 UNKNOWN_TOOL = "unknown_tool"
@@ -212,6 +214,51 @@ class World(Protocol):
         """
         ...
 
+    def account_of(self, key: str) -> str | None:
+        """Who plays a character: their account, so one player speaking through two
+        characters counts as one voice (`memory.provenance`). Optional: a world without it
+        counts each character as its own voice.
+
+        Args:
+            key (str): The character's key ("#12").
+
+        Returns:
+            str or None: The account's key, or None when it is not known.
+
+        """
+        ...
+
+    def assistant_here(self, name: str) -> tuple[str, str]:
+        """Another assistant in the room, awake, to tell something (`tell`, gossip).
+        Optional: a world without it (and `tell`, `own_key`) has no gossip.
+
+        Args:
+            name (str): Its name.
+
+        Returns:
+            tuple[str, str]: Its `(key, name)`.
+
+        Raises:
+            ToolError: No assistant by that name is here, or it is asleep.
+
+        """
+        ...
+
+    def tell(self, key: str, text: str, told: dict) -> list[str]:
+        """Say `text` aloud to the assistant `key` (the room's players hear it), and hand the
+        telling (`memory.gossip.telling`) to every assistant here, which records it in code.
+
+        Args:
+            key (str): The key of the assistant told.
+            text (str): The words, already cleaned for players.
+            told (dict): The telling.
+
+        Returns:
+            list[str]: The names of the assistants that recorded it.
+
+        """
+        ...
+
     def entity_key(self, name: str) -> tuple[str, str]:
         """Find the key and name of a person, for their memory profile.
 
@@ -246,6 +293,8 @@ class ToolContext:
 
     Attributes:
         speakers (dict): Lower-case name -> `Speaker`, for everyone who said something.
+        said (dict): Lower-case name -> what they said in this conversation (`events.said_by`):
+            a note written without naming its source is compared with it (`tools.memory`).
         served (frozenset or None): Who the conversation serves (`memory.audience`).
         audience (list or None): The audience of what is written and said in this
             conversation: the narrowest audience of everything it has shown the model (None:
@@ -261,6 +310,9 @@ class ToolContext:
         reranker (object or None): What orders a recall's candidates again by a reranking
             model (the brain: `recall_pool(limit)`, `rerank(query, pool)` -> blocking work or
             None, `reranked(pool, scores, limit)`); None: recall's first pass alone.
+        remembered (callable): `remembered(memory_id)` -> one memory by id, with its
+            audience, trust and provenance (`Brain.remembered`), or None.
+        gossip_log (GossipLog or None): Who told whom what (`memory.gossip`).
 
     """
 
@@ -273,6 +325,7 @@ class ToolContext:
     location: str | None
     speakers: dict[str, Speaker]
     control: TurnControl = field(default_factory=TurnControl)
+    said: dict[str, str] = field(default_factory=dict)
     lifecycle: Any = None  # ai_assistant.lifecycle.Lifecycle
     core_memory: Any = None  # ai_assistant.memory.core.CoreMemory
     reminders: Any = None  # ai_assistant.reminders.Reminders
@@ -284,6 +337,8 @@ class ToolContext:
     recall: Callable[..., list] | None = None
     semantic: Callable[[str], Any] | None = None
     reranker: Any = None
+    remembered: Callable[[str], dict | None] | None = None
+    gossip_log: Any = None  # ai_assistant.memory.gossip.GossipLog
 
     @property
     def instructed(self) -> bool:
@@ -318,6 +373,9 @@ class Tool(ABC):
     # it writes the assistant's memory (the journal, a profile, core notes): a turn's writes
     # add to its sleep debt (`debt.turn_debt`)
     writes_memory: ClassVar[bool] = False
+    # the name of a true/false setting that must be on for the tool to be offered (`tell`:
+    # `gossip_enabled`); None: always offered in its scopes
+    setting: ClassVar[str | None] = None
 
     @abstractmethod
     def run(self, ctx: ToolContext, args: Any) -> ToolResult:
@@ -424,7 +482,7 @@ class ToolRegistry:
         tool = self._tools.get(name)
         return bool(tool and tool.writes_memory)
 
-    def schemas(self, scope: str) -> list[dict]:
+    def schemas(self, scope: str, config: Any = None) -> list[dict]:
         """Tool schemas offered in `scope`, in a stable order (prompt caching).
 
         The list is built once per scope and set of tool classes, and shared by every
@@ -432,21 +490,31 @@ class ToolRegistry:
 
         Args:
             scope (str): A scope such as `TURN` or `EXTRACTION`.
+            config (AssistantConfig, optional): Leaves out the tools whose `setting` is off
+                in it; None offers them all.
 
         Returns:
             list[dict]: The function schemas of the tools in `scope`, sorted by name.
 
         """
-        if scope not in self._schemas:
-            tools = tuple(type(self._tools[name]) for name in sorted(self.names(scope)))
+        names = [
+            name
+            for name in self.names(scope)
+            if config is None
+            or self._tools[name].setting is None
+            or getattr(config, self._tools[name].setting, False)
+        ]
+        scope_key = scope if len(names) == len(self.names(scope)) else (scope, tuple(names))
+        if scope_key not in self._schemas:
+            tools = tuple(type(self._tools[name]) for name in sorted(names))
             # every assistant with the same tools shares one list (nobody changes it), built
             # again only if a tool's arguments model was replaced since
             arguments = tuple(tool.Args for tool in tools)
             shared = _SHARED_SCHEMAS.get(tools)
             if shared is None or shared[0] != arguments:
                 shared = _SHARED_SCHEMAS[tools] = (arguments, [tool.schema() for tool in tools])
-            self._schemas[scope] = shared[1]
-        return self._schemas[scope]
+            self._schemas[scope_key] = shared[1]
+        return self._schemas[scope_key]
 
     def dispatch(self, ctx: ToolContext, call: ToolCall, scope: str) -> ToolResult:
         """Validate and run one tool call made in `scope`; every failure becomes an error result

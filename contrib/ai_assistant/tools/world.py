@@ -262,15 +262,15 @@ class NoopArgs(ToolArgs):
 class NoopTool(Tool):
     """Tool that ends the turn without acting.
 
-    It is also offered when journaling before compaction (to say the journal is done) and
-    to a light sleeper in triage (to stay asleep).
+    It is also offered when journaling before compaction (to say the journal is done). (Asleep,
+    the sleep turn has its own: `stay_asleep`, `tools.sleep`.)
 
     """
 
     name = "noop"
     description = "Do nothing more this turn (nothing needs a response, or you are done)."
     Args = NoopArgs
-    # also how journaling before compaction says it is done, and a light sleeper stays asleep
+    # also how journaling before compaction says it is done
     scopes = frozenset({TURN, EXTRACTION})
 
     def run(self, ctx: ToolContext, args: NoopArgs) -> ToolResult:

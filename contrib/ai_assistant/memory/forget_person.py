@@ -1,0 +1,530 @@
+"""
+Forgetting a person: everything one assistant holds of them goes, and what remains is listed.
+
+A person is named by their keys (their character's key `#12`, `name:bob` for someone known only
+by name, the account that plays them, `account#3`) and their names (the character's name and
+aliases). What is theirs (`PersonMatch.kinds_of`):
+
+- the journal entries they said (`heard_from` is one of their names, or `voice` one of their
+  keys), those about them (`about`), those private to them alone (an audience of their keys
+  only: a whisper or page of theirs), and what other assistants told about them (a told
+  entry's `gossip.people`);
+- the long-term memories with the same marks in their provenance and audience;
+- their profile (every observation and attribute) and, in other people's profiles, the
+  observations they said or that are private to them;
+- the core notes they had written (`owners`) or that are private to them.
+
+Each is forgotten through the review's cascade (`MemoryReview.cascade`), so what was drawn from
+it goes too: long-term memories, reflections citing it, daily digests, core notes resting on
+it, attributes citing an observation, relationship reasons citing it. Then their profile,
+their relationship and the gossip log's records naming them are removed, and the forgotten
+entries lose the marks that named them (`heard_from`, `voice`, the told chain). It is recorded
+in the review log as one correction (`forget_person`): their keys, a digest of each name (to
+find their words again after a rollback, never the name itself), and the ids forgotten, never
+the words. A rollback makes it hold again (`reapply_forget_person`): the restored memory is
+searched again, so what the person said before the snapshot goes as well.
+
+What remains is listed by id, never by its words: entries and memories by other people that
+still name them, entries whose audience or witnesses hold them among others (another person's
+words they heard), and lore entries that name them (the game's lore book is builders' text,
+never changed here). The shell's part (reminders, queued events, conversation history, the
+snapshots' copies) is `memory_admin.MemoryAdmin.forget_person`.
+
+"""
+
+import copy
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from ..clock import from_iso
+from .entities import INDEX_KEY as ENTITY_INDEX
+from .entities import name_key
+from .gossip import LOG_KEY as GOSSIP_LOG_KEY
+from .gossip import GossipLog
+from .relationships import INDEX_KEY as RELATIONSHIP_INDEX
+from .relationships import Relationships
+
+# the review log's action
+FORGET_PERSON = "forget_person"
+# bounds: keys and names given, ids listed in a report, ids kept in the review log
+MAX_KEYS = 20
+MAX_NAMES = 20
+MAX_NAME_CHARS = 80
+MAX_LISTED = 30
+MAX_RECORDED_IDS = 500
+# what a person's core note is named by in a forget (as `memory.review.CORE_PREFIX`)
+_CORE = "core:"
+
+
+def name_digest(name: str) -> str:
+    """A digest of a name, to know it again without keeping it.
+
+    Args:
+        name (str): The name.
+
+    Returns:
+        str: The first 16 hex digits of the SHA-256 of the name in lower case.
+
+    """
+    return hashlib.sha256(name.strip().lower().encode("utf-8")).hexdigest()[:16]
+
+
+class PersonMatch:
+    """Who is forgotten, and whether a record is theirs.
+
+    Args:
+        keys (iterable): Their keys (`#12`, `name:bob`, `account#3`); at most `MAX_KEYS`.
+        names (iterable): Their names and aliases; at most `MAX_NAMES`.
+        digests (iterable): Name digests (`name_digest`), for a rollback that has no names.
+
+    """
+
+    def __init__(self, keys: Iterable[str] = (), names: Iterable[str] = (), digests=()):
+        self.names = []
+        for name in names:
+            name = str(name or "").strip().lstrip("@")[:MAX_NAME_CHARS]
+            if name and name.lower() not in (n.lower() for n in self.names):
+                self.names.append(name)
+        self.names = self.names[:MAX_NAMES]
+        self.keys = {str(key).strip() for key in keys if str(key or "").strip()}
+        self.keys |= {name_key(name) for name in self.names}
+        self.keys = set(sorted(self.keys)[: MAX_KEYS + MAX_NAMES])
+        self.lower_keys = {key.lower() for key in self.keys}
+        self.digests = {name_digest(name) for name in self.names} | set(digests)
+        words = "|".join(re.escape(name) for name in sorted(self.names, key=len, reverse=True))
+        self.mention = re.compile(rf"\b({words})\b", re.IGNORECASE) if words else None
+
+    def named(self, name) -> bool:
+        """Whether `name` is one of theirs."""
+        return isinstance(name, str) and bool(name.strip()) and name_digest(name) in self.digests
+
+    def said(self, record: dict) -> bool:
+        """Whether they said it (its `heard_from` or its `voice`)."""
+        voice = record.get("voice")
+        return self.named(record.get("heard_from")) or (
+            isinstance(voice, str) and voice.strip().lower() in self.lower_keys
+        )
+
+    def private(self, audience) -> bool:
+        """Whether an audience is theirs alone (a whisper of theirs)."""
+        return bool(audience) and set(audience) <= self.keys
+
+    def kinds_of(self, record: dict, provenance: dict | None = None) -> list[str]:
+        """Why a journal entry or memory is theirs: "said", "about", "private", "gossip".
+
+        Args:
+            record (dict): The entry or memory.
+            provenance (dict, optional): Where its source marks are (a memory's
+                `provenance`); the record itself by default.
+
+        Returns:
+            list: The reasons, empty when it is not theirs.
+
+        """
+        marks = provenance if provenance is not None else record
+        kinds = []
+        if self.said(marks):
+            kinds.append("said")
+        if self.keys & set(record.get("about") or marks.get("about") or []):
+            kinds.append("about")
+        if self.private(record.get("audience")):
+            kinds.append("private")
+        gossip = marks.get("gossip") or {}
+        if self.keys & set(gossip.get("people") or []):
+            kinds.append("gossip")
+        return kinds
+
+    def mentions(self, text) -> bool:
+        """Whether a text names them (a whole word, any case)."""
+        return bool(self.mention and isinstance(text, str) and self.mention.search(text))
+
+
+@dataclass
+class PersonForgotten:
+    """What forgetting a person did, and what remains of them.
+
+    Attributes:
+        keys (list): Their keys, as matched.
+        found (dict): What was theirs, by kind ("said", "about", "private", "gossip",
+            "observations", "core notes") -> ids.
+        forgotten (list): Every id forgotten, what was drawn from theirs included.
+        counts (dict): What was forgotten or removed, by what it is -> how many.
+        remains (dict): What remains that names them, by what it is -> ids (at most
+            `MAX_LISTED` each; `remains_total` has the counts).
+        remains_total (dict): How many of each remain.
+        words (list): The forgotten words, for the caller to take out of what it keeps;
+            never shown or stored.
+
+    """
+
+    keys: list = field(default_factory=list)
+    found: dict = field(default_factory=dict)
+    forgotten: list = field(default_factory=list)
+    counts: dict = field(default_factory=dict)
+    remains: dict = field(default_factory=dict)
+    remains_total: dict = field(default_factory=dict)
+    words: list = field(default_factory=list)
+
+    def remain(self, what: str, item_id: str) -> None:
+        """Note one thing that remains (listed up to `MAX_LISTED`, all counted)."""
+        self.remains_total[what] = self.remains_total.get(what, 0) + 1
+        listed = self.remains.setdefault(what, [])
+        if len(listed) < MAX_LISTED:
+            listed.append(item_id)
+
+
+def _profile_keys(review, person: PersonMatch) -> list[str]:
+    """The keys of their profiles and relationships (by key, or by one of their names)."""
+    known = {**Relationships(review.core.store).index(), **review.entities.index()}
+    return sorted(key for key, name in known.items() if key in person.keys or person.named(name))
+
+
+def find(review, person: PersonMatch) -> dict[str, list[str]]:
+    """What one assistant holds of a person, without changing anything.
+
+    Args:
+        review (MemoryReview): The assistant's review (its journal, long-term store, profiles
+            and core notes).
+        person (PersonMatch): Who.
+
+    Returns:
+        dict: ids by kind: "said", "about", "private", "gossip" (journal entries and
+            long-term memories), "observations" (`#12/o3`), "core notes" (`core:<slot>`),
+            "profiles" and "relationships" (person keys).
+
+    """
+    found: dict[str, list[str]] = {}
+
+    def note(kind: str, item_id: str) -> None:
+        found.setdefault(kind, []).append(item_id)
+
+    # a profile found by one of their names brings its key (`name:bob`, a dbref) along
+    keys = _profile_keys(review, person)
+    person.keys |= set(keys)
+    person.lower_keys |= {key.lower() for key in keys}
+    for entry in review.journal.all():
+        if entry.get("forgotten"):
+            continue
+        kinds = person.kinds_of(entry)
+        if kinds:
+            note(kinds[0], entry["id"])
+    long_term = review.long_term
+    for memory in long_term.all() if hasattr(long_term, "all") else []:
+        if memory.get("forgotten"):
+            continue
+        kinds = person.kinds_of(memory, memory.get("provenance") or {})
+        if kinds:
+            note(kinds[0], memory["id"])
+    for key in keys:
+        if review.entities.profile(key) is not None:
+            note("profiles", key)
+        if Relationships(review.core.store).get(key) is not None:
+            note("relationships", key)
+    for profile in review.entities.profiles():
+        own = profile["key"] in person.keys
+        for item in profile.get("observations", []) + profile.get("attributes", []):
+            if own or person.said(item) or person.private(item.get("audience")):
+                note("observations", f"{profile['key']}/{item['id']}")
+    for slot, note_ in review.core.items().items():
+        owners = set((note_.get("owners") or {}).keys())
+        if (owners and owners <= person.keys) or person.private(note_.get("audience")):
+            note("core notes", f"{_CORE}{slot}")
+    return found
+
+
+def forget_person(
+    review,
+    person: PersonMatch,
+    now: datetime,
+    by: str,
+    reason: str = "",
+    record: bool = True,
+) -> PersonForgotten:
+    """Forget a person in one assistant's memory (see the module doc), recorded.
+
+    Args:
+        review (MemoryReview): The assistant's review.
+        person (PersonMatch): Who.
+        now (datetime): When.
+        by (str): Who forgets them (a builder, or the game on the player's request).
+        reason (str, optional): Why; kept up to 200 characters.
+        record (bool, optional): Record it in the review log (a rollback making it hold
+            again records nothing).
+
+    Returns:
+        PersonForgotten: What was forgotten, and what remains.
+
+    """
+    found = find(review, person)
+    report = PersonForgotten(keys=sorted(person.keys), found=found)
+    named = [
+        item_id
+        for kind in ("said", "about", "private", "gossip", "observations", "core notes")
+        for item_id in found.get(kind, [])
+    ]
+    why = reason or "forgetting a person"
+    gone = review.cascade(named, now, by, why) if named else []
+    report.forgotten = list(gone)
+    report.words = list(getattr(gone, "words", []))
+    _unmark(review, person, [one for one in gone if one.startswith("j")])
+    store = review.core.store
+    removed_profiles = _remove_profiles(review.entities, found.get("profiles", []))
+    relationships = Relationships(store)
+    removed_relationships = sum(relationships.forget(key) for key in sorted(person.keys))
+    gossip = GossipLog(store)
+    removed_gossip = sum(gossip.forget(key) for key in sorted(person.keys))
+    report.counts = _counted(review, gone)
+    report.counts.update(
+        {
+            "profiles": removed_profiles,
+            "relationships": removed_relationships,
+            "gossip log records": removed_gossip,
+        }
+    )
+    report.counts = {what: count for what, count in report.counts.items() if count}
+    if record and (gone or removed_profiles or removed_relationships or removed_gossip):
+        # the log keeps no name: a `name:` key is kept as its name's digest (a rollback finds
+        # their profile by the digest, and what was forgotten by id)
+        keys = sorted(key for key in person.keys if not key.startswith("name:"))
+        keys += sorted(f"name#{name_digest(key[5:])}" for key in person.keys - set(keys))
+        review._record(
+            FORGET_PERSON,
+            keys[0] if keys else "?",
+            by,
+            now,
+            {
+                "keys": keys,
+                "names_sha256": sorted(person.digests),
+                "forgotten": list(gone)[:MAX_RECORDED_IDS],
+                "forgotten_count": len(gone),
+                "reason": reason[:200],
+            },
+        )
+    return report
+
+
+def _unmark(review, person: PersonMatch, entry_ids: list[str]) -> None:
+    """Take the marks that name them off their forgotten entries (the words went already):
+    who said it, their voice, the told chain, them among whom it was about."""
+    changed = []
+    for entry_id in entry_ids:
+        entry = review.journal.get(entry_id)
+        if not entry or not entry.get("forgotten"):
+            continue
+        entry = dict(entry)
+        if person.said(entry):
+            entry["heard_from"] = None
+            entry.pop("voice", None)
+            entry.pop("claims_of", None)
+        entry.pop("gossip", None)
+        entry["about"] = [key for key in entry.get("about") or [] if key not in person.keys]
+        changed.append(entry)
+    review.journal.update(changed)
+
+
+def _remove_profiles(entities, keys: list[str]) -> int:
+    """Remove their profiles and their names from the index; returns how many."""
+    removed = 0
+    index = entities.index()
+    for key in keys:
+        if entities.profile(key) is not None:
+            entities.store.delete(f"entity:{key}")
+            removed += 1
+            for watcher in entities.watchers:
+                watcher({"key": key, "removed": True})
+        index.pop(key, None)
+    if keys:
+        entities.store.set(ENTITY_INDEX, index)
+    return removed
+
+
+def _counted(review, gone: list[str]) -> dict[str, int]:
+    """What was forgotten, by what it is."""
+    counts = {
+        "journal entries": 0,
+        "reflections": 0,
+        "long-term memories": 0,
+        "observations and attributes": 0,
+        "digests": 0,
+        "core notes": 0,
+    }
+    for one in gone:
+        if one.startswith(_CORE):
+            counts["core notes"] += 1
+        elif "/" in one:
+            counts["observations and attributes"] += 1
+        elif one.startswith("j"):
+            entry = review.journal.get(one) or {}
+            counts["reflections" if review.journal.is_reflection(entry) else "journal entries"] += 1
+        elif one.startswith("m"):
+            counts["long-term memories"] += 1
+        elif one.startswith("d"):
+            counts["digests"] += 1
+    return counts
+
+
+def remaining(review, person: PersonMatch, report: PersonForgotten, lore=None) -> None:
+    """Add to `report` what still names the person, by id (never the words).
+
+    Args:
+        review (MemoryReview): The assistant's review.
+        person (PersonMatch): Who (with their names: what is searched for).
+        report (PersonForgotten): The report to fill.
+        lore (LoreBook, optional): The game's lore book: its entries that name them are
+            listed (lore is builders' text: it is never changed here).
+
+    """
+    for entry in review.journal.all():
+        if entry.get("forgotten") or not entry.get("content"):
+            continue
+        if person.mentions(entry["content"]):
+            report.remain("journal entries naming them", entry["id"])
+        elif person.keys & set((entry.get("audience") or []) + (entry.get("witnesses") or [])):
+            report.remain("entries they heard (another's words)", entry["id"])
+    long_term = review.long_term
+    for memory in long_term.all() if hasattr(long_term, "all") else []:
+        if not memory.get("forgotten") and person.mentions(memory.get("text")):
+            report.remain("long-term memories naming them", memory["id"])
+    for profile in review.entities.profiles():
+        for item in profile.get("observations", []) + profile.get("attributes", []):
+            if person.mentions(item.get("text") or item.get("value")):
+                report.remain("observations naming them", f"{profile['key']}/{item['id']}")
+    for slot, note in review.core.items().items():
+        if person.mentions(note.get("value")):
+            report.remain("core notes naming them", f"{_CORE}{slot}")
+    if lore is not None and person.mention is not None:
+        for entry in lore.entries():
+            if person.mentions(entry.get("title")) or person.mentions(entry.get("text")):
+                report.remain("lore entries naming them", str(entry.get("id")))
+
+
+_EVENT = re.compile(r'<event [^>]*?from="([^"]*)"[^>]*>(.*?)</event>', re.DOTALL)
+
+
+def spoken_in(messages: list, person: PersonMatch, most: int = 1000) -> list[str]:
+    """What they said as the conversation history shows it (`prompt.render_event`): the text
+    of each event from one of their names, for the caller to take out.
+
+    Args:
+        messages (list): The history's messages.
+        person (PersonMatch): Who.
+        most (int, optional): The most texts returned.
+
+    Returns:
+        list: The texts, as the messages hold them.
+
+    """
+    found = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        parts = content if isinstance(content, list) else [content]
+        for part in parts:
+            text = part.get("text") if isinstance(part, dict) else part
+            if not isinstance(text, str) or "<event " not in text:
+                continue
+            for speaker, said in _EVENT.findall(text):
+                speaker = speaker.replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
+                if person.named(speaker.replace("&amp;", "&")) and said.strip():
+                    found.append(said)
+    return found[:most]
+
+
+def reapply_forget_person(review, record: dict) -> list[str]:
+    """Make a recorded forget of a person hold again in restored memory (a rollback): the
+    memory is searched again by their keys and name digests, and what is theirs forgotten,
+    with the original time, recording nothing.
+
+    Args:
+        review (MemoryReview): The review over the restored memory.
+        record (dict): The `forget_person` record.
+
+    Returns:
+        list: The ids forgotten again, and the keys of profiles and relationships removed.
+
+    """
+    keys = record.get("keys") or []
+    digests = [key[5:] for key in keys if key.startswith("name#")]
+    person = PersonMatch(
+        keys=[key for key in keys if not key.startswith("name#")],
+        digests=[*(record.get("names_sha256") or []), *digests],
+    )
+    # the original time, not now: the memory says when it was forgotten
+    at = from_iso(record.get("at")) or datetime.now(timezone.utc)
+    report = forget_person(
+        review, person, at, str(record.get("by") or ""), record.get("reason") or "", record=False
+    )
+    # and what it forgot then, by id (a snapshot's copy kept only as an empty husk)
+    again = review.cascade(
+        [one for one in record.get("forgotten") or [] if one not in report.forgotten],
+        at,
+        str(record.get("by") or ""),
+        record.get("reason") or "",
+    )
+    found = report.found
+    return [
+        *report.forgotten,
+        *again,
+        *found.get("profiles", []),
+        *found.get("relationships", []),
+    ]
+
+
+def snapshot_change(person: PersonMatch, report: PersonForgotten):
+    """What the snapshots keep of a person forgotten (`Snapshots.rewrite`): their profiles and
+    relationships as if they never existed, their keys out of the indexes, the gossip log's
+    records naming them out, and the marks naming them off their forgotten entries (the words
+    go with `Snapshots.scrub`).
+
+    Args:
+        person (PersonMatch): Who (their keys as `find` completed them).
+        report (PersonForgotten): What was forgotten.
+
+    Returns:
+        callable: `change(key, value)` for `Snapshots.rewrite`.
+
+    """
+    keys = set(person.keys)
+    gone = {one for one in report.forgotten if one.startswith("j")}
+    dropped = {f"entity:{key}" for key in keys} | {f"relationship:{key}" for key in keys}
+
+    def unmarked(item: dict) -> dict:
+        item = dict(item)
+        if person.said(item):
+            item["heard_from"] = None
+            item.pop("voice", None)
+            item.pop("claims_of", None)
+        item.pop("gossip", None)
+        item["about"] = [key for key in item.get("about") or [] if key not in keys]
+        return item
+
+    def change(key: str, value):
+        if key in dropped:
+            return (False, None)
+        if key in (ENTITY_INDEX, RELATIONSHIP_INDEX) and isinstance(value, dict):
+            kept = {k: v for k, v in value.items() if k not in keys}
+            return (True, kept) if len(kept) != len(value) else None
+        if key == GOSSIP_LOG_KEY and isinstance(value, list):
+            kept = [r for r in value if not keys & set(r.get("people") or [])]
+            return (True, kept) if len(kept) != len(value) else None
+        if key.startswith("journal:") and key != "journal:meta" and gone:
+            items = json.loads(value) if isinstance(value, str) else copy.deepcopy(value)
+            if not isinstance(items, list):
+                return None
+            touched = False
+            for position, item in enumerate(items):
+                if isinstance(item, dict) and item.get("id") in gone:
+                    items[position] = unmarked(item)
+                    touched = True
+            if not touched:
+                return None
+            return (
+                True,
+                json.dumps(items, separators=(",", ":")) if isinstance(value, str) else items,
+            )
+        return None
+
+    return change

@@ -1,0 +1,138 @@
+"""
+The `tell` tool: an assistant tells another assistant in the room something it remembers.
+
+It is speech said aloud (players present hear it, addressed to the other assistant), and it
+names the memory told by its id (recalled lines end with it when gossip is on), so the code
+knows where it came from: the receiver records it with its chain of sources and a trust that
+decays with each hand (`memory.gossip`). The words said are the model's; the chain travels
+only with the memory named.
+
+What the code enforces, whatever the model asks:
+
+- gossip must be on (`gossip_enabled`), and the other must be an assistant here, awake;
+- only a memory everyone present may know is told: a whispered memory, or anything drawn from
+  one, is refused and nothing is said (`memory.gossip.may_tell`), and so is anything said in
+  a conversation that saw private words (the room may hear only what it may know);
+- a memory that passed through `gossip_max_hops` hands goes no further.
+
+"""
+
+from pydantic import Field
+
+from ..errors import Refused
+from ..memory.audience import visible
+from ..memory.gossip import LOG_TEXT_CHARS, chain_names, check_hops, may_tell, telling
+from ..clock import to_iso
+from .base import TURN, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from .world import _room_may_know, _shown
+
+
+class TellArgs(ToolArgs):
+    """Arguments of `tell`: whom, which memory, and the words said aloud."""
+
+    to: str = Field(min_length=1, max_length=80, description="The other assistant, here.")
+    memory_id: str = Field(
+        min_length=1,
+        max_length=40,
+        description="The id of what you remember and tell, as recalled: '(id j000012)'.",
+    )
+    text: str = Field(
+        min_length=1, max_length=500, description="What you say aloud to them (the room hears)."
+    )
+
+
+class TellTool(Tool):
+    """Tool that tells another assistant present something the assistant remembers, aloud."""
+
+    name = "tell"
+    reaches_players = True
+    description = (
+        "Tell another assistant here something you remember (named by its id), aloud: the "
+        "room hears you, and they remember who told them. Only what anyone may know."
+    )
+    Args = TellArgs
+    scopes = frozenset({TURN})
+    # offered only to an assistant whose gossip is on (no tokens spent on it otherwise)
+    setting = "gossip_enabled"
+
+    def run(self, ctx: ToolContext, args: TellArgs) -> ToolResult:
+        """Check the memory may travel, say the words to the other assistant, and hand them
+        the memory with its chain.
+
+        Args:
+            ctx (ToolContext): The conversation's context.
+            args (TellArgs): The validated arguments from the model.
+
+        Returns:
+            ToolResult: Who heard it and who recorded it.
+
+        Raises:
+            ToolError: Gossip is off, no such assistant is here, no such memory, a private
+                memory, or one passed on too often; nothing was said.
+
+        """
+        config = ctx.config
+        if not config.gossip_enabled:
+            raise ToolError("gossip is off for you: nothing was told.")
+        text = _shown(ctx, args.text, "text")
+        find = getattr(ctx.world, "assistant_here", None)
+        if find is None or ctx.remembered is None:
+            raise ToolError("you cannot tell other assistants anything here.")
+        to_key, to_name = find(args.to)
+        memory = ctx.remembered(args.memory_id.strip())
+        if memory is None:
+            raise ToolError(
+                f"you remember nothing with the id '{args.memory_id[:40]}': use an id from "
+                "what you recalled, such as (id j000012). Nothing was told."
+            )
+        hearers = [key for key, _ in ctx.world.present_people()]
+        if to_key not in hearers:
+            hearers.append(to_key)
+        if not visible(memory["audience"], ctx.served) or not may_tell(memory["audience"], hearers):
+            raise ToolError(
+                "that memory is private (a whisper, or drawn from one): it is never told to "
+                "anyone outside those it was told to. Nothing was said."
+            )
+        _room_may_know(ctx, "told")
+        teller = {"name": ctx.assistant_name, "key": getattr(ctx.world, "own_key", None)}
+        try:
+            check_hops(memory["provenance"], config.gossip_max_hops)
+            told = telling(
+                memory_id=memory["id"],
+                text=memory["text"],
+                record=memory["provenance"],
+                audience=memory["audience"],
+                trust=memory["trust"],
+                importance=memory["importance"],
+                about=memory["about"],
+                teller=teller,
+                to={"name": to_name, "key": to_key},
+                location=ctx.location,
+                now=ctx.now,
+                trusts=config.trusts(),
+            )
+        except Refused as exc:
+            raise ToolError(f"{exc} Nothing was told.") from exc
+        recorded = ctx.world.tell(to_key, text, told)
+        if ctx.gossip_log is not None:
+            ctx.gossip_log.add(
+                {
+                    "at": to_iso(ctx.now),
+                    "direction": "told",
+                    "teller": ctx.assistant_name,
+                    "to": to_name,
+                    "memory_id": memory["id"],
+                    "text": told["text"][:LOG_TEXT_CHARS],
+                    "chain": chain_names(told),
+                    "trust": told["trust"],
+                    "people": told["people"],
+                    "location": ctx.location,
+                }
+            )
+        ctx.control.actions.append(f'told {to_name} ({memory["id"]}): "{text}"')
+        heard = (
+            "they will remember you told them"
+            if to_name in recorded
+            else ("they heard you, but keep no gossip")
+        )
+        return ToolResult(ok=True, content=f"You told {to_name} aloud; {heard}.")

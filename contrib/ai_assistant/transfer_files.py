@@ -1,0 +1,131 @@
+"""
+The game's side of memory files (`memory.transfer`): where they may be read and written, and
+which game this is.
+
+A memory file holds private words (whispers, pages, what the assistant was told in confidence),
+so it is kept like a database backup: written only inside the game's folder, never over an
+existing file, readable by the server's user alone (mode 0600), and read only from inside the
+game's folder, at most `transfer.MAX_FILE_BYTES`. The path rules are those of a lore file
+(`lore_book.read_lore_file`), for `.json` files.
+
+The game's id (`game_identity`) is a random id made once and kept in Evennia's `ServerConfig`
+(`ai_assistant_game_id`), with `settings.SERVERNAME` beside it for people to read: a file whose
+id is another's came from another game, and its person keys are re-keyed on import.
+
+"""
+
+import json
+import os
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+
+from .memory.transfer import MAX_FILE_BYTES, TransferError
+
+GAME_ID_KEY = "ai_assistant_game_id"
+
+
+def game_identity() -> dict:
+    """This game's id and name, the id made and kept the first time it is asked for.
+
+    Returns:
+        dict: "id" (str) and "name" (`settings.SERVERNAME`).
+
+    """
+    from evennia.server.models import ServerConfig
+
+    game_id = ServerConfig.objects.conf(GAME_ID_KEY)
+    if not game_id:
+        game_id = uuid.uuid4().hex
+        ServerConfig.objects.conf(GAME_ID_KEY, game_id)
+    return {"id": str(game_id), "name": str(getattr(settings, "SERVERNAME", ""))[:200]}
+
+
+def game_path(path: str) -> Path:
+    """A `.json` path inside the game's folder (`settings.GAME_DIR`).
+
+    Args:
+        path (str): The path given, relative to the game's folder.
+
+    Returns:
+        Path: The resolved path.
+
+    Raises:
+        TransferError: No path, a path outside the game's folder, or not a .json file.
+
+    """
+    base = Path(settings.GAME_DIR).resolve()
+    given = str(path or "").strip()
+    if not given:
+        raise TransferError("Give the path of a .json file in the game's folder.")
+    file = (base / given).resolve()
+    if base != file and base not in file.parents:
+        raise TransferError("Memory files are read and written only in the game's folder.")
+    if file.suffix.lower() != ".json":
+        raise TransferError("A memory file is a .json file.")
+    return file
+
+
+def read_memory_file(path: str) -> bytes:
+    """The content of a memory file in the game's folder.
+
+    Args:
+        path (str): Its path, relative to the game's folder.
+
+    Returns:
+        bytes: What it holds.
+
+    Raises:
+        TransferError: As `game_path`, no such file, too large, or not readable.
+
+    """
+    file = game_path(path)
+    if not file.is_file():
+        raise TransferError(f"There is no file {str(path).strip()[:100]} in the game's folder.")
+    if file.stat().st_size > MAX_FILE_BYTES:
+        raise TransferError(f"A memory file is at most {MAX_FILE_BYTES} bytes.")
+    try:
+        return file.read_bytes()
+    except OSError as err:
+        raise TransferError(f"{str(path)[:100]} cannot be read ({type(err).__name__}).") from None
+
+
+def write_memory_file(path: str, data: dict) -> Path:
+    """Write a memory file in the game's folder, readable by the server's user alone.
+
+    Args:
+        path (str): Its path, relative to the game's folder (its folder must exist).
+        data (dict): The file's data.
+
+    Returns:
+        Path: Where it was written.
+
+    Raises:
+        TransferError: As `game_path`, a file already there, no such folder, or too large.
+
+    """
+    file = game_path(path)
+    if file.exists():
+        raise TransferError(
+            f"{str(path).strip()[:100]} already exists; choose another name (an export never "
+            "writes over a file)."
+        )
+    if not file.parent.is_dir():
+        raise TransferError(f"There is no folder {file.parent.name[:100]} in the game's folder.")
+    text = json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8")
+    if len(text) > MAX_FILE_BYTES:
+        raise TransferError(
+            f"The memory would take {len(text)} bytes, more than a file may hold "
+            f"({MAX_FILE_BYTES}); nothing was written."
+        )
+    try:
+        # created exclusively, for the server's user alone: it holds private words
+        handle = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(handle, "wb") as out:
+            out.write(text)
+    except OSError as err:
+        raise TransferError(
+            f"{str(path)[:100]} cannot be written ({type(err).__name__})."
+        ) from None
+    return file

@@ -1,0 +1,193 @@
+"""
+`@assistant/export` and `@assistant/import` in a real (test) Evennia world: a round trip with its
+confirmation, the file kept private and free of secrets, refusals that change nothing, and a
+file from another game re-keyed so that whoever has the whisperer's dbref here learns nothing.
+
+"""
+
+import json
+import os
+import stat
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+from django.test import override_settings
+from evennia.server.models import ServerConfig
+from evennia.utils import create
+from evennia.utils.dbserialize import deserialize
+from evennia.utils.test_resources import EvenniaCommandTest
+
+from ai_assistant.transfer_files import GAME_ID_KEY
+
+from .helpers import AssistantTestCase
+
+WHISPER = "the vault code is hidden under the loose brick"
+
+
+def commands():
+    from ai_assistant import commands
+
+    return commands
+
+
+def memory_attributes(obj) -> dict:
+    """The assistant's memory as stored (its `ai_assistant` Attributes holding a value),
+    embeddings aside."""
+    return {
+        attr.db_key: deserialize(attr.value)
+        for attr in obj.db_attributes.filter(db_category="ai_assistant").order_by("db_key")
+        if attr.value is not None and not attr.db_key.startswith("journal_vectors")
+    }
+
+
+class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
+    def setUp(self):
+        super().setUp()
+        self.char1.permissions.add("Builder")
+        self.folder = tempfile.TemporaryDirectory()
+        self.addCleanup(self.folder.cleanup)
+        games = override_settings(GAME_DIR=self.folder.name)
+        games.enable()
+        self.addCleanup(games.disable)
+        brain = self.handler.brain
+        now = self.clock.now()
+        brain.journal.add(
+            "Carol says the east door sticks in the rain.",
+            author="Aria",
+            now=now,
+            heard_from="Carol",
+        )
+        brain.journal.add(
+            f"{self.char1.key} whispers that {WHISPER}.",
+            author="Aria",
+            now=now + timedelta(minutes=1),
+            heard_from=self.char1.key,
+            audience=[self.char1.dbref],
+            source_type="claim",
+            importance=8,
+        )
+        brain.entities.observe(
+            self.char1.dbref,
+            self.char1.key,
+            "fears the dark",
+            now=now,
+            author="Aria",
+            audience=[self.char1.dbref],
+        )
+        brain.core_memory.set("motto", "books first", now, 500, pinned=True)
+        self.mira = create.create_object(
+            "ai_assistant.characters.AssistantCharacter",
+            key="Mira",
+            location=self.room1,
+            home=self.room1,
+        )
+        self.mira.assistant.clock = self.clock
+        self.mira.assistant.runner = self.handler.runner
+
+    def cmd(self, args, inputs=None):
+        return self.call(commands().CmdAssistant(), args, caller=self.char1, inputs=inputs)
+
+    def whisper_seen_by(self, obj, served) -> bool:
+        found = obj.assistant.brain.recall(
+            "vault code brick", now=self.clock.now() + timedelta(hours=1), served=served
+        )
+        return any("vault" in item.text for item in found)
+
+    def test_export_then_import_with_confirmation(self):
+        text = self.cmd("/export Aria=aria.json")
+        assert "Exported Aria's memory to aria.json: 2 journal entries" in text
+        assert "1 people's profiles, 1 core notes" in text
+        file = Path(self.folder.name) / "aria.json"
+        # private words: readable by the server's user alone, and no secret in it
+        assert stat.S_IMODE(os.stat(file).st_mode) == 0o600
+        raw = file.read_text(encoding="utf-8")
+        assert "sk-test-secret" not in raw and self.server.base_url not in raw
+        data = json.loads(raw)
+        assert data["assistant"]["persona"] == "A cheerful librarian."
+        assert data["assistant"]["settings"] == self.overrides
+
+        before = memory_attributes(self.mira)
+        text = self.cmd("/import Mira=aria.json", inputs=["n"])
+        assert "aria.json holds the memory of Aria" in text and "2 journal entries" in text
+        assert "Import cancelled; Mira is unchanged." in text
+        assert memory_attributes(self.mira) == before
+
+        text = self.cmd("/import Mira=aria.json", inputs=["y"])
+        assert "Imported into Mira: 2 journal entries, 1 people's profiles, 1 core notes" in text
+        assert memory_attributes(self.mira) == memory_attributes(self.aria)
+        assert self.mira.db.persona == "A cheerful librarian."
+        # the whisper is still the whisperer's alone
+        assert self.whisper_seen_by(self.mira, frozenset({self.char1.dbref}))
+        assert not self.whisper_seen_by(self.mira, frozenset({self.char2.dbref}))
+        assert [item.id for item in self.mira.assistant.memory.search("east door")] == [
+            item.id for item in self.handler.memory.search("east door")
+        ]
+
+    def test_import_over_memory_needs_replace_and_a_bad_file_changes_nothing(self):
+        self.cmd("/export Aria=aria.json")
+        before = memory_attributes(self.aria)
+        text = self.cmd("/import Aria=aria.json", inputs=["y"])
+        assert "Not changed." in text and "Use /replace" in text
+        assert memory_attributes(self.aria) == before
+
+        bad = json.loads((Path(self.folder.name) / "aria.json").read_text())
+        bad["memory"]["journal"]["items"][0]["audience"] = "everyone"
+        (Path(self.folder.name) / "bad.json").write_text(json.dumps(bad))
+        text = self.cmd("/import/replace Aria=bad.json", inputs=["y"])
+        assert "memory.journal.items[0].audience" in text and "nothing was changed" in text
+        assert memory_attributes(self.aria) == before
+
+        bad = json.loads((Path(self.folder.name) / "aria.json").read_text())
+        bad["assistant"]["settings"] = {"tick_rate": "often"}
+        (Path(self.folder.name) / "settings.json").write_text(json.dumps(bad))
+        text = self.cmd("/import/replace Aria=settings.json", inputs=["y"])
+        assert "assistant.settings:" in text and "tick_rate" in text
+        assert memory_attributes(self.aria) == before
+        assert self.handler.overrides() == self.overrides
+
+        self.handler.sleep(hours=2)
+        text = self.cmd("/import/replace Aria=aria.json", inputs=["y"])
+        assert "Not changed." in text and "is asleep" in text
+        self.handler.wake("test")
+        assert self.handler.memory.snapshots()  # the sleep's
+
+        text = self.cmd("/import/replace Aria=aria.json", inputs=["y"])
+        assert "It replaces all Aria remembers now: 2 journal entries" in text
+        assert "Imported into Aria" in text
+        assert memory_attributes(self.aria) == before
+        # a rollback cannot reach behind an import
+        assert self.handler.memory.snapshots() == []
+        assert not [key for key in self.script.attributes.all() if "memory_snapshot:" in key.key]
+
+    def test_files_outside_the_game_folder_are_refused(self):
+        outside = tempfile.TemporaryDirectory()
+        self.addCleanup(outside.cleanup)
+        target = Path(outside.name) / "aria.json"
+        text = self.cmd(f"/export Aria={target}")
+        assert "only in the game's folder" in text and not target.exists()
+        text = self.cmd("/export Aria=../aria.json")
+        assert "only in the game's folder" in text
+        self.cmd("/export Aria=aria.json")
+        target.write_text((Path(self.folder.name) / "aria.json").read_text())
+        before = memory_attributes(self.mira)
+        text = self.cmd(f"/import Mira={target}", inputs=["y"])
+        assert "Not changed." in text and "only in the game's folder" in text
+        assert memory_attributes(self.mira) == before
+        # an export never writes over a file
+        text = self.cmd("/export Aria=aria.json")
+        assert "already exists" in text
+
+    def test_a_file_from_another_game_keeps_the_whisper_from_whoever_has_the_dbref_here(self):
+        self.cmd("/export Aria=aria.json")
+        # this is now another game: the dbrefs of the file are other characters here
+        ServerConfig.objects.conf(GAME_ID_KEY, "another-game")
+        text = self.cmd("/import Mira=aria.json", inputs=["y"])
+        assert "made in another game" in text and "Imported into Mira" in text
+        assert not self.whisper_seen_by(self.mira, frozenset({self.char1.dbref}))
+        name_key = f"name:{self.char1.key.lower()}"
+        assert self.mira.assistant.memory.profile(name_key) is not None
+        stored = json.dumps(memory_attributes(self.mira))
+        assert f'"{self.char1.dbref}"' not in stored
+        # a builder still sees it
+        assert self.whisper_seen_by(self.mira, None)
