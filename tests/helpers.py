@@ -15,7 +15,7 @@ from evennia.utils.ansi import strip_ansi
 from evennia.utils.test_resources import EvenniaTest
 
 from ai_assistant.clock import ManualClock
-from ai_assistant.hearing import PLAYER_TURNS
+from ai_assistant.hearing import PLAYER_TOKENS, PLAYER_TURNS
 from ai_assistant.testing.server import LocalModelServer, ScriptedResponder
 from ai_assistant.driver import inline
 
@@ -30,6 +30,7 @@ class AssistantTestCase(EvenniaTest):
         super().setUp()
         TICKER_HANDLER.clear()  # the handler is module-global: start each test clean
         PLAYER_TURNS.__init__()  # so is the count of each player's turns a minute
+        PLAYER_TOKENS.__init__()  # and the tokens each player's turns spent (ids come again)
         self.responder = ScriptedResponder()
         self.server = LocalModelServer(self.responder).start()
         self.addCleanup(self.server.stop)

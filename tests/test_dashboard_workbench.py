@@ -454,6 +454,18 @@ class TestReadingChangesNothing(WorkbenchTestCase):
         )
         assert response.status_code == 403 and self.handler.memory.reviews() == []
 
+    def test_credentials_in_the_endpoints_address_are_on_no_page(self):
+        from ai_assistant.game_settings import redacted
+
+        url = self.server.base_url.replace("http://", "http://proxyuser:hunter2pass@")
+        with override_settings(AI_ASSISTANT_BASE_URL=url):
+            for name in PAGES:
+                text = self.page(name)
+                assert "hunter2pass" not in text and "proxyuser" not in text, name
+            # the endpoint is still named, its credentials hidden
+            assert "[redacted]@127.0.0.1" in self.page("detail")
+            assert "hunter2pass" not in redacted(f"GET {url} failed")
+
     def test_a_player_cannot_edit(self):
         self.handler.brain.journal.add("Keep me.", author="Aria", now=NOW)
         player = Client()

@@ -371,8 +371,10 @@ def test_demo_shows_a_relationship_warming_over_two_days(offline_demo):
     # keeps the reason private
     first = section(out, "What her sleep made of the day", "Day two:")
     assert "Aria and Mira: 6 interactions, last met 2026-11-21" in first
-    assert "0.20 an" in first and "6 interactions on 2026-11-21" in first
-    assert "private to Mira" in first
+    assert "0.20 an" in first and "+0.17 5" in first  # five public interactions
+    # the whispered interaction's share (a sixth of the step) is private to Mira, apart from
+    # the public five
+    assert "+0.03 1 interaction on 2026-11-21" in first and "private to Mira" in first
     assert "dreaming, relationships: calls 2, people 2" in out
     # the second night: Tobin's thanks warm Aria, with its reason and game time
     second = section(out, "Two days with Tobin", "Morning:")

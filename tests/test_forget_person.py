@@ -452,6 +452,26 @@ if EvenniaCommandTest is not None:
             for assistant in (self.aria, mira):
                 assert "lighthouse" not in _stored(assistant)
 
+        def test_a_name_two_characters_share_is_refused_in_every_assistant(self):
+            other = f"#{self.char2.id + 1000}"
+            self.aria.assistant.brain.entities.observe(
+                other, self.char2.key, "keeps bees", now=T0, author="Aria"
+            )
+            before = _stored(self.aria)
+            for command in (
+                f"/forgetperson {self.char2.key}",
+                f"/memory Aria/forgetperson={self.char2.key}",
+            ):
+                text = self.cmd(command, inputs=["y"])
+                assert "Not changed." in text and self.char2.dbref in text and other in text
+                assert "forgot" not in text
+            assert _stored(self.aria) == before
+            # named by its dbref, the one goes and the other stays
+            text = self.cmd(f"/forgetperson {self.char2.dbref}", inputs=["y"])
+            assert "Aria forgot" in text
+            stored = _stored(self.aria)
+            assert "lighthouse" not in stored and "keeps bees" in stored
+
         def test_a_games_own_command_forgets_a_player_in_every_assistant(self):
             import ai_assistant
 
@@ -464,3 +484,178 @@ if EvenniaCommandTest is not None:
             assert record["action"] == "forget_person" and record["by"] == "player request"
             text = self.cmd("/memory Aria/reviews")
             assert f"forgot the person {self.char2.dbref}" in text
+
+
+def two_bobs():
+    """An assistant that knows two characters called Bob (#12 and #15), each with his words."""
+    brain = make_assistant()
+    journal = brain.journal
+    owl = journal.add(
+        "I keep an owl named Hoot.",
+        author="Aria",
+        now=T0,
+        heard_from="Bob",
+        voice="account#3",
+        about=["#12"],
+    )["id"]
+    turnips = journal.add(
+        "I grow turnips in winter.",
+        author="Aria",
+        now=T0,
+        heard_from="Bob",
+        voice="account#9",
+        about=["#15"],
+    )["id"]
+    brain.entities.observe("#12", "Bob", "Bob has an owl", now=T0, author="Aria")
+    brain.entities.observe("#15", "Bob", "Bob grows turnips", now=T0, author="Aria")
+    return brain, owl, turnips
+
+
+def test_a_name_two_characters_share_is_refused_listing_their_dbrefs_and_nothing_changes():
+    brain, _, _ = two_bobs()
+    before = dump(brain)
+    for call in (
+        lambda: Admin(brain).forget_person_plan("bob"),
+        lambda: Admin(brain).forget_person("Bob", by="Ann"),
+    ):
+        with pytest.raises(Refused) as err:
+            call()
+        assert "#12" in str(err.value) and "#15" in str(err.value)
+        assert "#dbref" in str(err.value)
+    assert dump(brain) == before
+
+
+def test_forgetting_one_of_two_people_of_one_name_keeps_the_other():
+    brain, owl, turnips = two_bobs()
+    plan = Admin(brain).forget_person_plan("#12")
+    assert "#15" not in plan["keys"] and plan["found"]["said"] == 1
+    report = Admin(brain).forget_person("#12", by="Ann")
+    assert owl in report.forgotten and turnips not in report.forgotten
+    assert "owl" not in dump(brain)
+    assert brain.journal.get(turnips)["content"] == "I grow turnips in winter."
+    other = brain.entities.profile("#15")
+    assert [o["text"] for o in other["observations"]] == ["Bob grows turnips"]
+    assert brain.entities.profile("#12") is None
+
+
+def test_a_summary_resting_on_their_words_is_forgotten():
+    brain = make_assistant()
+    journal = brain.journal
+    journal.add(
+        "My secret is the zebra door.",
+        author="Aria",
+        now=T0,
+        heard_from="Bob",
+        voice="account#3",
+        about=["#12"],
+        source_type="claim",
+    )
+    summary = journal.add(
+        "A summary: he told me of a door painted like a zebra.",
+        author="Aria",
+        now=T0,
+        source_type="summary",
+        kind="synthesis",
+        derived={"rests_on": "claim", "claims_of": ["Bob"], "voices": ["account#3"]},
+    )["id"]
+    brain.entities.observe("#12", "Bob", "Bob has an owl", now=T0, author="Aria")
+    report = Admin(brain).forget_person("Bob", by="Ann")
+    assert summary in report.forgotten
+    assert "zebra" not in dump(brain)
+
+
+def test_a_game_naming_by_a_name_two_characters_share_is_refused_and_nothing_changes():
+    brain, _, _ = two_bobs()
+    before = dump(brain)
+    with pytest.raises(Refused) as err:
+        Admin(brain).forget_person(None, by="the game", names=["Bob"])
+    assert "#12" in str(err.value) and "#15" in str(err.value)
+    assert dump(brain) == before
+    # named by its character's key, the one Bob goes and the other stays
+    report = Admin(brain).forget_person(None, by="the game", keys=["#15"], names=["Bob"])
+    assert report.counts["journal entries"] == 1 and "turnips" not in dump(brain)
+    assert "owl" in dump(brain)
+
+
+def test_the_conversation_of_the_moment_and_a_builders_reason_about_them_go_too():
+    from ai_assistant.memory.working import WorkingMemory
+
+    brain, _ = remembering_bob(sleep=False)
+    WorkingMemory(brain.state).note(
+        [
+            ("#12", "Bob", "my tangerine kite is stuck", ["#12"]),
+            ("#13", "Carol", "hello there", None),
+        ],
+        T0,
+    )
+    Admin(brain).set_relationship("#12", "trust", "0.5", "he lent me his zeppelin", by="Ann")
+    night = T0 + timedelta(hours=8)
+    brain.lifecycle.go_to_sleep(
+        night, reason="night", initiated_by="builder", enforce_safeguards=False
+    )
+    brain.lifecycle.wake_up(night + timedelta(hours=4), "morning")
+    report = Admin(brain).forget_person("Bob", by="Ann", keys=["account#3"])
+    assert report.counts["conversations of the moment"] == 1
+    assert list(WorkingMemory(brain.state).partners()) == ["#13"]
+    stored = dump(brain)
+    assert "tangerine" not in stored and "zeppelin" not in stored
+    # the setting stays recorded (a rollback sets it and forgets him again, in order)
+    (setting,) = [r for r in brain.review.history() if r["action"] == "relationship"]
+    assert setting["id"] == "#12" and setting["reason"] == ""
+    Snapshots(brain.state).rollback("s1", brain.memory_store.inner)
+    assert "zeppelin" not in dump(brain)
+    assert Relationships(brain.memory_store).get("#12") is None
+
+
+def test_the_recent_turns_keep_nothing_they_said_however_long_and_none_of_their_private_turns():
+    from ai_assistant.awake.turn import DETAIL_CHARS
+    from ai_assistant.state import RECENT_TURNS
+
+    brain, _ = remembering_bob(sleep=False)
+    # a line longer than a turn's record keeps: the record holds only its beginning
+    long = "My grandmother's recipe needs saffron threads. " * 20
+    assert len(long) > DETAIL_CHARS
+    brain.journal.add(
+        long, author="Aria", now=T0, heard_from="Bob", voice="account#3", about=["#12"]
+    )
+    heard = [
+        {"type": "say", "speaker": "Bob", "person": "#12", "audience": None, "text": long[:600]},
+        {"type": "say", "speaker": "Carol", "person": "#13", "audience": None, "text": "Nice day."},
+    ]
+    whisper = [
+        {"type": "whisper", "speaker": "Bob", "person": "#12", "audience": ["#12"], "text": "hush"}
+    ]
+    reply = [{"name": "whisper", "arguments": '{"text": "your juniper is safe"}', "ok": True}]
+    brain.state.set(
+        RECENT_TURNS,
+        [
+            {"at": "2026-01-01T12:00:00+00:00", "heard": heard, "calls": [], "audience": None},
+            {
+                "at": "2026-01-01T12:01:00+00:00",
+                "heard": whisper,
+                "calls": reply,
+                "audience": ["#12"],
+            },
+        ],
+    )
+    report = Admin(brain).forget_person("Bob", by="Ann", keys=["account#3"])
+    assert report.counts["the recent turns"] == 1
+    (turn,) = brain.state.get(RECENT_TURNS)  # his private turn went whole
+    kept = json.dumps(turn)
+    assert "saffron" not in kept and "Bob" not in kept and "#12" not in kept
+    assert turn["heard"][1]["text"] == "Nice day."  # Carol's line stays
+    assert "juniper" not in dump(brain)
+
+
+def test_a_wake_reason_naming_them_goes():
+    brain, _ = remembering_bob(sleep=False)
+    night = T0 + timedelta(hours=8)
+    brain.lifecycle.go_to_sleep(
+        night, reason="night", initiated_by="builder", enforce_safeguards=False
+    )
+    brain.lifecycle.wake_up(night + timedelta(hours=1), "Urgent event: whisper from Bob")
+    report = Admin(brain).forget_person("Bob", by="Ann", keys=["account#3"])
+    assert report.counts["sleep and wake reasons"] == 1
+    reasons = [record["reason"] for record in brain.lifecycle.log().all()]
+    assert reasons[-1] == "[forgotten]" and "night" in reasons
+    assert "whisper from bob" not in dump(brain)

@@ -343,3 +343,28 @@ def test_the_rehearsal_model_tells_by_id_and_names_the_source_of_what_it_was_tol
     told = f"- [Aria told you that Bob said; trust low; 2026-11-21] {DOOR} (id j000000)"
     ((name, args),) = rehearsal_calls("Mira, do you remember the door?", told)
     assert args["text"] == f"I remember this: Aria told me that Bob said: {DOOR} (rehearsal)"
+
+
+def test_a_reflection_drawn_from_a_telling_keeps_its_chain_and_its_hops():
+    room = room_of("Mira", "Aria", "Tom", gossip_enabled=True, gossip_max_hops=2)
+    mira, aria, tom = (room["assistants"][n] for n in ("Mira", "Aria", "Tom"))
+    bob_said(mira)
+    assert tell(mira, "Aria", "j000000").ok
+    # Aria reflects on what Mira told her: the reflection rests on the told entry
+    reflection = aria.journal.add(
+        "The east door is a nuisance in the rain.",
+        author="Aria",
+        now=T0,
+        source_type="reflection",
+        kind="reflection",
+        cites=["j000000"],
+        derived={"rests_on": CLAIM},
+    )
+    assert tell(aria, "Tom", reflection["id"]).ok
+    told = tom.journal.all()[-1]["gossip"]
+    # still Bob's claim through Mira, one more hand: not Aria's own conclusion
+    assert [hand["name"] for hand in told["tellers"]] == ["Mira", "Aria"]
+    assert told["origin"]["name"] == "Bob"
+    # and two hands is the end of it (gossip_max_hops 2)
+    refused = tell(tom, "Mira", tom.journal.all()[-1]["id"])
+    assert not refused.ok and "passed through 2 hands already" in refused.content

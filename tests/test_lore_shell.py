@@ -82,6 +82,9 @@ class TestLoreCommand(AssistantTestCase, EvenniaCommandTest):
         text = self.cmd("/lore remove L1", inputs=["y"])
         assert "Removed lore L1: The founding." in text
         assert len(game_lore()) == 0
+        (record,) = game_lore().removals()  # who removed what, kept (never the text)
+        assert record["id"] == "L1" and record["by"] == self.char1.key and record["at"]
+        assert FOUNDING not in str(record)
         assert "no lore entry L1" in self.cmd("/lore remove L1")
 
     def test_import_of_a_text_file(self):
@@ -145,6 +148,9 @@ class TestLoreCommand(AssistantTestCase, EvenniaCommandTest):
             "who founded Millbrook", now=self.clock.now(), served=None
         )
         assert not [item for item in found if item.kind == "lore"]
+        assert self.handler.lore.known() == []  # a read (the dashboard's) makes none either
+        assert "The game has no lore yet" in self.cmd("/lore")  # nor a builder's listing
+        assert "The game has no lore yet" in self.cmd("/lore L1")
         assert lore_script(make=False) is None
         # the first lore written makes it, and recall finds the lore from then on
         self.cmd(f"/lore add The founding={FOUNDING}")
@@ -153,3 +159,28 @@ class TestLoreCommand(AssistantTestCase, EvenniaCommandTest):
             "who founded Millbrook", now=self.clock.now(), served=None
         )
         assert [item.id for item in found if item.kind == "lore"] == ["lore:L1"]
+
+    def test_a_server_start_builds_the_lore_index_before_any_turn_recalls(self):
+        from unittest.mock import patch
+
+        from ai_assistant import lore_book, scripts
+
+        self.cmd(f"/lore add The founding={FOUNDING}")
+        with (
+            patch.object(scripts, "reactor") as fake,
+            patch.object(scripts, "model_queue"),
+            patch.object(scripts, "_warmed_up", False),
+        ):
+            fake.running = True
+            self.script.at_server_start()
+        fake.callLater.assert_any_call(0, lore_book.warm_lore)
+        # a start: the process reads the book again, in the warm-up and not in the turn
+        with patch.object(lore_book, "_book", None):
+            lore_book.warm_lore()
+            book = game_lore(make=False)
+            assert book.builds == 1
+            found = self.handler.brain.recall(
+                "who founded Millbrook", now=self.clock.now(), served=None
+            )
+            assert [item.id for item in found if item.kind == "lore"] == ["lore:L1"]
+            assert book.builds == 1

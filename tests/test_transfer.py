@@ -15,6 +15,7 @@ import pytest
 from ai_assistant.conf import config_keys
 from ai_assistant.errors import Refused
 from ai_assistant.memory import transfer
+from ai_assistant.memory.forget_person import PersonMatch, forget_person
 from ai_assistant.memory_api import AssistantMemory
 
 from .core_fakes import T0
@@ -155,8 +156,77 @@ def _out_of_order(data):
     items[0], items[1] = items[1], items[0]
 
 
+def _set(kind, field, value, number=0):
+    def change(data):
+        data["memory"][kind]["items"][number][field] = value
+
+    return change
+
+
 BAD_FILES = [
     ("broken json", lambda raw: raw[:-20], "not valid JSON"),
+    # a hostile file: deeper than any parser's stack, wrong types that would break recall
+    # after the import, terminal escapes that would act on a builder's screen
+    ("nested too deep", lambda raw: "[" * 100_000 + "]" * 100_000, "nests deeper than 10"),
+    (
+        "importance not a number",
+        lambda raw: _mutated(raw, _set("journal", "importance", "high")),
+        "memory.journal.items[0].importance: a number from 1 to 10",
+    ),
+    (
+        "time not a time",
+        lambda raw: _mutated(raw, _set("journal", "created_at", 5)),
+        "memory.journal.items[0].created_at: a time (ISO 8601",
+    ),
+    (
+        "provenance not an object",
+        lambda raw: _mutated(raw, _set("long_term", "provenance", "x")),
+        "memory.long_term.items[0].provenance: an object",
+    ),
+    (
+        "about not a list",
+        lambda raw: _mutated(raw, _set("journal", "about", "#12")),
+        "memory.journal.items[0].about: a list of texts",
+    ),
+    (
+        "terminal escape",
+        lambda raw: _mutated(raw, _set("journal", "content", "hi \x1b[2J\x1b]0;pwned\x07")),
+        "memory.journal.items[0].content: a control character (U+001B)",
+    ),
+    (
+        "not a finite number",
+        lambda raw: _mutated(raw, _set("long_term", "importance", float("nan"))),
+        "memory.long_term.items[0].importance: nan is not a finite number",
+    ),
+    (
+        "a vector",
+        lambda raw: _mutated(raw, _set("long_term", "vector", "AAAA")),
+        "memory.long_term.items[0].vector: null (embeddings are made again",
+    ),
+    (
+        "a next id given already",
+        lambda raw: _mutated(
+            raw, lambda d: d["memory"]["sleep_history"]["state"].update(next_id=1)
+        ),
+        "memory.sleep_history.state.next_id: 1 is an id given already",
+    ),
+    (
+        "a counter not a number",
+        lambda raw: _mutated(raw, lambda d: d["memory"]["reminders"][0].update(max_fires="x")),
+        "memory.reminders[0].max_fires: a whole number",
+    ),
+    (
+        "markup in what a refusal quotes",
+        lambda raw: _mutated(
+            raw, _set("long_term", "source_entry_ids", ["|lc@assistant/delete Aria|ltj1|le"])
+        ),
+        "source_entry_ids: \N{BROKEN BAR}lc@assistant/delete Aria\N{BROKEN BAR}ltj1",
+    ),
+    (
+        "huge number",
+        lambda raw: _mutated(raw, lambda d: d["memory"]["links"].update(cursor=10**30)),
+        "memory.links.cursor: a number beyond",
+    ),
     (
         "wrong version",
         lambda raw: _mutated(raw, lambda d: d.update(schema_version=99)),
@@ -211,9 +281,10 @@ def test_a_bad_file_is_refused_and_changes_nothing(label, spoil, message):
     state_before = copy.deepcopy(target.brain.state.data)
     with pytest.raises(transfer.TransferError) as err:
         import_into(target, raw, replace=True)
-    assert message in str(err.value)
+    assert message in str(err.value) and "|" not in str(err.value)
     assert "nothing was changed" in str(err.value) or label in (
         "broken json",
+        "nested too deep",
         "not a memory file",
         "wrong version",
     )
@@ -297,6 +368,23 @@ def test_a_file_from_another_game_is_rekeyed_so_a_stranger_with_the_dbref_learns
     assert elsewhere.profile("name:bob")["name"] == "Bob"
     # a builder still sees it, and it keeps its words
     assert any("vault" in item.text for item in elsewhere.recall("vault code", k=5))
+
+
+def test_an_accounts_key_from_another_game_is_no_account_here():
+    data = json.loads(export(remembering()))
+    data["memory"]["journal"]["items"][1]["voice"] = "account#3"
+    elsewhere = AssistantMemory("Aria")
+    plan = elsewhere.import_plan(json.dumps(data), "game-two")
+    assert plan["rekey"]["account#3"] == "account#3@game-one"
+    elsewhere.import_memory(plan, [])
+    assert elsewhere.brain.journal.get("j000001")["voice"] == "account#3@game-one"
+    # this game's account#3 is a stranger: forgetting them leaves the whisper's words
+    report = forget_person(elsewhere.brain.review, PersonMatch(keys=["account#3"]), T0, by="Ann")
+    assert "j000001" not in report.forgotten
+    # in the same game the key stays (it is the same account)
+    same = AssistantMemory("Aria")
+    plan = same.import_plan(json.dumps(data), GAME["id"])
+    assert plan["rekey"] == {}
 
 
 def test_a_dbref_without_a_name_is_rekeyed_to_no_one():

@@ -110,6 +110,10 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         before = memory_attributes(self.mira)
         text = self.cmd("/import Mira=aria.json", inputs=["n"])
         assert "aria.json holds the memory of Aria" in text and "2 journal entries" in text
+        # what it sets besides memory is said before the question
+        given = ", ".join(sorted(self.overrides))
+        assert f"Its own settings become the file's ({given})." in text
+        assert "It takes the file's persona too." in text
         assert "Import cancelled; Mira is unchanged." in text
         assert memory_attributes(self.mira) == before
 
@@ -177,6 +181,27 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         # an export never writes over a file
         text = self.cmd("/export Aria=aria.json")
         assert "already exists" in text
+
+    def test_an_export_never_goes_where_the_website_serves_it_to_everyone(self):
+        game = Path(self.folder.name)
+        for folder in ("web/static", "server/.static", "server/.media"):
+            (game / folder).mkdir(parents=True)
+        served = override_settings(
+            STATICFILES_DIRS=[str(game / "web/static")],
+            STATIC_ROOT=str(game / "server/.static"),
+            MEDIA_ROOT=str(game / "server/.media"),
+        )
+        served.enable()
+        self.addCleanup(served.disable)
+        for path, setting in (
+            ("web/static/aria.json", "STATICFILES_DIRS"),
+            ("server/.static/aria.json", "STATIC_ROOT"),
+            ("server/.media/aria.json", "MEDIA_ROOT"),
+        ):
+            text = self.cmd(f"/export Aria={path}")
+            assert "serves to everyone" in text and setting in text, path
+            assert not (game / path).exists()
+        assert "Exported" in self.cmd("/export Aria=aria.json")
 
     def test_a_file_from_another_game_keeps_the_whisper_from_whoever_has_the_dbref_here(self):
         self.cmd("/export Aria=aria.json")

@@ -731,13 +731,14 @@ class Brain:
             raw = self.journal.get(doc.id)
         elif doc.kind == "memory" and hasattr(self.long_term, "get"):
             raw = self.long_term.get(doc.id)
-            # a fact drawn from told entries has passed through their hands too
-            for entry_id in doc.entry_ids:
-                told = (self.journal.get(entry_id) or {}).get("gossip")
-                if told and len(told.get("tellers") or []) >= len(
-                    (provenance.get("gossip") or {}).get("tellers") or []
-                ):
-                    provenance["gossip"] = told
+        # what is drawn from told entries (a fact, a reflection, a digest, an attribute) has
+        # passed through their hands too: its chain and hops are theirs, not a fresh start
+        for entry_id in doc.entry_ids:
+            told = (self.journal.get(entry_id) or {}).get("gossip") if entry_id[:1] == "j" else None
+            if told and len(told.get("tellers") or []) >= len(
+                (provenance.get("gossip") or {}).get("tellers") or []
+            ):
+                provenance["gossip"] = told
         if raw is not None:
             about = list(raw.get("about") or (raw.get("provenance") or {}).get("about") or about)
             for key in ("voice", "gossip"):

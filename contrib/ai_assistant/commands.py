@@ -10,6 +10,7 @@ may override.
 """
 
 import re
+from datetime import datetime, timezone
 
 from django.conf import settings
 from evennia.commands.cmdset import CmdSet
@@ -34,6 +35,7 @@ from .display import (
 from .errors import Refused
 from .assistants import assistant_holdings, create_assistant, delete_assistant, find_assistants
 from .lore_book import game_lore, read_lore_file
+from .memory.forget_person import AmbiguousPerson
 from .memory.lore import LoreError
 from .memory.transfer import describe_counts
 
@@ -635,6 +637,10 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
         for assistant in find_assistants():
             try:
                 plan = assistant.assistant.memory.forget_person_plan(person)
+            except AmbiguousPerson as err:
+                # two people of that name: none is forgotten until the builder names one
+                self.msg(f"Not changed. {err}")
+                return None
             except Refused:
                 continue  # it does not know them
             knowing.append(assistant)
@@ -1013,10 +1019,22 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
                 f"{describe_counts(plan['held'])}."
             )
         if plan["rekey"]:
+            dbrefs = sum(1 for key in plan["rekey"] if key.startswith("#"))
             lines.append(
-                f"It was made in another game: {len(plan['rekey'])} people's dbrefs become name "
+                f"It was made in another game: {dbrefs} people's dbrefs become name "
                 "keys (such as name:bob), so nobody here is taken for them."
             )
+        # what the file sets besides memory: its own settings replace the assistant's (none
+        # in the file: back to the game's defaults), and its persona when it has one
+        given = sorted(parsed.assistant.settings)
+        settings_line = (
+            f"Its own settings become the file's ({shown_list(given, most=30)})."
+            if given
+            else "Its own settings are dropped (the file has none): the game's defaults apply."
+        )
+        if parsed.assistant.persona:
+            settings_line += " It takes the file's persona too."
+        lines.append(settings_line)
         self.msg("\n".join(lines))
         return self._confirm_import(plan)
 
@@ -1116,7 +1134,14 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
         words = (self.lhs or "").strip()
         action, _, rest = words.partition(" ")
         action, rest = action.lower(), rest.strip()
-        book = game_lore()
+        # only a write makes the lore book's script: reading a game without lore makes nothing
+        book = game_lore(make=action in ("add", "import"))
+        if book is None:
+            self.msg(
+                "The game has no lore yet: add an entry with @assistant/lore add <title>=<text>, "
+                "or import a file with @assistant/lore import <file>."
+            )
+            return None
         try:
             if action == "add":
                 title, _, more = rest.partition(";")
@@ -1168,7 +1193,8 @@ class CmdAssistant(AssistantDisplay, _DEFAULT_COMMAND_CLASS):
             self.msg(f"Removal cancelled; lore {entry_id} is unchanged.")
             return
         try:
-            entry = game_lore().remove(entry_id)
+            now = to_iso(datetime.now(timezone.utc))
+            entry = game_lore().remove(entry_id, by=self.caller.key, now=now)
         except LoreError as err:  # removed by someone else while we asked
             self.msg(f"Not changed. {err}")
             return

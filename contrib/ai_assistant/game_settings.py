@@ -25,10 +25,13 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_TELEMETRY` | True | OpenTelemetry spans and metrics, when `opentelemetry-api` is installed (`telemetry.py`) |
 | `AI_ASSISTANT_SCRIPT_TYPECLASS` | "ai_assistant.scripts.AssistantScript" | the assistant's script |
 | `AI_ASSISTANT_PRICES` | {} (no money shown) | {model: (input, output)}: money per million prompt and completion tokens, for the dashboard's and `/status`'s cost |
+| `AI_ASSISTANT_DASHBOARD_PAGE_SIZE` | 25 | rows per page in the dashboard (read by `web/views.py`) |
+| `AI_ASSISTANT_DASHBOARD_GRAPH_NODES` | 60 | the most memories the dashboard's link graph draws (read by `web/views.py`) |
 
 """
 
 import os
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -324,10 +327,15 @@ def secrets() -> list[str]:
 
     Returns:
         list: The keys that are set (`AI_ASSISTANT_API_KEY`, `AI_ASSISTANT_EMBEDDING_API_KEY`
-            and `OPENAI_API_KEY`).
+            and `OPENAI_API_KEY`), and the credentials written into an endpoint's address.
 
     """
-    keys = (api_key(), embedding_api_key(), os.environ.get("OPENAI_API_KEY"))
+    keys = [api_key(), embedding_api_key(), os.environ.get("OPENAI_API_KEY")]
+    # credentials written into an endpoint's address (https://user:password@proxy/v1)
+    for url in (base_url(), embedding_base_url(), os.environ.get("OPENAI_BASE_URL")):
+        userinfo = urlsplit(str(url or "")).netloc.rpartition("@")[0]
+        if userinfo:
+            keys += [userinfo, userinfo.partition(":")[2]]
     return [key for key in keys if key]
 
 

@@ -8,6 +8,7 @@ Attributes, shared by every assistant (`memory.lore` is the core).
 - `AssistantLore` (`character.assistant.lore`): what one assistant may know of it, where it
   stands now (its name, aliases, dbref, room and tags): what its recall searches, and what the
   dashboard may list for it.
+- `warm_lore()`: build that index at a server start (`scripts`), not in the first turn.
 - `read_lore_file(path)`: the entries of a text or JSON file under the game's folder, for
   `@assistant/lore import` (formats: `memory.lore.parse_lore_text`, `parse_lore_json`).
 
@@ -108,6 +109,15 @@ def game_lore(make: bool = True) -> LoreBook | None:
     return _book[1]
 
 
+def warm_lore() -> None:
+    """Read the game's lore book and build its one index now (a server start's warm-up,
+    `scripts`): else the first recall after a start or reload pays for it in a player's turn
+    (about 0.4 s for 10,000 entries). A game without lore reads nothing more."""
+    book = game_lore(make=False)
+    if book is not None:
+        len(book)  # reads the entries and builds the index
+
+
 def knower_of(character) -> Knower:
     """Who an assistant is to the lore book, where it stands now.
 
@@ -174,7 +184,8 @@ class AssistantLore:
             list: Copies of the entries.
 
         """
-        return game_lore().known_to(self.knower(), limit)
+        book = game_lore(make=False)  # a read: a game without lore gets no lore script
+        return book.known_to(self.knower(), limit) if book is not None else []
 
 
 def read_lore_file(path: str) -> list[dict]:

@@ -25,19 +25,20 @@ from .debt import SleepDebt
 from .errors import Refused
 from .memory.recall import Recalled
 from .memory.relationships import DIMENSIONS, MAX_REASON_CHARS, Relationships, parse_value
-from .memory.provenance import words_out
-from .memory.forget_person import MAX_NAME_CHARS, PersonForgotten, PersonMatch
+from .memory.provenance import FORGOTTEN_MARK, words_out
+from .memory.forget_person import MAX_NAME_CHARS, AmbiguousPerson, PersonForgotten, PersonMatch
 from .memory.forget_person import MAX_KEYS as MAX_PERSON_KEYS
 from .memory.forget_person import find as find_of_person
 from .memory.forget_person import forget_person, remaining, snapshot_change, spoken_in
 from .memory.review import parse_trust
 from .memory.semantic import EmbeddedMemoryStore
 from .memory.snapshots import Snapshots
+from .memory.working import WorkingMemory
 from .memory import transfer
 from .records import CoreNote, JournalEntry, Profile, SleepRecord, Trigger
 from .reminders import Reminders
 from .sleep_history import SleepHistory
-from .state import CORE_CONSOLIDATION, RECENT_TURNS
+from .state import CORE_CONSOLIDATION, RECENT_TURNS, TRANSITION_REASON, WORKING_MEMORY
 
 MAX_QUERY_CHARS = 200
 MAX_CORE_KEY_CHARS = 60
@@ -111,6 +112,29 @@ class NewestMemories(Sequence):
             if len(found) >= stop or look >= self.total:
                 return found[start:stop]
             look = min(self.total, look * 2)
+
+
+def _turns_without(turns: list, match: PersonMatch) -> list:
+    """The recent turns (`state.RECENT_TURNS`) without a person: their private turns dropped,
+    and their heard lines in the others emptied of their words and who they were."""
+    kept = []
+    for turn in turns:
+        if not isinstance(turn, dict):
+            kept.append(turn)
+            continue
+        if match.private(turn.get("audience")):
+            continue
+        heard = []
+        for item in turn.get("heard") or []:
+            theirs = isinstance(item, dict) and (
+                item.get("person") in match.keys
+                or (match.named(item.get("speaker")) and item.get("person") not in match.others)
+            )
+            if theirs:
+                item = {**item, "speaker": None, "person": None, "text": FORGOTTEN_MARK}
+            heard.append(item)
+        kept.append({**turn, "heard": heard} if "heard" in turn else turn)
+    return kept
 
 
 class MemoryAdmin:
@@ -489,8 +513,9 @@ class MemoryAdmin:
             tuple: (their keys, their names).
 
         Raises:
-            Refused: An empty or overlong name, or nobody of that name or key is known
-                (the message names, at most 30, who is).
+            Refused: An empty or overlong name, nobody of that name or key is known
+                (the message names, at most 30, who is), or the name is that of several
+                characters (the message lists their #dbrefs, to name one).
 
         """
         wanted = (person or "").strip()
@@ -501,6 +526,13 @@ class MemoryAdmin:
         lower = wanted.lower().lstrip("@")
         known = {**Relationships(self.brain.entities.store).index(), **dict(self.people_index())}
         keys = sorted(k for k, name in known.items() if lower in (str(name).lower(), k.lower()))
+        dbrefs = [key for key in keys if key.startswith("#")]
+        if len(dbrefs) > 1:
+            # two characters of one name: forgetting both by accident is not undone
+            raise AmbiguousPerson(
+                f"{len(dbrefs)} people {self.brain.name} knows are called '{wanted[:60]}': "
+                f"{', '.join(dbrefs[:30])}. Name one by its #dbref."
+            )
         names = sorted({str(known[k]) for k in keys})
         if not keys:
             # someone heard but never profiled: known by the name they spoke under
@@ -517,6 +549,12 @@ class MemoryAdmin:
                 f"{self.brain.name} knows no one called '{wanted[:60]}'. Known: {listed}."
             )
         return keys, names
+
+    def _known_as(self, name) -> bool:
+        """Whether a profile or relationship has this name (`find_person` checks it)."""
+        lower = str(name or "").strip().lower()
+        known = {**Relationships(self.brain.entities.store).index(), **dict(self.people_index())}
+        return bool(lower) and any(str(each).lower() == lower for each in known.values())
 
     def forget_person_plan(self, person: str) -> dict:
         """What forgetting a person would forget, without changing anything.
@@ -581,6 +619,11 @@ class MemoryAdmin:
             keys, names = keys + found_keys, names + found_names
         if not keys and not names:
             raise Refused("Name the person to forget: a name, #dbref or account.")
+        if person is None and not any(str(key).startswith("#") for key in keys):
+            # a game naming someone by name only: refused when several characters have it
+            for name in names:
+                if self._known_as(name):
+                    self.find_person(str(name)[:MAX_NAME_CHARS])  # raises on two of one name
         brain = self.brain
         match = PersonMatch(keys, names)
         report = forget_person(brain.review, match, self.now(), by, reason)
@@ -604,6 +647,41 @@ class MemoryAdmin:
             brain.events.remove({event.id for event in queued})
             words += [event.text for event in queued]
             report.counts["queued lines"] = len(queued)
+        # the last turns kept for the dashboard: a turn private to them goes whole; in the
+        # others, what they were heard saying (cut to a length no forgotten text matches)
+        turns = state.get(RECENT_TURNS) or []
+        kept_turns = _turns_without(turns, match)
+        if kept_turns != turns:
+            state.set(RECENT_TURNS, kept_turns)
+            report.counts["the recent turns"] = 1
+        # the reasons it fell asleep and woke ("Urgent event: whisper from Bob", or the
+        # model's own words about what it heard) that name them or quote them
+        transitions = brain.lifecycle.log()
+        named = {
+            position: {**record, "reason": FORGOTTEN_MARK}
+            for position, record in enumerate(transitions.all())
+            if isinstance(record, dict)
+            and isinstance(record.get("reason"), str)
+            and (match.mentions(record["reason"]) or words_out(record["reason"], words)[1])
+        }
+        last = state.get(TRANSITION_REASON)
+        if isinstance(last, str) and (match.mentions(last) or words_out(last, words)[1]):
+            state.set(TRANSITION_REASON, FORGOTTEN_MARK)  # the newest, kept alone for /status
+        if named:
+            transitions.update(named)
+            report.counts["sleep and wake reasons"] = len(named)
+        # who it is talking with now: their line (their last words, their name) goes
+        working = WorkingMemory(state)
+        partners = working.partners()
+        kept = {
+            key: partner
+            for key, partner in partners.items()
+            if key not in match.keys
+            and not (match.named(partner.get("name")) and key not in match.others)
+        }
+        if len(kept) != len(partners):
+            state.set(WORKING_MEMORY, kept)
+            report.counts["conversations of the moment"] = len(partners) - len(kept)
         snapshots = Snapshots(state)
         snapshots.scrub(report.forgotten, words)
         snapshots.rewrite(snapshot_change(match, report))

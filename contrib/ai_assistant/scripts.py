@@ -31,6 +31,7 @@ from .driver import drive, in_thread, inline, reactor_steps
 from .lifecycle import AWAKE
 from .llm.client import LLMError, client_for
 from .llm.tokens import encoding_for
+from .lore_book import warm_lore
 from .storage import step_transaction
 from .model_queue import model_queue, queued_runner
 from .state import (
@@ -337,6 +338,8 @@ def _warm_up(script) -> None:
     if _warmed_up or not reactor.running:
         return
     _warmed_up = True
+    # the game's lore index, built before any turn recalls (`lore_book.warm_lore`)
+    reactor.callLater(0, warm_lore)
     handler = script.obj.assistant
     config, _ = handler.checked_config()
     reactor.callInThread(encoding_for, chat_model_for(config))

@@ -3,8 +3,8 @@ The game's side of memory files (`memory.transfer`): where they may be read and 
 which game this is.
 
 A memory file holds private words (whispers, pages, what the assistant was told in confidence),
-so it is kept like a database backup: written only inside the game's folder, never over an
-existing file, readable by the server's user alone (mode 0600), and read only from inside the
+so it is kept like a database backup: written only inside the game's folder (never in a folder
+the website serves: static files and media), never over an existing file, readable by the server's user alone (mode 0600), and read only from inside the
 game's folder, at most `transfer.MAX_FILE_BYTES`. The path rules are those of a lore file
 (`lore_book.read_lore_file`), for `.json` files.
 
@@ -106,6 +106,16 @@ def write_memory_file(path: str, data: dict) -> Path:
 
     """
     file = game_path(path)
+    for setting in ("STATIC_ROOT", "MEDIA_ROOT", "STATICFILES_DIRS"):
+        served = getattr(settings, setting, None) or []
+        for folder in [served] if isinstance(served, (str, Path)) else served:
+            folder = Path(folder[-1] if isinstance(folder, (list, tuple)) else folder).resolve()
+            if folder == file.parent or folder in file.parents:
+                # the website serves these folders to anyone: private words never go there
+                raise TransferError(
+                    f"{str(path).strip()[:100]} is in a folder the website serves to everyone "
+                    f"({setting}); write memory files elsewhere in the game's folder."
+                )
     if file.exists():
         raise TransferError(
             f"{str(path).strip()[:100]} already exists; choose another name (an export never "

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..clock import from_iso
+from ..errors import Refused
 from .entities import INDEX_KEY as ENTITY_INDEX
 from .entities import name_key
 from .gossip import LOG_KEY as GOSSIP_LOG_KEY
@@ -58,6 +59,13 @@ MAX_LISTED = 30
 MAX_RECORDED_IDS = 500
 # what a person's core note is named by in a forget (as `memory.review.CORE_PREFIX`)
 _CORE = "core:"
+# a builder's setting of a relationship in the review log (`memory.review.RELATIONSHIP_SET`;
+# the review imports this module)
+_RELATIONSHIP_SET = "relationship"
+
+
+class AmbiguousPerson(Refused):
+    """A name that several characters an assistant knows have: name one by its #dbref."""
 
 
 def name_digest(name: str) -> str:
@@ -97,17 +105,40 @@ class PersonMatch:
         self.digests = {name_digest(name) for name in self.names} | set(digests)
         words = "|".join(re.escape(name) for name in sorted(self.names, key=len, reverse=True))
         self.mention = re.compile(rf"\b({words})\b", re.IGNORECASE) if words else None
+        # other people who share one of their names (`find` fills it): a record by that name
+        # that is about one of them, or in their voice, is theirs, not this person's
+        self.others: set[str] = set()
 
     def named(self, name) -> bool:
         """Whether `name` is one of theirs."""
         return isinstance(name, str) and bool(name.strip()) and name_digest(name) in self.digests
 
-    def said(self, record: dict) -> bool:
-        """Whether they said it (its `heard_from` or its `voice`)."""
+    def _voiced(self, voice) -> bool:
+        return isinstance(voice, str) and voice.strip().lower() in self.lower_keys
+
+    def _someone_else(self, record: dict) -> bool:
+        """Whether a record said under one of their names is another person's of that name
+        (its voice, or everyone it is about, is one of `others`)."""
+        if not self.others:
+            return False
         voice = record.get("voice")
-        return self.named(record.get("heard_from")) or (
-            isinstance(voice, str) and voice.strip().lower() in self.lower_keys
-        )
+        if isinstance(voice, str) and voice.strip() in self.others:
+            return True
+        about = set(record.get("about") or [])
+        return bool(about) and about <= self.others
+
+    def said(self, record: dict) -> bool:
+        """Whether they said it (its `heard_from` or its `voice`), or it rests on their words
+        (a summary's or memory's `claims_of` and `voices`)."""
+        if self._voiced(record.get("voice")):
+            return True
+        if self.named(record.get("heard_from")) and not self._someone_else(record):
+            return True
+        if any(self._voiced(voice) for voice in record.get("voices") or []):
+            return True
+        voices = set(record.get("voices") or [])
+        others_only = bool(voices) and voices <= self.others
+        return not others_only and any(self.named(name) for name in record.get("claims_of") or [])
 
     def private(self, audience) -> bool:
         """Whether an audience is theirs alone (a whisper of theirs)."""
@@ -178,9 +209,21 @@ class PersonForgotten:
 
 
 def _profile_keys(review, person: PersonMatch) -> list[str]:
-    """The keys of their profiles and relationships (by key, or by one of their names)."""
+    """The keys of their profiles and relationships: by key, or by one of their names when
+    they are known by that name only (`name:bob`) or nobody is named by a dbref. Another
+    character of the same name (another dbref) is someone else: noted in `person.others`."""
     known = {**Relationships(review.core.store).index(), **review.entities.index()}
-    return sorted(key for key, name in known.items() if key in person.keys or person.named(name))
+    dbrefs = {key for key in person.keys if key.startswith("#")}
+    keys = []
+    for key, name in known.items():
+        if key in person.keys:
+            keys.append(key)
+        elif person.named(name):
+            if dbrefs and key.startswith("#"):
+                person.others.add(key)
+            else:
+                keys.append(key)
+    return sorted(keys)
 
 
 def find(review, person: PersonMatch) -> dict[str, list[str]]:
@@ -277,6 +320,7 @@ def forget_person(
     removed_relationships = sum(relationships.forget(key) for key in sorted(person.keys))
     gossip = GossipLog(store)
     removed_gossip = sum(gossip.forget(key) for key in sorted(person.keys))
+    _unrecord_reasons(review, person)
     report.counts = _counted(review, gone)
     report.counts.update(
         {
@@ -324,6 +368,21 @@ def _unmark(review, person: PersonMatch, entry_ids: list[str]) -> None:
         entry["about"] = [key for key in entry.get("about") or [] if key not in person.keys]
         changed.append(entry)
     review.journal.update(changed)
+
+
+def _unrecord_reasons(review, person: PersonMatch) -> None:
+    """Take the words out of the review log's records of their relationship set by a builder
+    (the reason given is about them); the records stay, so a rollback sets and forgets it
+    again in order."""
+    scrubbed = {
+        position: {**record, "reason": ""}
+        for position, record in enumerate(review.audit.all())
+        if record.get("action") == _RELATIONSHIP_SET
+        and record.get("id") in person.keys
+        and record.get("reason")
+    }
+    if scrubbed:
+        review.audit.update(scrubbed)
 
 
 def _remove_profiles(entities, keys: list[str]) -> int:
@@ -476,8 +535,9 @@ def reapply_forget_person(review, record: dict) -> list[str]:
 def snapshot_change(person: PersonMatch, report: PersonForgotten):
     """What the snapshots keep of a person forgotten (`Snapshots.rewrite`): their profiles and
     relationships as if they never existed, their keys out of the indexes, the gossip log's
-    records naming them out, and the marks naming them off their forgotten entries (the words
-    go with `Snapshots.scrub`).
+    records naming them out, the marks naming them off their forgotten entries (the words
+    go with `Snapshots.scrub`), and the reasons of their relationship's settings out of the
+    review log's copy.
 
     Args:
         person (PersonMatch): Who (their keys as `find` completed them).
@@ -510,14 +570,26 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
         if key == GOSSIP_LOG_KEY and isinstance(value, list):
             kept = [r for r in value if not keys & set(r.get("people") or [])]
             return (True, kept) if len(kept) != len(value) else None
-        if key.startswith("journal:") and key != "journal:meta" and gone:
+        journal = key.startswith("journal:") and key != "journal:meta" and gone
+        audit = key.startswith("audit:") and key != "audit:meta"
+        if journal or audit:
             items = json.loads(value) if isinstance(value, str) else copy.deepcopy(value)
             if not isinstance(items, list):
                 return None
             touched = False
             for position, item in enumerate(items):
-                if isinstance(item, dict) and item.get("id") in gone:
+                if not isinstance(item, dict):
+                    continue
+                if journal and item.get("id") in gone:
                     items[position] = unmarked(item)
+                    touched = True
+                elif (
+                    audit
+                    and item.get("action") == _RELATIONSHIP_SET
+                    and item.get("id") in keys
+                    and item.get("reason")
+                ):
+                    items[position] = {**item, "reason": ""}  # as `_unrecord_reasons`
                     touched = True
             if not touched:
                 return None

@@ -177,6 +177,19 @@ class LexicalIndex:
     def __contains__(self, doc_id: str) -> bool:
         return doc_id in self._numbers
 
+    def terms_of(self, doc_id: str) -> frozenset[str]:
+        """The terms `doc_id` was indexed with (none when it is not indexed): what a caller
+        that also filters by words reads instead of stemming the text a second time.
+
+        Args:
+            doc_id (str): The document's id.
+
+        Returns:
+            frozenset: Its terms.
+
+        """
+        return frozenset(self._doc_terms.get(doc_id) or ())
+
     def add(self, doc_id: str, text: str) -> None:
         """Index `text` under `doc_id`, replacing what was indexed under it before.
 

@@ -61,6 +61,8 @@ MAX_FILE_BYTES = 2_000_000  # a lore file to import (20,000 entries of 100 bytes
 # entries per stored value: an edit rewrites one value of at most this many entries
 BUCKET_SIZE = 100
 META_KEY = "lore_meta"
+# the removals kept on record (id, title, by whom, when), newest first
+MAX_REMOVALS_KEPT = 50
 # what a recall is given at most of lore: half its results (own memories keep the rest)
 LORE_SHARE = 0.5
 # the fewest of a query's words an entry must have to be recalled (all, for a shorter query)
@@ -335,7 +337,8 @@ class LoreBook:
     def _index_entry(self, number: int, entry: dict) -> None:
         text = " ".join([entry["title"], entry["text"], *entry.get("tags", ())])
         self._index.add(str(number), text)
-        self._terms[number] = frozenset(terms(text, self.stemmer))
+        # the words the index found (stemming them again doubled a server start's first recall)
+        self._terms[number] = self._index.terms_of(str(number))
         self._who[number] = frozenset(entry["who"])
 
     def __len__(self) -> int:
@@ -522,11 +525,13 @@ class LoreBook:
         self._write({number: entry}, self._meta())
         return dict(entry)
 
-    def remove(self, entry_id) -> dict:
-        """Remove an entry.
+    def remove(self, entry_id, by: str | None = None, now: str | None = None) -> dict:
+        """Remove an entry, recording who removed it (`removals`).
 
         Args:
             entry_id: Its id.
+            by (str, optional): The builder.
+            now (str, optional): When (ISO time), for the record.
 
         Returns:
             dict: The entry removed.
@@ -536,8 +541,21 @@ class LoreBook:
 
         """
         entry = self.get(entry_id)
-        self._write({lore_id(entry["id"]): None}, self._meta())
+        meta = self._meta()
+        record = {"id": entry["id"], "title": entry["title"], "by": (by or "")[:80], "at": now}
+        removals = [record, *meta.get("removed", [])][:MAX_REMOVALS_KEPT]
+        self._write({lore_id(entry["id"]): None}, {**meta, "removed": removals})
         return entry
+
+    def removals(self) -> list[dict]:
+        """The latest removals, newest first: id, title, by whom and when (at most
+        `MAX_REMOVALS_KEPT`).
+
+        Returns:
+            list: The records.
+
+        """
+        return list(self._meta().get("removed", []))
 
     # ---- searching -------------------------------------------------------------------------
 

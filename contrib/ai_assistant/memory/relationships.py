@@ -15,7 +15,10 @@ Each dimension keeps its value and its last few changes (`CHANGES_KEPT`), each w
 a reason (at most `MAX_REASON_CHARS`), the game time it changed, who changed it (`sleep` or a
 builder) and the audience of its evidence. A reason drawn from a whisper is private to the
 whisper's audience: shown for someone else (a prompt, a recall, a view serving other players),
-the value shows but that reason does not (`visible_reason`). Builders see every reason.
+that reason does not show (`visible_reason`), and neither does what the change moved: each
+dimension keeps, per private audience, how far its evidence moved the value (`hidden`), and
+the value shown to anyone outside that audience leaves it out (`shown_value`). Builders see
+every reason and the whole value; a builder's setting is everyone's value.
 
 The values are bounded (`RANGES`), each sleep moves a dimension by at most
 `relationship_max_step` (`sleep.relationships`), and what a player says about the relationship
@@ -24,6 +27,7 @@ itself ("you trust me, right?") is never evidence (`is_relationship_claim`).
 """
 
 import re
+import unicodedata
 from datetime import datetime
 
 from ..clock import to_iso
@@ -45,6 +49,9 @@ MAX_CITES = 10
 MAX_FEELING_LINES = 8
 # who changed a dimension in sleep
 SLEEP = "sleep"
+# private audiences whose share of a value is kept apart, a dimension; more are pooled into one
+# share only builders see (never into what others are shown)
+MAX_HIDDEN = 8
 
 # the words that say what a value means, from the lowest band up: (upper bound, word)
 _WORDS = {
@@ -65,18 +72,19 @@ _WORDS = {
 }
 
 # words about the relationship or the assistant's feelings: said by the person, never evidence
+# (a list cannot hold every way of saying it: the prompt says so too, and trust rests on deeds)
 _RELATIONSHIP_WORDS = re.compile(
-    r"\b(trust\w*|friend\w*|pals?|buddy|buddies|ally|allies|loyal\w*|love[sd]?|like[sd]? (me|us)|"
-    r"fond|care (about|for) (me|us)|relationship|close|bond\w*|known each other|"
-    r"we('re| are| were)|you and (i|me)|between us|old times|owe me|on my side|feel about)\b",
+    r"\b(trust\w*|distrust\w*|friend\w*|pals?|mates?|buddy|buddies|ally|allies|loyal\w*|"
+    r"love[sd]?|like[sd]? (me|us)|adore\w*|fond\w*|dear to|care (about|for) (me|us)|"
+    r"relationship|close (friend\w*|to)|bond\w*|known each other|confidante?s?|rel(y|ies|ied|iable|"
+    r"iability)|depend\w*|count on (me|us)|believe (in|me)|faith\w*|respect\w*|"
+    r"deserve|safe with|on (my|your|our|the same) side|(go|goes|going) (way )?back|"
+    r"we('re| are| were|'ve| have)|you and (i|me)|between us|old times|owe me|"
+    r"feel\w* (about|for|towards?|with)|think (of|about) (me|us))\b",
     re.IGNORECASE,
 )
-# a text that reports someone's words ("Bob says we are old friends")
-_REPORTED_SPEECH = re.compile(
-    r"\b(says?|said|tells?|told|claims?|claimed|insists?|insisted|asks?|asked|swears?|swore|"
-    r"whisper\w*)\b",
-    re.IGNORECASE,
-)
+# characters that hide a word from the pattern ("tr\u200bust"): zero-width, soft hyphen
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
 
 
 def is_relationship_claim(text: str, spoken: bool) -> bool:
@@ -85,17 +93,20 @@ def is_relationship_claim(text: str, spoken: bool) -> bool:
 
     Args:
         text (str): What the entry or observation says.
-        spoken (bool): It records someone's words (a claim, heard from someone).
+        spoken (bool): It records someone's words (a claim, heard from someone). Words and
+            the assistant's own notes are judged alike: a note that judges the relationship
+            ("he proved a loyal friend") is no deed, whether it says it rests on words or not.
 
     Returns:
-        bool: True for words (spoken, or a note reporting speech) about friendship, trust,
-            fondness, loyalty or "we" and "you and I".
+        bool: True for a text about friendship, trust, reliance, fondness, loyalty, respect,
+            or "we" and "you and I".
 
     """
-    text = str(text or "")
-    if not _RELATIONSHIP_WORDS.search(text):
-        return False
-    return spoken or bool(_REPORTED_SPEECH.search(text))
+    text = unicodedata.normalize("NFKC", str(text or "")).translate(_INVISIBLE)
+    text = text.replace("\u2019", "'").replace("\u2018", "'")
+    # a note of the assistant's own about the relationship is a judgement, not a deed: it
+    # rests on what was said, whether it says so or not
+    return bool(_RELATIONSHIP_WORDS.search(text))
 
 
 def describe(dimension: str, value: float) -> str:
@@ -235,6 +246,9 @@ class Relationships:
         before = float(state[dimension]["value"])
         after = round(min(high, max(low, float(value))), 4)
         state[dimension]["value"] = after
+        state[dimension]["hidden"] = _hidden(
+            state[dimension].get("hidden"), audience, after - before, builder=by != SLEEP
+        )
         state[dimension]["changes"] = [
             *state[dimension]["changes"][1 - CHANGES_KEPT :],
             {
@@ -355,6 +369,68 @@ class Relationships:
         return lines
 
 
+def _hidden(hidden, audience: Audience, moved: float, builder: bool) -> list:
+    """The private shares of a dimension after a change: what evidence only `audience` may
+    know moved stays out of the value shown to others (`shown_value`).
+
+    Args:
+        hidden (list or None): `[audience, share]` pairs so far.
+        audience (list or None): The change's audience (None: public).
+        moved (float): How far the change moved the value.
+        builder (bool): A builder set it: the value set is everyone's, nothing stays apart.
+
+    Returns:
+        list: The pairs, at most `MAX_HIDDEN` (the oldest pooled into builders' only share).
+
+    """
+    if builder and audience is None:
+        return []
+    pairs = [[list(members), float(share)] for members, share in hidden or []]
+    if audience is None or not moved:
+        return pairs
+    members = sorted(set(audience))
+    for pair in pairs:
+        if pair[0] == members:
+            pair[1] = round(pair[1] + moved, 4)
+            break
+    else:
+        pairs.append([members, round(moved, 4)])
+    while len(pairs) > MAX_HIDDEN:
+        # an empty audience is no player's: pooled shares stay hidden from every player
+        pooled = next((pair for pair in pairs if not pair[0]), None)
+        if pooled is None:
+            pooled = [[], 0.0]
+            pairs.insert(0, pooled)
+        oldest = next(pair for pair in pairs if pair[0])
+        pairs.remove(oldest)
+        pooled[1] = round(pooled[1] + oldest[1], 4)
+    return pairs
+
+
+def shown_value(dimension: str, part: dict, served) -> float:
+    """A dimension's value as `served` may know it: without what private evidence outside
+    their knowledge moved.
+
+    Args:
+        dimension (str): One of `DIMENSIONS`.
+        part (dict): That dimension of a state (`value`, `hidden`).
+        served (frozenset or None): Who is served (None: a builder, who sees the whole value).
+
+    Returns:
+        float: The value, within the dimension's range.
+
+    """
+    value = float(part.get("value") or 0.0)
+    if served is not None:
+        value -= sum(
+            float(share)
+            for members, share in part.get("hidden") or []
+            if not visible(members, served)
+        )
+    low, high = RANGES[dimension]
+    return round(min(high, max(low, value)), 4)
+
+
 def visible_reason(part: dict, served) -> dict | None:
     """The newest change of a dimension whose reason `served` may know.
 
@@ -381,19 +457,28 @@ def prompt_line(state: dict, served) -> tuple[str, Audience]:
 
     Returns:
         tuple: ("Bob: familiar (familiarity 0.45); warm (warmth +0.30: he brought tea); ...",
-            the narrowest audience of the reasons shown).
+            the narrowest audience of the reasons and private shares shown).
 
     """
     parts, audiences = [], []
     for dimension in DIMENSIONS:
         part = state.get(dimension) or {}
-        value = float(part.get("value") or 0.0)
+        value = shown_value(dimension, part, served)
         number = f"{value:.2f}" if dimension == FAMILIARITY else f"{value:+.2f}"
         change = visible_reason(part, served)
         why = ""
         if change is not None:
             why = f": {change['reason']}"
             audiences.append(change.get("audience"))
+        # a private share of warmth or trust the value shown holds makes the line private to
+        # it, as a reason does (it says what a whisper moved); familiarity's only counts talk,
+        # and narrowing for it would keep every later talk with them private for good
+        if dimension != FAMILIARITY:
+            audiences += [
+                members
+                for members, share in part.get("hidden") or []
+                if share and visible(members, served)
+            ]
         parts.append(f"{describe(dimension, value)} ({dimension} {number}{why})")
     line = f"{state.get('name') or state['key']}: " + "; ".join(parts)
     return for_prompt(line), narrowest(audiences)

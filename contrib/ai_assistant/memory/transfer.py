@@ -44,13 +44,17 @@ another game (its `game.id` is not this game's) is re-keyed on import (`rekey`):
 becomes `name:<lower-case name>` (the name the file knows for it, from `people`), so that a
 memory private to Bob there stays private to no one here rather than to whoever has `#12`
 here; a stranger with the same dbref gets nothing. Only someone known by name alone, with that
-name, would match such a key. A dbref the file has no name for becomes `name:unknown #12`.
+name, would match such a key. A dbref the file has no name for becomes `name:unknown #12`. An
+account's key (a speaker's voice, `account#3`) becomes `account#3@<the file's game id>`, so that
+nobody here counts as the same voice, or is forgotten with it.
 
 """
 
 import json
+import math
 import re
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -62,7 +66,7 @@ from .core import _slot
 from .entities import INDEX_KEY as ENTITY_INDEX
 from .gossip import LOG_KEY as GOSSIP_KEY
 from .gossip import MAX_LOG as MAX_GOSSIP_LOG
-from .journal import EMBEDDED
+from .journal import CRITICAL_BOOKMARKS, EMBEDDED, REFLECTION_COUNTER, RESTED_COUNT
 from .links import MemoryLinks, _chunk_key
 from .relationships import INDEX_KEY as RELATIONSHIP_INDEX
 from .relationships import MAX_REASON_CHARS, PREFIX as RELATIONSHIP_PREFIX
@@ -95,8 +99,47 @@ MAX_PATTERN_CHARS = 80
 # an override left out of a file whatever its value: a name that could hold a secret
 SECRET_NAME = re.compile(r"key|secret|password|token$|url|credential", re.IGNORECASE)
 
+# characters a text may not hold: a terminal acts on them (ANSI escapes, bells), they are
+# never typed by a player, and a builder's listing must show what it shows, nothing more
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# the largest whole number a file may hold (what JSON readers keep exactly)
+MAX_NUMBER = 2**53
+# the fields records hold, by kind, and what each must be when present (`_check_fields`)
+JOURNAL_FIELDS = {
+    "kind": "text",
+    "author": "text?",
+    "source_type": "text?",
+    "heard_from": "text?",
+    "location": "text?",
+    "scoring_method": "text?",
+    "voice": "text?",
+    "rests_on": "text?",
+    "about": "texts",
+    "witnesses": "texts",
+    "tags": "texts",
+    "claims_of": "texts",
+    "voices": "texts",
+    "created_at": "time",
+    "game_at": "time?",
+    "importance": "score",
+    "salience": "number?",
+    "consolidated": "bool",
+    "gossip": "dict?",
+    "forgotten": "dict?",
+    "trust_set": "dict?",
+}
+LONG_TERM_FIELDS = {
+    "vector": "none",
+    "importance": "score",
+    "created_at": "time",
+    "provenance": "dict",
+    "forgotten": "dict?",
+    "trust_set": "dict?",
+}
+
 PERSON_KEY = re.compile(r"^(#\d{1,12}|name:.{1,200})$", re.DOTALL)
 DBREF = re.compile(r"^#\d{1,12}$")
+ACCOUNT_KEY = re.compile(r"^account#\d{1,12}$")
 DBREF_PREFIXED = re.compile(r"^(#\d{1,12})(/.*)$", re.DOTALL)
 ID_PATTERNS = {
     "journal": re.compile(r"^j\d{6,}$"),
@@ -385,7 +428,11 @@ def _where(loc: Iterable) -> str:
 
 
 def _refuse(problems: list[str]) -> None:
-    shown = problems[:MAX_ERRORS_SHOWN]
+    # a problem may quote the file (a key, an id, a reference): shown on a builder's screen,
+    # it holds no Evennia markup (a `|lc` link would run a command when clicked) and no
+    # control character; `|` shows as `¦`, as the listings show stored values
+    shown = [CONTROL.sub("?", problem).replace("|", "\N{BROKEN BAR}") for problem in problems]
+    shown = shown[:MAX_ERRORS_SHOWN]
     more = len(problems) - len(shown)
     tail = f" (and {more} more)" if more > 0 else ""
     raise TransferError(
@@ -412,6 +459,9 @@ def parse_file(raw: bytes | str) -> MemoryFile:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as err:
         _refuse([f"it is not valid JSON ({str(err)[:200]})"])
+    except RecursionError:
+        # a hostile file of thousands of nested brackets: deeper than any record nests
+        _refuse([f"it nests deeper than {MAX_DEPTH} levels"])
     if not isinstance(data, dict):
         _refuse(['a memory file is a JSON object: {"format": ..., "memory": ...}'])
     if data.get("format") != FORMAT:
@@ -425,7 +475,10 @@ def parse_file(raw: bytes | str) -> MemoryFile:
             ]
         )
     problems: list[str] = []
-    _walk_bounds(data, (), 0, problems)
+    try:
+        _walk_bounds(data, (), 0, problems)
+    except RecursionError:  # pragma: no cover - json.loads refuses such depth first
+        problems.append(f"(the file): nested deeper than {MAX_DEPTH} levels")
     if problems:
         _refuse(problems)
     try:
@@ -459,6 +512,17 @@ def _walk_bounds(value: Any, loc: tuple, depth: int, problems: list[str]) -> Non
             problems.append(
                 f"{_where(loc)}: a text of {len(value)} characters (at most {MAX_TEXT_CHARS})"
             )
+        elif control := CONTROL.search(value):
+            problems.append(
+                f"{_where(loc)}: a control character (U+{ord(control.group()):04X}); texts "
+                "hold printable characters, line breaks and tabs only"
+            )
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        problems.append(f"{_where(loc)}: {value} is not a finite number")
+        return
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_NUMBER:
+        problems.append(f"{_where(loc)}: a number beyond ±{MAX_NUMBER}")
         return
     # the lists of a kind's records are bounded by `MAX_ITEMS`, anything inside by less
     limit = MAX_ITEMS if depth <= 3 else MAX_INNER_ITEMS
@@ -473,8 +537,11 @@ def _walk_bounds(value: Any, loc: tuple, depth: int, problems: list[str]) -> Non
             problems.append(f"{_where(loc)}: {len(value)} fields (at most {limit})")
             return
         for key, item in value.items():
-            if len(key) > MAX_ID_CHARS:
-                problems.append(f"{_where(loc)}: a field name over {MAX_ID_CHARS} characters")
+            if len(key) > MAX_ID_CHARS or CONTROL.search(key):
+                problems.append(
+                    f"{_where(loc)}: a field name over {MAX_ID_CHARS} characters or with a "
+                    "control character"
+                )
                 continue
             _walk_bounds(item, (*loc, key), depth + 1, problems)
 
@@ -541,6 +608,7 @@ def _check_records(parsed: MemoryFile, problems: list[str]) -> None:
     for number, entry in enumerate(memory.journal.items):
         where = f"memory.journal.items[{number}]"
         _text(entry, "content", MAX_TEXT_CHARS, where, problems)
+        _check_fields(entry, JOURNAL_FIELDS, where, problems)
         if entry.get("seq") not in (None, number):
             problems.append(f"{where}.seq: {entry.get('seq')} is not its position {number}")
         _refs(entry.get("cites"), journal_ids, f"{where}.cites", problems)
@@ -548,6 +616,7 @@ def _check_records(parsed: MemoryFile, problems: list[str]) -> None:
     for number, item in enumerate(memory.long_term.items):
         where = f"memory.long_term.items[{number}]"
         _text(item, "text", MAX_TEXT_CHARS, where, problems)
+        _check_fields(item, LONG_TERM_FIELDS, where, problems)
         _refs(item.get("source_entry_ids"), journal_ids, f"{where}.source_entry_ids", problems)
     for number, link in enumerate(memory.links.items):
         for end in (link.a, link.b):
@@ -588,6 +657,8 @@ def _check_records(parsed: MemoryFile, problems: list[str]) -> None:
         where = f"memory.reminders[{number}]"
         _text(trigger, "pattern", MAX_PATTERN_CHARS, where, problems)
         _text(trigger, "reminder", MAX_REMINDER_CHARS, where, problems)
+        _check_fields(trigger, REMINDER_FIELDS, where, problems)
+    _check_states(memory, journal_ids, problems)
     for key, name in parsed.people.items():
         if not PERSON_KEY.match(key) or len(name) > MAX_NAME_CHARS:
             problems.append(
@@ -595,6 +666,101 @@ def _check_records(parsed: MemoryFile, problems: list[str]) -> None:
                 f"{MAX_NAME_CHARS} characters"
             )
     _check_audiences(parsed.model_dump()["memory"], ("memory",), problems)
+
+
+def _is_time(value: Any) -> bool:
+    if not isinstance(value, str) or len(value) > 40:
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+# what each kind of field must be (`JOURNAL_FIELDS`), and how a refusal says it
+FIELD_KINDS = {
+    "text": (lambda v: isinstance(v, str), "a text"),
+    "texts": (
+        lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
+        "a list of texts",
+    ),
+    "time": (_is_time, "a time (ISO 8601, as 2026-01-01T12:00:00+00:00)"),
+    "score": (
+        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 1 <= v <= 10,
+        "a number from 1 to 10",
+    ),
+    "number": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "dict": (lambda v: isinstance(v, dict), "an object"),
+    "count": (
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+        "a whole number",
+    ),
+    "none": (lambda v: v is None, "null (embeddings are made again, never imported)"),
+}
+REMINDER_FIELDS = {"max_fires": "count", "fired_count": "count", "owners": "dict?"}
+
+
+def _check_states(memory, journal_ids: set, problems: list[str]) -> None:
+    """The small values kept beside the records (counters, cursors, the next id to give): of
+    their type, and a next id past every id the file holds (else a new record would take an
+    id already given)."""
+    journal = memory.journal.state
+    if EMBEDDED in journal:
+        problems.append(
+            f"memory.journal.state.{EMBEDDED}: not in a memory file (embeddings are made again)"
+        )
+    _check_fields(
+        journal,
+        {REFLECTION_COUNTER: "number", RESTED_COUNT: "count", CRITICAL_BOOKMARKS: "texts"},
+        "memory.journal.state",
+        problems,
+    )
+    _refs(journal.get(CRITICAL_BOOKMARKS), journal_ids, "memory.journal.state", problems)
+    digests = memory.digests.state
+    _check_fields(
+        digests,
+        {"next_seq": "count", "last_day": "text?", "next_id": "count"},
+        "memory.digests.state",
+        problems,
+    )
+    for kind, state, items in (
+        ("digests", digests, memory.digests.items),
+        ("sleep_history", memory.sleep_history.state, memory.sleep_history.items),
+    ):
+        numbers = [
+            int(item["id"][1:])
+            for item in items
+            if isinstance(item.get("id"), str) and item["id"][1:].isdigit()
+        ]
+        next_id = state.get("next_id")
+        if next_id is None:
+            continue
+        if isinstance(next_id, bool) or not isinstance(next_id, int) or next_id < 0:
+            problems.append(f"memory.{kind}.state.next_id: a whole number")
+        elif numbers and next_id <= max(numbers):
+            problems.append(
+                f"memory.{kind}.state.next_id: {next_id} is an id given already (more than "
+                f"{max(numbers)})"
+            )
+    for key, cursor in memory.cursors.items():
+        _check_fields(cursor, {"seq": "count", "at": "time?"}, f"memory.cursors.{key}", problems)
+
+
+def _check_fields(record: dict, spec: dict[str, str], where: str, problems: list[str]) -> None:
+    """The fields of a record the live code reads, each of its kind when present (a wrong
+    type would break recall or sleep after the import, not at it)."""
+    for name, kind in spec.items():
+        if name not in record:
+            continue
+        value = record[name]
+        optional = kind.endswith("?")
+        if optional and value is None:
+            continue
+        check, allowed = FIELD_KINDS[kind.rstrip("?")]
+        if not check(value):
+            problems.append(f"{where}.{name}: {allowed}{' or null' if optional else ''}")
 
 
 def _refs(ids: Any, known: set, where: str, problems: list[str]) -> None:
@@ -634,15 +800,20 @@ def rekey_map(parsed: MemoryFile) -> dict[str, str]:
 
     Returns:
         dict: New keys by dbref (`#12` -> `name:bob`); two people of one name, or a name the
-            file already uses as a key, get their dbref after the name (`name:bob #13`).
+            file already uses as a key, get their dbref after the name (`name:bob #13`). An
+            account's key gets the file's game id (`account#3` -> `account#3@<game id>`).
 
     """
     dbrefs = set()
 
+    accounts = set()
+
     def collect(value: Any) -> None:
         if isinstance(value, str):
             match = DBREF_PREFIXED.match(value)
-            if DBREF.match(value):
+            if ACCOUNT_KEY.match(value):
+                accounts.add(value)
+            elif DBREF.match(value):
                 dbrefs.add(value)
             elif match:
                 dbrefs.add(match.group(1))
@@ -666,6 +837,10 @@ def rekey_map(parsed: MemoryFile) -> dict[str, str]:
             new = f"{new} {dbref}"
         taken.add(new)
         mapping[dbref] = new
+    # an account's key (a speaker's voice) is another account here: it keeps the game it
+    # came from, so that nobody here is taken for the same voice
+    for account in sorted(accounts):
+        mapping[account] = f"{account}@{parsed.game.id[:MAX_ID_CHARS]}"
     return mapping
 
 

@@ -19,12 +19,15 @@ none, and shows an empty book), on the reactor (`views.on_reactor`), as every da
 
 """
 
+from datetime import datetime, timezone
+
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import urlencode
 
+from ..clock import to_iso
 from ..lore_book import game_lore
 from ..memory.lore import FIELDS, MAX_ENTRIES, LoreError, lore_id
 from . import views
@@ -206,7 +209,8 @@ def lore_entry(request, entry_id: str):
                     raise LoreError(
                         "A removal must be confirmed on its confirmation page: use Remove."
                     )
-                entry = on_reactor(lambda: _book(make=True).remove(entry_id))
+                now = to_iso(datetime.now(timezone.utc))
+                entry = on_reactor(lambda: _book(make=True).remove(entry_id, by=by, now=now))
                 messages.success(request, clip(f"Removed lore {entry['id']}: {entry['title']}."))
                 return redirect(reverse("ai_assistant:lore"))
             raise LoreError(f"Unknown action '{clip(action, 40)}': edit or remove.")
