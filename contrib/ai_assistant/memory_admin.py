@@ -410,6 +410,40 @@ class MemoryAdmin:
         names = ", ".join(sorted(str(n) for n in known.values())[:30]) or "nobody yet"
         raise Refused(f"{self.brain.name} knows no one called '{person[:60]}'. Known: {names}.")
 
+    def check_relationship(self, person: str, dimension: str, value: str, reason: str) -> tuple:
+        """A builder's setting of one dimension, checked (nothing is written): what
+        `set_relationship` would set, for it and for a page that asks first.
+
+        Args:
+            person (str): Their name or key.
+            dimension (str): familiarity (0 to 1), warmth or trust (-1 to 1).
+            value (str): The value as typed.
+            reason (str): Why.
+
+        Returns:
+            tuple: (their key, their name, the dimension, the new value, the reason made one
+                line, their relationship state now or None).
+
+        Raises:
+            Refused: An unknown person or dimension, a value out of range or a reason too
+                long.
+
+        """
+        dimension = dimension.strip().lower()
+        if dimension not in DIMENSIONS:
+            raise Refused(
+                f"'{dimension[:30]}' is not a relationship dimension: use {', '.join(DIMENSIONS)}."
+            )
+        try:
+            number = parse_value(dimension, value.strip())
+        except ValueError as err:
+            raise Refused(str(err)) from None
+        reason = " ".join(reason.split())
+        if len(reason) > MAX_REASON_CHARS:
+            raise Refused(f"The reason is {len(reason)} characters; at most {MAX_REASON_CHARS}.")
+        key, name, state = self.relationship(person)
+        return key, name, dimension, number, reason, state
+
     def set_relationship(
         self, person: str, dimension: str, value: str, reason: str, by: str
     ) -> tuple[str, float, float]:
@@ -430,19 +464,9 @@ class MemoryAdmin:
                 long; nothing is changed.
 
         """
-        dimension = dimension.strip().lower()
-        if dimension not in DIMENSIONS:
-            raise Refused(
-                f"'{dimension[:30]}' is not a relationship dimension: use {', '.join(DIMENSIONS)}."
-            )
-        try:
-            number = parse_value(dimension, value.strip())
-        except ValueError as err:
-            raise Refused(str(err)) from None
-        reason = " ".join(reason.split())
-        if len(reason) > MAX_REASON_CHARS:
-            raise Refused(f"The reason is {len(reason)} characters; at most {MAX_REASON_CHARS}.")
-        key, name, _ = self.relationship(person)
+        key, name, dimension, number, reason, _ = self.check_relationship(
+            person, dimension, value, reason
+        )
         now = self.now()
         after, before = Relationships(self.brain.entities.store).change(
             key,

@@ -14,16 +14,7 @@ review log, as the command records it.
 """
 
 from ..errors import Refused
-from ..memory.relationships import (
-    CHANGES_KEPT,
-    DIMENSIONS,
-    FAMILIARITY,
-    MAX_REASON_CHARS,
-    describe,
-    parse_value,
-    visible_reason,
-)
-from .filters import clip
+from ..memory.relationships import CHANGES_KEPT, DIMENSIONS, FAMILIARITY, describe, visible_reason
 from .views import audience_words
 
 # the most gossip records a page lists (the log keeps at most 50)
@@ -147,20 +138,10 @@ def plan(memory, person: str, dimension: str, value: str, reason: str) -> dict:
         Refused: An unknown person or dimension, a value out of range, a reason too long.
 
     """
-    dimension = dimension.strip().lower()
-    if dimension not in DIMENSIONS:
-        raise Refused(
-            f"'{clip(dimension, 30)}' is not a relationship dimension: use "
-            f"{', '.join(DIMENSIONS)}."
-        )
-    try:
-        number = parse_value(dimension, value.strip())
-    except ValueError as err:
-        raise Refused(str(err)) from None
-    reason = " ".join(reason.split())
-    if len(reason) > MAX_REASON_CHARS:
-        raise Refused(f"The reason is {len(reason)} characters; at most {MAX_REASON_CHARS}.")
-    key, name, state = memory.relationship(person)
+    # the door's own check, as the confirmed POST's `set_relationship` makes it
+    key, name, dimension, number, reason, state = memory.check_relationship(
+        person, dimension, value, reason
+    )
     before = float(((state or {}).get(dimension) or {}).get("value") or 0.0)
     return {
         "key": key,
