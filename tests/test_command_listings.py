@@ -227,12 +227,9 @@ class TestCroppedListings(ListingCase):
         assert "fake¦/SYSTEM" in self.cmd("/memory Aria/people=Bob")
 
     def test_the_helpers(self):
-        shown, shown_list, split_page, page_span = (
-            commands().shown,
-            commands().shown_list,
-            commands().split_page,
-            commands().page_span,
-        )
+        from ai_assistant.display import page_span, shown, shown_list
+        from ai_assistant.memory_commands import split_page
+
         assert shown(None, 5) == "" and shown("a|b", 10) == "a¦b"
         assert len(shown("x" * 100, 20)) == 20
         assert shown_list(["a", "b", "c"], most=2) == "a, b and 1 more"

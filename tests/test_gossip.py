@@ -239,6 +239,7 @@ def test_only_an_awake_assistant_here_is_told_and_bad_ids_change_nothing():
     bob_said(mira)
     assert "no assistant called 'Bob'" in tell(mira, "Bob", "j000000").content
     assert "remember nothing with the id 'j999999'" in tell(mira, "Aria", "j999999").content
+    assert "lore of the world" in tell(mira, "Aria", "lore:L1").content  # never gossiped
     aria.lifecycle.go_to_sleep(T0, reason="tired", initiated_by="builder", enforce_safeguards=False)
     assert "asleep" in tell(mira, "Aria", "j000000").content
     assert room["said"] == [] and len(aria.journal) == 0

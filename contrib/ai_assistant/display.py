@@ -32,6 +32,8 @@ PAGE_SIZE = 20
 # the most characters shown of a stored name (a person, a tool, a source) and of a text
 NAME_CHARS = 40
 TEXT_CHARS = 300
+# answers that confirm what a command asks first (a removal, a rollback); anything else cancels
+YES = ("y", "yes")
 # what to do about each kind of model error, shown in /status
 ERROR_ADVICE = {
     "not_configured": "set AI_ASSISTANT_API_KEY (or OPENAI_API_KEY), or AI_ASSISTANT_BASE_URL "

@@ -79,6 +79,12 @@ class TellTool(Tool):
         if find is None or ctx.remembered is None:
             raise ToolError("you cannot tell other assistants anything here.")
         to_key, to_name = find(args.to)
+        if args.memory_id.strip().lower().startswith("lore:"):
+            # the game's lore is the builders' to share: each assistant knows what it may know
+            raise ToolError(
+                "that is lore of the world, not something you were told: those who may know it "
+                "know it already. Nothing was told."
+            )
         memory = ctx.remembered(args.memory_id.strip())
         if memory is None:
             raise ToolError(

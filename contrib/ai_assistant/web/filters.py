@@ -51,6 +51,31 @@ def clip(value, limit: int = NAME_CHARS) -> str:
     return f"{head[:limit]}… ({len(text):,} characters in all)"
 
 
+# most names listed in an audience before "and N others"
+AUDIENCE_NAMES = 5
+
+
+def audience_words(audience, names: dict) -> str:
+    """An audience in words: "public", or "private to Bob and Cid".
+
+    Args:
+        audience (list or None): Person keys (None or empty: public).
+        names (dict): Person key -> name, as the assistant knows them.
+
+    Returns:
+        str: The words (names clipped, at most `AUDIENCE_NAMES` of them).
+
+    """
+    if not audience:
+        return "public"
+    keys = list(audience) if isinstance(audience, (list, tuple, set, frozenset)) else [audience]
+    shown = [clip(names.get(key) or key, NAME_CHARS) for key in keys[:AUDIENCE_NAMES]]
+    if len(keys) > AUDIENCE_NAMES:
+        shown.append(f"{len(keys) - AUDIENCE_NAMES} others")
+    words = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+    return f"private to {words}"
+
+
 @register.filter(name="clip")
 def clip_filter(value, limit=NAME_CHARS) -> str:
     """The template filter: `{{ value|clip }}` or `{{ value|clip:2000 }}` (see `clip`).

@@ -35,11 +35,10 @@ from twisted.python.failure import Failure
 
 from ..errors import Refused
 from . import charts, people, views
-from .filters import TEXT_CHARS, clip, game_time
+from .filters import TEXT_CHARS, audience_words, clip, game_time
 from .lore import known_preview
 from .views import (
     CONFIRMED,
-    audience_words,
     builder_required,
     dashboard_view,
     get_assistant,

@@ -15,7 +15,7 @@ review log, as the command records it.
 
 from ..errors import Refused
 from ..memory.relationships import CHANGES_KEPT, DIMENSIONS, FAMILIARITY, describe, visible_reason
-from .views import audience_words
+from .filters import audience_words
 
 # the most gossip records a page lists (the log keeps at most 50)
 GOSSIP_PAGE = 25

@@ -47,7 +47,7 @@ from ..assistants import ASSISTANT_TAG, find_assistants
 from ..game_settings import redacted
 from ..lifecycle import DEFAULT_HOURS
 from .charts import hour_label, links_svg, timeline_svg, usage_svg
-from .filters import NAME_CHARS, TEXT_CHARS, clip, clock_label, game_time
+from .filters import NAME_CHARS, TEXT_CHARS, audience_words, clip, clock_label, game_time
 
 # PERMISSION and is_builder stay importable from here, as before menu.py held them
 from .menu import CONTEXT_PROCESSOR, PERMISSION, TEMPLATE_DIR, is_builder  # noqa: F401
@@ -677,8 +677,6 @@ def _turn_row(turn: dict) -> dict:
     }
 
 
-# most names listed in an audience before "and N others"
-AUDIENCE_NAMES = 5
 # the edits asked about first, on the confirm page (`pages.confirm`)
 CONFIRMED = ("forget", "trust", "rollback", "relationship")
 TABS = (
@@ -706,27 +704,6 @@ def tabs(dbid: int, active: str) -> list[dict]:
         {"name": name, "url": reverse(f"ai_assistant:{url}", args=[dbid]), "active": url == active}
         for name, url in TABS
     ]
-
-
-def audience_words(audience, names: dict) -> str:
-    """An audience in words: "public", or "private to Bob and Cid".
-
-    Args:
-        audience (list or None): Person keys (None or empty: public).
-        names (dict): Person key -> name, as the assistant knows them.
-
-    Returns:
-        str: The words (names clipped, at most `AUDIENCE_NAMES` of them).
-
-    """
-    if not audience:
-        return "public"
-    keys = list(audience) if isinstance(audience, (list, tuple, set, frozenset)) else [audience]
-    shown = [clip(names.get(key) or key, NAME_CHARS) for key in keys[:AUDIENCE_NAMES]]
-    if len(keys) > AUDIENCE_NAMES:
-        shown.append(f"{len(keys) - AUDIENCE_NAMES} others")
-    words = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
-    return f"private to {words}"
 
 
 def do_confirmed(handler, action: str, data, by: str) -> str:
