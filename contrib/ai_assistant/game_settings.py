@@ -185,26 +185,25 @@ def player_turns_per_minute() -> int:
         ValueError: The setting is not a whole number of 0 or more.
 
     """
-    value = getattr(settings, "AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE", 10)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(
-            "AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE must be a whole number of turns, 0 or more "
-            f"(0: no limit), not {value!r}."
-        )
-    return value
+    return _limit("AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE", 10, "turns")
 
 
 DEFAULT_PLAYER_TOKENS_PER_HOUR = 100_000
 DEFAULT_PLAYER_TOKENS_PER_DAY = 400_000
 
 
-def _token_count(name: str, default: int) -> int:
+def _limit(name: str, default: int, what: str) -> int:
+    """A limit on players: a whole number of `what`, 0 or more (0: no limit)."""
     value = getattr(settings, name, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(
-            f"{name} must be a whole number of tokens, 0 or more (0: no limit), not {value!r}."
+            f"{name} must be a whole number of {what}, 0 or more (0: no limit), not {value!r}."
         )
     return value
+
+
+def _token_count(name: str, default: int) -> int:
+    return _limit(name, default, "tokens")
 
 
 def player_tokens_per_hour() -> int:
