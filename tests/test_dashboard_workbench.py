@@ -323,7 +323,7 @@ class TestContextSleepSettings(WorkbenchTestCase):
             assert f"<td>{name}</td>" in text
         assert "A cheerful librarian." in text and "Books are friends." in text
         assert "about the east door" in text and "The east door sticks." in text
-        assert f"of a budget of <strong>{self.handler.brain.context_budget()}</strong>" in text
+        assert f"of a budget of <strong>{self.handler.brain.calibration.context_budget()}</strong>" in text
         assert "<code>say</code>" in text
         assert "sk-test-secret" not in text
 

@@ -21,6 +21,7 @@ from ai_assistant.llm.client import RATE_LIMIT, LLMError
 from ai_assistant.memory.store import DictStore
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.sleep_history import SleepHistory
+from ai_assistant.status import status_of
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
 from .core_fakes import json_reply
@@ -158,7 +159,7 @@ def test_debt_survives_a_new_brain_on_the_same_store():
     SleepDebt(assistant.state).add(3, "long day")
     # a reload builds a new brain over the same stored state
     again = dataclasses.replace(assistant, state=assistant.state)
-    assert again.status(T0).sleep_debt == 3 and again.status(T0).debt_level == "Alert"
+    assert status_of(again, T0).sleep_debt == 3 and status_of(again, T0).debt_level == "Alert"
 
 
 def test_builder_debt_accepts_only_one_to_three():
@@ -209,7 +210,7 @@ def test_a_completed_sleep_resets_the_debt():
     assistant.lifecycle.wake_up(T0 + timedelta(hours=4), "morning")
     assert debt.points == 0 and debt.turns_since_sleep == 0
     assert debt.last_sleep().startswith("2026-11-21T16:00")
-    status = assistant.status(T0 + timedelta(hours=5))
+    status = status_of(assistant, T0 + timedelta(hours=5))
     assert status.last_sleep == debt.last_sleep() and status.sleep_debt == 0
 
 
@@ -320,7 +321,7 @@ def test_a_sleep_is_recorded_with_counts_calls_and_debt():
     assert record["errors"] == 0 and "compacting" in record["phases"]
     assert "links" in record["phases"] and "pruning" in record["phases"]
     assert SleepHistory(assistant.state).current() is None
-    status = assistant.status(T0 + timedelta(hours=5))
+    status = status_of(assistant, T0 + timedelta(hours=5))
     assert [r["id"] for r in status.recent_sleeps] == ["s1"]
 
 
@@ -340,7 +341,7 @@ def test_history_keeps_every_sleep_newest_first_and_errors():
     assert [r["began"] for r in records] == ["debt", "tool", "schedule", "builder"]
     assert records[-1]["errors"] == 1 and records[-1]["calls"] == 0
     assert "compacting" not in records[-1]["phases"]
-    assert len(assistant.status(T0).recent_sleeps) == 3
+    assert len(status_of(assistant, T0).recent_sleeps) == 3
     assert len(SleepHistory(assistant.state).recent(2)) == 2
 
 

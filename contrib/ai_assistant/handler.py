@@ -73,7 +73,7 @@ from .state import (
     WAIT_SET_AT,
     WAIT_UNTIL,
 )
-from .status import AssistantStatus
+from .status import AssistantStatus, status_of
 from .storage import AttributeStore
 from .tools import default_registry
 from .tools.base import ToolRegistry, World
@@ -537,7 +537,7 @@ class AssistantHandler:
         script = self.script
         subscription = script.attributes.get(TICKER_SUBSCRIPTION) or {}
         last_error = script.attributes.get(LAST_ERROR)
-        brain_status = self.brain.status(self.now())
+        brain_status = status_of(self.brain, self.now())
         return replace(
             brain_status,
             pending_events=brain_status.pending_events + unqueued,

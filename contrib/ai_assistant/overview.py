@@ -111,7 +111,7 @@ class Overview:
                 events, oldest first), "unqueued" (lines heard since the last tick),
                 "recalled" (`Recalled` items for the events' text, lexical pass), "query",
                 "tokens" (per part: system, core, tools, history, events, total), "budget"
-                (`Brain.context_budget`) and "model".
+                (`llm.calibration.Calibration.context_budget`) and "model".
 
         """
         assistant = self.assistant
@@ -150,7 +150,7 @@ class Overview:
             "recalled": recalled,
             "query": query,
             "tokens": tokens,
-            "budget": brain.context_budget(),
+            "budget": brain.calibration.context_budget(),
             "model": brain.model,
         }
 
