@@ -455,15 +455,15 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
     def test_debt_and_sleeps_survive_a_reload(self):
         from ai_assistant.handler import AssistantHandler
 
-        self.handler.memory.add_debt(2, "a long day")
+        self.handler.memory.admin.add_debt(2, "a long day")
         self.handler.sleep(1, "light", "test")
         self.handler.wake("up")
         fresh = AssistantHandler(self.aria)  # what a reload builds, over the same Attributes
-        assert fresh.memory.debt()["points"] == 0 and fresh.memory.debt()["last_sleep"]
-        (record,) = fresh.memory.sleeps(5)
+        assert fresh.memory.admin.debt()["points"] == 0 and fresh.memory.admin.debt()["last_sleep"]
+        (record,) = fresh.memory.admin.sleeps(5)
         assert record["debt_before"] == 2 and record["began"] == "builder"
-        fresh.memory.add_debt(3, "another")
-        assert AssistantHandler(self.aria).memory.debt()["points"] == 3
+        fresh.memory.admin.add_debt(3, "another")
+        assert AssistantHandler(self.aria).memory.admin.debt()["points"] == 3
 
     def test_debt_shows_and_adds(self):
         text = self.cmd("/debt Aria")
@@ -480,16 +480,16 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         for bad in ("=0 nothing", "=4 too much", "=-1 less", "=two words", "=", "=2", "=2   "):
             text = self.cmd(f"/debt Aria{bad}")
             assert "Not changed" in text, bad
-        assert self.handler.memory.debt()["points"] == 0
+        assert self.handler.memory.admin.debt()["points"] == 0
         assert "No assistant called 'Nobody'" in self.cmd("/debt Nobody=2 why")
         assert "Name an assistant" in self.cmd("/debt")
 
     def test_add_debt_refuses_outside_one_to_three(self):
         for bad in (0, 4, 2.0, "2"):
             with pytest.raises(Refused):
-                self.handler.memory.add_debt(bad, "why")
-        assert self.handler.memory.debt()["points"] == 0
-        assert self.handler.memory.add_debt(1, "why")["points"] == 1
+                self.handler.memory.admin.add_debt(bad, "why")
+        assert self.handler.memory.admin.debt()["points"] == 0
+        assert self.handler.memory.admin.add_debt(1, "why")["points"] == 1
 
     def test_sleeps_lists_and_status_shows_the_last_three(self):
         assert "has not slept yet" in self.cmd("/sleeps Aria")
@@ -516,7 +516,7 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         assert "Usage: @assistant/sleeps" in self.cmd("/sleeps Aria=5")
         assert "No assistant called 'Nobody'" in self.cmd("/sleeps Nobody")
         with pytest.raises(Refused):
-            self.handler.memory.sleeps(0)
+            self.handler.memory.admin.sleeps(0)
 
     def test_status_shows_the_batches_under_way(self):
         from ai_assistant.state import BATCHES

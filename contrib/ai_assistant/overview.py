@@ -128,8 +128,8 @@ class Overview:
         limit = brain.config.recall_limit if recall_limit is None else recall_limit
         recalled = []
         if query.strip() and limit:
-            recalled = assistant.memory.search(
-                assistant.memory.search_query(query[:500]), None, limit=limit
+            recalled = assistant.memory.admin.search(
+                assistant.memory.admin.search_query(query[:500]), None, limit=limit
             )
         tokens = {
             "system": counter.count_messages([system]) if system else 0,
