@@ -150,7 +150,7 @@ def check_turn(base_url: str) -> list[tuple[str, str, bool]]:
         ("the player heard", repr(heard[0][:120]) if heard else "nothing", bool(heard)),
         ("events left queued", str(len(brain.events)), len(brain.events) == 0),
     ]
-    window = brain.context_window()
+    window = brain.calibration.context_window()
     rows.append(
         (
             "context window",
@@ -161,7 +161,7 @@ def check_turn(base_url: str) -> list[tuple[str, str, bool]]:
     rows.append(
         (
             "server's tokens per ours",
-            f"{brain.token_scale():.3f}; budget {brain.context_budget()}, "
+            f"{brain.calibration.token_scale():.3f}; budget {brain.calibration.context_budget()}, "
             f"context {brain.context_tokens()} tokens",
             brain.context_tokens() < WINDOW,
         )

@@ -32,6 +32,7 @@ from ai_assistant.testing.server import (
     error_reply,
     text_reply,
 )
+from ai_assistant.status import status_of
 
 from .core_fakes import T0, make_assistant, run
 
@@ -288,7 +289,7 @@ def test_waking_while_a_batch_is_pending_loses_nothing(server, responder):
     assert len(brain.journal.unconsolidated()) == 3 and brain.long_term.count() == 0
     assert [b["id"] for b in brain.state.get(BATCHES)] == ["batch-1"]
     # status shows it under way
-    (shown,) = brain.status(wake_at).batches
+    (shown,) = status_of(brain, wake_at).batches
     assert shown["id"] == "batch-1" and shown["requests"] == 1 and shown["submitted_at"]
 
     # the next sleep polls the batch, applies it, and goes on

@@ -130,7 +130,7 @@ class TestPagedListings(ListingCase):
 
         self.add_entries(25)
         for number in range(25):
-            self.handler.memory.forget(f"j{number:06d}", by="Dev")
+            self.handler.memory.admin.forget(f"j{number:06d}", by="Dev")
         text = self.cmd("/memory Aria/reviews")
         assert forgotten(text) == list(range(24, 4, -1))
         assert "Next: @assistant/memory Aria/reviews/2" in text
@@ -183,7 +183,7 @@ class TestCroppedListings(ListingCase):
         profile["observations"][0].update(text="O" * HUGE, heard_from="W" * HUGE)
         profile["attributes"] = [{"id": "a1", "type": "Y" * HUGE, "value": "V" * HUGE}]
         brain.entities.save(profile)
-        self.handler.memory.forget("j000001", by="Dev", reason="R" * HUGE)
+        self.handler.memory.admin.forget("j000001", by="Dev", reason="R" * HUGE)
         listings = {
             "journal": (self.cmd("/journal Aria"), "JH"),
             "memories": (self.cmd("/memory Aria"), "MF"),

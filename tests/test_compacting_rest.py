@@ -14,6 +14,7 @@ from ai_assistant.llm.client import CONNECTION, LLMError
 from ai_assistant.sleep.consolidating import MAX_ENTRY_FAILURES, MAX_SLEEP_FAILURES
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.sleep_history import SleepHistory
+from ai_assistant.status import status_of
 
 from .core_fakes import T0, ScriptedModel, active, drive_inline, facts, json_reply, make_assistant
 
@@ -51,7 +52,7 @@ def test_an_entry_the_model_keeps_failing_on_rests_and_the_others_are_consolidat
     assert first["content"] == "a line the model cannot file" and not first.get("consolidated")
     assert [entry["id"] for entry in assistant.journal.unconsolidated()] == ["j000001"]
     assert assistant.journal.rested_count() == 1
-    assert assistant.status(T0).journal_rested == 1
+    assert status_of(assistant, T0).journal_rested == 1
 
     report = tick(assistant, 10)
     assert report["consolidated"] == 1 and report["error"] is None
@@ -80,7 +81,7 @@ def test_a_server_that_is_away_rests_no_entry_but_compacting_rests_for_the_sleep
     progress = assistant.state.get(life.PROGRESS)
     assert progress["rested"] == report["rested"] and not progress["completed"]
     assert len(assistant.journal.unconsolidated()) == 2 and assistant.journal.rested_count() == 0
-    assert assistant.status(T0).consolidation_progress["rested"] == report["rested"]
+    assert status_of(assistant, T0).consolidation_progress["rested"] == report["rested"]
     assert SleepHistory(assistant.state).current()["compacting_rested"] == report["rested"]
 
     assistant.lifecycle.wake_up(T0 + timedelta(hours=1), "morning")

@@ -103,7 +103,7 @@ class TestLayout(WorkbenchTestCase):
     def test_sleeps_show_game_time_marked_as_game_time(self):
         self.handler.sleep(hours=1, by="Dev")
         self.handler.wake("enough")
-        start = self.handler.memory.sleeps()[0]["start"]
+        start = self.handler.memory.admin.sleeps()[0]["start"]
         game = datetime.fromisoformat(start).strftime("%Y-%m-%d %H:%M")
         for name in ("detail", "sleep"):
             row = self.page(name).split('<tr class="sleep">')[1].split("</tr>")[0]
@@ -244,7 +244,7 @@ class TestMemoryPage(WorkbenchTestCase):
         text = self.page("memory", q="east door")
         rows = text.split('<tr class="found">')[1:]
         assert len(rows) >= 2
-        found = self.handler.memory.search("east door")
+        found = self.handler.memory.admin.search("east door")
         assert f"<td>{found[0].id}</td>" in rows[0] and f"<td>{found[0].score:.3f}</td>" in rows[0]
         assert "relevance" in rows[0]
         private = [row for row in rows if "Bob&#x27;s east door key." in row][0]
@@ -267,7 +267,7 @@ class TestMemoryPage(WorkbenchTestCase):
 
     def test_reminders_reflections_and_people_are_listed(self):
         self.know_bob()
-        self.handler.memory.add_reminder("dragon", "Ask about the dragon.", 3, by="Dev")
+        self.handler.memory.admin.add_reminder("dragon", "Ask about the dragon.", 3, by="Dev")
         text = self.page("memory")
         assert "Ask about the dragon." in text and "0 of 3" in text
         assert ">Bob</a>" in text
@@ -277,14 +277,14 @@ class TestMemoryPage(WorkbenchTestCase):
         # the confirm page shows it and changes nothing
         text = self.page("confirm", do="forget", id="j000000")
         assert "Forget me." in text and 'name="confirmed" value="yes"' in text
-        assert self.handler.memory.reviews() == []
+        assert self.handler.memory.admin.reviews() == []
         # a POST that was not confirmed is refused
         text = self.post(action="forget", id="j000000").content.decode()
-        assert "must be confirmed" in text and self.handler.memory.reviews() == []
+        assert "must be confirmed" in text and self.handler.memory.admin.reviews() == []
         response = self.post(action="forget", id="j000000", confirmed="yes", reason="a test")
         assert response.redirect_chain[-1][0] == self.url("memory")
         assert "Forgotten: j000000" in response.content.decode()
-        review = self.handler.memory.reviews()[0]
+        review = self.handler.memory.admin.reviews()[0]
         assert review["action"] == "forget" and review["id"] == "j000000"
         assert review["by"] == f"{self.account.username} (web)"
         assert "Forget me." not in self.page("memory", q="forget")
@@ -292,9 +292,9 @@ class TestMemoryPage(WorkbenchTestCase):
     def test_trust_round_trip_and_bad_level(self):
         self.handler.brain.journal.add("Trust me.", author="Aria", now=NOW)
         text = self.post(action="trust", id="j000000", level="lots", confirmed="yes").content
-        assert self.handler.memory.reviews() == [] and b"low" in text
+        assert self.handler.memory.admin.reviews() == [] and b"low" in text
         self.post(action="trust", id="j000000", level="high", confirmed="yes")
-        review = self.handler.memory.reviews()[0]
+        review = self.handler.memory.admin.reviews()[0]
         # the level as the command reads it
         assert review["action"] == "trust" and review["trust"] == parse_trust("high")
 
@@ -305,14 +305,14 @@ class TestMemoryPage(WorkbenchTestCase):
     def test_core_memory_edits_return_to_the_memory_page(self):
         response = self.post(action="set_core", key="motto", value="Books first.", back="memory")
         assert response.redirect_chain[-1][0] == self.url("memory")
-        assert [n["value"] for n in self.handler.memory.core_notes()[0].values()] == [
+        assert [n["value"] for n in self.handler.memory.admin.core_notes()[0].values()] == [
             "Books first."
         ]
 
 
 class TestContextSleepSettings(WorkbenchTestCase):
     def test_the_next_request_in_its_parts(self):
-        self.handler.memory.set_core_note("motto", "Books are friends.")
+        self.handler.memory.admin.set_core_note("motto", "Books are friends.")
         self.handler.brain.journal.add("The east door sticks.", author="Aria", now=NOW)
         self.char1.execute_cmd("say Aria, about the east door")
         self.handler.hearing.flush()  # queued, as a tick would, but no turn
@@ -323,7 +323,10 @@ class TestContextSleepSettings(WorkbenchTestCase):
             assert f"<td>{name}</td>" in text
         assert "A cheerful librarian." in text and "Books are friends." in text
         assert "about the east door" in text and "The east door sticks." in text
-        assert f"of a budget of <strong>{self.handler.brain.context_budget()}</strong>" in text
+        assert (
+            f"of a budget of <strong>{self.handler.brain.calibration.context_budget()}</strong>"
+            in text
+        )
         assert "<code>say</code>" in text
         assert "sk-test-secret" not in text
 
@@ -350,17 +353,18 @@ class TestContextSleepSettings(WorkbenchTestCase):
         journal.add("Wrong, forget it.", author="Aria", now=NOW)
         self.handler.sleep(hours=1, by="Dev")
         self.handler.wake("morning")
-        self.handler.memory.forget("j000001", by="Dev")  # a correction made since: kept
+        self.handler.memory.admin.forget("j000001", by="Dev")  # a correction made since: kept
         text = self.page("confirm", do="rollback", sleep="s1")
         kept = text.split('name="expected_kept" value="')[1].split('"')[0]
         assert kept and kept.isdigit()
         # what was not shown is refused, and nothing changes
         text = self.post(action="rollback", sleep="s1", expected="s1", confirmed="yes")
         assert "changed since you were asked" in text.content.decode()
-        assert self.handler.memory.sleeps()[0].get("rolled_back") is None
+        assert self.handler.memory.admin.sleeps()[0].get("rolled_back") is None
         self.post(action="rollback", sleep="s1", expected="s1", expected_kept=kept, confirmed="yes")
         assert (
-            self.handler.memory.sleeps()[0]["rolled_back"]["by"] == f"{self.account.username} (web)"
+            self.handler.memory.admin.sleeps()[0]["rolled_back"]["by"]
+            == f"{self.account.username} (web)"
         )
         contents = [e["content"] for e in self.handler.brain.journal.all()]
         assert "Before the night." in contents and "Wrong, forget it." not in contents
@@ -452,7 +456,7 @@ class TestReadingChangesNothing(WorkbenchTestCase):
         response = client.post(
             self.url("action"), {"action": "forget", "id": "j000000", "confirmed": "yes"}
         )
-        assert response.status_code == 403 and self.handler.memory.reviews() == []
+        assert response.status_code == 403 and self.handler.memory.admin.reviews() == []
 
     def test_credentials_in_the_endpoints_address_are_on_no_page(self):
         from ai_assistant.game_settings import redacted
@@ -473,7 +477,7 @@ class TestReadingChangesNothing(WorkbenchTestCase):
         response = player.post(
             self.url("action"), {"action": "forget", "id": "j000000", "confirmed": "yes"}
         )
-        assert response.status_code == 403 and self.handler.memory.reviews() == []
+        assert response.status_code == 403 and self.handler.memory.admin.reviews() == []
         response = player.post(
             self.url("action"), {"action": "set", "key": "tick_rate", "value": "9"}
         )

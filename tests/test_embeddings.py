@@ -36,6 +36,7 @@ from ai_assistant.sleep.embedding import embed_entries
 from ai_assistant.sleep.steps import Budget
 from ai_assistant.testing.server import LocalModelServer, ScriptedResponder
 from ai_assistant.tools import default_registry
+from ai_assistant.status import status_of
 
 from .core_fakes import T0, FakeWorld, ScriptedModel, run, step
 
@@ -396,13 +397,13 @@ def test_status_says_how_the_assistant_recalls():
     model = ScriptedModel()
     brain = settled(brain_over(DictStore(), model, recall_rerank_model="rr"), model)
     heard(brain, ("Bob", "The harbour is closed."), ("Bob", "Fish at dawn."))
-    assert "journal embedded through 0 of 2" in brain.status(T0).recall
+    assert "journal embedded through 0 of 2" in status_of(brain, T0).recall
     step(embed_entries, brain)
-    line = brain.status(T0).recall
+    line = status_of(brain, T0).recall
     assert line == (
         "words (english stemmer); embeddings intfloat/multilingual-e5-small (e5: 'query:' / "
         "'passage:'; journal embedded through 2 of 2); reranked by rr"
     )
     served = ServerMarking()
     marking = settled(brain_over(DictStore(), served), served)
-    assert "input_type query / passage" in marking.status(T0).recall
+    assert "input_type query / passage" in status_of(marking, T0).recall

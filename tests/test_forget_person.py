@@ -43,11 +43,7 @@ BOB = {"keys": ["#12", "account#3"], "names": ["Bob", "Bobby"]}
 
 class Admin(MemoryAdmin):
     def __init__(self, brain, now=T0 + timedelta(hours=14)):
-        self.brain = brain
-        self._now = now
-
-    def now(self):
-        return self._now
+        super().__init__(brain, now=lambda: now)
 
 
 def dump(brain) -> str:
@@ -480,7 +476,7 @@ if EvenniaCommandTest is not None:
             assert report.counts["journal entries"] == 1 and report.counts["profiles"] == 1
             assert self.char2.dbref in report.keys
             assert "lighthouse" not in _stored(self.aria)
-            (record,) = self.aria.assistant.memory.reviews(5)
+            (record,) = self.aria.assistant.memory.admin.reviews(5)
             assert record["action"] == "forget_person" and record["by"] == "player request"
             text = self.cmd("/memory Aria/reviews")
             assert f"forgot the person {self.char2.dbref}" in text

@@ -380,16 +380,11 @@ def test_a_forget_takes_the_words_out_of_the_snapshots_and_a_rollback_keeps_them
 
     from .test_snapshots import reloaded, remembered_before_a_night
 
-    class Admin(MemoryAdmin):
-        def __init__(self, brain):
-            self.brain = brain
-
-        def now(self):
-            return T0 + timedelta(hours=14)
-
     brain, secret, fact, plain = remembered_before_a_night()
     assert "4-1-7" in json.dumps(brain.state.data)  # the night's snapshot keeps the entry
-    gone = Admin(brain).forget(secret, by="Ann", reason="Bob asked")
+    gone = MemoryAdmin(brain, now=lambda: T0 + timedelta(hours=14)).forget(
+        secret, by="Ann", reason="Bob asked"
+    )
     assert list(gone) == [secret, fact]
     assert "4-1-7" not in json.dumps(brain.state.data)
     assert "4-1-7" not in json.dumps(brain.memory_store.inner.data)

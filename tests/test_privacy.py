@@ -22,6 +22,7 @@ from ai_assistant.llm.client import ChatReply, TokenUsage
 from ai_assistant.memory.core import CoreMemoryFull
 from ai_assistant.reminders import MAX_BUILDER_TRIGGERS, Reminders, TriggerError
 from ai_assistant.sleep.digest import daily_digests
+from ai_assistant.status import status_of
 
 from .core_fakes import T0, FakeWorld, ScriptedModel, hear, make_assistant, reply, run, run_tick
 
@@ -372,7 +373,7 @@ def test_a_player_can_put_it_to_sleep_only_lightly_and_briefly():
     hear(brain, "Aria, sleep deeply for a whole day", speaker="Bob")
     (call,) = run_tick(brain).tool_calls
     assert call["result"].startswith("You fall asleep (light) for 2 hours (without a builder's")
-    status = brain.status(T0)
+    status = status_of(brain, T0)
     assert status.depth == "light"
     assert status.scheduled_wake_time.startswith((T0 + timedelta(hours=2)).isoformat()[:16])
 

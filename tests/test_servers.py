@@ -25,6 +25,7 @@ from ai_assistant.llm.client import (
     TokenUsage,
 )
 from ai_assistant.testing.server import error_reply, text_reply, tool_call, tool_reply
+from ai_assistant.status import status_of
 
 from .core_fakes import T0, ScriptedModel, make_assistant
 
@@ -117,7 +118,7 @@ def test_the_brain_sends_its_configured_format():
         ChatReply(content='{"scores": [1]}', tool_calls=[], finish_reason="stop"),
     )
     brain = make_assistant(model, structured_output="text")
-    result, _ = brain.direct_structured(request(), Scores)()
+    result, _ = brain.structured(request(), Scores)()
     assert result.scores == [1] and model.requests[0].response_format is None
 
 
@@ -156,7 +157,7 @@ def test_the_tokens_of_a_reply_that_did_not_fit_are_counted():
     )
     brain = make_assistant(ScriptedModel(bad), token_budget_per_day=10_000)
     with pytest.raises(LLMError) as raised:
-        brain.direct_structured(request(), Scores)()
+        brain.structured(request(), Scores)()
     brain.record_failure(raised.value, T0)
     usage = brain.usage()
     assert usage.total_tokens == 340 and usage.errors.get(INVALID_RESPONSE) == 1
@@ -333,12 +334,12 @@ def test_the_window_the_server_lists_bounds_the_budget(scripted_server):
     scripted_server.responder.add(tool_reply(tool_call("noop", {})))
     client = client_for(scripted_server)
     brain = make_assistant(lambda: client, max_context_tokens=100_000, max_reply_tokens=800)
-    assert brain.context_budget() == 100_000
+    assert brain.calibration.context_budget() == 100_000
     hear(brain, "Aria?")
     run_tick(brain)
-    assert brain.context_window() == {"tokens": 4096, "source": "server"}
-    assert brain.context_budget() == 4096 - 800
-    assert brain.status(T0).max_context_tokens == 3296
+    assert brain.calibration.context_window() == {"tokens": 4096, "source": "server"}
+    assert brain.calibration.context_budget() == 4096 - 800
+    assert status_of(brain, T0).max_context_tokens == 3296
     # asked once per chat model
     assert brain.discover_context_window() is None
 
@@ -355,14 +356,14 @@ def test_a_context_length_refusal_teaches_the_window_and_never_loops():
     hear(brain, "Aria?")
     outcome = run_tick(brain)
     assert outcome.error_kind == CONTEXT_LENGTH
-    assert brain.context_window() == {"tokens": 4096, "source": "refusal"}
+    assert brain.calibration.context_window() == {"tokens": 4096, "source": "refusal"}
     # no back-off: the events wait and the next tick answers them within the window
     assert brain.state.get(RETRY_AFTER) is None and len(brain.events) == 1
     outcome = run_tick(brain)
     assert outcome.model_calls == 1 and len(brain.events) == 0
     # the same window named again means our count was low: it shrinks, so it cannot loop
-    assert brain.context_refused(refusal, 3000) == int(4096 * 0.8)
-    assert brain.context_refused(refusal, 2000) == int(int(4096 * 0.8) * 0.8)
+    assert brain.calibration.context_refused(refusal, 3000) == int(4096 * 0.8)
+    assert brain.calibration.context_refused(refusal, 2000) == int(int(4096 * 0.8) * 0.8)
 
 
 # ---- what the server counts ------------------------------------------------------------------
@@ -403,13 +404,13 @@ def test_the_budget_follows_the_count_of_a_server_whose_tokenizer_is_not_openais
     client = client_for(scripted_server)
     brain = make_assistant(lambda: client, chat_model="gemma-3-1b-it")
     counted = brain.context_tokens()
-    assert brain.token_scale() == 1.0
+    assert brain.calibration.token_scale() == 1.0
     hear(brain, "Aria, hello?")
     run_tick(brain)
-    assert brain.token_scale() == pytest.approx(1.25, abs=0.02)
+    assert brain.calibration.token_scale() == pytest.approx(1.25, abs=0.02)
     assert brain.context_tokens() >= 1.2 * (brain.fixed_tokens() + brain.history.tokens())
     assert brain.fixed_tokens() >= counted - 5  # our own count did not change
-    assert brain.status(T0).context_tokens == brain.context_tokens()
+    assert status_of(brain, T0).context_tokens == brain.context_tokens()
 
 
 def test_an_openai_model_is_counted_with_its_own_encoding_never_scaled(scripted_server):
@@ -421,19 +422,21 @@ def test_an_openai_model_is_counted_with_its_own_encoding_never_scaled(scripted_
     brain = make_assistant(lambda: client, chat_model="gpt-4o-mini")
     hear(brain, "Aria, hello?")
     run_tick(brain)
-    assert brain.token_scale() == 1.0
+    assert brain.calibration.token_scale() == 1.0
     assert brain.context_tokens() == brain.fixed_tokens() + brain.history.tokens()
 
 
 def test_usage_that_cannot_be_the_same_text_is_not_learned_from():
     brain = make_assistant(ScriptedModel())
-    brain.calibrate_tokens(1000, 30)  # a server's own bookkeeping, not a count of the text
-    brain.calibrate_tokens(100, 125)  # too small a request to tell
-    assert brain.token_scale() == 1.0
-    brain.calibrate_tokens(1000, 1300)
-    assert brain.token_scale() == 1.3
-    brain.calibrate_tokens(1000, 1000)  # one odd sample moves it a third of the way
-    assert brain.token_scale() == pytest.approx(1.3 + (1.0 - 1.3) / 3, abs=0.001)
+    brain.calibration.calibrate_tokens(
+        1000, 30
+    )  # a server's own bookkeeping, not a count of the text
+    brain.calibration.calibrate_tokens(100, 125)  # too small a request to tell
+    assert brain.calibration.token_scale() == 1.0
+    brain.calibration.calibrate_tokens(1000, 1300)
+    assert brain.calibration.token_scale() == 1.3
+    brain.calibration.calibrate_tokens(1000, 1000)  # one odd sample moves it a third of the way
+    assert brain.calibration.token_scale() == pytest.approx(1.3 + (1.0 - 1.3) / 3, abs=0.001)
 
 
 # ---- a reply with nothing in it ----------------------------------------------------------------
@@ -609,18 +612,20 @@ def test_calibration_counts_the_request_sent_not_the_budgets_bound(scripted_serv
     hear(brain, "Aria, hello?", speaker="Alice")
     run_tick(brain)
     assert "4-1-7" not in str(scripted_server.responder.requests[-2]["messages"])
-    assert brain.token_scale() == pytest.approx(1.0, abs=0.01)
+    assert brain.calibration.token_scale() == pytest.approx(1.0, abs=0.01)
 
 
 def test_a_steady_factor_settles_and_requests_are_no_longer_counted_for_it():
     brain = make_assistant(ScriptedModel(), chat_model="gemma-3-1b-it")
-    assert brain.learning_token_scale()
+    assert brain.calibration.learning_token_scale()
     for _ in range(4):
-        brain.calibrate_tokens(1000, 1250)
-    assert brain.token_scale() == 1.25 and not brain.learning_token_scale()
+        brain.calibration.calibrate_tokens(1000, 1250)
+    assert brain.calibration.token_scale() == 1.25 and not brain.calibration.learning_token_scale()
     # a noisy server settles after thirty samples at most
     brain = make_assistant(ScriptedModel(), chat_model="gemma-3-1b-it")
     for n in range(30):
-        brain.calibrate_tokens(1000, 1100 if n % 2 else 1400)
-    assert not brain.learning_token_scale()
-    assert not make_assistant(ScriptedModel(), chat_model="gpt-4o-mini").learning_token_scale()
+        brain.calibration.calibrate_tokens(1000, 1100 if n % 2 else 1400)
+    assert not brain.calibration.learning_token_scale()
+    assert not make_assistant(
+        ScriptedModel(), chat_model="gpt-4o-mini"
+    ).calibration.learning_token_scale()

@@ -21,6 +21,7 @@ from ai_assistant.llm.client import RATE_LIMIT, LLMError
 from ai_assistant.memory.store import DictStore
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.sleep_history import SleepHistory
+from ai_assistant.status import status_of
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
 from .core_fakes import json_reply
@@ -158,7 +159,7 @@ def test_debt_survives_a_new_brain_on_the_same_store():
     SleepDebt(assistant.state).add(3, "long day")
     # a reload builds a new brain over the same stored state
     again = dataclasses.replace(assistant, state=assistant.state)
-    assert again.status(T0).sleep_debt == 3 and again.status(T0).debt_level == "Alert"
+    assert status_of(again, T0).sleep_debt == 3 and status_of(again, T0).debt_level == "Alert"
 
 
 def test_builder_debt_accepts_only_one_to_three():
@@ -209,7 +210,7 @@ def test_a_completed_sleep_resets_the_debt():
     assistant.lifecycle.wake_up(T0 + timedelta(hours=4), "morning")
     assert debt.points == 0 and debt.turns_since_sleep == 0
     assert debt.last_sleep().startswith("2026-11-21T16:00")
-    status = assistant.status(T0 + timedelta(hours=5))
+    status = status_of(assistant, T0 + timedelta(hours=5))
     assert status.last_sleep == debt.last_sleep() and status.sleep_debt == 0
 
 
@@ -320,7 +321,7 @@ def test_a_sleep_is_recorded_with_counts_calls_and_debt():
     assert record["errors"] == 0 and "compacting" in record["phases"]
     assert "links" in record["phases"] and "pruning" in record["phases"]
     assert SleepHistory(assistant.state).current() is None
-    status = assistant.status(T0 + timedelta(hours=5))
+    status = status_of(assistant, T0 + timedelta(hours=5))
     assert [r["id"] for r in status.recent_sleeps] == ["s1"]
 
 
@@ -340,7 +341,7 @@ def test_history_keeps_every_sleep_newest_first_and_errors():
     assert [r["began"] for r in records] == ["debt", "tool", "schedule", "builder"]
     assert records[-1]["errors"] == 1 and records[-1]["calls"] == 0
     assert "compacting" not in records[-1]["phases"]
-    assert len(assistant.status(T0).recent_sleeps) == 3
+    assert len(status_of(assistant, T0).recent_sleeps) == 3
     assert len(SleepHistory(assistant.state).recent(2)) == 2
 
 
@@ -454,15 +455,15 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
     def test_debt_and_sleeps_survive_a_reload(self):
         from ai_assistant.handler import AssistantHandler
 
-        self.handler.memory.add_debt(2, "a long day")
+        self.handler.memory.admin.add_debt(2, "a long day")
         self.handler.sleep(1, "light", "test")
         self.handler.wake("up")
         fresh = AssistantHandler(self.aria)  # what a reload builds, over the same Attributes
-        assert fresh.memory.debt()["points"] == 0 and fresh.memory.debt()["last_sleep"]
-        (record,) = fresh.memory.sleeps(5)
+        assert fresh.memory.admin.debt()["points"] == 0 and fresh.memory.admin.debt()["last_sleep"]
+        (record,) = fresh.memory.admin.sleeps(5)
         assert record["debt_before"] == 2 and record["began"] == "builder"
-        fresh.memory.add_debt(3, "another")
-        assert AssistantHandler(self.aria).memory.debt()["points"] == 3
+        fresh.memory.admin.add_debt(3, "another")
+        assert AssistantHandler(self.aria).memory.admin.debt()["points"] == 3
 
     def test_debt_shows_and_adds(self):
         text = self.cmd("/debt Aria")
@@ -479,16 +480,16 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         for bad in ("=0 nothing", "=4 too much", "=-1 less", "=two words", "=", "=2", "=2   "):
             text = self.cmd(f"/debt Aria{bad}")
             assert "Not changed" in text, bad
-        assert self.handler.memory.debt()["points"] == 0
+        assert self.handler.memory.admin.debt()["points"] == 0
         assert "No assistant called 'Nobody'" in self.cmd("/debt Nobody=2 why")
         assert "Name an assistant" in self.cmd("/debt")
 
     def test_add_debt_refuses_outside_one_to_three(self):
         for bad in (0, 4, 2.0, "2"):
             with pytest.raises(Refused):
-                self.handler.memory.add_debt(bad, "why")
-        assert self.handler.memory.debt()["points"] == 0
-        assert self.handler.memory.add_debt(1, "why")["points"] == 1
+                self.handler.memory.admin.add_debt(bad, "why")
+        assert self.handler.memory.admin.debt()["points"] == 0
+        assert self.handler.memory.admin.add_debt(1, "why")["points"] == 1
 
     def test_sleeps_lists_and_status_shows_the_last_three(self):
         assert "has not slept yet" in self.cmd("/sleeps Aria")
@@ -515,7 +516,7 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         assert "Usage: @assistant/sleeps" in self.cmd("/sleeps Aria=5")
         assert "No assistant called 'Nobody'" in self.cmd("/sleeps Nobody")
         with pytest.raises(Refused):
-            self.handler.memory.sleeps(0)
+            self.handler.memory.admin.sleeps(0)
 
     def test_status_shows_the_batches_under_way(self):
         from ai_assistant.state import BATCHES

@@ -127,7 +127,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert brain.long_term.all() == [] and brain.links.count() == 0
         assert brain.core_memory.items()["motto"]["value"] == "books first"
         assert self.script.db.memory_snapshots == []
-        assert self.handler.memory.sleeps(1)[0]["rolled_back"]["by"] == "Char"
+        assert self.handler.memory.admin.sleeps(1)[0]["rolled_back"]["by"] == "Char"
         assert "back by Char" in self.cmd("/sleeps Aria")  # wrapped in its column
         # the next night consolidates the same entries again, and core memory's consolidation
         # weighs the memories afresh (it had read up to two that are gone)
@@ -169,6 +169,25 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
             self.handler.memory.rollback("s1", by="Char", expected=shown)
         assert memory_attributes(self.aria) == after
 
+    def test_a_rollback_waits_for_a_turn_under_way_around_the_admins(self):
+        from ai_assistant.errors import Refused
+
+        self.remember_a_day()
+        self.sleep_through_the_night()
+        after = memory_attributes(self.aria)
+        memory = self.handler.memory
+        self.handler.in_flight = True
+        try:
+            with pytest.raises(Refused, match="in the middle of a turn"):
+                memory.rollback_plan("s1")
+            with pytest.raises(Refused, match="in the middle of a turn"):
+                memory.rollback("s1", by="Char")
+        finally:
+            self.handler.in_flight = False
+        assert memory_attributes(self.aria) == after
+        # the live memory wraps the builders' view it holds: the same plan, the same memory
+        assert memory.admin.rollback_plan("s1") == memory.rollback_plan("s1")
+
     def test_bad_input_is_refused_and_changes_nothing(self):
         before = memory_attributes(self.aria)
         assert "Not changed. Aria has no memory snapshot" in self.cmd("/rollback Aria")
@@ -179,7 +198,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         # cells wrap in columns, beside the other columns' lines (times, numbers)
         listed = re.sub(r"[|+\s\-\d:~]", "", self.cmd("/sleeps Aria"))
         assert "tokens;canberolledback" in listed
-        assert [s["sleep_id"] for s in self.handler.memory.snapshots()] == ["s1"]
+        assert [s["sleep_id"] for s in self.handler.memory.admin.snapshots()] == ["s1"]
         assert "No assistant called 'Nobody'" in self.cmd("/rollback Nobody")
         assert "Name an assistant" in self.cmd("/rollback")
         text = self.cmd("/rollback Aria=banana")
@@ -232,7 +251,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         self.clock.advance(3600)
         assert f"Aria forgot {secret} (recorded)." in self.cmd(f"/memory Aria/forget={secret}")
         assert "now trusts j000001 at 0.30" in self.cmd("/memory Aria/trust=j000001 low")
-        reviews = self.handler.memory.reviews()
+        reviews = self.handler.memory.admin.reviews()
         when = reviews[0]["at"][:16].replace("T", " ")
         shown = self.cmd("/rollback Aria", inputs=["y"])
         assert "The builders' corrections made since are kept." in shown
@@ -252,7 +271,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert "4-1-7" not in self.cmd("/journal Aria")
         assert brain.journal.get("j000001")["trust_set"]["trust"] == 0.3
         assert not brain.journal.get("j000001")["consolidated"]  # the night is undone
-        assert self.handler.memory.reviews() == reviews
+        assert self.handler.memory.admin.reviews() == reviews
         listed = self.cmd("/memory Aria/reviews")
         assert f"forgot {secret}" in listed and "trust 0.30" in listed
 
@@ -266,7 +285,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         self.clock.advance(3600)
         assert "Removed 'gossip'" in self.cmd("/core Aria/gossip=")
         assert "core memory 'hours' set, pinned" in self.cmd("/core Aria/hours=Open at dawn.")
-        when = self.handler.memory.reviews()[0]["at"][:16].replace("T", " ")
+        when = self.handler.memory.admin.reviews()[0]["at"][:16].replace("T", " ")
         shown = self.cmd("/rollback Aria", inputs=["y"])
         assert "The builders' corrections made since are kept." in shown
         assert (
@@ -279,7 +298,10 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert "gossip" not in notes and notes["hours"]["value"] == "Open at dawn."
         assert notes["motto"]["value"] == "books first"
         assert "4-1-7" not in self.cmd("/core Aria")
-        assert [r["action"] for r in self.handler.memory.reviews()] == ["core_set", "core_remove"]
+        assert [r["action"] for r in self.handler.memory.admin.reviews()] == [
+            "core_set",
+            "core_remove",
+        ]
         listed = self.cmd("/memory Aria/reviews")
         assert "pinned core note hours" in listed and "removed core note gossip" in listed
         assert "4-1-7" not in listed
@@ -293,7 +315,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         plan = self.handler.memory.rollback_plan("s1")
         assert plan["kept"] == []
         # while the builder answers, another builder forgets the secret
-        self.handler.memory.forget(secret, by="Ann")
+        self.handler.memory.admin.forget(secret, by="Ann")
         after = memory_attributes(self.aria)
         with pytest.raises(Refused, match="corrections it would keep changed"):
             self.handler.memory.rollback("s1", by="Char", expected=plan["sleeps"], expected_kept=[])

@@ -43,14 +43,14 @@ def remembering() -> AssistantMemory:
     brain.entities.observe(
         "#12", "Bob", "Bob fears the dark.", now=T0, author="Aria", audience=["#12"]
     )
-    memory.set_core_note("motto", "books first", by="Builder")
-    memory.add_reminder("festival", "Tell them about the harvest festival.", 3, "Builder")
+    memory.admin.set_core_note("motto", "books first", by="Builder")
+    memory.admin.add_reminder("festival", "Tell them about the harvest festival.", 3, "Builder")
     memory.consolidate(T0 + timedelta(hours=1))
     return memory
 
 
 def export(memory: AssistantMemory, game=GAME, settings=None, secrets=()) -> str:
-    data = memory.export_data(
+    data = memory.admin.export_data(
         {"name": "Aria", "dbref": "#5", "persona": "A librarian.", "settings": settings or {}},
         game,
         list(secrets),
@@ -60,8 +60,8 @@ def export(memory: AssistantMemory, game=GAME, settings=None, secrets=()) -> str
 
 
 def import_into(memory: AssistantMemory, raw, game_id=GAME["id"], replace=False) -> dict:
-    plan = memory.import_plan(raw, game_id, replace)
-    return memory.import_memory(plan, list(memory.brain.memory_store.inner.data))
+    plan = memory.admin.import_plan(raw, game_id, replace)
+    return memory.admin.import_memory(plan, list(memory.brain.memory_store.inner.data))
 
 
 def stored(memory: AssistantMemory) -> dict:
@@ -315,11 +315,11 @@ def test_memory_held_is_replaced_only_when_asked():
 
 def test_memory_learned_between_the_question_and_the_answer_is_not_replaced_unasked():
     target = AssistantMemory("Aria")
-    plan = target.import_plan(export(remembering()), GAME["id"])
+    plan = target.admin.import_plan(export(remembering()), GAME["id"])
     target.add_entry("The well is dry.", time=T0)
     before = copy.deepcopy(target.brain.memory_store.inner.data)
     with pytest.raises(Refused, match="learned something since you were asked"):
-        target.import_memory(plan, list(before))
+        target.admin.import_memory(plan, list(before))
     assert target.brain.memory_store.inner.data == before
 
 
@@ -357,15 +357,15 @@ def recalled_items(memory, query, audience):
 def test_a_file_from_another_game_is_rekeyed_so_a_stranger_with_the_dbref_learns_nothing():
     raw = export(remembering())
     elsewhere = AssistantMemory("Aria")
-    plan = elsewhere.import_plan(raw, "game-two")
+    plan = elsewhere.admin.import_plan(raw, "game-two")
     assert plan["rekey"]["#12"] == "name:bob"
-    elsewhere.import_memory(plan, [])
+    elsewhere.admin.import_memory(plan, [])
     # whoever has #12 in this game is a stranger: the whisper is not theirs
     assert not any("vault" in i.text for i in recalled_items(elsewhere, "vault code", ["#12"]))
     everything = json.dumps(stored(elsewhere))
     assert '"#12"' not in everything and "#12/" not in everything
     assert elsewhere.brain.journal.get("j000001")["audience"] == ["name:bob"]
-    assert elsewhere.profile("name:bob")["name"] == "Bob"
+    assert elsewhere.admin.profile("name:bob")["name"] == "Bob"
     # a builder still sees it, and it keeps its words
     assert any("vault" in item.text for item in elsewhere.recall("vault code", k=5))
 
@@ -374,16 +374,16 @@ def test_an_accounts_key_from_another_game_is_no_account_here():
     data = json.loads(export(remembering()))
     data["memory"]["journal"]["items"][1]["voice"] = "account#3"
     elsewhere = AssistantMemory("Aria")
-    plan = elsewhere.import_plan(json.dumps(data), "game-two")
+    plan = elsewhere.admin.import_plan(json.dumps(data), "game-two")
     assert plan["rekey"]["account#3"] == "account#3@game-one"
-    elsewhere.import_memory(plan, [])
+    elsewhere.admin.import_memory(plan, [])
     assert elsewhere.brain.journal.get("j000001")["voice"] == "account#3@game-one"
     # this game's account#3 is a stranger: forgetting them leaves the whisper's words
     report = forget_person(elsewhere.brain.review, PersonMatch(keys=["account#3"]), T0, by="Ann")
     assert "j000001" not in report.forgotten
     # in the same game the key stays (it is the same account)
     same = AssistantMemory("Aria")
-    plan = same.import_plan(json.dumps(data), GAME["id"])
+    plan = same.admin.import_plan(json.dumps(data), GAME["id"])
     assert plan["rekey"] == {}
 
 

@@ -124,8 +124,8 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         # the whisper is still the whisperer's alone
         assert self.whisper_seen_by(self.mira, frozenset({self.char1.dbref}))
         assert not self.whisper_seen_by(self.mira, frozenset({self.char2.dbref}))
-        assert [item.id for item in self.mira.assistant.memory.search("east door")] == [
-            item.id for item in self.handler.memory.search("east door")
+        assert [item.id for item in self.mira.assistant.memory.admin.search("east door")] == [
+            item.id for item in self.handler.memory.admin.search("east door")
         ]
 
     def test_import_over_memory_needs_replace_and_a_bad_file_changes_nothing(self):
@@ -154,14 +154,14 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         text = self.cmd("/import/replace Aria=aria.json", inputs=["y"])
         assert "Not changed." in text and "is asleep" in text
         self.handler.wake("test")
-        assert self.handler.memory.snapshots()  # the sleep's
+        assert self.handler.memory.admin.snapshots()  # the sleep's
 
         text = self.cmd("/import/replace Aria=aria.json", inputs=["y"])
         assert "It replaces all Aria remembers now: 2 journal entries" in text
         assert "Imported into Aria" in text
         assert memory_attributes(self.aria) == before
         # a rollback cannot reach behind an import
-        assert self.handler.memory.snapshots() == []
+        assert self.handler.memory.admin.snapshots() == []
         assert not [key for key in self.script.attributes.all() if "memory_snapshot:" in key.key]
 
     def test_files_outside_the_game_folder_are_refused(self):
@@ -211,7 +211,7 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         assert "made in another game" in text and "Imported into Mira" in text
         assert not self.whisper_seen_by(self.mira, frozenset({self.char1.dbref}))
         name_key = f"name:{self.char1.key.lower()}"
-        assert self.mira.assistant.memory.profile(name_key) is not None
+        assert self.mira.assistant.memory.admin.profile(name_key) is not None
         stored = json.dumps(memory_attributes(self.mira))
         assert f'"{self.char1.dbref}"' not in stored
         # a builder still sees it

@@ -17,6 +17,7 @@ from ai_assistant.llm.client import ChatReply, TokenUsage
 from ai_assistant.memory.review import ReviewError, parse_trust
 from ai_assistant.memory_api import AssistantMemory
 from ai_assistant.sleep.dreaming import consolidate_people, reflect
+from ai_assistant.status import status_of
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
 from .core_fakes import run, step, structured
@@ -222,7 +223,7 @@ def test_a_spent_budget_stops_calls_says_so_once_and_loses_nothing():
         "Aria rubs their eyes: they cannot think any more for now.",
     ]  # said once
     assert len(brain.events) == 1  # the question waits
-    status = brain.status(T0)
+    status = status_of(brain, T0)
     assert status.spend["day"] >= 150 and "budget of 100 tokens is spent" in status.budget["spent"]
     # a new game day: it answers again
     model.answers = [reply(("noop", {}))]

@@ -10,7 +10,7 @@ The public API, importable from here:
 - `AssistantCharacterMixin`, `AssistantCharacter`: the typeclass side (`ai_assistant.characters`).
 - `AssistantHandler`: the one door into an assistant, `character.assistant`
   (`ai_assistant.handler`); `AssistantMemory`: its memory in plain Python, the builder's view
-  and corrections included (`ai_assistant.memory_api`).
+  and corrections held as its `admin` (`ai_assistant.memory_api`).
 - `Refused` (also `AssistantError`): what every refused operation raises, its message naming
   what was wrong and what is allowed (`ai_assistant.errors`).
 - `AssistantScript`: the ticker script (`ai_assistant.scripts`).

@@ -81,10 +81,10 @@ def assistant_holdings(assistant) -> dict[str, int]:
     """
     memory = assistant.assistant.memory
     return {
-        "journal entries": len(memory.newest_entries()),
-        "memories": len(memory.newest_memories()),
-        "people": len(memory.people_index()),
-        "snapshots": len(memory.snapshots()),
+        "journal entries": len(memory.admin.newest_entries()),
+        "memories": len(memory.admin.newest_memories()),
+        "people": len(memory.admin.people_index()),
+        "snapshots": len(memory.admin.snapshots()),
     }
 
 

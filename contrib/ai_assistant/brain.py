@@ -13,7 +13,6 @@ it.
 """
 
 import asyncio
-import math
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,13 +20,12 @@ from datetime import datetime
 
 from . import telemetry
 from .conf import AssistantConfig, ConfigError
-from .debt import SleepDebt
-from .sleep_history import SleepHistory
 from .driver import BlockingWork, ModelWork
 from .budget import TokenBudget
 from .events import EventQueue
 from .lifecycle import SLEEP, Lifecycle
-from .llm.client import NOT_CONFIGURED, ChatClient, ChatRequest, LLMError, window_in
+from .llm.calibration import Calibration
+from .llm.client import NOT_CONFIGURED, ChatClient, ChatRequest, LLMError
 from .llm.embedding_roles import DOCUMENT, QUERY, RolesResolver, aembed_texts, embed_texts
 from .llm.structured import acomplete_structured, complete_structured
 from .llm.tokens import TokenCounter
@@ -36,7 +34,7 @@ from .memory.core import CoreMemory
 from .memory.digests import DigestArchive
 from .memory.entities import EntityMemory
 from .memory.gossip import GossipLog
-from .memory.history import ConversationHistory, wire_format
+from .memory.history import ConversationHistory, visible_history, wire_format
 from .memory.journal import Journal
 from .memory.links import MemoryLinks
 from .memory.lore import LORE, merged
@@ -48,44 +46,14 @@ from .memory.snapshots import RecordingStore, Snapshots
 from .memory.store import KeyValueStore
 from .prompt import SYSTEM_PROMPT, system_prompt
 from .reminders import Reminders
-from .state import (
-    ACTIVITY,
-    BATCHES,
-    CONTEXT_WINDOW,
-    TOKEN_SCALE,
-    DEPTH,
-    DREAMING_PROGRESS,
-    INITIATED_BY,
-    LAST_COMPACTION,
-    REASON,
-    RETRY_AFTER,
-    SCHEDULE_SUSPENDED,
-    USAGE,
-    USAGE_BY_HOUR,
-    WAIT_REASON,
-    WAIT_UNTIL,
-    WAKE_DEFERRED,
-    WAKE_TIME,
-    last_turn,
-)
-from .status import AssistantStatus
-from .memory.audience import Audience, message_audience, narrowest, visible
+from .state import USAGE, USAGE_BY_HOUR
+from .memory.audience import Audience, message_audience, narrowest
 from .tools.base import TURN, Speaker, ToolContext, ToolRegistry, World
 
 # hours of usage kept for the charts (a week)
 HOURS_KEPT = 168
 # the least room a context budget must leave for the conversation itself
 MIN_CONVERSATION_TOKENS = 500
-# learning the server's count of tokens (`Brain.calibrate_tokens`): the smallest request that
-# tells, and the factors a tokenizer of the same text can plausibly give (Gemma's is about 1.25)
-MIN_CALIBRATION_TOKENS = 200
-MIN_TOKEN_SCALE = 0.5
-MAX_TOKEN_SCALE = 3.0
-# samples after which the factor is settled for the model (a tokenizer does not change): no
-# more requests are counted for it, so a long history costs the reactor nothing more per call
-SETTLED_SAMPLES = 30
-# samples after which one that leaves the factor as it was settles it at once
-SETTLE_AFTER = 3
 
 
 @dataclass
@@ -164,6 +132,8 @@ class Brain:
             # every write to memory keeps what it replaced in the open snapshot (a rollback)
             self.memory_store = RecordingStore(self.memory_store, Snapshots(self.state))
         self.counter = TokenCounter(self.model)
+        # what the server taught of its count of tokens and its window
+        self.calibration = Calibration(self.state, self.model, self.counter, self.config)
         self.events = EventQueue(self.state)
         self.history = ConversationHistory(self.state, self.counter)
         self.journal = Journal(self.memory_store)
@@ -208,8 +178,6 @@ class Brain:
             self.links,
             digests=self.digests,
         )
-        # set by the sleep tick in batch mode (`sleep.batch.BatchRound`), for its structured calls
-        self.batch_round = None
 
     @property
     def names(self) -> list[str]:
@@ -234,25 +202,8 @@ class Brain:
         return ModelWork(*forms, self.client_factory, request)
 
     def structured(self, request: ChatRequest, output_model) -> BlockingWork:
-        """A structured completion, as blocking work returning `(object, replies)`.
-
-        Args:
-            request (ChatRequest): What to send to the model.
-            output_model: The pydantic model the answer must fit.
-
-        In batch mode (a sleep tick with `batch_enabled`) the answer may come from a batch, or
-        the request go into one: then `sleep.batch.BatchDeferred` is raised (the step waits).
-
-        Returns:
-            BlockingWork: A call to run in a worker thread; it returns `(object, replies)`.
-
-        """
-        if self.batch_round is not None:
-            return self.batch_round.structured(request, output_model, self.direct_structured)
-        return self.direct_structured(request, output_model)
-
-    def direct_structured(self, request: ChatRequest, output_model) -> BlockingWork:
-        """A structured completion sent now, never through a batch.
+        """A structured completion sent now (a sleep tick in batch mode asks through its
+        `sleep.batch.BatchRound`, which calls this for what a batch does not answer).
 
         Args:
             request (ChatRequest): What to send to the model.
@@ -789,7 +740,7 @@ class Brain:
             int: The number of tokens.
 
         """
-        return self.scaled(self.fixed_tokens(scope) + self.history.tokens())
+        return self.calibration.scaled(self.fixed_tokens(scope) + self.history.tokens())
 
     def pending_tokens(self, pending: list[dict], scope: str = TURN) -> int:
         """Tokens of `build_request(pending, <scope's tools>)`, without re-counting the history:
@@ -804,174 +755,30 @@ class Brain:
 
         """
         counted = self.fixed_tokens(scope) + self.history.tokens()
-        return self.scaled(counted + sum(self.counter.count_message(m) for m in pending))
+        return self.calibration.scaled(
+            counted + sum(self.counter.count_message(m) for m in pending)
+        )
 
     def usage_ratio(self) -> float:
-        """How full the context is: `context_tokens() / context_budget()`.
+        """How full the context is: `context_tokens()` over the context budget.
 
         Returns:
             float: The ratio; 1.0 means the context is full.
 
         """
-        return self.context_tokens() / self.context_budget()
-
-    # ---- the server's count of tokens ----------------------------------------------------------
-
-    def token_scale(self) -> float:
-        """The server's prompt tokens per token we count, for a model tiktoken does not know
-        (1.0 for an OpenAI model, or before the server reported any usage).
-
-        Returns:
-            float: The factor `context_tokens` and `pending_tokens` apply.
-
-        """
-        if self.counter.native:
-            return 1.0
-        known = self.state.get(TOKEN_SCALE) or {}
-        if known.get("model") != self.model:
-            return 1.0
-        return float(known.get("ratio") or 1.0)
-
-    def scaled(self, counted: int) -> int:
-        """Tokens we counted, in the server's tokens (`token_scale`).
-
-        Args:
-            counted (int): Tokens counted with our encoding.
-
-        Returns:
-            int: The server's count, as far as it is known.
-
-        """
-        scale = self.token_scale()
-        return counted if scale == 1.0 else math.ceil(counted * scale)
-
-    def learning_token_scale(self) -> bool:
-        """Whether the server's count is still being learned: a model tiktoken does not know,
-        with fewer than `SETTLED_SAMPLES` samples.
-
-        Returns:
-            bool: True while answered requests should be counted for `calibrate_tokens`.
-
-        """
-        if self.counter.native:
-            return False
-        known = self.state.get(TOKEN_SCALE) or {}
-        return known.get("model") != self.model or (known.get("samples") or 0) < SETTLED_SAMPLES
-
-    def calibrate_tokens(self, counted: int, reported: int) -> None:
-        """Learn how the server counts from a request it answered: the prompt tokens it
-        reported against the tokens we count in that very request (`request_tokens`, not
-        scaled; not the budget's bound, which holds what a private exchange leaves out).
-
-        Only for a model tiktoken does not know (its tokenizer may count a quarter more, as
-        Gemma's does), so that the budget and compaction stay true. A request too small to
-        tell, or a figure implausible for the same text, is not learned from; the factor moves
-        a third of the way to each new sample, so one odd request does not swing it.
-
-        Args:
-            counted (int): The tokens we count in the request sent.
-            reported (int): The prompt tokens the server reported for it.
-
-        """
-        if self.counter.native or reported <= 0 or counted < MIN_CALIBRATION_TOKENS:
-            return
-        scale = self.token_scale()
-        sample = reported / counted
-        if not MIN_TOKEN_SCALE <= sample <= MAX_TOKEN_SCALE:
-            return  # not the same text counted another way: a server's own bookkeeping
-        known = self.state.get(TOKEN_SCALE) or {}
-        samples = int(known.get("samples") or 0) if known.get("model") == self.model else 0
-        ratio = sample if not samples else scale + (sample - scale) / 3
-        if samples and abs(ratio - scale) < 0.005:
-            # steady: once it has held for a few samples, it is settled
-            ratio = scale
-            if samples >= SETTLE_AFTER:
-                samples = SETTLED_SAMPLES - 1
-        self.state.set(
-            TOKEN_SCALE,
-            {"model": self.model, "ratio": round(ratio, 4), "samples": samples + 1},
-        )
-
-    # ---- the server's context window ----------------------------------------------------------
-
-    def context_window(self) -> dict | None:
-        """The chat model's context window as its server told it, if it did.
-
-        Returns:
-            dict or None: {"tokens", "source"} ("server": its model list; "refusal": a
-                request it refused as too long).
-
-        """
-        known = self.state.get(CONTEXT_WINDOW) or {}
-        if known.get("model") != self.model or not known.get("tokens"):
-            return None
-        return {"tokens": known["tokens"], "source": known.get("source")}
-
-    def context_budget(self) -> int:
-        """The most tokens a request may hold: `max_context_tokens`, and never more than the
-        server's window less the room the reply needs (`max_reply_tokens`).
-
-        Returns:
-            int: The budget in tokens.
-
-        """
-        budget = self.config.max_context_tokens
-        known = self.context_window()
-        if known:
-            budget = min(budget, known["tokens"] - self.config.max_reply_tokens)
-        return max(budget, 1)
+        return self.context_tokens() / self.calibration.context_budget()
 
     def discover_context_window(self) -> BlockingWork | None:
-        """Ask the server, once per chat model, what window it reports (`GET /models`).
+        """Ask the server, once per chat model, what window it reports (`GET /models`); what
+        it answers goes to `calibration.learn_context_window`.
 
         Returns:
             BlockingWork or None: Work returning the window or None; None when it was asked.
 
         """
-        known = self.state.get(CONTEXT_WINDOW) or {}
-        if known.get("model") == self.model and known.get("checked"):
+        if self.calibration.window_asked():
             return None
         return ModelWork(_served_window, _aserved_window, self.client_factory, self.model)
-
-    def learn_context_window(self, tokens: int | None, source: str) -> None:
-        """Keep the window the server told (and that it was asked).
-
-        Args:
-            tokens (int or None): The window; None when the server did not say.
-            source (str): "server" or "refusal".
-
-        """
-        known = dict(self.state.get(CONTEXT_WINDOW) or {})
-        if known.get("model") != self.model:
-            known = {"model": self.model}
-        known["checked"] = True
-        if tokens:
-            known.update(tokens=int(tokens), source=source)
-        self.state.set(CONTEXT_WINDOW, known)
-
-    def context_refused(self, error: LLMError, counted: int) -> int:
-        """A request the server refused as larger than its window: learn the window, from the
-        refusal's words or below what was sent, so the next request is compacted to fit.
-
-        Every refusal lowers the window (by a fifth at least when the server names the same
-        one again: our count of its tokens was low), so a turn never loops on it; once the
-        budget cannot hold the fixed prompt, the turn stops with `context_budget` and its
-        advice.
-
-        Args:
-            error (LLMError): The refusal (`CONTEXT_LENGTH`).
-            counted (int): The tokens we counted in the refused request.
-
-        Returns:
-            int: The window now assumed.
-
-        """
-        tokens = window_in(str(error)) or int((counted + self.config.max_reply_tokens) * 0.8)
-        known = self.context_window()
-        if known and tokens >= known["tokens"]:
-            tokens = int(known["tokens"] * 0.8)
-        self.learn_context_window(tokens, "refusal")
-        return tokens
 
     def check_override(self, key: str, value) -> None:
         """Rules a configuration value must follow for this assistant, beyond its bounds.
@@ -989,112 +796,13 @@ class Brain:
         """
         if key == "max_context_tokens":
             # counted as the server counts, as the budget is checked
-            needed = self.scaled(self.fixed_tokens()) + MIN_CONVERSATION_TOKENS
+            needed = self.calibration.scaled(self.fixed_tokens()) + MIN_CONVERSATION_TOKENS
             if value < needed:
                 raise ConfigError(
                     f"max_context_tokens={value} cannot hold the system prompt, core memory and "
                     f"tools ({needed - MIN_CONVERSATION_TOKENS} tokens) plus "
                     f"{MIN_CONVERSATION_TOKENS} for the conversation: at least {needed}."
                 )
-
-    # ---- status -----------------------------------------------------------------------------
-
-    def status(self, now: datetime) -> AssistantStatus:
-        """What the core knows of this assistant now.
-
-        Args:
-            now (datetime): The real time.
-
-        Returns:
-            AssistantStatus: Mode, phase, schedule, queue, context, memory and usage figures.
-
-        """
-        state = self.state
-        config = self.config
-        cooldown = self.lifecycle.cooldown_remaining(now).total_seconds()
-        if config.sleep_schedule_enabled:
-            schedule = (
-                f"{config.sleep_start_hour:02d}:00 game time for {config.sleep_duration_hours} h"
-                + (" (suspended)" if state.get(SCHEDULE_SUSPENDED) else "")
-            )
-        else:
-            schedule = "off"
-        debt = SleepDebt(state)
-        return AssistantStatus(
-            mode=self.lifecycle.mode,
-            phase=self.lifecycle.phase,
-            depth=state.get(DEPTH),
-            scheduled_wake_time=state.get(WAKE_TIME),
-            cooldown_minutes_left=max(0, int(-(-cooldown // 60))),
-            initiated_by=state.get(INITIATED_BY),
-            sleep_reason=state.get(REASON),
-            wake_deferred_reason=state.get(WAKE_DEFERRED),
-            consolidation_progress=self.lifecycle.progress() if self.lifecycle.phase else {},
-            dreaming_progress=dict(state.get(DREAMING_PROGRESS) or {}),
-            schedule=schedule,
-            pending_events=len(self.events),
-            events_dropped=self.events.dropped(),
-            activity_since_wake=state.get(ACTIVITY) or 0,
-            context_tokens=self.context_tokens(),
-            max_context_tokens=self.context_budget(),
-            context_window=self.context_window(),
-            core_memory_tokens=self.core_memory.tokens(),
-            memory_block_tokens=config.memory_block_tokens,
-            journal_size=len(self.journal),
-            journal_rested=self.journal.rested_count(),
-            token_scale=self.token_scale(),
-            long_term_memories=self.long_term.count(),
-            usage=self.usage().model_copy(),
-            spend=self.budget().spent(now, self.game_now(now)),
-            budget={
-                "day": config.token_budget_per_day,
-                "hour": config.token_budget_per_hour,
-                "spent": self.budget_spent(now),
-            },
-            last_turn=last_turn(state),
-            last_compaction=state.get(LAST_COMPACTION),
-            wait_until=state.get(WAIT_UNTIL),
-            wait_reason=state.get(WAIT_REASON),
-            retry_after=state.get(RETRY_AFTER),
-            sleep_debt=debt.points,
-            debt_level=debt.level,
-            last_sleep=debt.last_sleep(),
-            turns_since_sleep=debt.turns_since_sleep,
-            recent_sleeps=SleepHistory(state).recent(3),
-            batches=[
-                {"id": b["id"], "requests": len(b["keys"]), "submitted_at": b["submitted_at"]}
-                for b in state.get(BATCHES) or []
-            ],
-            recall=self.recall_description(),
-        )
-
-    def recall_description(self) -> str:
-        """How this assistant recalls, in a line for `/status`: its words' stemmer, its
-        embeddings model with the marks it sends and how far the journal is embedded, its
-        reranking model.
-
-        Returns:
-            str: The line.
-
-        """
-        config = self.config
-        parts = [f"words ({config.recall_stemmer} stemmer)"]
-        if self.embedding_model:
-            roles = self.embedding_roles.roles()
-            if roles.query_input_type or roles.document_input_type:
-                marks = f"input_type {roles.query_input_type} / {roles.document_input_type}"
-            elif roles.query_prefix or roles.document_prefix:
-                marks = f"{roles.query_prefix.strip()!r} / {roles.document_prefix.strip()!r}"
-            else:
-                marks = "no marks"
-            through = self.journal.embedded_through(self.embedding_model)
-            parts.append(
-                f"embeddings {self.embedding_model} ({roles.family or 'no known family'}: "
-                f"{marks}; journal embedded through {through} of {len(self.journal)})"
-            )
-        if config.recall_rerank_model:
-            parts.append(f"reranked by {config.recall_rerank_model}")
-        return "; ".join(parts)
 
     @property
     def asleep(self) -> bool:
@@ -1105,50 +813,6 @@ class Brain:
 
         """
         return self.lifecycle.mode == SLEEP
-
-
-PRIVATE_NOTE = (
-    "[A private conversation with someone else took place here. What was said is not shown: "
-    "it is not yours to share.]"
-)
-
-
-def visible_history(
-    history: list[dict], served: frozenset[str] | None, turn: str | None = None
-) -> tuple[list[dict], list[Audience]]:
-    """The history as a conversation serving `served` may see it (wire format).
-
-    Messages of private conversations with others are left out; one note stands for each run
-    of them, so the model knows only that one took place. A turn's messages share one audience,
-    so a tool call and its result are always shown or left out together.
-
-    Args:
-        history (list): The stored history messages, oldest first.
-        served (frozenset or None): Who the conversation serves; None: everyone.
-        turn (str, optional): The asking conversation's key: its own messages are shown
-            whatever their audience (it made them; with `room_speech_audience="present"` a
-            newcomer may not know what its events said, yet the turn goes on from them).
-
-    Returns:
-        tuple: The visible messages in wire format, with notes for hidden runs, and the
-            audiences of the messages shown.
-
-    """
-    shown: list[dict] = []
-    audiences: list[Audience] = []
-    hidden = False
-    for message in history:
-        audience = message_audience(message)
-        own = turn is not None and (message.get("metadata") or {}).get("turn") == turn
-        if own or visible(audience, served):
-            shown.append(wire_format(message))
-            if audience is not None:
-                audiences.append(audience)
-            hidden = False
-        elif not hidden:
-            shown.append({"role": "user", "content": PRIVATE_NOTE})
-            hidden = True
-    return shown, audiences
 
 
 # the blocking work and its coroutine twin; a client without coroutines (a game's own

@@ -450,14 +450,14 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
         """Show the assistant's sleep debt, or add 1-3 points with a reason."""
         usage = "Usage: @assistant/debt <name>[=<1-3> <reason>]"
         if self.rhs is None:
-            self.msg(self.format_debt(self.target, self.handler.memory.debt()))
+            self.msg(self.format_debt(self.target, self.handler.memory.admin.debt()))
             return
         words = self.rhs.split(None, 1)
         if not words or not words[0].lstrip("-").isdigit():
             self.msg(f"Not changed. Give 1 to 3 points and a reason. {usage}")
             return
         reason = words[1] if len(words) > 1 else ""
-        debt = self.handler.memory.add_debt(int(words[0]), reason)
+        debt = self.handler.memory.admin.add_debt(int(words[0]), reason)
         self.msg(
             f"Added {int(words[0])} to {self.target.key}'s sleep debt: now {debt['points']} "
             f"({debt['level']})."
@@ -473,10 +473,10 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
             if self.subkey:
                 self.msg(f"Not changed. {usage}")
                 return
-            self.more(self.format_reminders(self.target, self.handler.memory.reminders()))
+            self.more(self.format_reminders(self.target, self.handler.memory.admin.reminders()))
             return
         if self.subkey.lower() == "remove":
-            removed = self.handler.memory.remove_reminder(self.rhs)
+            removed = self.handler.memory.admin.remove_reminder(self.rhs)
             self.msg(f"Removed reminder {removed['id']} ({removed['pattern']}).")
             return
         if self.subkey and not self.subkey.isdigit():
@@ -486,7 +486,7 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
         if not colon:
             self.msg(f"Not changed. Separate the pattern and the reminder with ':'. {usage}")
             return
-        added = self.handler.memory.add_reminder(
+        added = self.handler.memory.admin.add_reminder(
             pattern, reminder, int(self.subkey) if self.subkey else 3, by=self.caller.key
         )
         self.msg(
@@ -499,8 +499,8 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
         if self.rhs is not None:
             self.msg("Usage: @assistant/sleeps <name>")
             return
-        kept = {snapshot["sleep_id"] for snapshot in self.handler.memory.snapshots()}
-        sleeps = self.handler.memory.sleeps(50, current=True)
+        kept = {snapshot["sleep_id"] for snapshot in self.handler.memory.admin.snapshots()}
+        sleeps = self.handler.memory.admin.sleeps(50, current=True)
         self.more(self.format_sleeps(self.target, sleeps, kept))
 
     def do_rollback(self):

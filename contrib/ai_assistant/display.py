@@ -244,7 +244,7 @@ class AssistantDisplay:
 
         Args:
             assistant (Object): The assistant character.
-            debt (dict): As `character.assistant.memory.debt()` gives it.
+            debt (dict): As `character.assistant.memory.admin.debt()` gives it.
 
         Returns:
             str: One fact a line.
@@ -267,7 +267,7 @@ class AssistantDisplay:
 
         Args:
             assistant (Object): The assistant character.
-            reminders (list): As `character.assistant.memory.reminders()` gives them.
+            reminders (list): As `character.assistant.memory.admin.reminders()` gives them.
 
         Returns:
             str: A table, or a line saying there are none.
@@ -371,7 +371,7 @@ class AssistantDisplay:
 
         Args:
             assistant (Object): The assistant character.
-            plan (dict): As `character.assistant.memory.forget_person_plan()` gives it.
+            plan (dict): As `character.assistant.memory.admin.forget_person_plan()` gives it.
 
         Returns:
             str: One line: their keys and the counts by kind (never anyone's words).

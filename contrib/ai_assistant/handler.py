@@ -15,10 +15,11 @@ off three parts:
 - the lifecycle orders: `sleep`, `wake`, `wait`, `pause`, `resume`, `instruct`, `tick_now`,
   `clear_errors`, the settings (`options`, `set_option`);
 - `hearing`: what the character is sent, turned into events (`ai_assistant.hearing.Hearing`);
-- `memory`: what builders read and correct of its memory, in the pure core
-  (`memory_api.AssistantMemory` over the live brain: the journal, memories, people, forget and
-  trust, core notes, reminders, the sleep debt and history, snapshots and rollback, export and
-  import), run as the game runs it (`live_memory.LiveMemory`);
+- `memory`: its memory, in the pure core (`memory_api.AssistantMemory` over the live brain),
+  holding what builders read and correct as `memory.admin` (`memory_admin.MemoryAdmin`: the
+  journal, memories, people, forget and trust, core notes, reminders, the sleep debt and
+  history, snapshots), with what the game runs its own way wrapped around it
+  (`live_memory.LiveMemory`: rollback, forgetting a person, export and import);
 - `overview`: what a list and the dashboard read besides the status (`summary()` for a list,
   which builds no brain; the model in use, the last turns, the transitions, the use per hour:
   `ai_assistant.overview.Overview`).
@@ -73,7 +74,7 @@ from .state import (
     WAIT_SET_AT,
     WAIT_UNTIL,
 )
-from .status import AssistantStatus
+from .status import AssistantStatus, status_of
 from .storage import AttributeStore
 from .tools import default_registry
 from .tools.base import ToolRegistry, World
@@ -220,9 +221,10 @@ class AssistantHandler:
 
     @cached_property
     def memory(self) -> LiveMemory:
-        """What builders read and correct of this assistant's memory: the pure core's
-        (`memory_api.AssistantMemory` over the live brain), run as the game runs it
-        (`live_memory.LiveMemory`: searches off the reactor, a rollback in one transaction)."""
+        """This assistant's memory: the pure core's (`memory_api.AssistantMemory` over the live
+        brain), what builders read and correct held as its `admin`, what the game runs its own
+        way wrapped around it (`live_memory.LiveMemory`: searches off the reactor, a rollback in
+        one transaction)."""
         return LiveMemory(self)
 
     @cached_property
@@ -537,7 +539,7 @@ class AssistantHandler:
         script = self.script
         subscription = script.attributes.get(TICKER_SUBSCRIPTION) or {}
         last_error = script.attributes.get(LAST_ERROR)
-        brain_status = self.brain.status(self.now())
+        brain_status = status_of(self.brain, self.now())
         return replace(
             brain_status,
             pending_events=brain_status.pending_events + unqueued,

@@ -1,10 +1,12 @@
 """
 The memory part of a live assistant: `character.assistant.memory`.
 
-It is the pure core's builder API (`memory_api.AssistantMemory`, over the brain the handler
-keeps) with the few things only a running game can do: a search whose query is embedded off
-the reactor, and a rollback refused while a turn is under way, run in one database transaction,
-after which the handler builds its brain again from the restored memory.
+It is the pure core's memory (`memory_api.AssistantMemory`, over the brain the handler keeps),
+holding the builder's view (`admin`, a `memory_admin.MemoryAdmin`), with the few things only a
+running game can do: a search whose query is embedded off the reactor; a rollback and
+forgetting a person wrapped around the admin's (refused while a turn is under way, run in one
+database transaction, after which the handler builds its brain again from the store); export
+to and import from a memory file in the game's folder.
 
 It is given the handler (the door it hangs from) and uses only what the door offers; it
 imports nothing of it.
@@ -21,7 +23,7 @@ from .storage import MEMORY_CATEGORY, step_transaction
 
 
 class LiveMemory(AssistantMemory):
-    """`AssistantMemory` over a live assistant's brain.
+    """`AssistantMemory` over a live assistant's brain; its `admin` is the builders'.
 
     Args:
         assistant (AssistantHandler): The assistant's handler (its brain, clock, runner and
@@ -31,8 +33,7 @@ class LiveMemory(AssistantMemory):
 
     def __init__(self, assistant):
         self.assistant = assistant
-        self._brain_source = lambda: assistant.brain
-        self._now = assistant.now
+        self._hold(lambda: assistant.brain, assistant.now)
 
     def _not_busy(self) -> None:
         if self.assistant.in_flight:
@@ -55,13 +56,14 @@ class LiveMemory(AssistantMemory):
             Refused: An empty or oversized query.
 
         """
-        query = self.search_query(query)
+        admin = self.admin
+        query = admin.search_query(query)
         brain = self.brain
         runner = self.assistant.runner or default_runner()
         limit = brain.config.memory_search_limit
 
         def reranked(semantic=None):
-            pool = self.search(query, semantic, limit=brain.recall_pool(limit))
+            pool = admin.search(query, semantic, limit=brain.recall_pool(limit))
             work = brain.rerank(query, pool)
             if work is None:
                 return pool[:limit]
@@ -76,14 +78,13 @@ class LiveMemory(AssistantMemory):
             return defer.maybeDeferred(reranked)
         return runner(work).addCallback(reranked)
 
-    def rollback_plan(self, sleep_id: str | None = None, long_term=None) -> dict:
+    def rollback_plan(self, sleep_id: str | None = None) -> dict:
         """What rolling back a sleep would change (see `MemoryAdmin.rollback_plan`), refused
-        while a turn is under way; a game's own long-term store gets the builders'
-        corrections made again through it.
+        while a turn is under way; a game's own long-term store (the handler's
+        `make_long_term_store`) gets the builders' corrections made again through it.
 
         Args:
             sleep_id (str, optional): The sleep, such as "s3"; by default the latest one.
-            long_term (callable, optional): Ignored: the handler's `make_long_term_store`.
 
         Returns:
             dict: The plan.
@@ -93,7 +94,7 @@ class LiveMemory(AssistantMemory):
 
         """
         self._not_busy()
-        return super().rollback_plan(sleep_id, self.assistant.make_long_term_store)
+        return self.admin.rollback_plan(sleep_id, self.assistant.make_long_term_store)
 
     def rollback(
         self,
@@ -101,7 +102,6 @@ class LiveMemory(AssistantMemory):
         by: str = "builder",
         expected: list | None = None,
         expected_kept: list | None = None,
-        long_term=None,
     ) -> dict:
         """Roll a sleep back (see `MemoryAdmin.rollback`), all of it in one database
         transaction, then have the handler build its brain again from the restored memory.
@@ -111,7 +111,6 @@ class LiveMemory(AssistantMemory):
             by (str, optional): Who ordered it (kept in the sleep history).
             expected (list, optional): The sleeps the builder was shown it would undo.
             expected_kept (list, optional): The corrections they were shown it keeps.
-            long_term (callable, optional): Ignored: the handler's `make_long_term_store`.
 
         Returns:
             dict: What changed, as `rollback_plan` gives it.
@@ -123,7 +122,7 @@ class LiveMemory(AssistantMemory):
         self._not_busy()
         assistant = self.assistant
         with step_transaction():  # all of it or nothing
-            summary, unrecorded = super().rollback(
+            summary, unrecorded = self.admin.rollback(
                 sleep_id, by, expected, expected_kept, assistant.make_long_term_store
             )
         for undone in unrecorded:
@@ -165,7 +164,7 @@ class LiveMemory(AssistantMemory):
         if lore is None:
             lore = game_lore(make=False)  # a game without lore has no lore script
         with step_transaction():  # all of it or nothing
-            report = super().forget_person(person, by, reason, keys, names, lore)
+            report = self.admin.forget_person(person, by, reason, keys, names, lore)
         self.assistant.forget_brain()
         return report
 
@@ -190,7 +189,7 @@ class LiveMemory(AssistantMemory):
 
         assistant = self.assistant
         obj = assistant.obj
-        data = self.export_data(
+        data = self.admin.export_data(
             {
                 "name": obj.key,
                 "dbref": obj.dbref,
@@ -238,7 +237,7 @@ class LiveMemory(AssistantMemory):
 
         self._not_busy()
         raw = read_memory_file(path)
-        plan = self.import_plan(raw, game_identity()["id"], replace)
+        plan = self.admin.import_plan(raw, game_identity()["id"], replace)
         try:
             resolve_config(game_settings.game_defaults(), plan["file"].assistant.settings)
         except ConfigError as err:
@@ -273,7 +272,7 @@ class LiveMemory(AssistantMemory):
             obj.db_attributes.filter(db_category=MEMORY_CATEGORY).values_list("db_key", flat=True)
         )
         with step_transaction():  # all of it or nothing
-            written = self.import_memory(plan, old_keys)
+            written = self.admin.import_memory(plan, old_keys)
             if parsed.assistant.persona:
                 obj.db.persona = parsed.assistant.persona
             assistant.script.attributes.add(CONFIG_OVERRIDES, dict(parsed.assistant.settings))

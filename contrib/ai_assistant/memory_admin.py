@@ -1,9 +1,9 @@
 """
 What builders read and correct of an assistant's memory, in the pure core.
 
-`MemoryAdmin` is the builder's half of `memory_api.AssistantMemory`: over a game's live brain it
-is `character.assistant.memory`, which `@assistant` and the dashboard use; over a brain of its
-own, a game's tests or an outside tool can use the same. It reads without writing, pages what
+`MemoryAdmin` is held by `memory_api.AssistantMemory` as its `admin`: over a game's live brain
+it is `character.assistant.memory.admin`, which `@assistant` and the dashboard use; over a brain
+of its own (`MemoryAdmin(brain)`), a game's tests or an outside tool can use the same. It reads without writing, pages what
 grows (journal, memories, people, reviews), and every correction either happens or raises
 `errors.Refused`, naming what was wrong and what is allowed, and changing nothing.
 
@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from .brain import Brain
-from .clock import to_iso
+from .clock import to_iso, utcnow
 from .debt import SleepDebt
 from .errors import Refused
 from .memory.recall import Recalled
@@ -140,15 +140,39 @@ def _turns_without(turns: list, match: PersonMatch) -> list:
 class MemoryAdmin:
     """A builder's view of one assistant's memory, and the corrections they may make.
 
-    A subclass gives `brain` (the assistant's current `Brain`) and `now()`.
+    Held, not inherited: `memory_api.AssistantMemory` holds one as `admin`, and so does the
+    live `character.assistant.memory` (`live_memory.LiveMemory`), which wraps the few calls
+    a running game times its own way (a rollback, forgetting a person: off a turn, in one
+    transaction).
+
+    Args:
+        brain (Brain or callable): The brain, or `brain()` giving the current one (a game's
+            handler builds it again when its settings change).
+        now (callable, optional): `now()` -> the current real time; the system clock by
+            default.
+        replaced (callable, optional): Called once the whole memory was replaced (an import):
+            the holder builds its brain again (the brain's caches of memory are stale).
 
     """
 
-    brain: Brain
+    def __init__(
+        self,
+        brain: "Brain | Callable[[], Brain]",
+        now: Callable[[], datetime] = utcnow,
+        replaced: Callable[[], None] | None = None,
+    ):
+        self._brain_source = brain if callable(brain) else (lambda: brain)
+        self._now = now
+        self._replaced = replaced
+
+    @property
+    def brain(self) -> Brain:
+        """The assistant's brain (the current one, over a live assistant)."""
+        return self._brain_source()
 
     def now(self) -> datetime:
         """The current real time."""
-        raise NotImplementedError
+        return self._now()
 
     # ---- the journal ------------------------------------------------------------------------
 
@@ -1203,5 +1227,6 @@ class MemoryAdmin:
 
     def memory_replaced(self) -> None:
         """The whole memory was replaced (an import): the brain's caches of it (journal,
-        long-term memories, the recall index) are stale. A subclass builds its brain again."""
-        raise NotImplementedError
+        long-term memories, the recall index) are stale; the holder builds its brain again."""
+        if self._replaced is not None:
+            self._replaced()

@@ -20,7 +20,7 @@ use in its own tests. See `docs/memory.md`.
         print(item.score, item.text, item.entry_ids)   # the vault code is not among them
 
 The same object over a game's live assistant is `character.assistant.memory`
-(`AssistantMemory.over`): there it also offers what builders read and correct
+(`AssistantMemory.over`). It holds what builders read and correct as `admin`
 (`memory_admin.MemoryAdmin`: the journal and memories paged, people, forget, trust, core notes,
 reminders, the sleep history, rollback), which `@assistant` and the dashboard use.
 
@@ -84,7 +84,7 @@ def _keys(people: Iterable[str] | None) -> list[str] | None:
     return sorted({p if p.startswith(("#", "name:")) else person_key(None, p) for p in people if p})
 
 
-class AssistantMemory(MemoryAdmin):
+class AssistantMemory:
     """One assistant's memory, in plain Python.
 
     Args:
@@ -100,10 +100,19 @@ class AssistantMemory(MemoryAdmin):
 
     Over a live assistant, use `AssistantMemory.over(brain_source, now)` instead.
 
+    Attributes:
+        admin (MemoryAdmin): What builders read and correct of the same memory (the journal
+            and memories paged, people, forget, trust, core notes, reminders, the sleep
+            history, rollback, export and import).
+
     """
 
-    _brain_source: Callable[[], Brain]
-    _now: Callable[[], datetime] = staticmethod(utcnow)
+    def _hold(self, brain: Callable[[], Brain], now: Callable[[], datetime]) -> None:
+        """Hold the brain's source, the clock and the builder's view over them."""
+        self._brain_source = brain
+        self._now = now
+        # the admin asks through this object: a brain built again reaches it too
+        self.admin = MemoryAdmin(lambda: self.brain, self.now, self.memory_replaced)
 
     @classmethod
     def over(
@@ -122,9 +131,7 @@ class AssistantMemory(MemoryAdmin):
 
         """
         memory = cls.__new__(cls)
-        memory._brain_source = brain if callable(brain) else (lambda: brain)
-        if now is not None:
-            memory._now = now
+        memory._hold(brain if callable(brain) else (lambda: brain), now or utcnow)
         return memory
 
     @property
@@ -167,7 +174,7 @@ class AssistantMemory(MemoryAdmin):
             embedding_model=embedding_model,
             time_factor=time_factor,
         )
-        self._brain_source = lambda: brain
+        self._hold(lambda: brain, utcnow)
 
     def memory_replaced(self) -> None:
         """Its memory was replaced (an import): a brain built again over the same stores."""

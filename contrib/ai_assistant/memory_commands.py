@@ -64,7 +64,7 @@ class MemorySwitches:
         if rest or self.rhs is not None:
             self.msg("Usage: @assistant/journal <name>[/<page>]")
             return
-        entries = self.handler.memory.newest_entries()
+        entries = self.handler.memory.admin.newest_entries()
         total = len(entries)
         if not total:
             self.msg(f"{self.target.key}'s journal is empty.")
@@ -107,7 +107,7 @@ class MemorySwitches:
 
     def show_memories(self, page: int | None) -> None:
         """One page of the long-term memories, newest first (only that page is read)."""
-        memories = self.handler.memory.newest_memories()
+        memories = self.handler.memory.admin.newest_memories()
         count = len(memories)
         page, pages, start, stop = page_span(count, page)
         shown_memories = memories[start:stop]
@@ -133,7 +133,7 @@ class MemorySwitches:
         keys = {key for audience in audiences if audience for key in audience}
         if not keys:
             return {}
-        names = {key: name for key, name in self.handler.memory.people_index() if key in keys}
+        names = {key: name for key, name in self.handler.memory.admin.people_index() if key in keys}
         ids = [int(key[1:]) for key in keys - set(names) if key[:1] == "#" and key[1:].isdigit()]
         if ids:
             from evennia.objects.models import ObjectDB
@@ -146,7 +146,7 @@ class MemorySwitches:
         """Everything it would recall for `query`, ranked (the answer comes when the query's
         embedding, if any, has been computed off the reactor)."""
         target = self.target
-        how = "embeddings" if self.handler.memory.searches_by_meaning() else "lexical"
+        how = "embeddings" if self.handler.memory.admin.searches_by_meaning() else "lexical"
         self.handler.memory.search_deferred(query).addCallbacks(
             lambda found: (
                 self.more(
@@ -165,7 +165,7 @@ class MemorySwitches:
 
     def show_links(self, argument: str, page: int | None) -> None:
         """The strongest links between its memories."""
-        rows = self.handler.memory.memory_links()
+        rows = self.handler.memory.admin.memory_links()
         if not rows:
             self.msg(f"{self.target.key} has linked no memories yet (links form in sleep).")
             return
@@ -177,7 +177,7 @@ class MemorySwitches:
             self.msg("Usage: @assistant/memory <name>/forget=<memory id>")
             return
         try:
-            gone = self.handler.memory.forget(memory_id, by=self.caller.key)
+            gone = self.handler.memory.admin.forget(memory_id, by=self.caller.key)
         except Refused as err:
             self.msg(f"Not changed. {err}")
             return
@@ -203,7 +203,7 @@ class MemorySwitches:
             self.msg("Not changed. Usage: @assistant/memory <name>/forgetperson=<person>")
             return None
         try:
-            plan = self.handler.memory.forget_person_plan(person)
+            plan = self.handler.memory.admin.forget_person_plan(person)
         except Refused as err:
             self.msg(f"Not changed. {err}")
             return None
@@ -224,7 +224,7 @@ class MemorySwitches:
         knowing = []
         for assistant in find_assistants():
             try:
-                plan = assistant.assistant.memory.forget_person_plan(person)
+                plan = assistant.assistant.memory.admin.forget_person_plan(person)
             except AmbiguousPerson as err:
                 # two people of that name: none is forgotten until the builder names one
                 self.msg(f"Not changed. {err}")
@@ -264,7 +264,9 @@ class MemorySwitches:
             self.msg("Usage: @assistant/memory <name>/trust=<memory id> <low||medium||high||0-1>")
             return
         try:
-            trust, before = self.handler.memory.set_trust(memory_id, level, by=self.caller.key)
+            trust, before = self.handler.memory.admin.set_trust(
+                memory_id, level, by=self.caller.key
+            )
         except Refused as err:
             self.msg(f"Not changed. {err}")
             return
@@ -274,13 +276,13 @@ class MemorySwitches:
     def show_reviews(self, argument: str, page: int | None) -> None:
         """One page of the corrections made, newest first."""
         memory = self.handler.memory
-        total = memory.reviews_count()
+        total = memory.admin.reviews_count()
         if not total:
             self.msg(f"No one has corrected {self.target.key}'s memory yet.")
             return
         page, pages, start, stop = page_span(total, page)
         # newest first: the newest `stop` records are read, the page is the last of them
-        text = self.format_reviews(self.target, memory.reviews(stop)[start:stop])
+        text = self.format_reviews(self.target, memory.admin.reviews(stop)[start:stop])
         self.more(text + self.page_footer(f"memory {self.target.key}/reviews", page, pages))
 
     def show_gossip(self, argument: str, page: int | None) -> None:
@@ -290,7 +292,7 @@ class MemorySwitches:
             # a character's key when one has that name, else the name (those known by name)
             found = self.caller.search(argument, global_search=True, quiet=True)
             person = f"#{found[0].id}" if len(found) == 1 else f"name:{argument.lower()[:80]}"
-        records = self.handler.memory.gossip(person=person)
+        records = self.handler.memory.admin.gossip(person=person)
         if not records:
             self.msg(f"{self.target.key} has told and heard no gossip yet.")
             return
@@ -301,7 +303,7 @@ class MemorySwitches:
     def show_reflections(self, argument: str, page: int | None) -> None:
         """One page of its reflections, newest first."""
         # read from the whole journal; only a page of them is drawn
-        reflections = self.handler.memory.newest_reflections()
+        reflections = self.handler.memory.admin.newest_reflections()
         if not reflections:
             self.msg(f"{self.target.key} has no reflections yet (they form in sleep).")
             return
@@ -330,7 +332,7 @@ class MemorySwitches:
             return
         if name:
             # the profile, then how it feels about them (memory.relationships)
-            _, person_name, relationship = memory.relationship(name)
+            _, person_name, relationship = memory.admin.relationship(name)
             text = self.format_relationship(
                 self.target,
                 person_name,
@@ -343,7 +345,7 @@ class MemorySwitches:
                 ),
             )
             try:
-                profiles = memory.people(name)
+                profiles = memory.admin.people(name)
             except Refused:
                 profiles = []  # a relationship without a profile still shows
             if not profiles:
@@ -356,12 +358,12 @@ class MemorySwitches:
             self.more(text + footer)
             return
         # by name, as the dashboard lists them: one read of the index, then the page's profiles
-        index = memory.people_index()
+        index = memory.admin.people_index()
         if not index:
             self.msg(f"{key} has noted nothing about anyone yet.")
             return
         page, pages, start, stop = page_span(len(index), page)
-        profiles = [p for k, _ in index[start:stop] if (p := memory.profile(k)) is not None]
+        profiles = [p for k, _ in index[start:stop] if (p := memory.admin.profile(k)) is not None]
         text = self.format_people(self.target, profiles, False, total=len(index))
         self.more(text + self.page_footer(f"memory {key}/people", page, pages))
 
@@ -377,7 +379,7 @@ class MemorySwitches:
             self.msg(f"Not changed. {usage}")
             return
         try:
-            person, after, before = self.handler.memory.set_relationship(
+            person, after, before = self.handler.memory.admin.set_relationship(
                 name, dimension, value, reason, by=self.caller.key
             )
         except Refused as err:
@@ -391,26 +393,26 @@ class MemorySwitches:
     def do_core(self):
         """Show the core memory, show one note, set a note or remove it."""
         if not self.subkey:
-            items, tokens, budget = self.handler.memory.core_notes()
+            items, tokens, budget = self.handler.memory.admin.core_notes()
             if not items:
                 self.msg(f"{self.target.key}'s core memory is empty (budget {budget} tokens).")
                 return
-            pinned = self.handler.memory.pinned_core_tokens()
+            pinned = self.handler.memory.admin.pinned_core_tokens()
             self.msg(self.format_core(self.target, items, tokens, budget, pinned))
             return
         if self.rhs is None:
-            items = self.handler.memory.core_notes()[0]
+            items = self.handler.memory.admin.core_notes()[0]
             item = items.get(self.subkey)
             self.msg(
                 f"{self.subkey}: {item['value']}" if item else f"No core memory '{self.subkey}'."
             )
             return
         if not self.rhs.strip():
-            self.handler.memory.remove_core_note(self.subkey, by=self.caller.key)
+            self.handler.memory.admin.remove_core_note(self.subkey, by=self.caller.key)
             self.msg(f"Removed '{self.subkey}' from {self.target.key}'s core memory.")
             return
-        tokens = self.handler.memory.set_core_note(self.subkey, self.rhs, by=self.caller.key)
-        budget = self.handler.memory.core_notes()[2]
+        tokens = self.handler.memory.admin.set_core_note(self.subkey, self.rhs, by=self.caller.key)
+        budget = self.handler.memory.admin.core_notes()[2]
         self.msg(
             f"{self.target.key}: core memory '{self.subkey}' set, pinned ({tokens}/{budget} "
             "tokens of builders' notes)."

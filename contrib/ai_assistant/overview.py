@@ -111,7 +111,7 @@ class Overview:
                 events, oldest first), "unqueued" (lines heard since the last tick),
                 "recalled" (`Recalled` items for the events' text, lexical pass), "query",
                 "tokens" (per part: system, core, tools, history, events, total), "budget"
-                (`Brain.context_budget`) and "model".
+                (`llm.calibration.Calibration.context_budget`) and "model".
 
         """
         assistant = self.assistant
@@ -128,8 +128,8 @@ class Overview:
         limit = brain.config.recall_limit if recall_limit is None else recall_limit
         recalled = []
         if query.strip() and limit:
-            recalled = assistant.memory.search(
-                assistant.memory.search_query(query[:500]), None, limit=limit
+            recalled = assistant.memory.admin.search(
+                assistant.memory.admin.search_query(query[:500]), None, limit=limit
             )
         tokens = {
             "system": counter.count_messages([system]) if system else 0,
@@ -150,7 +150,7 @@ class Overview:
             "recalled": recalled,
             "query": query,
             "tokens": tokens,
-            "budget": brain.context_budget(),
+            "budget": brain.calibration.context_budget(),
             "model": brain.model,
         }
 

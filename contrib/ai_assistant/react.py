@@ -170,14 +170,16 @@ def react(
                 if err.kind == CONTEXT_LENGTH:
                     # the server's window is smaller than we knew: the next request is
                     # compacted to fit the window learned here
-                    brain.context_refused(err, result.request_tokens[-1])
+                    brain.calibration.context_refused(err, result.request_tokens[-1])
                 break
             brain.record_reply(reply, ctx.now)
-            if brain.learning_token_scale():
+            if brain.calibration.learning_token_scale():
                 # a model tiktoken does not know: the server's count of what was sent (this
                 # request, not the budget's bound) keeps the budget true; counting it costs a
                 # pass over the request, so only until the factor is settled
-                brain.calibrate_tokens(brain.request_tokens(request), reply.usage.prompt)
+                brain.calibration.calibrate_tokens(
+                    brain.request_tokens(request), reply.usage.prompt
+                )
             result.model_calls += 1
             result.prompt_tokens += reply.usage.prompt
             result.completion_tokens += reply.usage.completion

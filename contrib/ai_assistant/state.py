@@ -65,7 +65,7 @@ CONTEXT_TOKENS = "context_tokens"
 # the chat model's context window, as the server told it: {"model", "checked", "tokens", "source"}
 CONTEXT_WINDOW = "context_window"
 # for a model tiktoken does not know: the server's prompt tokens per token we count,
-# {"model", "ratio", "samples"} (`Brain.calibrate_tokens`)
+# {"model", "ratio", "samples"} (`llm.calibration.Calibration.calibrate_tokens`)
 TOKEN_SCALE = "token_scale"
 LAST_COMPACTION = "last_compaction"
 CONTEXT_SIGNALS = "context_signals"

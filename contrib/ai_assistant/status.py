@@ -1,15 +1,35 @@
 """
 What `@assistant/status` (and any other view) shows of one assistant, as one typed snapshot.
 
-The core fills in what it knows (mode, sleep, queue, context, memory, usage); the Evennia shell
+The core fills in what it knows (mode, sleep, queue, context, memory, usage) from a brain
+(`status_of`); the Evennia shell
 adds how the assistant is ticking (rate, pause, in-flight turn, tick errors) with
 `dataclasses.replace`.
 
 """
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from .debt import SleepDebt
 from .llm.usage import UsageStats
+from .sleep_history import SleepHistory
+from .state import (
+    ACTIVITY,
+    BATCHES,
+    DEPTH,
+    DREAMING_PROGRESS,
+    INITIATED_BY,
+    LAST_COMPACTION,
+    REASON,
+    RETRY_AFTER,
+    SCHEDULE_SUSPENDED,
+    WAIT_REASON,
+    WAIT_UNTIL,
+    WAKE_DEFERRED,
+    WAKE_TIME,
+    last_turn,
+)
 
 
 @dataclass(frozen=True)
@@ -145,3 +165,106 @@ class AssistantStatus:
 
         """
         return self.mode == "sleep"
+
+
+def status_of(brain, now: datetime) -> AssistantStatus:
+    """What the core knows of this assistant now.
+
+    Args:
+        brain (Brain): The assistant's brain.
+        now (datetime): The real time.
+
+    Returns:
+        AssistantStatus: Mode, phase, schedule, queue, context, memory and usage figures.
+
+    """
+    state = brain.state
+    config = brain.config
+    cooldown = brain.lifecycle.cooldown_remaining(now).total_seconds()
+    if config.sleep_schedule_enabled:
+        schedule = (
+            f"{config.sleep_start_hour:02d}:00 game time for {config.sleep_duration_hours} h"
+            + (" (suspended)" if state.get(SCHEDULE_SUSPENDED) else "")
+        )
+    else:
+        schedule = "off"
+    debt = SleepDebt(state)
+    return AssistantStatus(
+        mode=brain.lifecycle.mode,
+        phase=brain.lifecycle.phase,
+        depth=state.get(DEPTH),
+        scheduled_wake_time=state.get(WAKE_TIME),
+        cooldown_minutes_left=max(0, int(-(-cooldown // 60))),
+        initiated_by=state.get(INITIATED_BY),
+        sleep_reason=state.get(REASON),
+        wake_deferred_reason=state.get(WAKE_DEFERRED),
+        consolidation_progress=brain.lifecycle.progress() if brain.lifecycle.phase else {},
+        dreaming_progress=dict(state.get(DREAMING_PROGRESS) or {}),
+        schedule=schedule,
+        pending_events=len(brain.events),
+        events_dropped=brain.events.dropped(),
+        activity_since_wake=state.get(ACTIVITY) or 0,
+        context_tokens=brain.context_tokens(),
+        max_context_tokens=brain.calibration.context_budget(),
+        context_window=brain.calibration.context_window(),
+        core_memory_tokens=brain.core_memory.tokens(),
+        memory_block_tokens=config.memory_block_tokens,
+        journal_size=len(brain.journal),
+        journal_rested=brain.journal.rested_count(),
+        token_scale=brain.calibration.token_scale(),
+        long_term_memories=brain.long_term.count(),
+        usage=brain.usage().model_copy(),
+        spend=brain.budget().spent(now, brain.game_now(now)),
+        budget={
+            "day": config.token_budget_per_day,
+            "hour": config.token_budget_per_hour,
+            "spent": brain.budget_spent(now),
+        },
+        last_turn=last_turn(state),
+        last_compaction=state.get(LAST_COMPACTION),
+        wait_until=state.get(WAIT_UNTIL),
+        wait_reason=state.get(WAIT_REASON),
+        retry_after=state.get(RETRY_AFTER),
+        sleep_debt=debt.points,
+        debt_level=debt.level,
+        last_sleep=debt.last_sleep(),
+        turns_since_sleep=debt.turns_since_sleep,
+        recent_sleeps=SleepHistory(state).recent(3),
+        batches=[
+            {"id": b["id"], "requests": len(b["keys"]), "submitted_at": b["submitted_at"]}
+            for b in state.get(BATCHES) or []
+        ],
+        recall=recall_description(brain),
+    )
+
+
+def recall_description(brain) -> str:
+    """How this assistant recalls, in a line for `/status`: its words' stemmer, its
+    embeddings model with the marks it sends and how far the journal is embedded, its
+    reranking model.
+
+    Args:
+        brain (Brain): The assistant's brain.
+
+    Returns:
+        str: The line.
+
+    """
+    config = brain.config
+    parts = [f"words ({config.recall_stemmer} stemmer)"]
+    if brain.embedding_model:
+        roles = brain.embedding_roles.roles()
+        if roles.query_input_type or roles.document_input_type:
+            marks = f"input_type {roles.query_input_type} / {roles.document_input_type}"
+        elif roles.query_prefix or roles.document_prefix:
+            marks = f"{roles.query_prefix.strip()!r} / {roles.document_prefix.strip()!r}"
+        else:
+            marks = "no marks"
+        through = brain.journal.embedded_through(brain.embedding_model)
+        parts.append(
+            f"embeddings {brain.embedding_model} ({roles.family or 'no known family'}: "
+            f"{marks}; journal embedded through {through} of {len(brain.journal)})"
+        )
+    if config.recall_rerank_model:
+        parts.append(f"reranked by {config.recall_rerank_model}")
+    return "; ".join(parts)

@@ -631,5 +631,5 @@ def run_turn(
             window = yield discovery
         except LLMError:
             window = None  # a server without a model list: a refusal will teach it
-        brain.learn_context_window(window, "server")
+        brain.calibration.learn_context_window(window, "server")
     return outcome

@@ -204,7 +204,7 @@ def compact_history(
     before = brain.context_tokens()
     if not config.compact_enabled:
         return {"skipped": "compaction disabled"}
-    if not force and before / brain.context_budget() < threshold:
+    if not force and before / brain.calibration.context_budget() < threshold:
         return {"skipped": "below threshold", "tokens": before}
     history = brain.history.all()
     if len(history) <= preserve:
@@ -230,7 +230,7 @@ def compact_history(
     try:
         # never through a batch: the journaling before it has already run, and a history
         # waiting for its summary would keep growing past the budget
-        result, replies = yield brain.direct_structured(request, CompactionSummary)
+        result, replies = yield brain.structured(request, CompactionSummary)
     except LLMError as err:
         # a failed call, a refusal or a reply that does not fit: nothing changes (but its
         # tokens were spent and count)
@@ -386,7 +386,7 @@ def pre_compaction_extraction(brain: Brain, now: datetime, max_iterations: int) 
     policy = extraction_policy(brain, max_iterations)
 
     def fits(pending: list[dict]) -> bool:
-        return brain.pending_tokens(pending, EXTRACTION) <= brain.context_budget()
+        return brain.pending_tokens(pending, EXTRACTION) <= brain.calibration.context_budget()
 
     try:
         loop = yield from react(
@@ -446,7 +446,7 @@ def fit_to_budget(brain: Brain, now: datetime, pending: list[dict]) -> Generator
             fits, False when compaction failed or cannot make it fit.
 
     """
-    budget = brain.context_budget()
+    budget = brain.calibration.context_budget()
     window = brain.config.compact_preserve_window
     while brain.pending_tokens(pending) > budget:
         report = yield from compact_history(brain, now, force=True, preserve_window=window)

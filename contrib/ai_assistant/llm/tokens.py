@@ -13,7 +13,7 @@ grew by a few messages costs only the new ones.
 
 A model tiktoken does not know (Llama, Gemma, Qwen, ... on a local server) is counted with the
 fallback, which can be a quarter off; `TokenCounter.native` says which. For those, the brain
-scales its counts by what the server reports it was sent (`Brain.calibrate_tokens`).
+scales its counts by what the server reports it was sent (`llm.calibration.Calibration.calibrate_tokens`).
 
 """
 

@@ -3,7 +3,8 @@ The conversation history: the messages of past turns, exactly as they are sent t
 
 Stored in a `ChunkedList` on the script, so a turn's messages are appended without re-writing
 the whole history. Messages are OpenAI wire-format dicts; an optional `metadata` key (used by
-compaction markers) is kept in storage and stripped from requests.
+compaction markers) is kept in storage and stripped from requests. `visible_history` is the
+history as one conversation may see it (private conversations with others left out).
 
 The history keeps a running token total (in its chunk metadata, `history:meta`), updated as
 messages are added or replaced, so measuring context usage costs the same at 10 or 10,000
@@ -11,6 +12,7 @@ messages.
 
 """
 
+from .audience import Audience, message_audience, visible
 from .store import ChunkedList, KeyValueStore
 
 
@@ -94,3 +96,47 @@ class ConversationHistory:
         """
         self.messages.extra["tokens"] = self._count(messages)
         self.messages.replace_all(messages)
+
+
+PRIVATE_NOTE = (
+    "[A private conversation with someone else took place here. What was said is not shown: "
+    "it is not yours to share.]"
+)
+
+
+def visible_history(
+    history: list[dict], served: frozenset[str] | None, turn: str | None = None
+) -> tuple[list[dict], list[Audience]]:
+    """The history as a conversation serving `served` may see it (wire format).
+
+    Messages of private conversations with others are left out; one note stands for each run
+    of them, so the model knows only that one took place. A turn's messages share one audience,
+    so a tool call and its result are always shown or left out together.
+
+    Args:
+        history (list): The stored history messages, oldest first.
+        served (frozenset or None): Who the conversation serves; None: everyone.
+        turn (str, optional): The asking conversation's key: its own messages are shown
+            whatever their audience (it made them; with `room_speech_audience="present"` a
+            newcomer may not know what its events said, yet the turn goes on from them).
+
+    Returns:
+        tuple: The visible messages in wire format, with notes for hidden runs, and the
+            audiences of the messages shown.
+
+    """
+    shown: list[dict] = []
+    audiences: list[Audience] = []
+    hidden = False
+    for message in history:
+        audience = message_audience(message)
+        own = turn is not None and (message.get("metadata") or {}).get("turn") == turn
+        if own or visible(audience, served):
+            shown.append(wire_format(message))
+            if audience is not None:
+                audiences.append(audience)
+            hidden = False
+        elif not hidden:
+            shown.append({"role": "user", "content": PRIVATE_NOTE})
+            hidden = True
+    return shown, audiences

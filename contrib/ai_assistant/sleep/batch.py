@@ -3,7 +3,8 @@ Batch requests: sleep-time structured work sent through the provider's Batch API
 discount (OpenAI bills a batch at half the price of direct calls).
 
 With `batch_enabled`, the structured calls a sleep tick's steps make (scoring, extraction,
-people, reflection, and any step that asks through `Brain.structured`) are not sent one by one.
+people, reflection, and any step that asks through `ask` or its budget's `structured`) are not
+sent one by one: the tick makes one `BatchRound` and hands it to its steps, as their budget.
 Each request is known by a key: a hash of its model, messages, options and output schema, so
 the same question asked again on a later tick has the same key. One tick (`BatchRound`):
 
@@ -312,26 +313,42 @@ class BatchRound:
         return report
 
 
-def in_batches(brain, work: Generator, now: datetime) -> Generator:
-    """A sleep tick's work in batch mode: poll, run the steps, submit what is new.
+def ask(brain, request: ChatRequest, output_model, batch_round: "BatchRound | None"):
+    """A sleep step's structured call: through the tick's batch round in batch mode, else sent
+    now (`Brain.structured`).
 
     Args:
         brain (Brain): The sleeping assistant.
+        request (ChatRequest): What to ask.
+        output_model (type): The pydantic model the answer must fit.
+        batch_round (BatchRound or None): The tick's round; None: not in batch mode.
+
+    Returns:
+        ModelWork: Work returning `(object, replies)`.
+
+    Raises:
+        BatchDeferred: In batch mode, when the answer is not in yet.
+
+    """
+    if batch_round is None:
+        return brain.structured(request, output_model)
+    return batch_round.structured(request, output_model, brain.structured)
+
+
+def in_batches(batch_round: BatchRound, work: Generator) -> Generator:
+    """A sleep tick's work in batch mode: poll, run the steps, submit what is new.
+
+    Args:
+        batch_round (BatchRound): The tick's round, which the steps of `work` were given.
         work (Generator): The tick's steps (compacting or dreaming).
-        now (datetime): The time.
 
     Returns:
         Generator: The same work; its report gets the round's (under "batch" in a compacting
             report, as a `{"step": "batch", ...}` item in a dreaming one).
 
     """
-    batch_round = BatchRound(brain, now)
     yield from batch_round.poll()
-    brain.batch_round = batch_round
-    try:
-        report = yield from work
-    finally:
-        brain.batch_round = None
+    report = yield from work
     yield from batch_round.submit()
     batch_round.finish()
     summary = batch_round.summary()

@@ -57,7 +57,7 @@ from .prompts import (
 from ..memory.journal import BOOKMARK_IMPORTANCE
 from ..memory.provenance import CLAIMS, voice_of
 from ..state import BATCH_WAITING, COMPACTING_FAILURES, PROGRESS, SLEEP_ERRORS
-from .batch import BatchDeferred
+from .batch import BatchDeferred, BatchRound, ask
 
 # what the model or the request got wrong for the entries of one call (not a server away):
 # counted against each of them
@@ -101,7 +101,9 @@ def needs_scoring(entry: dict, trust_turn: bool) -> bool:
     return method == "heuristic" or (method == "turn" and not trust_turn)
 
 
-def compacting_step(brain: Brain, now: datetime) -> Generator:
+def compacting_step(
+    brain: Brain, now: datetime, batch_round: BatchRound | None = None
+) -> Generator:
     """One tick of compacting (see the module doc).
 
     Scores a batch of entries that need it, marks entries below
@@ -112,6 +114,8 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
     Args:
         brain (Brain): The sleeping assistant's brain.
         now (datetime): The current time.
+        batch_round (BatchRound, optional): The tick's batch round in batch mode
+            (`sleep.batch`): every slice is asked at once, through it.
 
     Returns:
         Generator: Work that yields model calls (and embedding work) and returns a report
@@ -126,7 +130,7 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
     report = {"scored": 0, "consolidated": 0, "skipped": 0, "memories": 0, "error": None}
     # in batch mode every slice of the journal is asked for at once (one request each, all in
     # the tick's one batch); directly, one slice a tick
-    in_batch = brain.batch_round is not None
+    in_batch = batch_round is not None
     size = config.scoring_batch_size
     # the entries of the call under way: a reply wrong for them counts against them
     asked: list[dict] = []
@@ -138,7 +142,9 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
         for chunk in slices:
             asked = chunk
             try:
-                result = yield from _ask(brain, SCORING_PROMPT, chunk, ImportanceScores, now)
+                result = yield from _ask(
+                    brain, SCORING_PROMPT, chunk, ImportanceScores, now, batch_round
+                )
             except BatchDeferred:
                 waiting += 1
                 continue
@@ -167,7 +173,9 @@ def compacting_step(brain: Brain, now: datetime) -> Generator:
         for batch in batches:
             asked = batch
             try:
-                extraction = yield from _ask(brain, EXTRACTION_PROMPT, batch, FactExtraction, now)
+                extraction = yield from _ask(
+                    brain, EXTRACTION_PROMPT, batch, FactExtraction, now, batch_round
+                )
             except BatchDeferred:
                 waiting += 1
                 continue
@@ -234,22 +242,26 @@ def _one_audience(entries: list[dict]) -> list[dict]:
     return [entry for entry in entries if entry.get("audience") == audience]
 
 
-def _ask(brain: Brain, prompt: str, entries: list[dict], output_model, now) -> Generator:
+def _ask(
+    brain: Brain, prompt: str, entries: list[dict], output_model, now, batch_round
+) -> Generator:
     """One structured call over journal entries (a step of compacting: "scoring" or
     "facts"); its usage is recorded."""
     step = "scoring" if output_model is ImportanceScores else "facts"
     return telemetry.traced(
         telemetry.SLEEP_STEP_SPAN,
-        _asked(brain, prompt, entries, output_model, now),
+        _asked(brain, prompt, entries, output_model, now, batch_round),
         {telemetry.SLEEP_STEP: step, f"{telemetry.REPORT}.entries": len(entries)},
     )
 
 
-def _asked(brain: Brain, prompt: str, entries: list[dict], output_model, now) -> Generator:
+def _asked(
+    brain: Brain, prompt: str, entries: list[dict], output_model, now, batch_round
+) -> Generator:
     request = entries_request(
         prompt, brain.model, brain.name, entries, brain.config.max_reply_tokens
     )
-    result, replies = yield brain.structured(request, output_model)
+    result, replies = yield ask(brain, request, output_model, batch_round)
     for reply in replies:
         brain.record_reply(reply, now)
     return result

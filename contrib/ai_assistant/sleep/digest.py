@@ -37,7 +37,7 @@ from ..memory.digests import DIGEST_PROMPT, DayDigest, audience_key
 from ..memory.journal import EXPERIENCE, SYNTHESIS
 from ..memory.provenance import derived
 from ..state import DREAMING_PROGRESS
-from .batch import BatchDeferred
+from .batch import BatchDeferred, BatchRound, ask
 
 # kept in `dreaming_progress`: days digested in this sleep (the limit is per sleep)
 DAYS_THIS_SLEEP = "digest_days"
@@ -123,13 +123,20 @@ def by_audience(entries: list[dict], limit: int) -> list[tuple[list[str] | None,
     return result
 
 
-def daily_digests(brain: Brain, now: datetime, take_call: Callable[[], bool]) -> Generator:
+def daily_digests(
+    brain: Brain,
+    now: datetime,
+    take_call: Callable[[], bool],
+    batch_round: BatchRound | None = None,
+) -> Generator:
     """Digest the finished game days not yet digested (see the module doc).
 
     Args:
         brain (Brain): The sleeping assistant.
         now (datetime): The real time.
         take_call (callable): Takes one model call from this tick's budget; False when spent.
+        batch_round (BatchRound, optional): The tick's batch round in batch mode
+            (`sleep.batch`).
 
     Returns:
         Generator: Work that yields model calls (`brain.structured` requests) and returns
@@ -168,7 +175,7 @@ def daily_digests(brain: Brain, now: datetime, take_call: Callable[[], bool]) ->
                 config.max_reply_tokens,
             )
             try:
-                result, replies = yield brain.structured(request, DayDigest)
+                result, replies = yield ask(brain, request, DayDigest, batch_round)
             except BatchDeferred as waiting:
                 deferred, day_waits = waiting, True
                 continue

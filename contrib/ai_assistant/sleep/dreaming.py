@@ -83,7 +83,7 @@ from ..memory.lexical import terms
 from ..memory.provenance import REFLECTION, derived
 from ..memory.working import WorkingMemory
 from ..state import DREAMING_PROGRESS
-from .batch import BatchDeferred
+from .batch import BatchDeferred, BatchRound
 from .embedding import embed_entries
 from .steps import Budget, DreamStep, StepResult, StepWork  # noqa: F401 (their old home)
 from .digest import daily_digests
@@ -209,7 +209,7 @@ def consolidate_people(brain: Brain, now: datetime, budget: Budget) -> Generator
             brain.model,
             config.max_reply_tokens,
         )
-        result, replies = yield brain.structured(request, EntitySynthesis)
+        result, replies = yield budget.structured(brain, request, EntitySynthesis)
         _record(brain, replies, now)
         calls += 1
         by_id = {item.entity_id: item for item in result.entities}
@@ -347,7 +347,7 @@ def reflect(brain: Brain, now: datetime, budget: Budget) -> Generator:
             config.max_reply_tokens,
         )
         try:
-            result, replies = yield brain.structured(request, Reflection)
+            result, replies = yield budget.structured(brain, request, Reflection)
         except BatchDeferred as waiting:
             deferred = waiting  # ask for the other audiences too: they join the same batch
             continue
@@ -404,7 +404,7 @@ def digest_days(brain: Brain, now: datetime, budget: Budget) -> Generator:
             out first.
 
     """
-    done, report = yield from daily_digests(brain, now, budget.take)
+    done, report = yield from daily_digests(brain, now, budget.take, budget.batch_round)
     return StepResult(done, report)
 
 
@@ -437,11 +437,13 @@ def consolidate_core(brain: Brain, now: datetime, budget: Budget) -> StepResult 
         return StepResult(True, {"skipped": plan.skipped})
     if not budget.take():
         return StepResult(False, {})
-    return _core_consolidated(brain, plan, now)
+    return _core_consolidated(brain, plan, now, budget)
 
 
-def _core_consolidated(brain: Brain, plan: core_memory.CorePlan, now: datetime) -> Generator:
-    result, replies = yield brain.structured(plan.request, core_memory.ConsolidatedCore)
+def _core_consolidated(
+    brain: Brain, plan: core_memory.CorePlan, now: datetime, budget: Budget
+) -> Generator:
+    result, replies = yield budget.structured(brain, plan.request, core_memory.ConsolidatedCore)
     _record(brain, replies, now)
     counts = core_memory.apply_consolidation(brain, plan, result, now)
     return StepResult(True, {"calls": 1, "candidates": len(plan.candidates), **counts})
@@ -578,7 +580,9 @@ DREAMING_STEPS: list[DreamStep] = [
 ]
 
 
-def dreaming_tick(brain: Brain, now: datetime) -> Generator | None:
+def dreaming_tick(
+    brain: Brain, now: datetime, batch_round: BatchRound | None = None
+) -> Generator | None:
     """This tick's dreaming work, or None when every step is done for this sleep.
 
     The work runs the steps not yet done, in order, within `dream_max_calls_per_tick` model
@@ -588,6 +592,9 @@ def dreaming_tick(brain: Brain, now: datetime) -> Generator | None:
     Args:
         brain (Brain): The sleeping assistant's brain.
         now (datetime): The current time.
+        batch_round (BatchRound, optional): The tick's batch round in batch mode
+            (`sleep.batch`): the steps' structured calls go through it (it rides on their
+            budget).
 
     Returns:
         Generator or None: Work that yields model calls and returns a list of step reports
@@ -597,11 +604,11 @@ def dreaming_tick(brain: Brain, now: datetime) -> Generator | None:
     progress = _progress(brain)
     if all(step.name in progress.get("done", []) for step in DREAMING_STEPS):
         return None
-    return _dream(brain, now)
+    return _dream(brain, now, batch_round)
 
 
-def _dream(brain: Brain, now: datetime) -> Generator:
-    budget = Budget(brain.config.dream_max_calls_per_tick)
+def _dream(brain: Brain, now: datetime, batch_round: BatchRound | None) -> Generator:
+    budget = Budget(brain.config.dream_max_calls_per_tick, batch_round)
     reports = []
     waiting: set[str] = set()
     for step in DREAMING_STEPS:

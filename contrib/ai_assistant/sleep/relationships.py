@@ -13,8 +13,8 @@ What changes, per person (`memory.relationships`):
 - warmth and trust move by the model's structured reply (`RelationshipUpdate`): for each person,
   a change from -2 to +2 per dimension (each level half of `relationship_max_step`), a reason
   and the ids of the items it rests on. Several people share one request
-  (`relationship_batch_size` a call, through `Brain.structured`, so in batch mode they go into
-  the sleep's batch); a request never mixes audiences: what a person whispered goes apart, and
+  (`relationship_batch_size` a call, through the budget's `structured`, so in batch mode they
+  go into the sleep's batch); a request never mixes audiences: what a person whispered goes apart, and
   the reason drawn from it keeps that audience.
 
 Guards in code, whatever the model writes:
@@ -364,7 +364,7 @@ def _update(brain: Brain, now: datetime, budget: Budget) -> Generator:
             config.max_reply_tokens,
         )
         try:
-            result, replies = yield brain.structured(request, RelationshipUpdate)
+            result, replies = yield budget.structured(brain, request, RelationshipUpdate)
         except BatchDeferred as waiting:
             deferred = waiting  # the other batches join the same Batch API batch
             continue

@@ -1,6 +1,7 @@
 """
-The parts every sleep step is made of: the tick's budget of model calls, what a step did, and
-a step's name and work (`sleep.dreaming` runs them in order).
+The parts every sleep step is made of: the tick's budget of model calls (and the batch round
+its structured calls go through in batch mode), what a step did, and a step's name and work
+(`sleep.dreaming` runs them in order).
 
 """
 
@@ -9,13 +10,24 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..brain import Brain
+from ..driver import BlockingWork
+from ..llm.client import ChatRequest
+from .batch import BatchRound, ask
 
 
 @dataclass
 class Budget:
-    """Model calls this tick may still make."""
+    """Model calls this tick may still make, and how its structured calls are asked.
+
+    Attributes:
+        calls (int): Model calls left.
+        batch_round (BatchRound or None): The tick's batch round in batch mode (`sleep.batch`);
+            None: every call is sent now.
+
+    """
 
     calls: int
+    batch_round: BatchRound | None = None
 
     def take(self) -> bool:
         """Use up one model call, if any are left.
@@ -28,6 +40,23 @@ class Budget:
             return False
         self.calls -= 1
         return True
+
+    def structured(self, brain: Brain, request: ChatRequest, output_model) -> BlockingWork:
+        """A step's structured call, through the tick's batch round when there is one.
+
+        Args:
+            brain (Brain): The sleeping assistant.
+            request (ChatRequest): What to ask.
+            output_model (type): The pydantic model the answer must fit.
+
+        Returns:
+            BlockingWork: Work returning `(object, replies)`.
+
+        Raises:
+            BatchDeferred: In batch mode, when the answer is not in yet.
+
+        """
+        return ask(brain, request, output_model, self.batch_round)
 
 
 @dataclass

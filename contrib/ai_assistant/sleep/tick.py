@@ -31,7 +31,7 @@ from ..brain import Brain
 from ..context.compaction import needs_sleep_compaction
 from ..debt import SleepDebt
 from ..lifecycle import COMPACTING, DREAMING
-from .batch import batch_mode, in_batches
+from .batch import BatchRound, batch_mode, in_batches
 from .consolidating import compacting_step
 from .digest import finished_days
 from .dreaming import DREAMING_STEPS, dreaming_tick
@@ -60,7 +60,8 @@ def sleep_tick(brain: Brain, now: datetime, prompt: bool = False) -> Generator |
     history = SleepHistory(brain.state)
     phase = brain.lifecycle.phase
     if phase == COMPACTING and not prompt:
-        work = _maybe_batched(brain, compacting_step(brain, now), now)
+        batch_round = _batch_round(brain, now)
+        work = _batched(batch_round, compacting_step(brain, now, batch_round))
         return _tallied(history, _phase_traced(brain, COMPACTING, work))
     if phase == DREAMING:
         # what was heard comes first, quiet sleep or not: it is about now, not the day
@@ -78,16 +79,22 @@ def sleep_tick(brain: Brain, now: datetime, prompt: bool = False) -> Generator |
         record = history.current()
         if record and record.get("quiet"):
             _skip_model_steps(brain, now)
-        work = dreaming_tick(brain, now)
+        batch_round = _batch_round(brain, now)
+        work = dreaming_tick(brain, now, batch_round)
         if work is None:
             return None
-        return _tallied(history, _phase_traced(brain, DREAMING, _maybe_batched(brain, work, now)))
+        return _tallied(history, _phase_traced(brain, DREAMING, _batched(batch_round, work)))
     return None
 
 
-def _maybe_batched(brain: Brain, work: Generator, now: datetime) -> Generator:
-    """The work, its structured calls going through a batch with `batch_enabled`."""
-    return in_batches(brain, work, now) if batch_mode(brain.config, brain.state, now) else work
+def _batch_round(brain: Brain, now: datetime) -> BatchRound | None:
+    """The tick's batch round with `batch_enabled` (the steps are given it), else None."""
+    return BatchRound(brain, now) if batch_mode(brain.config, brain.state, now) else None
+
+
+def _batched(batch_round: BatchRound | None, work: Generator) -> Generator:
+    """The work, within its batch round (polled before, submitted after) when it has one."""
+    return work if batch_round is None else in_batches(batch_round, work)
 
 
 def _phase_traced(brain: Brain, phase: str, work: Generator) -> Generator:

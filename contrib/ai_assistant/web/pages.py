@@ -61,7 +61,7 @@ MEMORY_PAGES = ("memories_page", "people_page", "gossip_page")
 
 def _names(handler) -> dict:
     """Person key -> name, for audiences in words (one read of the people's index)."""
-    return {str(key): str(name) for key, name in handler.memory.people_index()}
+    return {str(key): str(name) for key, name in handler.memory.admin.people_index()}
 
 
 def _waited(result):
@@ -331,30 +331,30 @@ def _memory_data(obj, pages: dict, gossip_person: str = "") -> dict:
     """What the memory page shows, read on the reactor (nothing is written)."""
     handler = obj.assistant
     mem = handler.memory
-    core_items, core_tokens, core_budget = mem.core_notes()
+    core_items, core_tokens, core_budget = mem.admin.core_notes()
     names = _names(handler)
-    links = mem.memory_links(200)
+    links = mem.admin.memory_links(200)
     # every relationship, read once (each is one cached Attribute)
-    relationships = mem.relationships()
+    relationships = mem.admin.relationships()
     people_page = views._get_page(people.everyone(mem, relationships), pages.get("people_page"))
     for state in relationships:  # someone known only by a relationship, named
         names.setdefault(str(state["key"]), str(state.get("name") or state["key"]))
-    gossip = mem.gossip(None, people.person_key(mem, gossip_person))
+    gossip = mem.admin.gossip(None, people.person_key(mem, gossip_person))
     return {
         "key": obj.key,
         "dbref": obj.dbref,
         "names": names,
-        "by_meaning": mem.searches_by_meaning(),
-        "memories_page": views._get_page(mem.newest_memories(), pages.get("memories_page")),
+        "by_meaning": mem.admin.searches_by_meaning(),
+        "memories_page": views._get_page(mem.admin.newest_memories(), pages.get("memories_page")),
         "people_page": people_page,
         "people_rows": people.people_rows(relationships, people_page.object_list, names),
         "gossip_page": views._get_page(gossip, pages.get("gossip_page"), people.GOSSIP_PAGE),
         "lore": known_preview(handler, LORE_PREVIEW),
         "links": links,
-        "reflections": mem.newest_reflections()[:MEMORY_LISTS],
+        "reflections": mem.admin.newest_reflections()[:MEMORY_LISTS],
         "digests": list(reversed(mem.digests()))[:MEMORY_LISTS],
-        "reminders": list(mem.reminders())[:MEMORY_LISTS],
-        "reviews": mem.reviews(MEMORY_LISTS),
+        "reminders": list(mem.admin.reminders())[:MEMORY_LISTS],
+        "reviews": mem.admin.reviews(MEMORY_LISTS),
         "core_items": sorted(core_items.items()),
         "core_tokens": core_tokens,
         "core_budget": core_budget,
@@ -477,9 +477,9 @@ def sleep(request, dbid: int):
             "now": handler.now(),
             "game_now": handler.overview.game_now(),
             "transitions": handler.overview.transitions(200),
-            "sleeps": mem.sleeps(SLEEPS_SHOWN),
-            "kept": {snapshot["sleep_id"] for snapshot in mem.snapshots()},
-            "debt": mem.debt(),
+            "sleeps": mem.admin.sleeps(SLEEPS_SHOWN),
+            "kept": {snapshot["sleep_id"] for snapshot in mem.admin.snapshots()},
+            "debt": mem.admin.debt(),
             "status": handler.status(flush=False),
         }
 

@@ -77,7 +77,7 @@ def people_rows(relationships: list, page_people: list, names: dict) -> list[dic
     """The people on one page of the memory tab, each with how it feels about them.
 
     Args:
-        relationships (list): Every relationship (`memory.relationships()`).
+        relationships (list): Every relationship (`memory.admin.relationships()`).
         page_people (list): (key, name) of the people on the page.
         names (dict): Person key -> name.
 
@@ -107,13 +107,13 @@ def everyone(memory, relationships: list) -> list[tuple[str, str]]:
 
     Args:
         memory (AssistantMemory): `character.assistant.memory`.
-        relationships (list): Every relationship (`memory.relationships()`).
+        relationships (list): Every relationship (`memory.admin.relationships()`).
 
     Returns:
         list: (key, name) pairs.
 
     """
-    known = dict(memory.people_index())
+    known = dict(memory.admin.people_index())
     for state in relationships:
         known.setdefault(state["key"], state.get("name") or state["key"])
     return sorted(known.items(), key=lambda item: (str(item[1]).lower(), str(item[0])))
@@ -139,7 +139,7 @@ def plan(memory, person: str, dimension: str, value: str, reason: str) -> dict:
 
     """
     # the door's own check, as the confirmed POST's `set_relationship` makes it
-    key, name, dimension, number, reason, state = memory.check_relationship(
+    key, name, dimension, number, reason, state = memory.admin.check_relationship(
         person, dimension, value, reason
     )
     before = float(((state or {}).get(dimension) or {}).get("value") or 0.0)
@@ -170,7 +170,7 @@ def person_key(memory, typed: str) -> str | None:
     if not typed:
         return None
     try:
-        return memory.relationship(typed)[0]
+        return memory.admin.relationship(typed)[0]
     except Refused:
         return typed if typed.startswith(("#", "name:")) else f"name:{typed.lower()}"
 

@@ -326,10 +326,12 @@ def journal_matches(memory, speaker: str = "", query: str = "", audience: str = 
 
     """
     seqs = []
-    step = on_reactor(memory.journal_chunk)
+    step = on_reactor(memory.admin.journal_chunk)
     # one chunk per visit to the reactor: a long journal never holds the game up for long
-    for start in range(0, on_reactor(memory.journal_count), step):
-        seqs += on_reactor(memory.journal_matches, start, start + step, speaker, query, audience)
+    for start in range(0, on_reactor(memory.admin.journal_count), step):
+        seqs += on_reactor(
+            memory.admin.journal_matches, start, start + step, speaker, query, audience
+        )
     return seqs
 
 
@@ -536,9 +538,9 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
     """
     handler = obj.assistant
     memory = handler.memory
-    journal_page = _get_page(memory.newest_entries(seqs), pages.get("page"))
-    people_page = _get_page(memory.people_index(), pages.get("people_page"))
-    core_items, core_tokens, core_budget = handler.memory.core_notes()
+    journal_page = _get_page(memory.admin.newest_entries(seqs), pages.get("page"))
+    people_page = _get_page(memory.admin.people_index(), pages.get("people_page"))
+    core_items, core_tokens, core_budget = handler.memory.admin.core_notes()
     return {
         "obj": obj,
         "key": obj.key,
@@ -549,16 +551,16 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
         "transitions_all": handler.overview.transitions(200),
         "usage_by_hour": handler.overview.usage_by_hour(),
         "costs": handler.overview.costs(),
-        "names": {str(key): str(name) for key, name in memory.people_index()},
+        "names": {str(key): str(name) for key, name in memory.admin.people_index()},
         "journal_page": journal_page,
-        "memories_page": _get_page(memory.newest_memories(), pages.get("memories_page")),
+        "memories_page": _get_page(memory.admin.newest_memories(), pages.get("memories_page")),
         "people_page": people_page,
-        "profiles": [memory.profile(key) for key, _ in people_page.object_list],
-        "links": handler.memory.memory_links(200),
+        "profiles": [memory.admin.profile(key) for key, _ in people_page.object_list],
+        "links": handler.memory.admin.memory_links(200),
         "core_items": sorted(core_items.items()),
         "core_tokens": core_tokens,
         "core_budget": core_budget,
-        "sleeps": handler.memory.sleeps(20),
+        "sleeps": handler.memory.admin.sleeps(20),
         "turns_page": _get_page(handler.overview.recent_turns(), pages.get("turns_page")),
     }
 
@@ -610,9 +612,9 @@ def _person_data(obj, key: str, pages: dict) -> dict:
 
     memory = obj.assistant.memory
     # only a key of the index is a person (a crafted key never reaches another stored value)
-    profile = memory.profile(key)
+    profile = memory.admin.profile(key)
     try:
-        found, name, relationship = memory.relationship(key)
+        found, name, relationship = memory.admin.relationship(key)
     except Refused:
         found, name, relationship = None, key, None
     if found != key:  # matched by a name, not this key: not this person's relationship
@@ -620,7 +622,7 @@ def _person_data(obj, key: str, pages: dict) -> dict:
     if profile is None and relationship is None:
         raise Http404("The assistant knows no one by that key.")
     profile = profile or {}
-    names = {str(k): str(n) for k, n in memory.people_index()}
+    names = {str(k): str(n) for k, n in memory.admin.people_index()}
     observations = list(reversed(profile.get("observations") or []))
     attributes = list(reversed(profile.get("attributes") or []))
     return {
@@ -726,10 +728,14 @@ def do_confirmed(handler, action: str, data, by: str) -> str:
         raise Refused(f"Not changed: a {action} must be confirmed on its confirmation page.")
     memory = handler.memory
     if action == "forget":
-        gone = memory.forget(data.get("id", "")[:60], by=by, reason=data.get("reason", "")[:300])
+        gone = memory.admin.forget(
+            data.get("id", "")[:60], by=by, reason=data.get("reason", "")[:300]
+        )
         return f"Forgotten: {', '.join(clip(i, 40) for i in gone[:20])}."
     if action == "trust":
-        trust, before = memory.set_trust(data.get("id", "")[:60], data.get("level", ""), by=by)
+        trust, before = memory.admin.set_trust(
+            data.get("id", "")[:60], data.get("level", ""), by=by
+        )
         was = f" (was {before:.2f})" if before is not None else ""
         return f"Trust of {clip(data.get('id'), 40)} set to {trust:.2f}{was}."
     if action == "rollback":
@@ -744,7 +750,7 @@ def do_confirmed(handler, action: str, data, by: str) -> str:
         # as `@assistant/memory <name>/people=<person>/<dimension>=<value> <reason>` sets it
         # bounded as the confirmation page read them (a longer one is refused there)
         dimension = data.get("dimension", "")[:1000]
-        name, after, before = memory.set_relationship(
+        name, after, before = memory.admin.set_relationship(
             data.get("person", "")[:MAX_KEY_CHARS],
             dimension,
             data.get("value", "")[:1000],
@@ -781,10 +787,12 @@ def edit_response(request, dbid: int, action: str):
 
 def _do_action(handler, action: str, data, by: str) -> str:
     if action == "set_core":
-        tokens = handler.memory.set_core_note(data.get("key", ""), data.get("value", ""), by=by)
+        tokens = handler.memory.admin.set_core_note(
+            data.get("key", ""), data.get("value", ""), by=by
+        )
         return f"Core memory '{data.get('key', '').strip()}' set ({tokens} tokens in use)."
     if action == "remove_core":
-        handler.memory.remove_core_note(data.get("key", ""), by=by)
+        handler.memory.admin.remove_core_note(data.get("key", ""), by=by)
         return f"Core memory '{data.get('key', '').strip()}' removed."
     if action == "pause":
         handler.pause()
