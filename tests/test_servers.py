@@ -97,6 +97,59 @@ def test_other_failures_are_not_taken_for_a_refused_format(error):
 
 
 @pytest.mark.parametrize(
+    "message",
+    [
+        "Unsupported value: 'temperature' does not support 0.0 with this model.",
+        "The response was filtered due to the prompt triggering the content management policy",
+        "Invalid request",
+    ],
+)
+def test_a_400_about_something_else_does_not_move_the_ladder(message):
+    # the client is shared by every assistant on the endpoint: one request's unrelated 400
+    # must not send everyone's structured calls down to plain text
+    model = ScriptedModel(
+        LLMError(BAD_REQUEST, f"BadRequestError: {message}", 400),
+        ChatReply(content='{"scores": [3]}', tool_calls=[], finish_reason="stop"),
+    )
+    with pytest.raises(LLMError) as raised:
+        structured.complete_structured(model, request(), Scores)
+    assert raised.value.kind == BAD_REQUEST and len(model.requests) == 1
+    result, _ = structured.complete_structured(model, request(), Scores)
+    assert result.scores == [3]
+    assert [r.response_format["type"] for r in model.requests] == ["json_schema", "json_schema"]
+
+
+def test_a_step_down_is_remembered_only_once_the_lower_step_was_taken():
+    fits = ChatReply(content='{"scores": [4]}', tool_calls=[], finish_reason="stop")
+    model = ScriptedModel(
+        LLMError(SERVER_ERROR, "response_format type json_schema is not supported", 500),
+        LLMError("timeout", "no answer"),
+        fits,
+        LLMError(SERVER_ERROR, "response_format type json_schema is not supported", 500),
+        fits,
+        fits,
+    )
+    with pytest.raises(LLMError):
+        structured.complete_structured(model, request(), Scores)
+    # the lower step never answered: the next call starts at the top again
+    structured.complete_structured(model, request(), Scores)
+    assert model.requests[2].response_format["type"] == "json_schema"
+    # once it has answered, it is where later calls start
+    structured.complete_structured(model, request(), Scores)
+    structured.complete_structured(model, request(), Scores)
+    steps = [(r.response_format or {}).get("type") for r in model.requests]
+    assert steps == [
+        "json_schema",
+        "json_object",
+        "json_schema",
+        "json_schema",
+        "json_object",
+        "json_object",
+    ]
+    assert "schema" in model.requests[-1].response_format
+
+
+@pytest.mark.parametrize(
     "mode, sent",
     [
         ("json_schema", "json_schema"),

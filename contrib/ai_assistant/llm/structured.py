@@ -10,9 +10,11 @@ taken:
 3. plain `json_object` with the schema in the prompt;
 4. no `response_format` at all: the schema in the prompt and JSON read from the text.
 
-A step is refused when the server answers 400, 422 or 501, or a 500 whose message names the
+A step is refused when the server answers 400, 422, 500 or 501 with a message that names the
 format (llama-cpp-python answers `json_schema` with a 500), and never for a context-length
-refusal. The lowest step a client's server took is remembered, so later calls start there;
+refusal: a 400 about something else (an unsupported temperature, a content filter) fails that
+call and moves nothing. The client is shared by every assistant on its endpoint, so a step down
+is remembered only once the lower step has been taken (a 200 reply); later calls start there.
 `structured_output` fixes the step by hand ("json_schema", "json_object", "text"; "auto" climbs
 down the ladder).
 
@@ -64,9 +66,18 @@ LADDER = (JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT, TEXT)
 MODES = {"auto": None, "json_schema": JSON_SCHEMA, "json_object": JSON_OBJECT, "text": TEXT}
 # the most tokens a cut-off structured reply is asked again with
 MAX_RETRY_TOKENS = 16000
-# words in a 500's message that say the server did not take the format (llama-cpp-python:
-# "response_format ... json_schema is not supported")
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar")
+# words in an error's message that say the server did not take the format (llama-cpp-python:
+# "response_format ... json_schema is not supported"; vLLM: "guided decoding")
+_FORMAT_WORDS = (
+    "response_format",
+    "response format",
+    "json_schema",
+    "json_object",
+    "schema",
+    "grammar",
+    "structured output",
+    "guided",
+)
 
 # the lowest step each client's server took, by the client itself: an id would be reused by
 # another client once this one is gone, and that one would start low for nothing
@@ -98,16 +109,15 @@ def format_refused(error: LLMError) -> bool:
         error (LLMError): The error of a structured call.
 
     Returns:
-        bool: True for a 400, 422 or 501, or a 500 naming the format; never for a refusal
-            that names the context length.
+        bool: True for a 400, 422, 500 or 501 whose message names the format; never for one
+            about anything else, nor for a refusal that names the context length.
 
     """
     message = str(error).lower()
     if error.kind == CONTEXT_LENGTH or names_context_length(message):
         return False
-    if error.kind == BAD_REQUEST or error.status in (400, 422, 501):
-        return True
-    return error.kind == SERVER_ERROR and any(word in message for word in _FORMAT_WORDS)
+    refusal = error.kind in (BAD_REQUEST, SERVER_ERROR) or error.status in (400, 422, 500, 501)
+    return refusal and any(word in message for word in _FORMAT_WORDS)
 
 
 def schema_format(output_model: type[BaseModel]) -> dict:
@@ -223,8 +233,10 @@ def _requests(
                 exc.replies = replies
                 raise
             step += 1
-            _remember_floor(client, step)
             continue
+        if not fixed:
+            # taken: later calls start here (not before: a step nobody took proves nothing)
+            _remember_floor(client, step)
         replies.append(reply)
         try:
             return parse_reply(reply, output_model), replies
