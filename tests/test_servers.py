@@ -174,6 +174,42 @@ def test_the_brain_sends_its_configured_format():
     assert result.scores == [1] and model.requests[0].response_format is None
 
 
+# ---- a reply of another shape ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # the json_object reply of a small model on llama-cpp-python: no "scores" at all
+        '{"e1": 7, "e2": 3}',
+        '[{"entry_id": "e1", "importance": 7}, {"entry_id": "e2", "importance": 3}]',
+        '{"importance_scores": [{"entry_id": "e1", "importance": 7},'
+        ' {"entry_id": "e2", "importance": 3}]}',
+        # an item that does not fit is left out, the others filed
+        '{"scores": [{"entry_id": "e1", "importance": 7}, {"entry_id": "e2", "importance": 3},'
+        ' {"entry_id": "e3", "importance": "very"}]}',
+    ],
+)
+def test_a_batch_reply_of_another_shape_is_mended_when_its_meaning_is_plain(content):
+    from ai_assistant.sleep.prompts import ImportanceScores
+
+    model = ScriptedModel(ChatReply(content=content, tool_calls=[], finish_reason="stop"))
+    result, _ = structured.complete_structured(model, request(), ImportanceScores)
+    assert [(s.entry_id, s.importance) for s in result.scores] == [("e1", 7), ("e2", 3)]
+
+
+@pytest.mark.parametrize(
+    "content", ['{"scores": "many"}', '{"verdict": "fine"}', '{"scores": [{"entry_id": 1}]}']
+)
+def test_a_reply_whose_meaning_is_not_plain_is_still_refused(content):
+    from ai_assistant.sleep.prompts import ImportanceScores
+
+    model = ScriptedModel(ChatReply(content=content, tool_calls=[], finish_reason="stop"))
+    with pytest.raises(LLMError) as raised:
+        structured.complete_structured(model, request(), ImportanceScores)
+    assert "did not match ImportanceScores" in str(raised.value)
+
+
 # ---- cut off, and what a failure cost ------------------------------------------------------
 
 
