@@ -713,3 +713,30 @@ def test_a_steady_factor_settles_and_requests_are_no_longer_counted_for_it():
         brain.calibrate_tokens(1000, 1100 if n % 2 else 1400)
     assert not brain.learning_token_scale()
     assert not make_assistant(ScriptedModel(), chat_model="gpt-4o-mini").learning_token_scale()
+
+
+# ---- the real-server harness, against the stand-in -----------------------------------------
+
+
+def test_the_real_server_harness_drives_a_sleep_turn_and_a_wake(scripted_server):
+    from .real_servers import check_sleep_turn
+
+    # as llama-cpp-python: "required" is a 500, tools without tool_choice never reach the model
+    scripted_server.refuses_required_choice = True
+    scripted_server.tools_need_choice = True
+    scripted_server.responder.add(
+        tool_reply(tool_call("stay_asleep", {"reason": "Carol can manage"})),
+        tool_reply(tool_call("say", {"text": "Fire? I am coming!"})),
+        tool_reply(tool_call("noop", {})),
+    )
+    rows = check_sleep_turn(scripted_server.base_url)
+    assert [name for name, _, _ in rows] == [
+        "sleep turn",
+        "wake",
+        "after the wake, the line that waited",
+    ]
+    assert all(ok for _, _, ok in rows), rows
+    assert "tool_choice auto (the server refused required); tool stay_asleep" in rows[0][1]
+    assert "at its wake time" in rows[1][1]
+    assert "Fire? I am coming!" in rows[2][1]
+    assert len(scripted_server.refused_choices) == 1
