@@ -740,3 +740,22 @@ def test_the_real_server_harness_drives_a_sleep_turn_and_a_wake(scripted_server)
     assert "at its wake time" in rows[1][1]
     assert "Fire? I am coming!" in rows[2][1]
     assert len(scripted_server.refused_choices) == 1
+
+
+def test_a_refused_named_tool_gets_auto_remembered_apart_from_required():
+    from ai_assistant.llm.tool_choice import complete_with_tools, refuses_required
+
+    tools = [{"type": "function", "function": {"name": "say", "parameters": {}}}]
+    named = {"type": "function", "function": {"name": "say"}}
+    said = ChatReply(content=None, tool_calls=[], finish_reason="stop")
+    model = ScriptedModel(
+        LLMError(BAD_REQUEST, "BadRequestError: tool_choice of type object is not supported", 400),
+        said,
+        said,
+        said,
+    )
+    complete_with_tools(model, request(tools=tools, tool_choice=named))
+    complete_with_tools(model, request(tools=tools, tool_choice=named))
+    complete_with_tools(model, request(tools=tools, tool_choice="required"))
+    assert [r.tool_choice for r in model.requests] == [named, "auto", "auto", "required"]
+    assert not refuses_required(model)

@@ -1,18 +1,20 @@
 """
-`tool_choice` "required", and the servers that refuse it.
+`tool_choice` "required" or a named tool, and the servers that refuse them.
 
 A call that must end in a tool call (the sleep turn's `wake_up` or `stay_asleep`, an assistant
-set to `tool_choice` "required") asks for it with "required". Some servers refuse the value:
-llama-cpp-python's function-calling format answers it with a 500 (it knows "auto", "none" and a
-named tool only), and without any `tool_choice` it leaves the tools out of the prompt, so "omit"
-is no way out. Such a refusal (a 400, 422, 500 or 501 that is not about the context length) is
-answered by sending the same request at once with "auto", which every server with tool calling
-takes; the tools are still offered and the reply is read as usual.
+set to `tool_choice` "required") asks for it with "required"; a turn that owes someone an answer
+names the tool that gives it. Some servers refuse the value: llama-cpp-python's
+function-calling format answers "required" with a 500 (it knows "auto", "none" and a named tool
+only), and without any `tool_choice` it leaves the tools out of the prompt, so "omit" is no way
+out. Such a refusal (a 400, 422, 500 or 501 that is not about the context length) is answered
+by sending the same request at once with "auto", which every server with tool calling takes;
+the tools are still offered and the reply is read as usual.
 
-The fallback is per endpoint (the client is shared by its assistants) and per cause: it touches
-`tool_choice` only, never the structured-output ladder (`llm.structured`), and it is remembered
-only once "auto" has answered, so a passing failure of both is not taken for a refusal. Later
-calls on that client send "auto" from the start.
+The fallback is per endpoint (the client is shared by its assistants) and per cause: "required"
+and a named tool are remembered apart, it touches `tool_choice` only, never the
+structured-output ladder (`llm.structured`), and it is remembered only once "auto" has
+answered, so a passing failure of both is not taken for a refusal. Later calls on that client
+send "auto" from the start for what it refused.
 
 Like the client's calls, it comes blocking (`complete_with_tools`) and as a coroutine
 (`acomplete_with_tools`); both follow the same steps (`_requests`).
@@ -36,13 +38,22 @@ from .client import (
 )
 
 REQUIRED = "required"
+NAMED = "named"  # a `tool_choice` naming one function
 FALLBACK = "auto"
 
-# the clients whose server refused "required" and took "auto", by the client itself (as
-# `llm.structured` keeps its ladder's floor)
+# what each client's server refused and answered with "auto" instead ({REQUIRED, NAMED}), by
+# the client itself (as `llm.structured` keeps its ladder's floor)
 _REFUSED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_REFUSED_KEPT: dict[int, object] = {}  # clients that cannot be weakly referenced
+_REFUSED_KEPT: dict[int, tuple[object, frozenset]] = {}  # clients not weakly referenceable
 _LOCK = threading.Lock()
+
+
+def _refused(client) -> frozenset:
+    with _LOCK:
+        try:
+            return _REFUSED.get(client, frozenset())
+        except TypeError:
+            return _REFUSED_KEPT.get(id(client), (None, frozenset()))[1]
 
 
 def refuses_required(client) -> bool:
@@ -55,23 +66,27 @@ def refuses_required(client) -> bool:
         bool: True once a refused "required" was answered with "auto" on it.
 
     """
-    with _LOCK:
-        try:
-            return _REFUSED.get(client, False)
-        except TypeError:
-            return id(client) in _REFUSED_KEPT
+    return REQUIRED in _refused(client)
 
 
-def _remember(client) -> None:
+def _remember(client, kind: str) -> None:
+    kinds = _refused(client) | {kind}
     with _LOCK:
         try:
-            _REFUSED[client] = True
+            _REFUSED[client] = kinds
         except TypeError:
-            _REFUSED_KEPT[id(client)] = client  # alive, so its id stays its own
+            _REFUSED_KEPT[id(client)] = (client, kinds)  # alive, so its id stays its own
+
+
+def _kind(choice) -> str | None:
+    if choice == REQUIRED:
+        return REQUIRED
+    return NAMED if isinstance(choice, dict) else None
 
 
 def choice_refused(error: LLMError) -> bool:
-    """Whether an error of a request sent with "required" may be the server refusing it.
+    """Whether an error of a request sent with "required" or a named tool may be the server
+    refusing it.
 
     Args:
         error (LLMError): The error.
@@ -89,9 +104,10 @@ def choice_refused(error: LLMError) -> bool:
 def _requests(client, request: ChatRequest) -> Generator[ChatRequest, ChatReply, ChatReply]:
     """The steps of one call, without the I/O: yields each request to send, receives its reply
     (or has its `LLMError` thrown in), returns the reply."""
-    if request.tool_choice != REQUIRED or not request.tools:
+    kind = _kind(request.tool_choice)
+    if kind is None or not request.tools:
         return (yield request)
-    if refuses_required(client):
+    if kind in _refused(client):
         return (yield replace(request, tool_choice=FALLBACK))
     try:
         return (yield request)
@@ -103,7 +119,7 @@ def _requests(client, request: ChatRequest) -> Generator[ChatRequest, ChatReply,
         reply = yield replace(request, tool_choice=FALLBACK)
     except LLMError:
         raise first from None  # both failed: nothing learned, the first error stands
-    _remember(client)
+    _remember(client, kind)
     return reply
 
 
@@ -115,7 +131,8 @@ def _advance(steps: Generator, reply: ChatReply | None = None, error: LLMError |
 
 
 def complete_with_tools(client, request: ChatRequest) -> ChatReply:
-    """`client.complete(request)`, sending "auto" where the server refuses "required".
+    """`client.complete(request)`, sending "auto" where the server refuses "required" or a
+    named tool.
 
     Args:
         client: The model client.
