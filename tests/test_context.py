@@ -371,6 +371,44 @@ def test_no_request_ever_exceeds_the_budget_over_many_ticks():
     assert summaries, "the history must have been compacted along the way"
 
 
+def test_a_dozen_long_lines_on_a_small_window_never_make_it_mute():
+    # the lines waiting cannot fit beside the prompt, tools and core memory: the oldest are
+    # answered first, the newer stay queued for the next turn (and it is told so)
+    fixed = make_assistant(ScriptedModel()).fixed_tokens()
+    budget = fixed + 1200
+    model = ChattyModel()
+    assistant = make_assistant(model, max_context_tokens=budget, compact_preserve_window=4)
+    lines = [f"Aria, line {i}: " + "the bridge over the river is old " * 25 for i in range(12)]
+    for i, line in enumerate(lines):
+        hear(assistant, line, now=T0 + timedelta(seconds=i))
+    outcomes = []
+    for tick in range(40):
+        if not len(assistant.events):
+            break
+        outcomes.append(run_tick(assistant, T0 + timedelta(seconds=20 + 5 * tick)))
+    assert not len(assistant.events), "every line was answered"
+    assert all(o is None or o.stop_reason != "over_budget" for o in outcomes)
+    turns = [r for r in model.requests if "say" in {t["function"]["name"] for t in r.tools}]
+    first = turns[0].messages[-1]["content"]
+    assert "line 0:" in first and "line 11:" not in first
+    assert "later lines wait for your next turn" in first
+    sizes = [assistant.counter.count_request(r.messages, r.tools) for r in model.requests]
+    assert max(sizes) <= budget
+    answered = [o for o in outcomes if o is not None and o.events]
+    assert sum(len(o.events) for o in answered) == 12  # each line answered once
+
+
+def test_a_single_line_too_long_to_fit_is_cut_and_answered():
+    fixed = make_assistant(ScriptedModel()).fixed_tokens()
+    model = ChattyModel()
+    assistant = make_assistant(model, max_context_tokens=fixed + 400, max_event_chars=8000)
+    hear(assistant, "Aria, " + "listen to this long tale of mine " * 200)
+    outcome = run_tick(assistant)
+    assert outcome.stop_reason != "over_budget" and not len(assistant.events)
+    shown = model.requests[0].messages[-1]["content"]
+    assert "[cut: " in shown and "more characters]" in shown
+
+
 def test_over_budget_request_is_not_sent_and_events_stay():
     assistant = make_assistant(ScriptedModel(), max_context_tokens=1000)
     hear(assistant, "Aria?")

@@ -389,6 +389,33 @@ def test_a_step_that_keeps_failing_rests_until_the_next_sleep():
     )
 
 
+def test_a_step_that_raises_is_recorded_and_skipped_and_the_wake_is_on_time(monkeypatch):
+    from ai_assistant.sleep import dreaming as dreaming_module
+    from ai_assistant.sleep.steps import DreamStep
+
+    def broken(brain, now, budget):
+        raise KeyError("a record without its 'audience'")
+
+    steps = [DreamStep("broken", broken), *dreaming_module.DREAMING_STEPS]
+    monkeypatch.setattr(dreaming_module, "DREAMING_STEPS", steps)
+    brain = make_assistant(ScriptedModel())
+    brain.lifecycle.go_to_sleep(
+        T0, hours=1, reason="rest", initiated_by="builder", enforce_safeguards=False
+    )
+    reports = [run(sleep_tick(brain, T0 + timedelta(minutes=m))) for m in range(3)]
+    first = {r["step"]: r for r in reports[0]}
+    assert first["broken"]["error"].startswith("step_error: KeyError")
+    assert "Traceback" in first["broken"]["detail"] and "broken" in first["broken"]["detail"]
+    assert "pruning" in first and "error" not in first["pruning"]  # the others went on
+    progress = brain.state.get(DREAMING_PROGRESS)
+    assert progress["errors"]["broken"].startswith("step_error")
+    assert "after 3 failures" in reports[2][0]["gave_up"]
+    assert sleep_tick(brain, T0 + timedelta(minutes=3)) is None  # it rests until the next sleep
+    wake_at = T0 + timedelta(hours=1)
+    brain.lifecycle.apply_wake_conditions([], wake_at)
+    assert brain.lifecycle.mode == life.AWAKE
+
+
 # ---- a held wake that gives up ---------------------------------------------------------------
 
 

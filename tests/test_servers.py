@@ -98,6 +98,59 @@ def test_other_failures_are_not_taken_for_a_refused_format(error):
 
 
 @pytest.mark.parametrize(
+    "message",
+    [
+        "Unsupported value: 'temperature' does not support 0.0 with this model.",
+        "The response was filtered due to the prompt triggering the content management policy",
+        "Invalid request",
+    ],
+)
+def test_a_400_about_something_else_does_not_move_the_ladder(message):
+    # the client is shared by every assistant on the endpoint: one request's unrelated 400
+    # must not send everyone's structured calls down to plain text
+    model = ScriptedModel(
+        LLMError(BAD_REQUEST, f"BadRequestError: {message}", 400),
+        ChatReply(content='{"scores": [3]}', tool_calls=[], finish_reason="stop"),
+    )
+    with pytest.raises(LLMError) as raised:
+        structured.complete_structured(model, request(), Scores)
+    assert raised.value.kind == BAD_REQUEST and len(model.requests) == 1
+    result, _ = structured.complete_structured(model, request(), Scores)
+    assert result.scores == [3]
+    assert [r.response_format["type"] for r in model.requests] == ["json_schema", "json_schema"]
+
+
+def test_a_step_down_is_remembered_only_once_the_lower_step_was_taken():
+    fits = ChatReply(content='{"scores": [4]}', tool_calls=[], finish_reason="stop")
+    model = ScriptedModel(
+        LLMError(SERVER_ERROR, "response_format type json_schema is not supported", 500),
+        LLMError("timeout", "no answer"),
+        fits,
+        LLMError(SERVER_ERROR, "response_format type json_schema is not supported", 500),
+        fits,
+        fits,
+    )
+    with pytest.raises(LLMError):
+        structured.complete_structured(model, request(), Scores)
+    # the lower step never answered: the next call starts at the top again
+    structured.complete_structured(model, request(), Scores)
+    assert model.requests[2].response_format["type"] == "json_schema"
+    # once it has answered, it is where later calls start
+    structured.complete_structured(model, request(), Scores)
+    structured.complete_structured(model, request(), Scores)
+    steps = [(r.response_format or {}).get("type") for r in model.requests]
+    assert steps == [
+        "json_schema",
+        "json_object",
+        "json_schema",
+        "json_schema",
+        "json_object",
+        "json_object",
+    ]
+    assert "schema" in model.requests[-1].response_format
+
+
+@pytest.mark.parametrize(
     "mode, sent",
     [
         ("json_schema", "json_schema"),
@@ -120,6 +173,42 @@ def test_the_brain_sends_its_configured_format():
     brain = make_assistant(model, structured_output="text")
     result, _ = brain.structured(request(), Scores)()
     assert result.scores == [1] and model.requests[0].response_format is None
+
+
+# ---- a reply of another shape ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # the json_object reply of a small model on llama-cpp-python: no "scores" at all
+        '{"e1": 7, "e2": 3}',
+        '[{"entry_id": "e1", "importance": 7}, {"entry_id": "e2", "importance": 3}]',
+        '{"importance_scores": [{"entry_id": "e1", "importance": 7},'
+        ' {"entry_id": "e2", "importance": 3}]}',
+        # an item that does not fit is left out, the others filed
+        '{"scores": [{"entry_id": "e1", "importance": 7}, {"entry_id": "e2", "importance": 3},'
+        ' {"entry_id": "e3", "importance": "very"}]}',
+    ],
+)
+def test_a_batch_reply_of_another_shape_is_mended_when_its_meaning_is_plain(content):
+    from ai_assistant.sleep.prompts import ImportanceScores
+
+    model = ScriptedModel(ChatReply(content=content, tool_calls=[], finish_reason="stop"))
+    result, _ = structured.complete_structured(model, request(), ImportanceScores)
+    assert [(s.entry_id, s.importance) for s in result.scores] == [("e1", 7), ("e2", 3)]
+
+
+@pytest.mark.parametrize(
+    "content", ['{"scores": "many"}', '{"verdict": "fine"}', '{"scores": [{"entry_id": 1}]}']
+)
+def test_a_reply_whose_meaning_is_not_plain_is_still_refused(content):
+    from ai_assistant.sleep.prompts import ImportanceScores
+
+    model = ScriptedModel(ChatReply(content=content, tool_calls=[], finish_reason="stop"))
+    with pytest.raises(LLMError) as raised:
+        structured.complete_structured(model, request(), ImportanceScores)
+    assert "did not match ImportanceScores" in str(raised.value)
 
 
 # ---- cut off, and what a failure cost ------------------------------------------------------
@@ -629,3 +718,49 @@ def test_a_steady_factor_settles_and_requests_are_no_longer_counted_for_it():
     assert not make_assistant(
         ScriptedModel(), chat_model="gpt-4o-mini"
     ).calibration.learning_token_scale()
+
+
+# ---- the real-server harness, against the stand-in -----------------------------------------
+
+
+def test_the_real_server_harness_drives_a_sleep_turn_and_a_wake(scripted_server):
+    from .real_servers import check_sleep_turn
+
+    # as llama-cpp-python: "required" is a 500, tools without tool_choice never reach the model
+    scripted_server.refuses_required_choice = True
+    scripted_server.tools_need_choice = True
+    scripted_server.responder.add(
+        tool_reply(tool_call("stay_asleep", {"reason": "Carol can manage"})),
+        tool_reply(tool_call("say", {"text": "Fire? I am coming!"})),
+        tool_reply(tool_call("noop", {})),
+    )
+    rows = check_sleep_turn(scripted_server.base_url)
+    assert [name for name, _, _ in rows] == [
+        "sleep turn",
+        "wake",
+        "after the wake, the line that waited",
+    ]
+    assert all(ok for _, _, ok in rows), rows
+    assert "tool_choice auto (the server refused required); tool stay_asleep" in rows[0][1]
+    assert "at its wake time" in rows[1][1]
+    assert "Fire? I am coming!" in rows[2][1]
+    assert len(scripted_server.refused_choices) == 1
+
+
+def test_a_refused_named_tool_gets_auto_remembered_apart_from_required():
+    from ai_assistant.llm.tool_choice import complete_with_tools, refuses_required
+
+    tools = [{"type": "function", "function": {"name": "say", "parameters": {}}}]
+    named = {"type": "function", "function": {"name": "say"}}
+    said = ChatReply(content=None, tool_calls=[], finish_reason="stop")
+    model = ScriptedModel(
+        LLMError(BAD_REQUEST, "BadRequestError: tool_choice of type object is not supported", 400),
+        said,
+        said,
+        said,
+    )
+    complete_with_tools(model, request(tools=tools, tool_choice=named))
+    complete_with_tools(model, request(tools=tools, tool_choice=named))
+    complete_with_tools(model, request(tools=tools, tool_choice="required"))
+    assert [r.tool_choice for r in model.requests] == [named, "auto", "auto", "required"]
+    assert not refuses_required(model)

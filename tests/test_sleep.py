@@ -75,6 +75,21 @@ class TestWakePaths(SleepTestCase):
         assert self.mode() == "awake"
         assert self.script.db.mode_transition_reason == "Scheduled wake time reached"
 
+    def test_sleep_work_that_raises_does_not_keep_it_asleep_past_its_wake_time(self):
+        from unittest.mock import patch
+
+        def failing(brain, now, prompt=False):
+            raise RuntimeError("a sleep step's own bug")
+            yield  # a generator, as sleep work is
+
+        self.builder_sleep(hours=1)
+        with patch("ai_assistant.handler.sleep_tick", failing):
+            self.tick(advance=60)
+            assert self.mode() == "sleep"
+            self.tick(advance=3600)
+        assert self.mode() == "awake"
+        assert self.script.db.mode_transition_reason == "Scheduled wake time reached"
+
     def test_urgent_event_wakes_light_sleeper_and_is_handled_after(self):
         self.builder_sleep(depth="light")
         self.char1.execute_cmd("whisper Aria = wake up, there is a fire!")

@@ -96,6 +96,52 @@ def test_an_endpoint_told_to_get_no_tool_choice_gets_none():
     assert model.requests[0].tool_choice is None
 
 
+def test_a_server_that_refuses_required_gets_auto_and_it_is_remembered_for_the_endpoint(
+    scripted_server,
+):
+    from ai_assistant.llm.client import EndpointSettings, OpenAIChatClient
+    from ai_assistant.testing.server import tool_call, tool_reply
+
+    # llama-cpp-python's function-calling format: "required" is a 500, and without any
+    # tool_choice the tools never reach the model
+    scripted_server.refuses_required_choice = True
+    scripted_server.tools_need_choice = True
+    scripted_server.responder.add(
+        tool_reply(tool_call("wake_up", {"reason": "the library is on fire"})),
+        tool_reply(tool_call("stay_asleep", {"reason": "not mine"})),
+    )
+    client = OpenAIChatClient(EndpointSettings(scripted_server.base_url, "sk-test", max_retries=0))
+    first = sleeper(lambda: client)
+    hear(first, "Carol, the library is on fire!", speaker="Alice")
+    report = run(sleep_tick(first, T0 + timedelta(minutes=1)))
+    assert report["woke"] and report["error"] is None and not first.asleep
+    assert len(scripted_server.refused_choices) == 1
+    (answered,) = scripted_server.responder.requests
+    assert answered["tool_choice"] == "auto"
+    assert {tool["function"]["name"] for tool in answered["tools"]} == SLEEP_TOOLS
+    # another assistant on the same endpoint sends "auto" from the start
+    second = sleeper(lambda: client)
+    hear(second, "Carol, look at this", speaker="Alice")
+    assert run(sleep_tick(second, T0 + timedelta(minutes=1)))["tool"] == "stay_asleep"
+    assert len(scripted_server.refused_choices) == 1
+    assert scripted_server.responder.requests[-1]["tool_choice"] == "auto"
+
+
+def test_a_required_refused_twice_is_not_remembered():
+    # both "required" and "auto" failed: the server is down, not refusing the value
+    down = LLMError(SERVER_ERROR, "InternalServerError: out of memory", 500)
+    model = ScriptedModel(down, LLMError(SERVER_ERROR, "still down", 500))
+    brain = sleeper(model)
+    hear(brain, "Carol, look at this", speaker="Alice")
+    report = run(sleep_tick(brain, T0))
+    assert report["error"] == "server_error: InternalServerError: out of memory"
+    assert [r.tool_choice for r in model.requests] == ["required", "auto"]
+    model.answers.append(reply(("stay_asleep", {})))
+    hear(brain, "Carol, look again", speaker="Alice")
+    run(sleep_tick(brain, T0 + timedelta(hours=1)))
+    assert model.requests[-1].tool_choice == "required"
+
+
 # ---- what it does with the answer ---------------------------------------------------------
 
 
@@ -182,11 +228,12 @@ def test_a_wake_up_with_a_reason_written_too_long_still_wakes_it():
 
 
 def test_a_failed_call_keeps_it_asleep_and_asks_again_after_the_interval():
-    model = ScriptedModel(LLMError(SERVER_ERROR, "down"), reply(("wake_up", {"reason": "fire"})))
+    # (a timeout: a 500 is first asked again with tool_choice "auto", see below)
+    model = ScriptedModel(LLMError("timeout", "down"), reply(("wake_up", {"reason": "fire"})))
     brain = sleeper(model, triage_interval_minutes=5)
     hear(brain, "Carol, the library is on fire!", speaker="Alice")
     report = run(sleep_tick(brain, T0))
-    assert report["error"].startswith(SERVER_ERROR) and brain.asleep
+    assert report["error"].startswith("timeout") and brain.asleep
     assert sleep_turn(brain, T0 + timedelta(minutes=2)) is None  # the interval holds
     report = run(sleep_tick(brain, T0 + timedelta(minutes=6)))
     assert report["woke"] and not brain.asleep

@@ -29,6 +29,7 @@ from .llm.client import NOT_CONFIGURED, ChatClient, ChatRequest, LLMError
 from .llm.embedding_roles import DOCUMENT, QUERY, RolesResolver, aembed_texts, embed_texts
 from .llm.structured import acomplete_structured, complete_structured
 from .llm.tokens import TokenCounter
+from .llm.tool_choice import acomplete_with_tools, complete_with_tools
 from .llm.usage import UsageStats
 from .memory.core import CoreMemory
 from .memory.digests import DigestArchive
@@ -820,14 +821,11 @@ class Brain:
 
 
 def _complete(client_factory, request):
-    return client_factory().complete(request)
+    return complete_with_tools(client_factory(), request)
 
 
 async def _acomplete(client_factory, request):
-    client = client_factory()
-    if hasattr(client, "acomplete"):
-        return await client.acomplete(request)
-    return await asyncio.to_thread(client.complete, request)
+    return await acomplete_with_tools(client_factory(), request)
 
 
 def _structured(client_factory, request, output_model, mode="auto"):

@@ -436,7 +436,11 @@ class AssistantHandler:
                 self.prompt_starts += 1
                 self._start(awake_tick(brain, now), self._turn_done, opening=True)
             else:
-                self._start(sleep_tick(brain, now, prompt=True), self._sleep_work_done)
+                self._start(
+                    sleep_tick(brain, now, prompt=True),
+                    self._sleep_work_done,
+                    on_failure=self._sleep_work_failed,
+                )
             return
         # on the handler, not in Attributes: an idle tick writes nothing to the database
         self.tick_count += 1
@@ -453,23 +457,46 @@ class AssistantHandler:
         if work is None:
             self._sleep_work_done(None)
         else:
-            self._start(work, self._sleep_work_done)
+            self._start(work, self._sleep_work_done, on_failure=self._sleep_work_failed)
 
     def tick_failed(self) -> None:
         """The script's frame around a tick caught an error (it records it): no work of this
-        tick is in flight any more."""
+        tick is in flight any more, and a wake that is due still happens."""
         self.in_flight = False
+        self._wake_if_due()
 
-    def _start(self, work, on_done, opening: bool = False) -> None:
+    def _wake_if_due(self) -> bool:
+        """Asleep, after sleep work that failed: the wake conditions all the same, so a
+        failing step never keeps the assistant asleep past its wake time.
+
+        Returns:
+            bool: It woke.
+
+        """
+        try:
+            brain = self.brain
+            if not brain.asleep:
+                return False
+            brain.lifecycle.apply_wake_conditions(brain.events.peek(), self.now())
+            return not brain.asleep
+        except Exception as err:  # noqa: BLE001 - already failing: log, the next tick tries
+            self.log("err", f"the wake conditions could not be checked: {err!r}")
+            return False
+
+    def _start(self, work, on_done, opening: bool = False, on_failure=None) -> None:
         if work is None:
             return
         self.in_flight = True
         runner = self.runner or default_runner()
-        self.script.drive(work, on_done, self._work_failed, runner, opening=opening)
+        self.script.drive(work, on_done, on_failure or self._work_failed, runner, opening=opening)
 
     def _work_failed(self, failure) -> None:
         self.in_flight = False
         self._after_work()
+
+    def _sleep_work_failed(self, failure) -> None:
+        self.in_flight = False
+        self._after_work(answered=self._wake_if_due())
 
     def _turn_done(self, outcome: TurnOutcome) -> None:
         self.in_flight = False
@@ -494,6 +521,8 @@ class AssistantHandler:
         for step in _reports(report):
             if step.get("error"):
                 self.log("warn", f"sleep work failed: {step['error']}; it is retried next tick")
+            if step.get("detail"):
+                self.log("err", f"sleep step {step.get('step')} raised:\n{step['detail']}")
         brain = self.brain
         was_asleep = brain.asleep
         brain.lifecycle.apply_wake_conditions(brain.events.peek(), self.now())

@@ -70,6 +70,8 @@ from ..tools.base import TURN
 # a turn's details kept for the dashboard (`TurnOutcome.details`): the first this many events
 # and tool calls, each text cut to this many characters; ten turns are kept (RECENT_TURNS_KEPT)
 DETAIL_ITEMS = 12
+# a line too long to fit alone is cut (halving) down to no fewer characters than this
+MIN_SHOWN_CHARS = 200
 DETAIL_CHARS = 600
 
 
@@ -443,6 +445,44 @@ def clear_model_errors(brain: Brain) -> None:
             state.delete(key)
 
 
+def _narrowed(
+    brain: Brain, events: list[Event], shown: list[Event], pending: list[dict], build
+) -> bool:
+    """Make the turn's message fit the context budget by showing fewer events: the oldest
+    first (the newer stay queued for the next turn, which the model is told), and a single
+    line too long even alone cut, saying so. `shown` and `pending` are changed in place.
+
+    Args:
+        brain (Brain): The assistant.
+        events (list): The turn's events, oldest first.
+        shown (list): The events the message shows (changed in place).
+        pending (list): The request's new messages, the turn's message first (changed).
+        build (callable): Makes the message showing a list of events.
+
+    Returns:
+        bool: True when it fits now; False when not even a cut line does (the prompt, tools
+            and core memory alone fill the budget).
+
+    """
+    budget = brain.calibration.context_budget()
+    count = len(shown)
+    while count > 1:
+        count -= max(1, count // 4)
+        shown[:] = events[:count]
+        pending[0] = build(shown)
+        if brain.pending_tokens(pending) <= budget:
+            return True
+    line = shown[0]
+    limit = len(line.text)
+    while limit > MIN_SHOWN_CHARS:
+        limit //= 2
+        cut = f"{line.text[:limit]} [cut: {len(line.text) - limit} more characters]"
+        pending[0] = build([line.model_copy(update={"text": cut})])
+        if brain.pending_tokens(pending) <= budget:
+            return True
+    return False
+
+
 def _back_off(brain: Brain, now: datetime) -> None:
     state = brain.state
     errors = (state.get(CONSECUTIVE_ERRORS) or 0) + 1
@@ -538,19 +578,38 @@ def run_turn(
     )
     ctx.reply_to = events[0].person if private else None
     ctx.said = said_by(events)
-    message = events_message(
-        events,
-        location=brain.location,
-        present=_listed([name for _, name in present]),
-        now_text=now.strftime("%Y-%m-%d %H:%M UTC"),
-        recalled=recalled_lines,
-        talking_with=[line for line, _ in talking_with],
-        private_with=events[0].speaker if private else None,
-        reminders=[match.line for match in reminded],
-        advisory=SleepDebt(state).advisory(brain.journal.critical_bookmark_pending()),
-        feelings=[line for line, _ in feelings],
-    )
-    message["metadata"] = {"audience": audience}
+    advisory = SleepDebt(state).advisory(brain.journal.critical_bookmark_pending())
+
+    def build(lines: list[Event]) -> dict:
+        message = events_message(
+            lines,
+            location=brain.location,
+            present=_listed([name for _, name in present]),
+            now_text=now.strftime("%Y-%m-%d %H:%M UTC"),
+            recalled=recalled_lines,
+            talking_with=[line for line, _ in talking_with],
+            private_with=events[0].speaker if private else None,
+            reminders=[match.line for match in reminded],
+            advisory=advisory,
+            feelings=[line for line, _ in feelings],
+        )
+        waiting = len(events) - len(lines)
+        if waiting:
+            message["content"] += f"\n({waiting} later lines wait for your next turn.)"
+        message["metadata"] = {"audience": audience}
+        return message
+
+    # the events this turn shows: all of them, unless they cannot fit (`_narrowed`)
+    told = list(events)
+    message = build(told)
+
+    def before_request(pending: list[dict]) -> Generator:
+        fits = yield from fit_to_budget(brain, now, pending)
+        if fits or not pending:
+            return fits
+        # what waits cannot fit even with the history compacted: never mute, the oldest
+        # lines are answered now and the newer stay queued for the next turn
+        return _narrowed(brain, events, told, pending, build)
 
     def metadata() -> dict:
         # kept with the turn's messages in the history (never sent): who may see them later,
@@ -563,7 +622,7 @@ def run_turn(
 
     def commit_events() -> None:
         # only now, with a reply in hand, do the events leave the queue
-        brain.events.remove({event.id for event in events})
+        brain.events.remove({event.id for event in told})
         reminders.fired([match.id for match in reminded], ctx.audience)
         state.set(ACTIVITY, (state.get(ACTIVITY) or 0) + interactions)
         for key in (RETRY_AFTER, CONSECUTIVE_ERRORS):
@@ -585,7 +644,7 @@ def run_turn(
             ctx,
             [message],
             turn_policy(brain),
-            before_request=lambda pending: fit_to_budget(brain, now, pending),
+            before_request=before_request,
             on_first_reply=commit_events,
             metadata=metadata,
         )
@@ -604,7 +663,7 @@ def run_turn(
                 state.delete(WAIT_AUDIENCE)
         if loop.request_tokens:
             state.set(CONTEXT_TOKENS, loop.request_tokens[-1])
-    outcome = TurnOutcome.of(events, loop)
+    outcome = TurnOutcome.of(told, loop)
     outcome.recalled = [item.id for item in shown]
     outcome.fixed_tokens = brain.fixed_tokens(TURN)
     outcome.audience = ctx.audience
@@ -613,7 +672,7 @@ def run_turn(
         # handled once a reply came; a retry after a failed first call answers the same
         # events, so the same id, and is not counted again
         # the game's notices all have id 0: a turn of only a notice is keyed by its time
-        ids = [event.id for event in events if event.id]
+        ids = [event.id for event in told if event.id]
         outcome.debt_added = SleepDebt(state).add_turn(
             loop.tool_calls, config, turn_id(ids) if ids else f"notice@{to_iso(now)}"
         )

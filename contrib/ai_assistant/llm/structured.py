@@ -10,14 +10,18 @@ taken:
 3. plain `json_object` with the schema in the prompt;
 4. no `response_format` at all: the schema in the prompt and JSON read from the text.
 
-A step is refused when the server answers 400, 422 or 501, or a 500 whose message names the
+A step is refused when the server answers 400, 422, 500 or 501 with a message that names the
 format (llama-cpp-python answers `json_schema` with a 500), and never for a context-length
-refusal. The lowest step a client's server took is remembered, so later calls start there;
+refusal: a 400 about something else (an unsupported temperature, a content filter) fails that
+call and moves nothing. The client is shared by every assistant on its endpoint, so a step down
+is remembered only once the lower step has been taken (a 200 reply); later calls start there.
 `structured_output` fixes the step by hand ("json_schema", "json_object", "text"; "auto" climbs
 down the ladder).
 
 Whatever comes back is checked with `check_model_json` (a size and a depth limit) and validated
-with the pydantic model. A reply that does not fit raises `LLMError(INVALID_RESPONSE)` carrying
+with the pydantic model; a batch reply (one list of items) whose meaning is plain is mended
+(`repair`: the list bare or under another name, one item alone, a mapping of id to value; the
+items that fit kept). A reply that does not fit raises `LLMError(INVALID_RESPONSE)` carrying
 the replies received (`LLMError.replies`), so their tokens are counted all the same. A reply
 cut off at `max_tokens` (finish reason "length") is said to be cut off, not "invalid JSON", and
 asked again once with twice the room.
@@ -64,9 +68,18 @@ LADDER = (JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT, TEXT)
 MODES = {"auto": None, "json_schema": JSON_SCHEMA, "json_object": JSON_OBJECT, "text": TEXT}
 # the most tokens a cut-off structured reply is asked again with
 MAX_RETRY_TOKENS = 16000
-# words in a 500's message that say the server did not take the format (llama-cpp-python:
-# "response_format ... json_schema is not supported")
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar")
+# words in an error's message that say the server did not take the format (llama-cpp-python:
+# "response_format ... json_schema is not supported"; vLLM: "guided decoding")
+_FORMAT_WORDS = (
+    "response_format",
+    "response format",
+    "json_schema",
+    "json_object",
+    "schema",
+    "grammar",
+    "structured output",
+    "guided",
+)
 
 # the lowest step each client's server took, by the client itself: an id would be reused by
 # another client once this one is gone, and that one would start low for nothing
@@ -98,16 +111,15 @@ def format_refused(error: LLMError) -> bool:
         error (LLMError): The error of a structured call.
 
     Returns:
-        bool: True for a 400, 422 or 501, or a 500 naming the format; never for a refusal
-            that names the context length.
+        bool: True for a 400, 422, 500 or 501 whose message names the format; never for one
+            about anything else, nor for a refusal that names the context length.
 
     """
     message = str(error).lower()
     if error.kind == CONTEXT_LENGTH or names_context_length(message):
         return False
-    if error.kind == BAD_REQUEST or error.status in (400, 422, 501):
-        return True
-    return error.kind == SERVER_ERROR and any(word in message for word in _FORMAT_WORDS)
+    refusal = error.kind in (BAD_REQUEST, SERVER_ERROR) or error.status in (400, 422, 500, 501)
+    return refusal and any(word in message for word in _FORMAT_WORDS)
 
 
 def schema_format(output_model: type[BaseModel]) -> dict:
@@ -186,7 +198,7 @@ def parse_reply(reply: ChatReply, output_model: type[Model]) -> Model:
     if text.startswith("```"):
         # some servers wrap JSON mode output in a fence
         text = text.strip("`").removeprefix("json").strip()
-    elif not text.startswith("{") and "{" in text and "}" in text:
+    elif not text.startswith(("{", "[")) and "{" in text and "}" in text:
         # JSON asked for in the text only: a small model may say something around it
         text = text[text.index("{") : text.rindex("}") + 1]
     try:
@@ -198,12 +210,93 @@ def parse_reply(reply: ChatReply, output_model: type[Model]) -> Model:
     try:
         return output_model.model_validate_json(text)
     except ValidationError as exc:
+        try:
+            repaired = repair(json.loads(text), output_model)
+        except ValueError:
+            repaired = None  # not JSON at all: nothing to mend
+        if repaired is not None:
+            return repaired
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "reply"
         raise LLMError(
             INVALID_RESPONSE,
             f"Structured reply did not match {output_model.__name__}: {where}: {first['msg']}",
         ) from None
+
+
+def _list_field(output_model: type[BaseModel]) -> tuple[str, type[BaseModel]] | None:
+    """(name, item model) when `output_model` is one list of objects (its other fields, if
+    any, have defaults): the shape of every batch reply (scores, facts, profiles)."""
+    lists, required = [], []
+    for name, field in output_model.model_fields.items():
+        args = getattr(field.annotation, "__args__", ())
+        if getattr(field.annotation, "__origin__", None) is list and len(args) == 1:
+            if isinstance(args[0], type) and issubclass(args[0], BaseModel):
+                lists.append((name, args[0]))
+        if field.is_required():
+            required.append(name)
+    if len(lists) != 1 or set(required) - {lists[0][0]}:
+        return None
+    return lists[0]
+
+
+def _items_of(value, name: str, item_model: type[BaseModel]) -> list | None:
+    """The items a reply holds, in the shapes small models write them in."""
+    if isinstance(value, list):
+        return value  # the list itself, without its object
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get(name), list):
+        return value[name]
+    if name in value:
+        return None
+    lists = [item for item in value.values() if isinstance(item, list)]
+    if len(value) == 1 and lists:
+        return lists[0]  # the list under another name
+    fields = [n for n, f in item_model.model_fields.items() if f.is_required()]
+    if set(fields) <= set(value):
+        return [value]  # one item, without the list
+    if len(fields) == 2 and value and all(isinstance(key, str) for key in value):
+        # a mapping of each item's first field to its second: {"e1": 7, "e2": 3}
+        return [{fields[0]: key, fields[1]: item} for key, item in value.items()]
+    return None
+
+
+def repair(value, output_model: type[Model]) -> Model | None:
+    """A reply that did not fit `output_model`, mended where its meaning is plain: the batch
+    replies are one list of items, and small models (and JSON mode without the schema
+    enforced) write the list bare, under another name, as one item, or as a mapping of id to
+    value; of the items, those that fit are kept (a sleep files what it can; an item that
+    breaks a rule is left out, never stored).
+
+    Args:
+        value: The reply's JSON, decoded.
+        output_model (type[BaseModel]): The pydantic model the reply was asked to fit.
+
+    Returns:
+        BaseModel or None: The mended reply, or None when its meaning is not plain (nothing
+            that fits, or a model of another shape).
+
+    """
+    shape = _list_field(output_model)
+    if shape is None:
+        return None
+    name, item_model = shape
+    items = _items_of(value, name, item_model)
+    if not items:
+        return None
+    kept = []
+    for item in items:
+        try:
+            kept.append(item_model.model_validate(item))
+        except ValidationError:
+            continue
+    if not kept:
+        return None
+    try:
+        return output_model.model_validate({name: kept})
+    except ValidationError:
+        return None  # a rule on the whole list (its length): not mended
 
 
 def _requests(
@@ -223,8 +316,10 @@ def _requests(
                 exc.replies = replies
                 raise
             step += 1
-            _remember_floor(client, step)
             continue
+        if not fixed:
+            # taken: later calls start here (not before: a step nobody took proves nothing)
+            _remember_floor(client, step)
         replies.append(reply)
         try:
             return parse_reply(reply, output_model), replies

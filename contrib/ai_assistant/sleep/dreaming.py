@@ -45,7 +45,9 @@ The steps, in order (each a `DreamStep`: a name and a function returning the ste
 Each sleep tick runs steps in order within a budget of model calls
 (`dream_max_calls_per_tick`); a step that has more to do continues at the next tick. What is
 done is kept in `dreaming_progress` (so a reload resumes where it stopped, and `/status` shows
-it). A step that fails is logged, the others go on, and it is tried again at the next tick.
+it). A step that fails, by a model error or by an error of its own (`step_error`, its traceback
+in the report for the log), is recorded, the others go on, and it is tried again at the next
+tick, at most `MAX_STEP_FAILURES` times a sleep; the wake is never held by it.
 In batch mode (`sleep.batch`) a step whose call waits for a batch is neither done nor failed:
 the others go on, and it runs again once the answer is in.
 Everything drawn from several memories keeps the narrowest audience of what it rests on, and
@@ -56,6 +58,7 @@ trusted no more than the least trusted of what it rests on.
 """
 
 import math
+import traceback
 from collections.abc import Generator
 from types import GeneratorType
 from datetime import datetime, timedelta
@@ -92,6 +95,10 @@ from .relationships import update_relationships
 
 # failures of one dreaming step in one sleep before it rests until the next sleep
 MAX_STEP_FAILURES = 3
+# what a step that raised something other than a model error is counted as
+STEP_ERROR = "step_error"
+# the end of such an error's traceback kept in its report (the shell logs it)
+MAX_DETAIL_CHARS = 4000
 # in `dreaming_progress`: the audiences reflected on in this sleep (`reflect`)
 REFLECTED = "reflected"
 
@@ -587,7 +594,8 @@ def dreaming_tick(
 
     The work runs the steps not yet done, in order, within `dream_max_calls_per_tick` model
     calls, and saves each step's report (or error) in `dreaming_progress`. A step that fails
-    with `LLMError` is recorded and tried again next tick; the others go on.
+    (an `LLMError`, or any error but a database error) is recorded and tried again next tick;
+    the others go on.
 
     Args:
         brain (Brain): The sleeping assistant's brain.
@@ -635,19 +643,17 @@ def _dream(brain: Brain, now: datetime, batch_round: BatchRound | None) -> Gener
         except LLMError as err:
             brain.record_failure(err, now)
             brain.save_usage()
-            progress = _progress(brain)
-            progress.setdefault("errors", {})[step.name] = f"{err.kind}: {err}"[:300]
-            failures = progress.setdefault("failures", {})
-            failures[step.name] = failures.get(step.name, 0) + 1
-            report = {"step": step.name, "error": f"{err.kind}: {err}"}
-            if failures[step.name] >= MAX_STEP_FAILURES:
-                # a reply that keeps breaking a rule would cost a call every tick of the sleep:
-                # the step rests until the next sleep, what it would have changed untouched
-                progress.setdefault("done", []).append(step.name)
-                report["gave_up"] = f"after {failures[step.name]} failures; tried next sleep"
-            _save_progress(brain, progress)
-            reports.append(report)
+            reports.append(_failed(brain, step, f"{err.kind}: {err}"))
             continue  # the others go on; this one is tried again next tick
+        except brain.registry.propagate:
+            raise  # a database error: the tick's writes cannot stand (the shell rolls back)
+        except Exception as err:  # noqa: BLE001 - a step's bug must not keep it asleep
+            # not the model's doing: a step's own fault (a bad record, a bug) is recorded
+            # like a failed call, with where it happened, and the others and the wake go on
+            report = _failed(brain, step, f"{STEP_ERROR}: {type(err).__name__}: {err}")
+            report["detail"] = "".join(traceback.format_exception(err))[-MAX_DETAIL_CHARS:]
+            reports.append(report)
+            continue
         progress = _progress(brain)
         progress.setdefault("reports", {})[step.name] = result.report
         progress.setdefault("errors", {}).pop(step.name, None)
@@ -658,6 +664,24 @@ def _dream(brain: Brain, now: datetime, batch_round: BatchRound | None) -> Gener
         if not result.done:
             break  # out of budget: the next tick goes on from here
     return reports
+
+
+def _failed(brain: Brain, step: DreamStep, error: str) -> dict:
+    """Record that a step failed this tick; the report of it. After `MAX_STEP_FAILURES` in a
+    sleep it rests until the next sleep."""
+    progress = _progress(brain)
+    progress.setdefault("errors", {})[step.name] = error[:300]
+    failures = progress.setdefault("failures", {})
+    failures[step.name] = failures.get(step.name, 0) + 1
+    report = {"step": step.name, "error": error[:300]}
+    if failures[step.name] >= MAX_STEP_FAILURES:
+        # a reply that keeps breaking a rule (or a step that keeps raising) would cost every
+        # tick of the sleep: the step rests until the next sleep, what it would have changed
+        # untouched
+        progress.setdefault("done", []).append(step.name)
+        report["gave_up"] = f"after {failures[step.name]} failures; tried next sleep"
+    _save_progress(brain, progress)
+    return report
 
 
 def _run_step(step: DreamStep, brain: Brain, now: datetime, budget: Budget) -> Generator:

@@ -14,7 +14,8 @@ in a sleep turn, as the reference lifecycle's `wake_up` tool has it:
 
 A sleep turn is one small call: the system prompt and the core notes its audience may know, the
 words, and a question; no history, no other tool. Its tools are offered with `tool_choice`
-"required" (unless the endpoint is set to get none, `tool_choice` "omit"). At most one every
+"required" (unless the endpoint is set to get none, `tool_choice` "omit"); a server that refuses
+"required" gets "auto" instead (`llm.tool_choice`, remembered per endpoint). At most one every
 `triage_interval_minutes`; none while compacting (a wake then would be held back anyway: what
 was heard is considered once dreaming begins); none while a wake condition already holds; sent
 at once, never through a batch. One thread at a time, as in an awake turn: a whisper is put to

@@ -191,6 +191,11 @@ class LocalModelServer:
         # as llama-cpp-python's function-calling format does: tools sent without `tool_choice`
         # never reach the model (the responder sees the request without them)
         self.tools_need_choice = False
+        # as llama-cpp-python's function-calling format does: `tool_choice` "required" is a 500
+        # (it takes "auto", "none" and a named tool); such requests never reach the responder
+        # and are kept here
+        self.refuses_required_choice = False
+        self.refused_choices: list[dict] = []
         # `POST /rerank`: every request's body, and the reply's body (by default each document
         # scored by how many of the query's words it has; a test may set any body)
         self.rerank_requests: list[dict] = []
@@ -281,6 +286,9 @@ class LocalModelServer:
                     return self._send(200, server.rerank_reply(request))
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
+                if server.refuses_required_choice and request.get("tool_choice") == "required":
+                    server.refused_choices.append(request)
+                    return self._send(500, {"error": {"message": "", "type": "AssertionError"}})
                 if server.tools_need_choice and "tool_choice" not in request:
                     request = {k: v for k, v in request.items() if k != "tools"}
                 reply = server.responder.respond(request)
