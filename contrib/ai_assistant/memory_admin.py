@@ -35,14 +35,20 @@ from .memory.semantic import EmbeddedMemoryStore
 from .memory.snapshots import Snapshots
 from .memory.working import WorkingMemory
 from .memory import transfer
-from .records import CoreNote, JournalEntry, Profile, SleepRecord, Trigger
+from .records import (
+    MAX_CORE_KEY_CHARS,
+    MAX_CORE_VALUE_CHARS,
+    CoreNote,
+    JournalEntry,
+    Profile,
+    SleepRecord,
+    Trigger,
+)
 from .reminders import Reminders
 from .sleep_history import SleepHistory
 from .state import CORE_CONSOLIDATION, RECENT_TURNS, TRANSITION_REASON, WORKING_MEMORY
 
 MAX_QUERY_CHARS = 200
-MAX_CORE_KEY_CHARS = 60
-MAX_CORE_VALUE_CHARS = 1000
 MAX_SLEEPS_LISTED = 500
 # who made a correction, in the review log, when the caller did not say
 BUILDER = "a builder"

@@ -25,6 +25,8 @@ from .memory.store import ChunkedList, KeyValueStore
 from .records import SleepRecord
 from .state import CURRENT_SLEEP, DREAMING_PROGRESS, PROGRESS, SLEEP_HISTORY, USAGE, WAKE_TIME
 
+# sleep records per stored chunk (`state.SLEEP_HISTORY` names the list)
+CHUNK = 50
 # the phase `Lifecycle.wake_up` records when compacting consolidated everything (the lifecycle
 # imports this module, so its constant is not imported here)
 COMPACTING_PHASE = "compacting"
@@ -131,7 +133,7 @@ class SleepHistory:
 
     def __init__(self, state: KeyValueStore):
         self.state = state
-        self.records = ChunkedList(state, SLEEP_HISTORY, 50)
+        self.records = ChunkedList(state, SLEEP_HISTORY, CHUNK)
 
     def current(self) -> SleepRecord | None:
         """The record of the sleep under way.

@@ -27,7 +27,8 @@ from .audience import Audience
 from .provenance import OBSERVED
 from .store import KeyValueStore
 
-INDEX_KEY = "entity:index"
+PREFIX = "entity:"  # a profile is stored under its person key after it
+INDEX_KEY = f"{PREFIX}index"
 ATTRIBUTE_TYPES = ("preference", "trait", "relationship", "fact")
 
 
@@ -60,7 +61,7 @@ class EntityMemory:
         self.watchers: list[Callable[[dict], None]] = []
 
     def _key(self, entity_key: str) -> str:
-        return f"entity:{entity_key}"
+        return PREFIX + entity_key
 
     def index(self) -> dict[str, str]:
         """Every profile's key and display name.
