@@ -18,7 +18,8 @@ Each is forgotten through the review's cascade (`MemoryReview.cascade`), so what
 it goes too: long-term memories, reflections citing it, daily digests, core notes resting on
 it, attributes citing an observation, relationship reasons citing it. Then their profile,
 their relationship and the gossip log's records naming them are removed, and the forgotten
-entries lose the marks that named them (`heard_from`, `voice`, the told chain). It is recorded
+entries and long-term memories lose the marks that named them (`heard_from`, `voice`, the told
+chain, `about`; a memory's provenance also the talk kept beside it). It is recorded
 in the review log as one correction (`forget_person`): their keys, a digest of each name (to
 find their words again after a rollback, never the name itself), and the ids forgotten, never
 the words. A rollback makes it hold again (`reapply_forget_person`): the restored memory is
@@ -42,11 +43,11 @@ from datetime import datetime, timezone
 
 from ..clock import from_iso
 from ..errors import Refused
-from .entities import INDEX_KEY as ENTITY_INDEX
+from . import entities as entities_module
+from . import journal, relationships, semantic
 from .entities import name_key
 from .gossip import LOG_KEY as GOSSIP_LOG_KEY
 from .gossip import GossipLog
-from .relationships import INDEX_KEY as RELATIONSHIP_INDEX
 from .relationships import Relationships
 
 # the review log's action
@@ -59,9 +60,10 @@ MAX_LISTED = 30
 MAX_RECORDED_IDS = 500
 # what a person's core note is named by in a forget (as `memory.review.CORE_PREFIX`)
 _CORE = "core:"
-# a builder's setting of a relationship in the review log (`memory.review.RELATIONSHIP_SET`;
-# the review imports this module)
+# a builder's setting of a relationship in the review log, and the log's chunked list
+# (`memory.review.RELATIONSHIP_SET` and `AUDIT`; the review imports this module)
 _RELATIONSHIP_SET = "relationship"
+_AUDIT = "audit"
 
 
 class AmbiguousPerson(Refused):
@@ -314,6 +316,7 @@ def forget_person(
     report.forgotten = list(gone)
     report.words = list(getattr(gone, "words", []))
     _unmark(review, person, [one for one in gone if one.startswith("j")])
+    _unmark_memories(review, person, [one for one in gone if one.startswith("m")])
     store = review.core.store
     removed_profiles = _remove_profiles(review.entities, found.get("profiles", []))
     relationships = Relationships(store)
@@ -351,23 +354,48 @@ def forget_person(
     return report
 
 
+def unmarked(person: PersonMatch, record: dict, keys: set[str]) -> dict:
+    """A forgotten record (an entry, a memory's provenance) without the marks that name them:
+    who said it, their voice, the told chain, them among whom it was about, and the talk kept
+    beside it (the words around a forgotten memory, theirs among them)."""
+    record = dict(record)
+    if person.said(record):
+        record["heard_from"] = None
+        record.pop("voice", None)
+        record.pop("claims_of", None)
+        record.pop("voices", None)
+    record.pop("gossip", None)
+    record["about"] = [key for key in record.get("about") or [] if key not in keys]
+    if "talk" in record:
+        record["talk"] = ""
+    return record
+
+
 def _unmark(review, person: PersonMatch, entry_ids: list[str]) -> None:
-    """Take the marks that name them off their forgotten entries (the words went already):
-    who said it, their voice, the told chain, them among whom it was about."""
+    """Take the marks that name them off their forgotten entries (the words went already)."""
     changed = []
     for entry_id in entry_ids:
         entry = review.journal.get(entry_id)
-        if not entry or not entry.get("forgotten"):
-            continue
-        entry = dict(entry)
-        if person.said(entry):
-            entry["heard_from"] = None
-            entry.pop("voice", None)
-            entry.pop("claims_of", None)
-        entry.pop("gossip", None)
-        entry["about"] = [key for key in entry.get("about") or [] if key not in person.keys]
-        changed.append(entry)
+        if entry and entry.get("forgotten"):
+            changed.append(unmarked(person, entry, person.keys))
     review.journal.update(changed)
+
+
+def _unmark_memories(review, person: PersonMatch, memory_ids: list[str]) -> None:
+    """Take the marks that name them off their forgotten long-term memories' provenance (the
+    text went already): the export and recall keep nothing of theirs."""
+    memories = getattr(review.long_term, "memories", None)  # a game's own store keeps its own
+    if memories is None:
+        return
+    changed = {}
+    for memory_id in memory_ids:
+        position = int(memory_id.removeprefix("m")) if memory_id[1:].isdigit() else -1
+        memory = memories.get(position) if 0 <= position < len(memories) else None
+        if memory and memory.get("id") == memory_id and memory.get("forgotten"):
+            provenance = unmarked(person, memory.get("provenance") or {}, person.keys)
+            changed[position] = {**memory, "provenance": provenance}
+    if changed:
+        memories.update(changed)
 
 
 def _unrecord_reasons(review, person: PersonMatch) -> None:
@@ -391,13 +419,13 @@ def _remove_profiles(entities, keys: list[str]) -> int:
     index = entities.index()
     for key in keys:
         if entities.profile(key) is not None:
-            entities.store.delete(f"entity:{key}")
+            entities.store.delete(entities_module.PREFIX + key)
             removed += 1
             for watcher in entities.watchers:
                 watcher({"key": key, "removed": True})
         index.pop(key, None)
     if keys:
-        entities.store.set(ENTITY_INDEX, index)
+        entities.store.set(entities_module.INDEX_KEY, index)
     return removed
 
 
@@ -549,30 +577,27 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
     """
     keys = set(person.keys)
     gone = {one for one in report.forgotten if one.startswith("j")}
-    dropped = {f"entity:{key}" for key in keys} | {f"relationship:{key}" for key in keys}
+    memories_gone = {one for one in report.forgotten if one.startswith("m")}
+    dropped = {entities_module.PREFIX + key for key in keys}
+    dropped |= {relationships.PREFIX + key for key in keys}
+    indexes = (entities_module.INDEX_KEY, relationships.INDEX_KEY)
 
-    def unmarked(item: dict) -> dict:
-        item = dict(item)
-        if person.said(item):
-            item["heard_from"] = None
-            item.pop("voice", None)
-            item.pop("claims_of", None)
-        item.pop("gossip", None)
-        item["about"] = [key for key in item.get("about") or [] if key not in keys]
-        return item
+    def chunk_of(name: str, key: str) -> bool:
+        return key.startswith(f"{name}:") and key != f"{name}:meta"
 
     def change(key: str, value):
         if key in dropped:
             return (False, None)
-        if key in (ENTITY_INDEX, RELATIONSHIP_INDEX) and isinstance(value, dict):
+        if key in indexes and isinstance(value, dict):
             kept = {k: v for k, v in value.items() if k not in keys}
             return (True, kept) if len(kept) != len(value) else None
         if key == GOSSIP_LOG_KEY and isinstance(value, list):
             kept = [r for r in value if not keys & set(r.get("people") or [])]
             return (True, kept) if len(kept) != len(value) else None
-        journal = key.startswith("journal:") and key != "journal:meta" and gone
-        audit = key.startswith("audit:") and key != "audit:meta"
-        if journal or audit:
+        entries = chunk_of(journal.ENTRIES, key) and gone
+        memories = chunk_of(semantic.MEMORIES, key) and memories_gone
+        audit = chunk_of(_AUDIT, key)
+        if entries or memories or audit:
             items = json.loads(value) if isinstance(value, str) else copy.deepcopy(value)
             if not isinstance(items, list):
                 return None
@@ -580,8 +605,12 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
             for position, item in enumerate(items):
                 if not isinstance(item, dict):
                     continue
-                if journal and item.get("id") in gone:
-                    items[position] = unmarked(item)
+                if entries and item.get("id") in gone:
+                    items[position] = unmarked(person, item, keys)
+                    touched = True
+                elif memories and item.get("id") in memories_gone:
+                    provenance = unmarked(person, item.get("provenance") or {}, keys)
+                    items[position] = {**item, "provenance": provenance}
                     touched = True
                 elif (
                     audit
