@@ -108,18 +108,7 @@ FIRST_TURN_VALUES = (
     "history:meta",
     "history:000000",
 )
-# the same for the memory a first turn reads on the character (category "ai_assistant"): the
-# indexes of long-term memory, journal, digests and the review audit, the people's index and
-# core memory (`memory.semantic`, `journal`, `digests`, `review`, `entities`, `core`)
-FIRST_TURN_MEMORY = (
-    "ltm:meta",
-    "journal:meta",
-    "digests:meta",
-    "audit:meta",
-    "entity:index",
-    "relationship:index",
-    "core_memory",
-)
+# (the same for the memory a first turn reads on the character: `memory.kinds.FIRST_READ`)
 
 
 def last_turn(state) -> dict | None:

@@ -27,3 +27,6 @@ REGISTRY: tuple[Kind, ...] = (
     cursors.KIND,
 )
 BY_NAME: dict[str, Kind] = {kind.name: kind for kind in REGISTRY}
+# the keys of the character's store a first turn reads: created empty with the character
+# (`characters.AssistantCharacterMixin`), so the first turn finds them in one query
+FIRST_READ: tuple[str, ...] = tuple(key for kind in REGISTRY for key in kind.first_read)

@@ -51,6 +51,8 @@ class Kind:
         on_state (bool): Kept on the script's store (not the character's).
         keys (re.Pattern): The keys of the character's store it owns (None on the script).
         counts_as_held (bool): Whether an import must be told to replace it.
+        first_read (tuple): The keys of the character's store a first turn reads (created
+            empty with the character, so that the first turn finds them in one query).
 
     """
 
@@ -60,6 +62,7 @@ class Kind:
     on_state: ClassVar[bool] = False
     keys: ClassVar[re.Pattern | None] = None
     counts_as_held: ClassVar[bool] = True
+    first_read: ClassVar[tuple[str, ...]] = ()
 
     def default(self) -> Any:
         """An empty section."""
@@ -131,6 +134,12 @@ class ChunkedKind(Kind):
     positional: ClassVar[str] = ""
     left_out: ClassVar[tuple] = ()
     always_written: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # its count and chunk size, read by every first turn (on the character's store only)
+        if hasattr(cls, "prefix") and not cls.on_state:
+            cls.first_read = (f"{cls.prefix}:meta",)
 
     def default(self) -> ChunkedSection:
         return ChunkedSection()

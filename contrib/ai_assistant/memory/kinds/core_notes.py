@@ -14,6 +14,7 @@ class CoreNotesKind(Kind):
     name = "core_notes"
     label = "core notes"
     keys = re.compile(rf"^{re.escape(core.KEY)}$")
+    first_read = (core.KEY,)
 
     def field(self):
         return list[dict], Field(default_factory=list, max_length=MAX_INNER_ITEMS)

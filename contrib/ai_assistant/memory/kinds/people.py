@@ -19,6 +19,10 @@ class PersonKind(Kind):
     index: ClassVar[str]
     section = list[dict]
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.first_read = (cls.index,)
+
     def field(self):
         return self.section, Field(default_factory=list, max_length=MAX_ITEMS)
 
