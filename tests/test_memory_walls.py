@@ -109,3 +109,12 @@ def test_a_file_exported_by_version_1_imports_with_the_same_records_audiences_an
     assert recalled(memory) == recalled(loaded(kept))
     # and it exports as the same file
     assert exported(memory) == kept_file
+
+
+def test_the_record_tables_in_the_docs_are_made_from_the_records():
+    from pathlib import Path
+
+    from ai_assistant.records import markdown_tables
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "memory.md").read_text()
+    assert markdown_tables() in doc, "regenerate with: python -m ai_assistant.records"

@@ -154,7 +154,7 @@ class CoreNote(TypedDict, total=False):
     recorded: str
     audience: Audience
     pinned: bool  # a builder's: read-only to the model
-    by: str
+    by: str | None
     owners: dict[str, str]  # person key -> name: whom the model wrote it for
 
 
@@ -163,7 +163,7 @@ class RelationshipChange(TypedDict, total=False):
     """One change of a relationship's dimension (`memory.relationships.Relationships.change`)."""
 
     at: str
-    by: str  # "sleep" or a builder
+    by: str | None  # "sleep" or a builder
     change: float
     value: float
     reason: Annotated[
@@ -264,16 +264,16 @@ def check_record(
         record (dict): The record.
         where (str): Its place, for the problems ("memory.journal.items[3]").
         required (tuple, optional): Fields it must hold.
-        fields (tuple, optional): Only these fields (all that say what they allow by default).
+        fields (tuple, optional): Only these fields (all but `CHECKED_ELSEWHERE` by default).
 
     Returns:
         list: Problems, such as "memory.journal.items[3].importance: a number from 1 to 10".
 
     """
     hints = get_type_hints(record_type, include_extras=True)
-    fields = fields or tuple(name for name in hints if _allowed(hints[name])[0])
+    fields = fields or tuple(name for name in hints if name not in CHECKED_ELSEWHERE)
     missing = [
-        f"{where}.{name}: {_allowed(hints[name])[0]} is required"
+        f"{where}.{name}: {_words(hints[name])} is required"
         for name in required
         if record.get(name) is None
     ]
@@ -290,13 +290,14 @@ def check_record(
             if name in seen:
                 continue
             seen.add(name)
-            words, optional = _allowed(hints[name])
-            words = words or error["msg"]
-            problems.append(f"{where}.{name}: {words}{' or null' if optional else ''}")
+            problems.append(f"{where}.{name}: {_words(hints[name])}")
         return problems
     return []
 
 
+# fields whose check says more than their type: ids and positions (`memory.kinds`), audiences
+# (person keys, checked across the whole memory file)
+CHECKED_ELSEWHERE = ("id", "seq", "audience")
 _ADAPTERS: dict[tuple, TypeAdapter] = {}
 
 
@@ -311,6 +312,33 @@ def _adapter(record_type: type, fields: tuple) -> TypeAdapter:
     return _ADAPTERS[key]
 
 
+_PLAIN = {str: "a text", int: "a whole number", float: "a number", bool: "true or false"}
+_PLURAL = {"a text": "texts", "a number": "numbers", "a whole number": "whole numbers"}
+
+
+def _words(annotation: Any) -> str:
+    """What a field allows, in words (its `Allowed`, or said from its type)."""
+    words, optional = _allowed(annotation)
+    if not words:
+        base = annotation
+        if optional:
+            base = next(arg for arg in get_args(annotation) if arg is not type(None))
+        if get_origin(base) is Annotated:
+            base = get_args(base)[0]
+        if get_origin(base) is list:
+            inner = _PLAIN.get(get_args(base)[0], "an object")
+            words = f"a list of {_PLURAL.get(inner, 'objects')}"
+        elif base is dict or get_origin(base) is dict:
+            words = "an object"
+        else:
+            words = _PLAIN.get(base, getattr(base, "__name__", str(base)))
+    return words + (" or null" if optional else "")
+
+
+# the records docs/memory.md describes field by field ("The records, field by field")
+DOCUMENTED = ("JournalEntry", "LongTermMemory", "CoreNote", "Trigger", "RelationshipChange")
+
+
 def record_table(record_type: type) -> str:
     """A record's fields as a Markdown table (docs/memory.md's are made by it).
 
@@ -318,25 +346,25 @@ def record_table(record_type: type) -> str:
         record_type (type): The record's `TypedDict`.
 
     Returns:
-        str: The table: field, what it allows, what it is.
+        str: The table: each field and what it allows.
 
     """
-    rows = ["| Field | Allowed |", "|---|---|"]
+    rows = [f"`{record_type.__name__}`:", "", "| field | allowed |", "| --- | --- |"]
     for name, annotation in get_type_hints(record_type, include_extras=True).items():
-        words, optional = _allowed(annotation)
-        if not words:
-            words = _plain_type(annotation)
-        rows.append(f"| `{name}` | {words}{' or null' if optional else ''} |")
+        rows.append(f"| `{name}` | {_words(annotation)} |")
     return "\n".join(rows)
 
 
-def _plain_type(annotation: Any) -> str:
-    if get_origin(annotation) is Annotated:
-        base, *meta = get_args(annotation)
-        bounds = [m for m in meta if not isinstance(m, Allowed)]
-        text = _plain_type(base)
-        for bound in bounds:
-            for item in getattr(bound, "metadata", ()):
-                text += f", {type(item).__name__.lower()} {next(iter(vars(item).values()))}"
-        return text
-    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+def markdown_tables() -> str:
+    """Every documented record's table, as docs/memory.md holds them (`python -m
+    ai_assistant.records` prints them).
+
+    Returns:
+        str: The tables, one after another.
+
+    """
+    return "\n\n".join(record_table(globals()[name]) for name in DOCUMENTED)
+
+
+if __name__ == "__main__":
+    print(markdown_tables())
