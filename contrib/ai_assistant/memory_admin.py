@@ -38,6 +38,7 @@ from .memory import transfer
 from .records import (
     MAX_CORE_KEY_CHARS,
     MAX_CORE_VALUE_CHARS,
+    MAX_QUERY_CHARS,
     CoreNote,
     JournalEntry,
     Profile,
@@ -48,7 +49,6 @@ from .reminders import Reminders
 from .sleep_history import SleepHistory
 from .state import CORE_CONSOLIDATION, RECENT_TURNS, TRANSITION_REASON, WORKING_MEMORY
 
-MAX_QUERY_CHARS = 200
 MAX_SLEEPS_LISTED = 500
 # who made a correction, in the review log, when the caller did not say
 BUILDER = "a builder"

@@ -28,6 +28,7 @@ MAX_REMINDER_CHARS = 300
 MAX_TIME_CHARS = 40
 MAX_REASON_CHARS = 200  # a relationship change's
 MAX_PERSONA_CHARS = 2000  # an assistant's persona (`handler.AssistantHandler.persona`)
+MAX_QUERY_CHARS = 200  # a builder's search of the memory or the lore
 
 
 @dataclass(frozen=True)
