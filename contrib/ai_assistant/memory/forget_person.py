@@ -16,8 +16,9 @@ aliases). What is theirs (`PersonMatch.kinds_of`):
 
 Each is forgotten through the review's cascade (`MemoryReview.cascade`), so what was drawn from
 it goes too: long-term memories, reflections citing it, daily digests, core notes resting on
-it, attributes citing an observation, relationship reasons citing it. Then their profile,
-their relationship and the gossip log's records naming them are removed, and the forgotten
+it, attributes citing an observation, relationship reasons citing it. Then each kind of memory
+removes what of theirs it keeps whole (`Kind.forget_person` over `memory.kinds.REGISTRY`: their
+profile, their relationship, the gossip log's records naming them), and the forgotten
 entries and long-term memories lose the marks that named them (`heard_from`, `voice`, the told
 chain, `about`; a memory's provenance also the talk kept beside it). It is recorded
 in the review log as one correction (`forget_person`): their keys, a digest of each name (to
@@ -43,11 +44,11 @@ from datetime import datetime, timezone
 
 from ..clock import from_iso
 from ..errors import Refused
-from . import entities as entities_module
-from . import journal, relationships, semantic
+from . import entities, journal, relationships, semantic
 from .entities import name_key
 from .gossip import LOG_KEY as GOSSIP_LOG_KEY
-from .gossip import GossipLog
+from .kinds import REGISTRY
+from .kinds.review_log import AUDIT
 from .relationships import Relationships
 
 # the review log's action
@@ -60,10 +61,9 @@ MAX_LISTED = 30
 MAX_RECORDED_IDS = 500
 # what a person's core note is named by in a forget (as `memory.review.CORE_PREFIX`)
 _CORE = "core:"
-# a builder's setting of a relationship in the review log, and the log's chunked list
-# (`memory.review.RELATIONSHIP_SET` and `AUDIT`; the review imports this module)
+# a builder's setting of a relationship in the review log (`memory.review.RELATIONSHIP_SET`;
+# the review imports this module)
 _RELATIONSHIP_SET = "relationship"
-_AUDIT = "audit"
 
 
 class AmbiguousPerson(Refused):
@@ -317,23 +317,16 @@ def forget_person(
     report.words = list(getattr(gone, "words", []))
     _unmark(review, person, [one for one in gone if one.startswith("j")])
     _unmark_memories(review, person, [one for one in gone if one.startswith("m")])
-    store = review.core.store
-    removed_profiles = _remove_profiles(review.entities, found.get("profiles", []))
-    relationships = Relationships(store)
-    removed_relationships = sum(relationships.forget(key) for key in sorted(person.keys))
-    gossip = GossipLog(store)
-    removed_gossip = sum(gossip.forget(key) for key in sorted(person.keys))
+    # what of theirs each kind keeps whole (a profile, a relationship, the gossip naming them)
+    removed = {
+        kind.forgotten_label: kind.forget_person(review, person)
+        for kind in REGISTRY
+        if kind.forgotten_label
+    }
     _unrecord_reasons(review, person)
-    report.counts = _counted(review, gone)
-    report.counts.update(
-        {
-            "profiles": removed_profiles,
-            "relationships": removed_relationships,
-            "gossip log records": removed_gossip,
-        }
-    )
+    report.counts = {**_counted(review, gone), **removed}
     report.counts = {what: count for what, count in report.counts.items() if count}
-    if record and (gone or removed_profiles or removed_relationships or removed_gossip):
+    if record and (gone or any(removed.values())):
         # the log keeps no name: a `name:` key is kept as its name's digest (a rollback finds
         # their profile by the digest, and what was forgotten by id)
         keys = sorted(key for key in person.keys if not key.startswith("name:"))
@@ -411,22 +404,6 @@ def _unrecord_reasons(review, person: PersonMatch) -> None:
     }
     if scrubbed:
         review.audit.update(scrubbed)
-
-
-def _remove_profiles(entities, keys: list[str]) -> int:
-    """Remove their profiles and their names from the index; returns how many."""
-    removed = 0
-    index = entities.index()
-    for key in keys:
-        if entities.profile(key) is not None:
-            entities.store.delete(entities_module.PREFIX + key)
-            removed += 1
-            for watcher in entities.watchers:
-                watcher({"key": key, "removed": True})
-        index.pop(key, None)
-    if keys:
-        entities.store.set(entities_module.INDEX_KEY, index)
-    return removed
 
 
 def _counted(review, gone: list[str]) -> dict[str, int]:
@@ -578,9 +555,9 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
     keys = set(person.keys)
     gone = {one for one in report.forgotten if one.startswith("j")}
     memories_gone = {one for one in report.forgotten if one.startswith("m")}
-    dropped = {entities_module.PREFIX + key for key in keys}
+    dropped = {entities.PREFIX + key for key in keys}
     dropped |= {relationships.PREFIX + key for key in keys}
-    indexes = (entities_module.INDEX_KEY, relationships.INDEX_KEY)
+    indexes = (entities.INDEX_KEY, relationships.INDEX_KEY)
 
     def chunk_of(name: str, key: str) -> bool:
         return key.startswith(f"{name}:") and key != f"{name}:meta"
@@ -596,7 +573,7 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
             return (True, kept) if len(kept) != len(value) else None
         entries = chunk_of(journal.ENTRIES, key) and gone
         memories = chunk_of(semantic.MEMORIES, key) and memories_gone
-        audit = chunk_of(_AUDIT, key)
+        audit = chunk_of(AUDIT, key)
         if entries or memories or audit:
             items = json.loads(value) if isinstance(value, str) else copy.deepcopy(value)
             if not isinstance(items, list):

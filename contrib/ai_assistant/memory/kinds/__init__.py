@@ -10,6 +10,7 @@ here with a `Kind`, and one line below (docs/architecture.md, "How to add a kind
 """
 
 from . import core_notes, cursors, digests, journal, links, logs, long_term, people, reminders
+from . import review_log
 from .base import Kind
 
 REGISTRY: tuple[Kind, ...] = (
@@ -20,7 +21,7 @@ REGISTRY: tuple[Kind, ...] = (
     people.RELATIONSHIPS,
     digests.KIND,
     core_notes.KIND,
-    logs.REVIEW_LOG,
+    review_log.KIND,
     logs.GOSSIP_LOG,
     reminders.KIND,
     logs.SLEEP_HISTORY_KIND,

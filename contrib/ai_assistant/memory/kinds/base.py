@@ -51,6 +51,8 @@ class Kind:
         on_state (bool): Kept on the script's store (not the character's).
         keys (re.Pattern): The keys of the character's store it owns (None on the script).
         counts_as_held (bool): Whether an import must be told to replace it.
+        forgotten_label (str): How a forget's report counts the records of a person it removes
+            whole (`forget_person`); empty for a kind that removes none.
         first_read (tuple): The keys of the character's store a first turn reads (created
             empty with the character, so that the first turn finds them in one query).
 
@@ -63,6 +65,7 @@ class Kind:
     keys: ClassVar[re.Pattern | None] = None
     counts_as_held: ClassVar[bool] = True
     first_read: ClassVar[tuple[str, ...]] = ()
+    forgotten_label: ClassVar[str] = ""
 
     def default(self) -> Any:
         """An empty section."""
@@ -108,6 +111,23 @@ class Kind:
     def people(self, memory: KeyValueStore) -> dict[str, str]:
         """The names it knows people by, by person key (a file's `people`)."""
         return {}
+
+    def forget_person(self, review, person) -> int:
+        """Remove the records of this kind that are a person's whole (their profile, their
+        relationship, the gossip naming them), for `memory.forget_person`. The records
+        forgotten one by one (entries, memories, digests, core notes, observations) go through
+        the review's cascade instead.
+
+        Args:
+            review (MemoryReview): The assistant's review (its stores and the live objects
+                whose caches must hear of a removal).
+            person (PersonMatch): Who, with every key `forget_person.find` found for them.
+
+        Returns:
+            int: How many records were removed.
+
+        """
+        return 0
 
 
 class ChunkedKind(Kind):

@@ -1,6 +1,5 @@
-"""The logs as kinds of memory: the review log (every correction, so a rollback keeps it:
-`memory.review`), the gossip log (who told whom what: `memory.gossip`) and the sleep history
-(`sleep_history`)."""
+"""The logs as kinds of memory: the gossip log (who told whom what: `memory.gossip`) and the
+sleep history (`sleep_history`)."""
 
 import re
 
@@ -8,23 +7,20 @@ from pydantic import Field
 
 from ... import sleep_history
 from ...state import SLEEP_HISTORY
-from .. import gossip, review
+from .. import gossip
 from ..store import KeyValueStore
 from .base import ChunkedKind, Kind, next_id_given
-
-
-class ReviewLogKind(ChunkedKind):
-    name = "review_log"
-    label = "review records"
-    prefix = review.AUDIT
-    chunk = review.AUDIT_CHUNK
-    counts_as_held = False
 
 
 class GossipLogKind(Kind):
     name = "gossip_log"
     label = "gossip records"
     keys = re.compile(rf"^{re.escape(gossip.LOG_KEY)}$")
+    forgotten_label = "gossip log records"
+
+    def forget_person(self, review, person) -> int:
+        log = gossip.GossipLog(review.core.store)
+        return sum(log.forget(key) for key in sorted(person.keys))
 
     def field(self):
         return list[dict], Field(default_factory=list, max_length=gossip.MAX_LOG)
@@ -54,6 +50,5 @@ class SleepHistoryKind(ChunkedKind):
         next_id_given(self.name, section, problems)
 
 
-REVIEW_LOG = ReviewLogKind()
 GOSSIP_LOG = GossipLogKind()
 SLEEP_HISTORY_KIND = SleepHistoryKind()

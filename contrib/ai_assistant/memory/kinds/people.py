@@ -57,6 +57,10 @@ class ProfilesKind(PersonKind):
     label = "people's profiles"
     prefix = entities.PREFIX
     index = entities.INDEX_KEY
+    forgotten_label = "profiles"
+
+    def forget_person(self, review, person) -> int:
+        return review.entities.remove(sorted(person.keys))
 
 
 class RelationshipsKind(PersonKind):
@@ -64,6 +68,11 @@ class RelationshipsKind(PersonKind):
     label = "relationships"
     prefix = relationships.PREFIX
     index = relationships.INDEX_KEY
+    forgotten_label = "relationships"
+
+    def forget_person(self, review, person) -> int:
+        known = relationships.Relationships(review.core.store)
+        return sum(known.forget(key) for key in sorted(person.keys))
 
     def check(self, section: list[dict], known, problems) -> None:
         super().check(section, known, problems)
