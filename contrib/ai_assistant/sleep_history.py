@@ -23,10 +23,16 @@ are never reused.
 from .llm.usage import UsageStats
 from .memory.store import ChunkedList, KeyValueStore
 from .records import SleepRecord
-from .state import CURRENT_SLEEP, DREAMING_PROGRESS, PROGRESS, SLEEP_HISTORY, USAGE, WAKE_TIME
+from .state import (
+    CURRENT_SLEEP,
+    DREAMING_PROGRESS,
+    PROGRESS,
+    SLEEP_HISTORY,
+    SLEEP_HISTORY_CHUNK,
+    USAGE,
+    WAKE_TIME,
+)
 
-# sleep records per stored chunk (`state.SLEEP_HISTORY` names the list)
-CHUNK = 50
 # the phase `Lifecycle.wake_up` records when compacting consolidated everything (the lifecycle
 # imports this module, so its constant is not imported here)
 COMPACTING_PHASE = "compacting"
@@ -133,7 +139,7 @@ class SleepHistory:
 
     def __init__(self, state: KeyValueStore):
         self.state = state
-        self.records = ChunkedList(state, SLEEP_HISTORY, CHUNK)
+        self.records = ChunkedList(state, SLEEP_HISTORY, SLEEP_HISTORY_CHUNK)
 
     def current(self) -> SleepRecord | None:
         """The record of the sleep under way.

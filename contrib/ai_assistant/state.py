@@ -82,6 +82,7 @@ SLEEP_DEBT = "sleep_debt"
 LAST_SLEEP = "last_sleep"
 CURRENT_SLEEP = "current_sleep"
 SLEEP_HISTORY = "sleep_history"  # chunked: sleep_history:meta, sleep_history:000000, ...
+SLEEP_HISTORY_CHUNK = 50  # sleep records per chunk
 
 
 # what an assistant's first turn reads or writes on its script. They are created, empty (None,

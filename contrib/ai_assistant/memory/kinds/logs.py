@@ -5,8 +5,7 @@ import re
 
 from pydantic import Field
 
-from ... import sleep_history
-from ...state import SLEEP_HISTORY
+from ...state import SLEEP_HISTORY, SLEEP_HISTORY_CHUNK
 from .. import gossip
 from ..store import KeyValueStore
 from .base import ChunkedKind, Kind, next_id_given
@@ -37,7 +36,7 @@ class SleepHistoryKind(ChunkedKind):
     name = "sleep_history"
     label = "sleeps"
     prefix = SLEEP_HISTORY
-    chunk = sleep_history.CHUNK
+    chunk = SLEEP_HISTORY_CHUNK
     on_state = True
     counts_as_held = False
     always_written = True
