@@ -1,7 +1,8 @@
 """
 What every kind of memory is to the operations across kinds (`memory.kinds.REGISTRY`): the
-memory file (its section, the export, the check, the write), the counts, and which keys of the
-character's store it owns.
+memory file (its section, the export, the check, the write), the counts, which keys of the
+character's store it owns (and which a first turn reads), and what of a forgotten person it
+removes whole.
 
 A kind kept as a chunked list (`ChunkedKind`) says only its storage layout, its record type and
 its ids; one kept otherwise writes its own `export`, `check` and `write`.

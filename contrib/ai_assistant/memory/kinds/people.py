@@ -1,7 +1,6 @@
 """Profiles and relationships as kinds of memory: one record a person, under their key, with an
 index of their names (`memory.entities`, `memory.relationships`)."""
 
-import re
 from typing import ClassVar
 
 from pydantic import Field
