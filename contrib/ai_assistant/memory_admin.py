@@ -656,16 +656,10 @@ class MemoryAdmin:
                     self.find_person(str(name)[:MAX_NAME_CHARS])  # raises on two of one name
         brain = self.brain
         match = PersonMatch(keys, names)
-        report = forget_person(brain.review, match, self.now(), by, reason)
         state = brain.state
+        report = forget_person(brain.review, match, self.now(), by, reason, state=state)
         # their words as the history holds them, besides those of the entries forgotten
         words = list(report.words) + spoken_in(brain.history.all(), match)
-        reminders = Reminders(state)
-        for trigger in reminders.all():
-            owners = set((trigger.get("owners") or {}).keys())
-            if (owners and owners <= match.keys) or match.private(trigger.get("audience")):
-                reminders.remove(trigger["id"])
-                report.counts["reminders"] = report.counts.get("reminders", 0) + 1
         queued = [
             event
             for event in brain.events.peek()

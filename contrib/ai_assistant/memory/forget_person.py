@@ -18,7 +18,8 @@ Each is forgotten through the review's cascade (`MemoryReview.cascade`), so what
 it goes too: long-term memories, reflections citing it, daily digests, core notes resting on
 it, attributes citing an observation, relationship reasons citing it. Then each kind of memory
 removes what of theirs it keeps whole (`Kind.forget_person` over `memory.kinds.REGISTRY`: their
-profile, their relationship, the gossip log's records naming them), and the forgotten
+profile, their relationship, the gossip log's records naming them, the reminders they own or
+that are private to them), and the forgotten
 entries and long-term memories lose the marks that named them (`heard_from`, `voice`, the told
 chain, `about`; a memory's provenance also the talk kept beside it). It is recorded
 in the review log as one correction (`forget_person`): their keys, a digest of each name (to
@@ -29,7 +30,7 @@ searched again, so what the person said before the snapshot goes as well.
 What remains is listed by id, never by its words: entries and memories by other people that
 still name them, entries whose audience or witnesses hold them among others (another person's
 words they heard), and lore entries that name them (the game's lore book is builders' text,
-never changed here). The shell's part (reminders, queued events, conversation history, the
+never changed here). The shell's part (queued events, conversation history, the
 snapshots' copies) is `memory_admin.MemoryAdmin.forget_person`.
 
 """
@@ -288,6 +289,7 @@ def forget_person(
     by: str,
     reason: str = "",
     record: bool = True,
+    state=None,
 ) -> PersonForgotten:
     """Forget a person in one assistant's memory (see the module doc), recorded.
 
@@ -299,6 +301,8 @@ def forget_person(
         reason (str, optional): Why; kept up to 200 characters.
         record (bool, optional): Record it in the review log (a rollback making it hold
             again records nothing).
+        state (KeyValueStore, optional): The script's store, for the kinds kept there (the
+            reminders they own); None leaves them (a rollback restores no reminder).
 
     Returns:
         PersonForgotten: What was forgotten, and what remains.
@@ -319,14 +323,14 @@ def forget_person(
     _unmark_memories(review, person, [one for one in gone if one.startswith("m")])
     # what of theirs each kind keeps whole (a profile, a relationship, the gossip naming them)
     removed = {
-        kind.forgotten_label: kind.forget_person(review, person)
-        for kind in REGISTRY
-        if kind.forgotten_label
+        kind: kind.forget_person(review, person, state) for kind in REGISTRY if kind.forgotten_label
     }
     _unrecord_reasons(review, person)
-    report.counts = {**_counted(review, gone), **removed}
+    report.counts = {**_counted(review, gone)}
+    report.counts.update({kind.forgotten_label: count for kind, count in removed.items()})
     report.counts = {what: count for what, count in report.counts.items() if count}
-    if record and (gone or any(removed.values())):
+    # what the memory lost is recorded (the script's kinds are not memory a rollback restores)
+    if record and (gone or any(count for kind, count in removed.items() if not kind.on_state)):
         # the log keeps no name: a `name:` key is kept as its name's digest (a rollback finds
         # their profile by the digest, and what was forgotten by id)
         keys = sorted(key for key in person.keys if not key.startswith("name:"))

@@ -113,7 +113,7 @@ class Kind:
         """The names it knows people by, by person key (a file's `people`)."""
         return {}
 
-    def forget_person(self, review, person) -> int:
+    def forget_person(self, review, person, state: KeyValueStore | None = None) -> int:
         """Remove the records of this kind that are a person's whole (their profile, their
         relationship, the gossip naming them), for `memory.forget_person`. The records
         forgotten one by one (entries, memories, digests, core notes, observations) go through
@@ -123,6 +123,7 @@ class Kind:
             review (MemoryReview): The assistant's review (its stores and the live objects
                 whose caches must hear of a removal).
             person (PersonMatch): Who, with every key `forget_person.find` found for them.
+            state (KeyValueStore, optional): The script's store (None: leave its kinds).
 
         Returns:
             int: How many records were removed.

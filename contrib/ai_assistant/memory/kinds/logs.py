@@ -17,7 +17,7 @@ class GossipLogKind(Kind):
     keys = re.compile(rf"^{re.escape(gossip.LOG_KEY)}$")
     forgotten_label = "gossip log records"
 
-    def forget_person(self, review, person) -> int:
+    def forget_person(self, review, person, state=None) -> int:
         log = gossip.GossipLog(review.core.store)
         return sum(log.forget(key) for key in sorted(person.keys))
 

@@ -58,7 +58,7 @@ class ProfilesKind(PersonKind):
     index = entities.INDEX_KEY
     forgotten_label = "profiles"
 
-    def forget_person(self, review, person) -> int:
+    def forget_person(self, review, person, state=None) -> int:
         return review.entities.remove(sorted(person.keys))
 
 
@@ -69,7 +69,7 @@ class RelationshipsKind(PersonKind):
     index = relationships.INDEX_KEY
     forgotten_label = "relationships"
 
-    def forget_person(self, review, person) -> int:
+    def forget_person(self, review, person, state=None) -> int:
         known = relationships.Relationships(review.core.store)
         return sum(known.forget(key) for key in sorted(person.keys))
 

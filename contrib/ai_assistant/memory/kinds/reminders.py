@@ -15,6 +15,7 @@ class RemindersKind(Kind):
     label = "reminders"
     on_state = True
     id_pattern = re.compile(r"^t\d{1,9}$")
+    forgotten_label = "reminders"
 
     def field(self):
         return list[dict], Field(default_factory=list, max_length=MAX_INNER_ITEMS)
@@ -29,6 +30,21 @@ class RemindersKind(Kind):
         for number, trigger in enumerate(section):
             where = f"memory.reminders[{number}]"
             problems.extend(check_record(Trigger, trigger, where, required=("pattern", "reminder")))
+
+    def forget_person(self, review, person, state: KeyValueStore | None = None) -> int:
+        # the reminders they had set (they own them all), and those private to them
+        if state is None:
+            return 0
+
+        def theirs(trigger: dict) -> bool:
+            owners = set((trigger.get("owners") or {}).keys())
+            return bool(owners) and owners <= person.keys or person.private(trigger.get("audience"))
+
+        triggers = list(state.get(TRIGGERS) or [])
+        kept = [trigger for trigger in triggers if not theirs(trigger)]
+        if len(kept) != len(triggers):
+            state.set(TRIGGERS, kept)
+        return len(triggers) - len(kept)
 
     def write(self, section: list[dict], memory: KeyValueStore, state: KeyValueStore) -> None:
         state.set(TRIGGERS, section)
