@@ -620,8 +620,8 @@ class MemoryAdmin:
     ) -> PersonForgotten:
         """Forget everything about a person (recorded; a rollback does not bring them back):
         what they said, what is about them, what is private to them, their profile,
-        relationship and the gossip naming them, and everything drawn from those
-        (`memory.forget_person`); then the reminders they own, their queued lines, their words
+        relationship, the gossip naming them and the reminders they own, and everything drawn
+        from those (`memory.forget_person`); then their queued lines, their words
         in the conversation history and recent turns, and the snapshots' copies of all this.
 
         Args:
