@@ -655,3 +655,55 @@ def test_a_wake_reason_naming_them_goes():
     reasons = [record["reason"] for record in brain.lifecycle.log().all()]
     assert reasons[-1] == "[forgotten]" and "night" in reasons
     assert "whisper from bob" not in dump(brain)
+
+
+def test_every_kind_of_memory_holds_nothing_of_a_forgotten_person():
+    """Issue 39: two lines from Bob, a sleep, then forgetting him: no kind of memory in the
+    registry (what the memory file exports of each) keeps his name, his keys or his words;
+    the review log keeps only his keys (the record of the forget), never his name or words."""
+    from ai_assistant.memory.kinds import REGISTRY
+    from ai_assistant.memory_api import AssistantMemory
+
+    memory = AssistantMemory("Aria")
+    memory._now = lambda: T0 + timedelta(hours=14)
+    memory.add_entry(
+        "The lighthouse key hides under the blue stone.",
+        time=T0,
+        speaker="Bob",
+        account="account#3",
+        importance=7,
+    )
+    memory.add_entry(
+        "My rowboat is painted periwinkle.",
+        time=T0 + timedelta(minutes=1),
+        speaker="Bob",
+        account="account#3",
+        importance=7,
+    )
+    memory.add_entry(
+        "Carol says the baker sells rye on Tuesdays.",
+        time=T0 + timedelta(minutes=2),
+        speaker="Carol",
+        importance=6,
+    )
+    memory.consolidate(T0 + timedelta(hours=1))
+    brain = memory.brain
+
+    def held() -> dict[str, str]:
+        return {
+            kind.name: json.dumps(kind.export(brain.memory_store, brain.state)).lower()
+            for kind in REGISTRY
+        }
+
+    before = held()
+    assert "bob" in before["long_term"] and "periwinkle" in before["long_term"]
+    memory.forget_person("Bob", by="Ann", reason="he asked", keys=["account#3"])
+    marks = ("bob", "name:bob", "account#3", "lighthouse", "periwinkle", "rowboat", "blue stone")
+    for kind, text in held().items():
+        if kind == "review_log":  # the record of the forget: his keys, never his name or words
+            text = text.replace("name:bob", "").replace("account#3", "")
+        found = [mark for mark in marks if mark in text]
+        assert found == [], f"{kind} still holds {found}"
+    # Carol's memory stays, and is still recalled
+    assert "rye" in held()["long_term"]
+    assert memory.recall("baker rye", k=3, at=T0 + timedelta(hours=2))

@@ -211,6 +211,11 @@ BAD_FILES = [
         "memory.sleep_history.state.next_id: 1 is an id given already",
     ),
     (
+        "a bookmark's salience not a whole number",
+        lambda raw: _mutated(raw, _set("journal", "salience", 2.5)),
+        "memory.journal.items[0].salience: a whole number from 1 to 3 or null",
+    ),
+    (
         "a counter not a number",
         lambda raw: _mutated(raw, lambda d: d["memory"]["reminders"][0].update(max_fires="x")),
         "memory.reminders[0].max_fires: a whole number",

@@ -18,7 +18,7 @@ from evennia.utils.utils import lazy_property
 
 from .assistants import ASSISTANT_TAG
 from .handler import DEFAULT_PERSONA, AssistantHandler
-from .state import FIRST_TURN_MEMORY
+from .memory.kinds import FIRST_READ
 from .storage import MEMORY_CATEGORY
 
 
@@ -42,7 +42,7 @@ class AssistantCharacterMixin:
         """Tag the character as an assistant, give it a persona and create its script."""
         super().at_object_creation()
         self.tags.add(ASSISTANT_TAG[0], category=ASSISTANT_TAG[1])
-        for key in FIRST_TURN_MEMORY:
+        for key in FIRST_READ:
             self.attributes.add(key, None, category=MEMORY_CATEGORY)
         if not self.db.persona:
             self.db.persona = DEFAULT_PERSONA

@@ -59,6 +59,7 @@ from .lore_book import AssistantLore
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .overview import Overview
 from .prompt import SYSTEM_PROMPT
+from .records import MAX_PERSONA_CHARS
 from .sleep.tick import sleep_tick
 from .state import (
     CONFIG_OVERRIDES,
@@ -82,7 +83,6 @@ from .world import CharacterWorld
 
 SCRIPT_KEY = "ai_assistant"
 DEFAULT_PERSONA = "A helpful assistant who lives in this game world."
-MAX_PERSONA_CHARS = 2000
 MAX_INSTRUCTION_CHARS = 2000
 
 # the name of a refusal that builders' code and older games know

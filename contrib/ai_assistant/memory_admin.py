@@ -35,14 +35,20 @@ from .memory.semantic import EmbeddedMemoryStore
 from .memory.snapshots import Snapshots
 from .memory.working import WorkingMemory
 from .memory import transfer
-from .records import CoreNote, JournalEntry, Profile, SleepRecord, Trigger
+from .records import (
+    MAX_CORE_KEY_CHARS,
+    MAX_CORE_VALUE_CHARS,
+    MAX_QUERY_CHARS,
+    CoreNote,
+    JournalEntry,
+    Profile,
+    SleepRecord,
+    Trigger,
+)
 from .reminders import Reminders
 from .sleep_history import SleepHistory
 from .state import CORE_CONSOLIDATION, RECENT_TURNS, TRANSITION_REASON, WORKING_MEMORY
 
-MAX_QUERY_CHARS = 200
-MAX_CORE_KEY_CHARS = 60
-MAX_CORE_VALUE_CHARS = 1000
 MAX_SLEEPS_LISTED = 500
 # who made a correction, in the review log, when the caller did not say
 BUILDER = "a builder"
@@ -638,8 +644,8 @@ class MemoryAdmin:
     ) -> PersonForgotten:
         """Forget everything about a person (recorded; a rollback does not bring them back):
         what they said, what is about them, what is private to them, their profile,
-        relationship and the gossip naming them, and everything drawn from those
-        (`memory.forget_person`); then the reminders they own, their queued lines, their words
+        relationship, the gossip naming them and the reminders they own, and everything drawn
+        from those (`memory.forget_person`); then their queued lines, their words
         in the conversation history and recent turns, and the snapshots' copies of all this.
 
         Args:
@@ -674,16 +680,10 @@ class MemoryAdmin:
                     self.find_person(str(name)[:MAX_NAME_CHARS])  # raises on two of one name
         brain = self.brain
         match = PersonMatch(keys, names)
-        report = forget_person(brain.review, match, self.now(), by, reason)
         state = brain.state
+        report = forget_person(brain.review, match, self.now(), by, reason, state=state)
         # their words as the history holds them, besides those of the entries forgotten
         words = list(report.words) + spoken_in(brain.history.all(), match)
-        reminders = Reminders(state)
-        for trigger in reminders.all():
-            owners = set((trigger.get("owners") or {}).keys())
-            if (owners and owners <= match.keys) or match.private(trigger.get("audience")):
-                reminders.remove(trigger["id"])
-                report.counts["reminders"] = report.counts.get("reminders", 0) + 1
         queued = [
             event
             for event in brain.events.peek()

@@ -28,14 +28,12 @@ from datetime import datetime
 
 from .clock import to_iso
 from .errors import Refused
-from .records import Trigger
+from .records import MAX_PATTERN_CHARS, MAX_REMINDER_CHARS, Trigger
 from .memory.audience import Audience, visible
 from .memory.store import KeyValueStore
 from .state import TRIGGERS
 from .text import for_prompt
 
-MAX_PATTERN_CHARS = 80
-MAX_REMINDER_CHARS = 300
 MAX_FIRES_ALLOWED = 20
 DEFAULT_MAX_FIRES = 3
 # builders' reminders are not counted against the model's `max_triggers`: they have this room

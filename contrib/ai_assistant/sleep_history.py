@@ -23,7 +23,15 @@ are never reused.
 from .llm.usage import UsageStats
 from .memory.store import ChunkedList, KeyValueStore
 from .records import SleepRecord
-from .state import CURRENT_SLEEP, DREAMING_PROGRESS, PROGRESS, SLEEP_HISTORY, USAGE, WAKE_TIME
+from .state import (
+    CURRENT_SLEEP,
+    DREAMING_PROGRESS,
+    PROGRESS,
+    SLEEP_HISTORY,
+    SLEEP_HISTORY_CHUNK,
+    USAGE,
+    WAKE_TIME,
+)
 
 # the phase `Lifecycle.wake_up` records when compacting consolidated everything (the lifecycle
 # imports this module, so its constant is not imported here)
@@ -131,7 +139,7 @@ class SleepHistory:
 
     def __init__(self, state: KeyValueStore):
         self.state = state
-        self.records = ChunkedList(state, SLEEP_HISTORY, 50)
+        self.records = ChunkedList(state, SLEEP_HISTORY, SLEEP_HISTORY_CHUNK)
 
     def current(self) -> SleepRecord | None:
         """The record of the sleep under way.

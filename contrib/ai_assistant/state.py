@@ -82,6 +82,7 @@ SLEEP_DEBT = "sleep_debt"
 LAST_SLEEP = "last_sleep"
 CURRENT_SLEEP = "current_sleep"
 SLEEP_HISTORY = "sleep_history"  # chunked: sleep_history:meta, sleep_history:000000, ...
+SLEEP_HISTORY_CHUNK = 50  # sleep records per chunk
 
 
 # what an assistant's first turn reads or writes on its script. They are created, empty (None,
@@ -108,18 +109,7 @@ FIRST_TURN_VALUES = (
     "history:meta",
     "history:000000",
 )
-# the same for the memory a first turn reads on the character (category "ai_assistant"): the
-# indexes of long-term memory, journal, digests and the review audit, the people's index and
-# core memory (`memory.semantic`, `journal`, `digests`, `review`, `entities`, `core`)
-FIRST_TURN_MEMORY = (
-    "ltm:meta",
-    "journal:meta",
-    "digests:meta",
-    "audit:meta",
-    "entity:index",
-    "relationship:index",
-    "core_memory",
-)
+# (the same for the memory a first turn reads on the character: `memory.kinds.FIRST_READ`)
 
 
 def last_turn(state) -> dict | None:

@@ -53,7 +53,8 @@ class CoreMemoryFull(Refused):
     note. The message says why and what is allowed."""
 
 
-def _slot(key: str, audience: Audience) -> str:
+def note_slot(key: str, audience: Audience) -> str:
+    """Where a note is kept in the stored dict: its key, and its audience if private."""
     # a public note and a private one may share a name without one overwriting the other
     return key if audience is None else f"{key} [{','.join(audience)}]"
 
@@ -270,7 +271,7 @@ class CoreMemory:
             # a private note's slot is its name with its audience in brackets
             raise CoreMemoryFull(f"a note's name may not hold '[' or ']': '{key[:60]}'.")
         stored = self._stored()
-        slot = _slot(key, audience)
+        slot = note_slot(key, audience)
         owners = dict(owners or {})
         if not pinned:
             # the builder's notes are read-only to the model, whatever the audience: a private
@@ -341,7 +342,7 @@ class CoreMemory:
 
         """
         for slot, item in items.items():
-            if slot != _slot(item["key"], item.get("audience")):
+            if slot != note_slot(item["key"], item.get("audience")):
                 raise ValueError(f"core memory note '{item['key']}' is not in its slot '{slot}'")
         self.store.set(KEY, dict(items))
 
@@ -379,7 +380,7 @@ class CoreMemory:
 
         """
         stored = self._stored()
-        slot = key if served is None else _slot(key, audience)
+        slot = key if served is None else note_slot(key, audience)
         item = stored.get(slot)
         if item is None or not visible(item.get("audience"), served):
             shown = None if served is None else self.items(served).get(key)
@@ -390,7 +391,7 @@ class CoreMemory:
             item = shown
         if item.get("pinned") and not builder:
             raise CoreMemoryFull(f"'{key}' is a builder's note: you may read it, not remove it.")
-        if served is not None and _slot(item["key"], item.get("audience")) != slot:
+        if served is not None and note_slot(item["key"], item.get("audience")) != slot:
             raise CoreMemoryFull(
                 f"'{key}' is seen by more people than this conversation: what is said here "
                 "may not change it. It can be removed only in a conversation everyone who "

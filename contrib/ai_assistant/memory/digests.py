@@ -103,9 +103,10 @@ class DigestArchive:
     """
 
     NAME = "digests"
+    CHUNK = 50
 
     def __init__(self, store: KeyValueStore):
-        self.items = ChunkedList(store, self.NAME, 50)
+        self.items = ChunkedList(store, self.NAME, self.CHUNK)
         self.watchers: list[Callable[[dict], None]] = []
 
     def __len__(self) -> int:

@@ -27,7 +27,8 @@ from .audience import Audience
 from .provenance import OBSERVED
 from .store import KeyValueStore
 
-INDEX_KEY = "entity:index"
+PREFIX = "entity:"  # a profile is stored under its person key after it
+INDEX_KEY = f"{PREFIX}index"
 ATTRIBUTE_TYPES = ("preference", "trait", "relationship", "fact")
 
 
@@ -60,7 +61,28 @@ class EntityMemory:
         self.watchers: list[Callable[[dict], None]] = []
 
     def _key(self, entity_key: str) -> str:
-        return f"entity:{entity_key}"
+        return PREFIX + entity_key
+
+    def remove(self, keys: list[str]) -> int:
+        """Remove whole profiles and their names from the index (forgetting a person).
+
+        Args:
+            keys (list): Person keys; those without a profile are skipped.
+
+        Returns:
+            int: How many profiles were removed.
+
+        """
+        index = self.index()
+        removed = [key for key in keys if self.profile(key) is not None]
+        for key in removed:
+            self.store.delete(self._key(key))
+            for watcher in self.watchers:
+                watcher({"key": key, "removed": True})
+            index.pop(key, None)
+        if removed:
+            self.store.set(INDEX_KEY, index)
+        return len(removed)
 
     def index(self) -> dict[str, str]:
         """Every profile's key and display name.

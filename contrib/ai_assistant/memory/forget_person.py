@@ -16,9 +16,12 @@ aliases). What is theirs (`PersonMatch.kinds_of`):
 
 Each is forgotten through the review's cascade (`MemoryReview.cascade`), so what was drawn from
 it goes too: long-term memories, reflections citing it, daily digests, core notes resting on
-it, attributes citing an observation, relationship reasons citing it. Then their profile,
-their relationship and the gossip log's records naming them are removed, and the forgotten
-entries lose the marks that named them (`heard_from`, `voice`, the told chain). It is recorded
+it, attributes citing an observation, relationship reasons citing it. Then each kind of memory
+removes what of theirs it keeps whole (`Kind.forget_person` over `memory.kinds.REGISTRY`: their
+profile, their relationship, the gossip log's records naming them, the reminders they own or
+that are private to them), and the forgotten
+entries and long-term memories lose the marks that named them (`heard_from`, `voice`, the told
+chain, `about`; a memory's provenance also the talk kept beside it). It is recorded
 in the review log as one correction (`forget_person`): their keys, a digest of each name (to
 find their words again after a rollback, never the name itself), and the ids forgotten, never
 the words. A rollback makes it hold again (`reapply_forget_person`): the restored memory is
@@ -27,7 +30,7 @@ searched again, so what the person said before the snapshot goes as well.
 What remains is listed by id, never by its words: entries and memories by other people that
 still name them, entries whose audience or witnesses hold them among others (another person's
 words they heard), and lore entries that name them (the game's lore book is builders' text,
-never changed here). The shell's part (reminders, queued events, conversation history, the
+never changed here). The shell's part (queued events, conversation history, the
 snapshots' copies) is `memory_admin.MemoryAdmin.forget_person`.
 
 """
@@ -42,11 +45,11 @@ from datetime import datetime, timezone
 
 from ..clock import from_iso
 from ..errors import Refused
-from .entities import INDEX_KEY as ENTITY_INDEX
+from . import entities, journal, relationships, semantic
 from .entities import name_key
 from .gossip import LOG_KEY as GOSSIP_LOG_KEY
-from .gossip import GossipLog
-from .relationships import INDEX_KEY as RELATIONSHIP_INDEX
+from .kinds import REGISTRY
+from .kinds.review_log import AUDIT
 from .relationships import Relationships
 
 # the review log's action
@@ -286,6 +289,7 @@ def forget_person(
     by: str,
     reason: str = "",
     record: bool = True,
+    state=None,
 ) -> PersonForgotten:
     """Forget a person in one assistant's memory (see the module doc), recorded.
 
@@ -297,6 +301,8 @@ def forget_person(
         reason (str, optional): Why; kept up to 200 characters.
         record (bool, optional): Record it in the review log (a rollback making it hold
             again records nothing).
+        state (KeyValueStore, optional): The script's store, for the kinds kept there (the
+            reminders they own); None leaves them (a rollback restores no reminder).
 
     Returns:
         PersonForgotten: What was forgotten, and what remains.
@@ -314,23 +320,17 @@ def forget_person(
     report.forgotten = list(gone)
     report.words = list(getattr(gone, "words", []))
     _unmark(review, person, [one for one in gone if one.startswith("j")])
-    store = review.core.store
-    removed_profiles = _remove_profiles(review.entities, found.get("profiles", []))
-    relationships = Relationships(store)
-    removed_relationships = sum(relationships.forget(key) for key in sorted(person.keys))
-    gossip = GossipLog(store)
-    removed_gossip = sum(gossip.forget(key) for key in sorted(person.keys))
+    _unmark_memories(review, person, [one for one in gone if one.startswith("m")])
+    # what of theirs each kind keeps whole (a profile, a relationship, the gossip naming them)
+    removed = {
+        kind: kind.forget_person(review, person, state) for kind in REGISTRY if kind.forgotten_label
+    }
     _unrecord_reasons(review, person)
-    report.counts = _counted(review, gone)
-    report.counts.update(
-        {
-            "profiles": removed_profiles,
-            "relationships": removed_relationships,
-            "gossip log records": removed_gossip,
-        }
-    )
+    report.counts = {**_counted(review, gone)}
+    report.counts.update({kind.forgotten_label: count for kind, count in removed.items()})
     report.counts = {what: count for what, count in report.counts.items() if count}
-    if record and (gone or removed_profiles or removed_relationships or removed_gossip):
+    # what the memory lost is recorded (the script's kinds are not memory a rollback restores)
+    if record and (gone or any(count for kind, count in removed.items() if not kind.on_state)):
         # the log keeps no name: a `name:` key is kept as its name's digest (a rollback finds
         # their profile by the digest, and what was forgotten by id)
         keys = sorted(key for key in person.keys if not key.startswith("name:"))
@@ -351,23 +351,48 @@ def forget_person(
     return report
 
 
+def unmarked(person: PersonMatch, record: dict, keys: set[str]) -> dict:
+    """A forgotten record (an entry, a memory's provenance) without the marks that name them:
+    who said it, their voice, the told chain, them among whom it was about, and the talk kept
+    beside it (the words around a forgotten memory, theirs among them)."""
+    record = dict(record)
+    if person.said(record):
+        record["heard_from"] = None
+        record.pop("voice", None)
+        record.pop("claims_of", None)
+        record.pop("voices", None)
+    record.pop("gossip", None)
+    record["about"] = [key for key in record.get("about") or [] if key not in keys]
+    if "talk" in record:
+        record["talk"] = ""
+    return record
+
+
 def _unmark(review, person: PersonMatch, entry_ids: list[str]) -> None:
-    """Take the marks that name them off their forgotten entries (the words went already):
-    who said it, their voice, the told chain, them among whom it was about."""
+    """Take the marks that name them off their forgotten entries (the words went already)."""
     changed = []
     for entry_id in entry_ids:
         entry = review.journal.get(entry_id)
-        if not entry or not entry.get("forgotten"):
-            continue
-        entry = dict(entry)
-        if person.said(entry):
-            entry["heard_from"] = None
-            entry.pop("voice", None)
-            entry.pop("claims_of", None)
-        entry.pop("gossip", None)
-        entry["about"] = [key for key in entry.get("about") or [] if key not in person.keys]
-        changed.append(entry)
+        if entry and entry.get("forgotten"):
+            changed.append(unmarked(person, entry, person.keys))
     review.journal.update(changed)
+
+
+def _unmark_memories(review, person: PersonMatch, memory_ids: list[str]) -> None:
+    """Take the marks that name them off their forgotten long-term memories' provenance (the
+    text went already): the export and recall keep nothing of theirs."""
+    memories = getattr(review.long_term, "memories", None)  # a game's own store keeps its own
+    if memories is None:
+        return
+    changed = {}
+    for memory_id in memory_ids:
+        position = int(memory_id.removeprefix("m")) if memory_id[1:].isdigit() else -1
+        memory = memories.get(position) if 0 <= position < len(memories) else None
+        if memory and memory.get("id") == memory_id and memory.get("forgotten"):
+            provenance = unmarked(person, memory.get("provenance") or {}, person.keys)
+            changed[position] = {**memory, "provenance": provenance}
+    if changed:
+        memories.update(changed)
 
 
 def _unrecord_reasons(review, person: PersonMatch) -> None:
@@ -383,22 +408,6 @@ def _unrecord_reasons(review, person: PersonMatch) -> None:
     }
     if scrubbed:
         review.audit.update(scrubbed)
-
-
-def _remove_profiles(entities, keys: list[str]) -> int:
-    """Remove their profiles and their names from the index; returns how many."""
-    removed = 0
-    index = entities.index()
-    for key in keys:
-        if entities.profile(key) is not None:
-            entities.store.delete(f"entity:{key}")
-            removed += 1
-            for watcher in entities.watchers:
-                watcher({"key": key, "removed": True})
-        index.pop(key, None)
-    if keys:
-        entities.store.set(ENTITY_INDEX, index)
-    return removed
 
 
 def _counted(review, gone: list[str]) -> dict[str, int]:
@@ -549,30 +558,27 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
     """
     keys = set(person.keys)
     gone = {one for one in report.forgotten if one.startswith("j")}
-    dropped = {f"entity:{key}" for key in keys} | {f"relationship:{key}" for key in keys}
+    memories_gone = {one for one in report.forgotten if one.startswith("m")}
+    dropped = {entities.PREFIX + key for key in keys}
+    dropped |= {relationships.PREFIX + key for key in keys}
+    indexes = (entities.INDEX_KEY, relationships.INDEX_KEY)
 
-    def unmarked(item: dict) -> dict:
-        item = dict(item)
-        if person.said(item):
-            item["heard_from"] = None
-            item.pop("voice", None)
-            item.pop("claims_of", None)
-        item.pop("gossip", None)
-        item["about"] = [key for key in item.get("about") or [] if key not in keys]
-        return item
+    def chunk_of(name: str, key: str) -> bool:
+        return key.startswith(f"{name}:") and key != f"{name}:meta"
 
     def change(key: str, value):
         if key in dropped:
             return (False, None)
-        if key in (ENTITY_INDEX, RELATIONSHIP_INDEX) and isinstance(value, dict):
+        if key in indexes and isinstance(value, dict):
             kept = {k: v for k, v in value.items() if k not in keys}
             return (True, kept) if len(kept) != len(value) else None
         if key == GOSSIP_LOG_KEY and isinstance(value, list):
             kept = [r for r in value if not keys & set(r.get("people") or [])]
             return (True, kept) if len(kept) != len(value) else None
-        journal = key.startswith("journal:") and key != "journal:meta" and gone
-        audit = key.startswith("audit:") and key != "audit:meta"
-        if journal or audit:
+        entries = chunk_of(journal.ENTRIES, key) and gone
+        memories = chunk_of(semantic.MEMORIES, key) and memories_gone
+        audit = chunk_of(AUDIT, key)
+        if entries or memories or audit:
             items = json.loads(value) if isinstance(value, str) else copy.deepcopy(value)
             if not isinstance(items, list):
                 return None
@@ -580,8 +586,12 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
             for position, item in enumerate(items):
                 if not isinstance(item, dict):
                     continue
-                if journal and item.get("id") in gone:
-                    items[position] = unmarked(item)
+                if entries and item.get("id") in gone:
+                    items[position] = unmarked(person, item, keys)
+                    touched = True
+                elif memories and item.get("id") in memories_gone:
+                    provenance = unmarked(person, item.get("provenance") or {}, keys)
+                    items[position] = {**item, "provenance": provenance}
                     touched = True
                 elif (
                     audit

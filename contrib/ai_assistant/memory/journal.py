@@ -65,6 +65,10 @@ CRITICAL_BOOKMARKS = "critical_bookmarks"
 MAX_CRITICAL_BOOKMARKS = 20
 # how many entries rest from consolidation (`count_failure`)
 RESTED_COUNT = "rested"
+# its storage: chunked lists on the character, the entries and their embeddings by position
+ENTRIES = "journal"
+VECTORS = "journal_vectors"
+CHUNK = 100
 
 
 class Journal:
@@ -81,10 +85,10 @@ class Journal:
 
     """
 
-    def __init__(self, store: KeyValueStore, chunk_size: int = 100):
-        self.entries = ChunkedList(store, "journal", chunk_size)
+    def __init__(self, store: KeyValueStore, chunk_size: int = CHUNK):
+        self.entries = ChunkedList(store, ENTRIES, chunk_size)
         # the entries' embeddings, by position (`embedded`)
-        self.vectors = ChunkedList(store, "journal_vectors", chunk_size)
+        self.vectors = ChunkedList(store, VECTORS, chunk_size)
         self.watchers: list[Callable[[dict], None]] = []
         self.game_clock: Callable[[datetime], datetime] | None = None
 

@@ -17,11 +17,14 @@ long-term memories (`links:progress`) is kept with them, from one sleep to the n
 from .store import KeyValueStore
 
 CHUNK = 100
+# every key of the links starts with it: links:index, links:progress, links:m0000, ...
+PREFIX = "links:"
 
 
-def _chunk_key(memory_id: str) -> str:
+def chunk_key(memory_id: str) -> str:
+    """The key of the chunk holding a memory's links (`links:m0000`)."""
     prefix, number = memory_id[0], int(memory_id[1:])
-    return f"links:{prefix}{number // CHUNK:04d}"
+    return f"{PREFIX}{prefix}{number // CHUNK:04d}"
 
 
 class MemoryLinks:
@@ -32,9 +35,9 @@ class MemoryLinks:
 
     """
 
-    INDEX = "links:index"
+    INDEX = f"{PREFIX}index"
     # how far the link step has gone through the long-term memories, kept from sleep to sleep
-    PROGRESS = "links:progress"
+    PROGRESS = f"{PREFIX}progress"
 
     def __init__(self, store: KeyValueStore):
         self.store = store
@@ -57,7 +60,7 @@ class MemoryLinks:
         """
         if not _linkable(memory_id):
             return {}
-        return dict(self._chunk(_chunk_key(memory_id)).get(memory_id, {}))
+        return dict(self._chunk(chunk_key(memory_id)).get(memory_id, {}))
 
     def strongest(self, memory_id: str, limit: int) -> list[tuple[str, float]]:
         """The `limit` strongest links of a memory, strongest first.
@@ -90,7 +93,7 @@ class MemoryLinks:
             if first == second or not (_linkable(first) and _linkable(second)):
                 continue
             for one, other in ((first, second), (second, first)):
-                key = _chunk_key(one)
+                key = chunk_key(one)
                 links = self._chunk(key).setdefault(one, {})
                 if strength > links.get(other, 0.0):
                     links[other] = round(strength, 3)
@@ -146,14 +149,14 @@ class MemoryLinks:
         for memory_id in memory_ids:
             if not _linkable(memory_id):
                 continue
-            key = _chunk_key(memory_id)
+            key = chunk_key(memory_id)
             links = self._chunk(key).pop(memory_id, None)
             if links is None:
                 continue
             touched.add(key)
             removed += len(links)
             for other in links:
-                other_key = _chunk_key(other)
+                other_key = chunk_key(other)
                 if self._chunk(other_key).get(other, {}).pop(memory_id, None) is not None:
                     touched.add(other_key)
         self._write(touched)

@@ -31,16 +31,18 @@ import unicodedata
 from datetime import datetime
 
 from ..clock import to_iso
+from ..records import MAX_REASON_CHARS
 from ..text import for_prompt, one_line
 from .audience import Audience, narrowest, visible
 from .store import KeyValueStore
 
 PREFIX = "relationship:"
-INDEX_KEY = "relationship:index"
+INDEX_KEY = f"{PREFIX}index"
+# the journal position sleep updated relationships through (`sleep.relationships`)
+CURSOR_KEY = f"{PREFIX}cursor"
 FAMILIARITY, WARMTH, TRUST = "familiarity", "warmth", "trust"
 DIMENSIONS = (FAMILIARITY, WARMTH, TRUST)
 RANGES = {FAMILIARITY: (0.0, 1.0), WARMTH: (-1.0, 1.0), TRUST: (-1.0, 1.0)}
-MAX_REASON_CHARS = 200
 # changes kept per dimension (the newest last): the latest reason each audience may see
 CHANGES_KEPT = 5
 # the most cited ids kept with a change

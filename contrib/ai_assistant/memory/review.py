@@ -45,6 +45,7 @@ from .digests import DigestArchive
 from .entities import EntityMemory
 from .forget_person import FORGET_PERSON, reapply_forget_person
 from .journal import Journal, same_talk
+from .kinds.review_log import AUDIT, AUDIT_CHUNK, AUDIT_META
 from .links import MemoryLinks
 from .provenance import talk_without
 from .relationships import DIMENSIONS, Relationships
@@ -57,10 +58,6 @@ CORE_SET = "core_set"
 CORE_REMOVE = "core_remove"
 # the audit action of a builder's relationship setting (`memory.relationships`)
 RELATIONSHIP_SET = "relationship"
-# the audit trail's name: its records are `audit:meta` (the count) and `audit:000000`, ...
-AUDIT = "audit"
-AUDIT_META = f"{AUDIT}:meta"
-AUDIT_CHUNK = 100
 # how much of a memory's text a kept correction carries, for a builder to recognise it
 KEPT_TEXT_CHARS = 80
 # what a forget names a core note by: `core:<slot>`

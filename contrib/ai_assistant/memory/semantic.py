@@ -201,6 +201,11 @@ def cosine(a, b) -> float:
     return float(a @ b) / norm if norm else 0.0
 
 
+# its storage: a chunked list on the character
+MEMORIES = "ltm"
+CHUNK = 100
+
+
 class EmbeddedMemoryStore:
     """The default `MemoryStore`, kept in the assistant character's Attributes.
 
@@ -213,8 +218,8 @@ class EmbeddedMemoryStore:
 
     """
 
-    def __init__(self, store: KeyValueStore, chunk_size: int = 100):
-        self.memories = ChunkedList(store, "ltm", chunk_size)
+    def __init__(self, store: KeyValueStore, chunk_size: int = CHUNK):
+        self.memories = ChunkedList(store, MEMORIES, chunk_size)
         self.watchers: list[Callable[[dict], None]] = []
         self._lexical: LexicalIndex | None = None
 

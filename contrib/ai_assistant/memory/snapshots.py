@@ -49,8 +49,8 @@ from typing import Any
 from ..text import one_line
 from ..errors import Refused
 from .core import KEY as CORE_KEY
+from .kinds.review_log import AUDIT_META
 from .review import (
-    AUDIT_META,
     CORE_PREFIX,
     CORE_REMOVE,
     CORE_SET,

@@ -54,48 +54,29 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError, create_model
 
 from ..errors import Refused
+from ..records import MAX_PERSONA_CHARS
 from ..text import redact
-from .core import KEY as CORE_KEY
-from .core import _slot
-from .entities import INDEX_KEY as ENTITY_INDEX
-from .gossip import LOG_KEY as GOSSIP_KEY
-from .gossip import MAX_LOG as MAX_GOSSIP_LOG
-from .journal import CRITICAL_BOOKMARKS, EMBEDDED, REFLECTION_COUNTER, RESTED_COUNT
-from .links import MemoryLinks, _chunk_key
-from .relationships import INDEX_KEY as RELATIONSHIP_INDEX
-from .relationships import MAX_REASON_CHARS, PREFIX as RELATIONSHIP_PREFIX
-from .review import AUDIT, AUDIT_CHUNK
+from .kinds import BY_NAME, REGISTRY
+from .kinds.base import MAX_ID_CHARS, MAX_ITEMS, MAX_NAME_CHARS, MAX_TEXT_CHARS, PERSON_KEY, Strict
 from .snapshots import Snapshots
-from .store import ChunkedList, KeyValueStore
+from .store import KeyValueStore
 
 FORMAT = "evennia-ai-assistant-memory"
 SCHEMA_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
 # a file to import, at most (a journal of 100,000 entries of 400 bytes)
 MAX_FILE_BYTES = 50_000_000
-# the longest text anywhere in a file (a compaction summary is the longest memory written)
-MAX_TEXT_CHARS = 8000
-# the most items of one kind (a journal of 30 years of busy days stays below it)
-MAX_ITEMS = 200_000
 # the most items in a list or dict inside one record (cites, audience, observations)
 MAX_INNER_ITEMS = 2000
 # how deep records nest (an entry's gossip chain is the deepest: 4)
 MAX_DEPTH = 10
 # the most errors one refusal lists
 MAX_ERRORS_SHOWN = 5
-MAX_NAME_CHARS = 80
-MAX_ID_CHARS = 200
-MAX_PERSONA_CHARS = 2000  # the handler's (`handler.MAX_PERSONA_CHARS`)
-MAX_CORE_VALUE_CHARS = 1000  # the memory_edit tool's and @assistant/core's
-MAX_CORE_KEY_CHARS = 60
-MAX_REMINDER_CHARS = 300  # `reminders.MAX_REMINDER_CHARS`
-MAX_PATTERN_CHARS = 80
 # an override left out of a file whatever its value: a name that could hold a secret
 SECRET_NAME = re.compile(r"key|secret|password|token$|url|credential", re.IGNORECASE)
 
@@ -104,78 +85,11 @@ SECRET_NAME = re.compile(r"key|secret|password|token$|url|credential", re.IGNORE
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # the largest whole number a file may hold (what JSON readers keep exactly)
 MAX_NUMBER = 2**53
-# the fields records hold, by kind, and what each must be when present (`_check_fields`)
-JOURNAL_FIELDS = {
-    "kind": "text",
-    "author": "text?",
-    "source_type": "text?",
-    "heard_from": "text?",
-    "location": "text?",
-    "scoring_method": "text?",
-    "voice": "text?",
-    "rests_on": "text?",
-    "about": "texts",
-    "witnesses": "texts",
-    "tags": "texts",
-    "claims_of": "texts",
-    "voices": "texts",
-    "created_at": "time",
-    "game_at": "time?",
-    "importance": "score",
-    "salience": "number?",
-    "consolidated": "bool",
-    "gossip": "dict?",
-    "forgotten": "dict?",
-    "trust_set": "dict?",
-}
-LONG_TERM_FIELDS = {
-    "vector": "none",
-    "importance": "score",
-    "created_at": "time",
-    "provenance": "dict",
-    "forgotten": "dict?",
-    "trust_set": "dict?",
-}
-
-PERSON_KEY = re.compile(r"^(#\d{1,12}|name:.{1,200})$", re.DOTALL)
 DBREF = re.compile(r"^#\d{1,12}$")
 ACCOUNT_KEY = re.compile(r"^account#\d{1,12}$")
 DBREF_PREFIXED = re.compile(r"^(#\d{1,12})(/.*)$", re.DOTALL)
-ID_PATTERNS = {
-    "journal": re.compile(r"^j\d{6,}$"),
-    "long_term": re.compile(r"^m\d{6,}$"),
-    "digests": re.compile(r"^d\d{6,}$"),
-    "sleep_history": re.compile(r"^s\d{1,9}$"),
-    "reminders": re.compile(r"^t\d{1,9}$"),
-}
-# the kinds of memory a file holds, in the order they are listed (the keys of `Memory`)
-KINDS = (
-    "journal",
-    "long_term",
-    "links",
-    "profiles",
-    "relationships",
-    "digests",
-    "core_notes",
-    "review_log",
-    "gossip_log",
-    "reminders",
-    "sleep_history",
-    "cursors",
-)
-# the small values sleep steps keep beside the memory, how far they have read it
-# (`sleep.relationships.CURSOR_KEY`: the journal position relationships were updated through)
-CURSOR_KEYS = ("relationship:cursor",)
-# every key of the character's memory store a file covers, by its family (`covered`)
-COVERED = re.compile(
-    r"^(journal|ltm|digests|audit):(meta|\d{6})$|^journal_vectors:|^links:|^entity:|"
-    r"^relationship:|^core_memory$|^gossip_log$"
-)
-# the chunked lists on the character's store, by kind, and their chunk sizes
-CHUNKED = {"journal": ("journal", 100), "long_term": ("ltm", 100), "digests": ("digests", 50)}
-REVIEW = (AUDIT, AUDIT_CHUNK)
-SLEEP_HISTORY = ("sleep_history", 50)
-TRIGGERS = "triggers"
+# the kinds of memory a file holds, in the order they are listed (`memory.kinds.REGISTRY`)
+KINDS = tuple(kind.name for kind in REGISTRY)
 
 
 class TransferError(Refused):
@@ -184,59 +98,23 @@ class TransferError(Refused):
 
 # ---- the file's layout ----------------------------------------------------------------------
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ChunkedKind(_Strict):
-    """A kind kept as a list: its records, oldest first, and its small values (counters,
-    cursors: `state`)."""
-
-    state: dict[str, Any] = Field(default_factory=dict)
-    items: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_ITEMS)
+# every kind of memory, its section as its kind describes it (each documented in docs/memory.md)
+Memory = create_model(
+    "Memory",
+    __base__=Strict,
+    __doc__="Every kind of memory, a section each.",
+    **{kind.name: kind.field() for kind in REGISTRY},
+)
 
 
-class Link(_Strict):
-    """One link between two memories, once."""
-
-    a: str = Field(max_length=MAX_ID_CHARS)
-    b: str = Field(max_length=MAX_ID_CHARS)
-    strength: float = Field(ge=0.0, le=1.0)
-
-
-class Links(_Strict):
-    """The links, and how far the link step has gone through the long-term memories."""
-
-    cursor: int = Field(default=0, ge=0)
-    items: list[Link] = Field(default_factory=list, max_length=MAX_ITEMS)
-
-
-class Memory(_Strict):
-    """Every kind of memory, each documented in docs/memory.md."""
-
-    journal: ChunkedKind = Field(default_factory=ChunkedKind)
-    long_term: ChunkedKind = Field(default_factory=ChunkedKind)
-    links: Links = Field(default_factory=Links)
-    profiles: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_ITEMS)
-    relationships: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_ITEMS)
-    digests: ChunkedKind = Field(default_factory=ChunkedKind)
-    core_notes: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_INNER_ITEMS)
-    review_log: ChunkedKind = Field(default_factory=ChunkedKind)
-    gossip_log: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_GOSSIP_LOG)
-    reminders: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_INNER_ITEMS)
-    sleep_history: ChunkedKind = Field(default_factory=ChunkedKind)
-    cursors: dict[Literal["relationship:cursor"], dict[str, Any]] = Field(default_factory=dict)
-
-
-class Game(_Strict):
+class Game(Strict):
     """Which game the file was made in (`id` decides whether person keys are re-keyed)."""
 
     id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
     name: str = Field(default="", max_length=MAX_ID_CHARS)
 
 
-class Assistant(_Strict):
+class Assistant(Strict):
     """The assistant the memory is of."""
 
     name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
@@ -245,7 +123,7 @@ class Assistant(_Strict):
     settings: dict[str, Any] = Field(default_factory=dict)
 
 
-class MemoryFile(_Strict):
+class MemoryFile(Strict):
     """A whole file."""
 
     format: Literal["evennia-ai-assistant-memory"]
@@ -258,12 +136,6 @@ class MemoryFile(_Strict):
 
 
 # ---- export ---------------------------------------------------------------------------------
-
-
-def _chunked(store: KeyValueStore, name: str, size: int, drop: Iterable[str] = ()) -> dict:
-    items = ChunkedList(store, name, size)
-    state = {key: value for key, value in items.extra.items() if key not in set(drop)}
-    return {"state": state, "items": items.all()}
 
 
 def _redacted(value: Any, secrets: list[str]) -> Any:
@@ -324,24 +196,11 @@ def export_memory(
         dict: The file's data, ready for `json.dumps`.
 
     """
-    journal = _chunked(memory, "journal", 100, drop=(EMBEDDED,))
-    long_term = _chunked(memory, "ltm", 100)
-    long_term["items"] = [{**item, "vector": None} for item in long_term["items"]]
-    links = MemoryLinks(memory)
-    profiles = [
-        profile
-        for key in (memory.get(ENTITY_INDEX) or {})
-        if isinstance(profile := memory.get(f"entity:{key}"), dict)
-    ]
-    relationships = [
-        value
-        for key in (memory.get(RELATIONSHIP_INDEX) or {})
-        if isinstance(value := memory.get(RELATIONSHIP_PREFIX + key), dict)
-    ]
-    people = {
-        **dict(memory.get(RELATIONSHIP_INDEX) or {}),
-        **dict(memory.get(ENTITY_INDEX) or {}),
-    }
+    people: dict[str, str] = {}
+    # a name a later kind knows a person by gives way to an earlier kind's (a profile's name
+    # is the one they were seen under)
+    for kind in reversed(REGISTRY):
+        people.update(kind.people(memory))
     data = {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
@@ -349,25 +208,7 @@ def export_memory(
         "game": dict(game),
         "assistant": dict(assistant),
         "people": {key: name for key, name in people.items() if PERSON_KEY.match(key)},
-        "memory": {
-            "journal": journal,
-            "long_term": long_term,
-            "links": {
-                "cursor": links.cursor,
-                "items": [{"a": a, "b": b, "strength": s} for a, b, s in links.all()],
-            },
-            "profiles": profiles,
-            "relationships": relationships,
-            "digests": _chunked(memory, "digests", 50),
-            "core_notes": list((memory.get(CORE_KEY) or {}).values()),
-            "review_log": _chunked(memory, *REVIEW),
-            "gossip_log": list(memory.get(GOSSIP_KEY) or []),
-            "reminders": list(state.get(TRIGGERS) or []),
-            "sleep_history": _chunked(state, *SLEEP_HISTORY),
-            "cursors": {
-                key: value for key in CURSOR_KEYS if isinstance(value := memory.get(key), dict)
-            },
-        },
+        "memory": {kind.name: kind.export(memory, state) for kind in REGISTRY},
     }
     return _redacted(data, secrets)
 
@@ -382,12 +223,7 @@ def counts(data: dict) -> dict[str, int]:
         dict: Counts keyed by kind, in `KINDS` order.
 
     """
-    memory = data["memory"]
-    found = {}
-    for kind in KINDS:
-        value = memory.get(kind) or []
-        found[kind] = len(value["items"] if isinstance(value, dict) and "items" in value else value)
-    return found
+    return {kind.name: kind.count(data["memory"].get(kind.name)) for kind in REGISTRY}
 
 
 def held(memory: KeyValueStore, state: KeyValueStore) -> dict[str, int]:
@@ -401,16 +237,7 @@ def held(memory: KeyValueStore, state: KeyValueStore) -> dict[str, int]:
         dict: Counts keyed by kind, only those above zero.
 
     """
-    found = {
-        "journal": len(ChunkedList(memory, "journal")),
-        "long_term": len(ChunkedList(memory, "ltm")),
-        "profiles": len(memory.get(ENTITY_INDEX) or {}),
-        "relationships": len(memory.get(RELATIONSHIP_INDEX) or {}),
-        "digests": len(ChunkedList(memory, "digests")),
-        "core_notes": len(memory.get(CORE_KEY) or {}),
-        "gossip_log": len(memory.get(GOSSIP_KEY) or []),
-        "reminders": len(state.get(TRIGGERS) or []),
-    }
+    found = {kind.name: kind.held(memory, state) for kind in REGISTRY}
     return {kind: count for kind, count in found.items() if count}
 
 
@@ -546,14 +373,6 @@ def _walk_bounds(value: Any, loc: tuple, depth: int, problems: list[str]) -> Non
             _walk_bounds(item, (*loc, key), depth + 1, problems)
 
 
-def _text(record: dict, field: str, limit: int, where: str, problems: list, required=True):
-    value = record.get(field)
-    if value is None and not required:
-        return
-    if not isinstance(value, str) or len(value) > limit:
-        problems.append(f"{where}.{field}: a text of at most {limit} characters is required")
-
-
 def _check_audiences(value: Any, loc: tuple, problems: list[str]) -> None:
     """Every `audience` None (public) or a list of person keys (`#12`, `name:bob`)."""
     if isinstance(value, dict):
@@ -576,89 +395,13 @@ def _check_audiences(value: Any, loc: tuple, problems: list[str]) -> None:
             _check_audiences(item, (*loc, number), problems)
 
 
-def _check_ids(kind: str, items: list[dict], problems: list[str], positional: str = "") -> set:
-    """Ids well formed and unique; `positional` ones must equal their position (`j000042`)."""
-    pattern = ID_PATTERNS[kind]
-    seen: set[str] = set()
-    base = f"memory.{kind}" + (".items" if kind not in ("reminders",) else "")
-    for number, item in enumerate(items):
-        where = f"{base}[{number}].id"
-        item_id = item.get("id")
-        if not isinstance(item_id, str) or not pattern.match(item_id):
-            problems.append(f"{where}: {str(item_id)[:40]!r} is not an id of this kind")
-        elif item_id in seen:
-            problems.append(f"{where}: {item_id} appears twice (ids are unique)")
-        elif positional and item_id != f"{positional}{number:06d}":
-            problems.append(
-                f"{where}: {item_id} at position {number} (ids number the records in order: "
-                f"{positional}{number:06d})"
-            )
-        seen.add(item_id)
-    return seen
-
-
 def _check_records(parsed: MemoryFile, problems: list[str]) -> None:
-    """The records of each kind: ids, the texts bounded as live, the references held."""
+    """The records of each kind, as its kind checks them: ids, what each record's fields
+    allow (`records`), the references to what the file holds; then the people and audiences."""
     memory = parsed.memory
-    journal_ids = _check_ids("journal", memory.journal.items, problems, positional="j")
-    memory_ids = _check_ids("long_term", memory.long_term.items, problems, positional="m")
-    _check_ids("digests", memory.digests.items, problems)
-    _check_ids("sleep_history", memory.sleep_history.items, problems)
-    _check_ids("reminders", memory.reminders, problems)
-    for number, entry in enumerate(memory.journal.items):
-        where = f"memory.journal.items[{number}]"
-        _text(entry, "content", MAX_TEXT_CHARS, where, problems)
-        _check_fields(entry, JOURNAL_FIELDS, where, problems)
-        if entry.get("seq") not in (None, number):
-            problems.append(f"{where}.seq: {entry.get('seq')} is not its position {number}")
-        _refs(entry.get("cites"), journal_ids, f"{where}.cites", problems)
-        _refs(entry.get("memory_ids"), memory_ids, f"{where}.memory_ids", problems)
-    for number, item in enumerate(memory.long_term.items):
-        where = f"memory.long_term.items[{number}]"
-        _text(item, "text", MAX_TEXT_CHARS, where, problems)
-        _check_fields(item, LONG_TERM_FIELDS, where, problems)
-        _refs(item.get("source_entry_ids"), journal_ids, f"{where}.source_entry_ids", problems)
-    for number, link in enumerate(memory.links.items):
-        for end in (link.a, link.b):
-            if end not in journal_ids | memory_ids:
-                problems.append(
-                    f"memory.links.items[{number}]: {end[:40]} is not a journal entry or "
-                    "long-term memory of the file"
-                )
-    for number, digest in enumerate(memory.digests.items):
-        where = f"memory.digests.items[{number}]"
-        _refs(digest.get("entry_ids"), journal_ids, f"{where}.entry_ids", problems)
-    _check_people(memory.profiles, "profiles", problems)
-    _check_people(memory.relationships, "relationships", problems)
-    for number, state in enumerate(memory.relationships):
-        for dimension, value in state.items():
-            for change_number, change in enumerate(
-                value.get("changes") or [] if isinstance(value, dict) else []
-            ):
-                _text(
-                    change,
-                    "reason",
-                    MAX_REASON_CHARS,
-                    f"memory.relationships[{number}].{dimension}.changes[{change_number}]",
-                    problems,
-                    required=False,
-                )
-    slots: set[str] = set()
-    for number, note in enumerate(memory.core_notes):
-        where = f"memory.core_notes[{number}]"
-        _text(note, "key", MAX_CORE_KEY_CHARS, where, problems)
-        _text(note, "value", MAX_CORE_VALUE_CHARS, where, problems)
-        if isinstance(note.get("key"), str):
-            slot = _slot(note["key"], note.get("audience"))
-            if slot in slots:
-                problems.append(f"{where}: a second note {note['key'][:40]!r} of that audience")
-            slots.add(slot)
-    for number, trigger in enumerate(memory.reminders):
-        where = f"memory.reminders[{number}]"
-        _text(trigger, "pattern", MAX_PATTERN_CHARS, where, problems)
-        _text(trigger, "reminder", MAX_REMINDER_CHARS, where, problems)
-        _check_fields(trigger, REMINDER_FIELDS, where, problems)
-    _check_states(memory, journal_ids, problems)
+    known = {kind.name: kind.ids(getattr(memory, kind.name), problems) for kind in REGISTRY}
+    for kind in REGISTRY:
+        kind.check(getattr(memory, kind.name), known, problems)
     for key, name in parsed.people.items():
         if not PERSON_KEY.match(key) or len(name) > MAX_NAME_CHARS:
             problems.append(
@@ -666,127 +409,6 @@ def _check_records(parsed: MemoryFile, problems: list[str]) -> None:
                 f"{MAX_NAME_CHARS} characters"
             )
     _check_audiences(parsed.model_dump()["memory"], ("memory",), problems)
-
-
-def _is_time(value: Any) -> bool:
-    if not isinstance(value, str) or len(value) > 40:
-        return False
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
-
-
-# what each kind of field must be (`JOURNAL_FIELDS`), and how a refusal says it
-FIELD_KINDS = {
-    "text": (lambda v: isinstance(v, str), "a text"),
-    "texts": (
-        lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
-        "a list of texts",
-    ),
-    "time": (_is_time, "a time (ISO 8601, as 2026-01-01T12:00:00+00:00)"),
-    "score": (
-        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 1 <= v <= 10,
-        "a number from 1 to 10",
-    ),
-    "number": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
-    "bool": (lambda v: isinstance(v, bool), "true or false"),
-    "dict": (lambda v: isinstance(v, dict), "an object"),
-    "count": (
-        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
-        "a whole number",
-    ),
-    "none": (lambda v: v is None, "null (embeddings are made again, never imported)"),
-}
-REMINDER_FIELDS = {"max_fires": "count", "fired_count": "count", "owners": "dict?"}
-
-
-def _check_states(memory, journal_ids: set, problems: list[str]) -> None:
-    """The small values kept beside the records (counters, cursors, the next id to give): of
-    their type, and a next id past every id the file holds (else a new record would take an
-    id already given)."""
-    journal = memory.journal.state
-    if EMBEDDED in journal:
-        problems.append(
-            f"memory.journal.state.{EMBEDDED}: not in a memory file (embeddings are made again)"
-        )
-    _check_fields(
-        journal,
-        {REFLECTION_COUNTER: "number", RESTED_COUNT: "count", CRITICAL_BOOKMARKS: "texts"},
-        "memory.journal.state",
-        problems,
-    )
-    _refs(journal.get(CRITICAL_BOOKMARKS), journal_ids, "memory.journal.state", problems)
-    digests = memory.digests.state
-    _check_fields(
-        digests,
-        {"next_seq": "count", "last_day": "text?", "next_id": "count"},
-        "memory.digests.state",
-        problems,
-    )
-    for kind, state, items in (
-        ("digests", digests, memory.digests.items),
-        ("sleep_history", memory.sleep_history.state, memory.sleep_history.items),
-    ):
-        numbers = [
-            int(item["id"][1:])
-            for item in items
-            if isinstance(item.get("id"), str) and item["id"][1:].isdigit()
-        ]
-        next_id = state.get("next_id")
-        if next_id is None:
-            continue
-        if isinstance(next_id, bool) or not isinstance(next_id, int) or next_id < 0:
-            problems.append(f"memory.{kind}.state.next_id: a whole number")
-        elif numbers and next_id <= max(numbers):
-            problems.append(
-                f"memory.{kind}.state.next_id: {next_id} is an id given already (more than "
-                f"{max(numbers)})"
-            )
-    for key, cursor in memory.cursors.items():
-        _check_fields(cursor, {"seq": "count", "at": "time?"}, f"memory.cursors.{key}", problems)
-
-
-def _check_fields(record: dict, spec: dict[str, str], where: str, problems: list[str]) -> None:
-    """The fields of a record the live code reads, each of its kind when present (a wrong
-    type would break recall or sleep after the import, not at it)."""
-    for name, kind in spec.items():
-        if name not in record:
-            continue
-        value = record[name]
-        optional = kind.endswith("?")
-        if optional and value is None:
-            continue
-        check, allowed = FIELD_KINDS[kind.rstrip("?")]
-        if not check(value):
-            problems.append(f"{where}.{name}: {allowed}{' or null' if optional else ''}")
-
-
-def _refs(ids: Any, known: set, where: str, problems: list[str]) -> None:
-    if ids is None:
-        return
-    if not isinstance(ids, list):
-        problems.append(f"{where}: a list of ids")
-        return
-    for value in ids:
-        if value not in known:
-            problems.append(f"{where}: {str(value)[:40]} is not in the file")
-            return
-
-
-def _check_people(records: list[dict], kind: str, problems: list[str]) -> None:
-    seen: set[str] = set()
-    for number, record in enumerate(records):
-        where = f"memory.{kind}[{number}].key"
-        key = record.get("key")
-        if not isinstance(key, str) or not PERSON_KEY.match(key):
-            problems.append(f"{where}: a person key (#12 or name:<name>) is required")
-        elif key in seen:
-            problems.append(f"{where}: {key[:40]} appears twice (one record a person)")
-        else:
-            seen.add(key)
-        _text(record, "name", MAX_NAME_CHARS, f"memory.{kind}[{number}]", problems, False)
 
 
 # ---- re-keying for another game ---------------------------------------------------------------
@@ -893,44 +515,8 @@ def write_memory(
     Snapshots(state).open("", "", 0)
     for key in list(old_keys):
         memory.delete(key)
-    for kind, (name, size) in [*CHUNKED.items(), ("review_log", REVIEW)]:
-        if data[kind]["items"] or data[kind]["state"]:
-            items = ChunkedList(memory, name, size)
-            items.extra = dict(data[kind]["state"])
-            items.replace_all(data[kind]["items"])
-    for key, value in data["cursors"].items():
-        memory.set(key, value)
-    links = MemoryLinks(memory)
-    chunks: dict[str, dict] = {}
-    for link in data["links"]["items"]:
-        a, b, strength = link["a"], link["b"], link["strength"]
-        chunks.setdefault(_chunk_key(a), {}).setdefault(a, {})[b] = strength
-        chunks.setdefault(_chunk_key(b), {}).setdefault(b, {})[a] = strength
-    for key, value in chunks.items():
-        memory.set(key, value)
-    if chunks:
-        memory.set(MemoryLinks.INDEX, sorted(chunks))
-    if data["links"]["cursor"]:
-        links.move_cursor(data["links"]["cursor"])
-    if data["profiles"]:
-        for profile in data["profiles"]:
-            memory.set(f"entity:{profile['key']}", profile)
-        memory.set(ENTITY_INDEX, {p["key"]: p.get("name") or p["key"] for p in data["profiles"]})
-    if data["relationships"]:
-        for relation in data["relationships"]:
-            memory.set(RELATIONSHIP_PREFIX + relation["key"], relation)
-        memory.set(
-            RELATIONSHIP_INDEX,
-            {r["key"]: r.get("name") or r["key"] for r in data["relationships"]},
-        )
-    if data["core_notes"]:
-        memory.set(CORE_KEY, {_slot(n["key"], n.get("audience")): n for n in data["core_notes"]})
-    if data["gossip_log"]:
-        memory.set(GOSSIP_KEY, data["gossip_log"])
-    state.set(TRIGGERS, data["reminders"])
-    history = ChunkedList(state, *SLEEP_HISTORY)
-    history.extra = dict(data["sleep_history"]["state"])
-    history.replace_all(data["sleep_history"]["items"])
+    for kind in REGISTRY:
+        kind.write(data[kind.name], memory, state)
     return counts({"memory": data})
 
 
@@ -945,7 +531,7 @@ def uncovered(keys: Iterable[str]) -> list[str]:
         list: Those outside every kind of `KINDS`, sorted.
 
     """
-    return sorted(key for key in keys if not COVERED.match(key))
+    return sorted(key for key in keys if not any(kind.owns(key) for kind in REGISTRY))
 
 
 def same_game(parsed: MemoryFile, game_id: str) -> bool:
@@ -972,19 +558,9 @@ def describe_counts(found: dict[str, int]) -> str:
         str: The counts above zero, or "nothing".
 
     """
-    labels = {
-        "journal": "journal entries",
-        "long_term": "long-term memories",
-        "links": "links",
-        "profiles": "people's profiles",
-        "relationships": "relationships",
-        "digests": "digests",
-        "core_notes": "core notes",
-        "review_log": "review records",
-        "gossip_log": "gossip records",
-        "reminders": "reminders",
-        "sleep_history": "sleeps",
-        "cursors": "sleep cursors",
-    }
-    parts = [f"{count} {labels.get(kind, kind)}" for kind, count in found.items() if count]
+    parts = [
+        f"{count} {BY_NAME[kind].label if kind in BY_NAME else kind}"
+        for kind, count in found.items()
+        if count
+    ]
     return ", ".join(parts) or "nothing"

@@ -48,6 +48,7 @@ from ..memory.journal import EXPERIENCE
 from ..memory.lexical import terms
 from ..memory.provenance import OBSERVED, SELF_CLAIM
 from ..memory.relationships import (
+    CURSOR_KEY,
     FAMILIARITY,
     MAX_REASON_CHARS,
     TRUST,
@@ -62,7 +63,6 @@ from .batch import BatchDeferred
 from .prompts import clipped, sleep_request
 from .steps import Budget, StepResult
 
-CURSOR_KEY = "relationship:cursor"
 # how far back the day's interactions are looked for, in game time
 WINDOW = timedelta(days=1)
 # familiarity each interaction adds (before the per-sleep bound)

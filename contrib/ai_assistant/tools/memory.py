@@ -22,6 +22,7 @@ from ..memory.core import CoreMemoryFull
 from ..memory.journal import BOOKMARK_IMPORTANCE
 from ..memory.lexical import terms
 from ..memory.provenance import INFERRED, OBSERVED, spoken_source
+from ..records import MAX_CORE_KEY_CHARS, MAX_CORE_VALUE_CHARS
 from ..reminders import (
     DEFAULT_MAX_FIRES,
     MAX_FIRES_ALLOWED,
@@ -250,10 +251,13 @@ class MemoryEditArgs(ToolArgs):
 
     operation: Literal["set", "remove", "list"] = Field(description="What to do.")
     key: str | None = Field(
-        None, min_length=1, max_length=60, description="The note's name (set and remove)."
+        None,
+        min_length=1,
+        max_length=MAX_CORE_KEY_CHARS,
+        description="The note's name (set and remove).",
     )
     value: str | None = Field(
-        None, min_length=1, max_length=1000, description="The note's text (set)."
+        None, min_length=1, max_length=MAX_CORE_VALUE_CHARS, description="The note's text (set)."
     )
 
 

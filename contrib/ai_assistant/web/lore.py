@@ -30,15 +30,14 @@ from django.utils.http import urlencode
 from ..clock import to_iso
 from ..lore_book import game_lore
 from ..memory.lore import FIELDS, MAX_ENTRIES, LoreError, lore_id
+from ..records import MAX_QUERY_CHARS  # a search as typed
 from . import views
 from .filters import TEXT_CHARS, clip
 from .views import builder_required, dashboard_view, get_assistant, on_reactor, render
 
 # the most entries a search shows (best first, paged)
 MAX_FOUND = 100
-# a search as typed, and a refused field's value as shown again in its form (the book bounds
-# each field far below)
-MAX_QUERY_CHARS = 200
+# a refused field's value as shown again in its form (the book bounds each field far below)
 MAX_FIELD_CHARS = 5000
 # an entry's text in the list (the entry's own page shows it whole)
 LIST_TEXT_CHARS = 300

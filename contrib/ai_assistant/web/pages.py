@@ -34,6 +34,7 @@ from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from ..errors import Refused
+from ..records import MAX_QUERY_CHARS  # a search query or a filter, as typed
 from . import charts, people, views
 from .filters import TEXT_CHARS, audience_words, clip, game_time
 from .lore import known_preview
@@ -51,8 +52,6 @@ from .views import (
 SLEEPS_SHOWN = 50
 # newest reflections, digests, reminders and review records the memory page shows
 MEMORY_LISTS = 20
-# a search query or a filter, as typed
-MAX_QUERY_CHARS = 200
 # the lore entries an assistant may know that its memory tab lists (all are on the lore page)
 LORE_PREVIEW = 10
 # the paged lists of the memory tab

@@ -1,0 +1,53 @@
+"""The logs as kinds of memory: the gossip log (who told whom what: `memory.gossip`) and the
+sleep history (`sleep_history`)."""
+
+import re
+
+from pydantic import Field
+
+from ...state import SLEEP_HISTORY, SLEEP_HISTORY_CHUNK
+from .. import gossip
+from ..store import KeyValueStore
+from .base import ChunkedKind, Kind, next_id_given
+
+
+class GossipLogKind(Kind):
+    name = "gossip_log"
+    label = "gossip records"
+    keys = re.compile(rf"^{re.escape(gossip.LOG_KEY)}$")
+    forgotten_label = "gossip log records"
+
+    def forget_person(self, review, person, state=None) -> int:
+        log = gossip.GossipLog(review.core.store)
+        return sum(log.forget(key) for key in sorted(person.keys))
+
+    def field(self):
+        return list[dict], Field(default_factory=list, max_length=gossip.MAX_LOG)
+
+    def export(self, memory: KeyValueStore, state: KeyValueStore) -> list[dict]:
+        return list(memory.get(gossip.LOG_KEY) or [])
+
+    def write(self, section: list[dict], memory: KeyValueStore, state: KeyValueStore) -> None:
+        if section:
+            memory.set(gossip.LOG_KEY, section)
+
+
+class SleepHistoryKind(ChunkedKind):
+    name = "sleep_history"
+    label = "sleeps"
+    prefix = SLEEP_HISTORY
+    chunk = SLEEP_HISTORY_CHUNK
+    on_state = True
+    counts_as_held = False
+    always_written = True
+    id_pattern = re.compile(r"^s\d{1,9}$")
+
+    def owns(self, key: str) -> bool:
+        return False  # on the script's store, not the character's
+
+    def check(self, section, known, problems) -> None:
+        next_id_given(self.name, section, problems)
+
+
+GOSSIP_LOG = GossipLogKind()
+SLEEP_HISTORY_KIND = SleepHistoryKind()

@@ -1,0 +1,120 @@
+"""
+The walls of issue 36: memory written by version 1 of the code stays readable, with no
+migration. `tests/fixtures/` keeps the stores of an assistant holding every kind of memory, as
+that code wrote them, and the memory file it exported (`tests/memory_fixture.py` made both);
+the code of the day must write the same keys and values, read the stores back into the same
+records, and import the file with the same records, audiences and recall.
+
+"""
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from ai_assistant.memory.store import DictStore
+from ai_assistant.memory_api import AssistantMemory
+
+from .core_fakes import T0
+from .memory_fixture import (
+    AUDIENCES,
+    EXPORTED_AT,
+    GAME,
+    MEMORY_FILE,
+    QUERIES,
+    STORE_FILE,
+    exported,
+    plain,
+    remembering,
+    stores,
+)
+
+
+@pytest.fixture(scope="module")
+def kept() -> dict:
+    return json.loads(STORE_FILE.read_text())
+
+
+@pytest.fixture(scope="module")
+def kept_file() -> dict:
+    return json.loads(MEMORY_FILE.read_text())
+
+
+def loaded(kept: dict) -> AssistantMemory:
+    """A fresh assistant over the stores version 1 wrote (as a game's Attributes hold them)."""
+    store = DictStore()
+    store.data.update(kept["memory"])
+    memory = AssistantMemory("Aria", store=store)
+    memory.brain.state.data.update(kept["state"])
+    return memory
+
+
+def recalled(memory: AssistantMemory) -> dict:
+    at = T0 + timedelta(hours=3)
+    return {
+        (query, str(audience)): [
+            (item.id, item.text, round(item.score, 6))
+            for item in memory.recall(query, k=8, at=at, audience=audience)
+        ]
+        for query in QUERIES
+        for audience in AUDIENCES
+    }
+
+
+def test_every_key_and_value_is_written_as_version_1_wrote_it(kept):
+    written = stores(remembering())
+    for store in ("memory", "state"):
+        assert sorted(written[store]) == sorted(kept[store]), store
+        for key, value in kept[store].items():
+            # byte for byte: the order of a dict's keys too (an index lists people in order)
+            assert json.dumps(written[store][key]) == json.dumps(value), f"{store} {key}"
+
+
+def test_the_kept_stores_hold_every_kind_of_memory(kept, kept_file):
+    # the fixture itself must keep covering every kind, or the walls guard nothing
+    for kind, value in kept_file["memory"].items():
+        items = value["items"] if isinstance(value, dict) and "items" in value else value
+        assert items, f"the fixture holds no {kind}"
+    assert any(key.startswith("memory_snapshot:") for key in kept["state"])
+    journal = kept_file["memory"]["journal"]["items"]
+    assert any(entry["audience"] for entry in journal)  # a private entry among them
+
+
+def test_stores_written_by_version_1_read_back_as_the_same_records(kept, kept_file):
+    memory = loaded(kept)
+    data = plain(
+        {
+            **memory.export_data(dict(kept_file["assistant"]), GAME, [], []),
+            "exported_at": EXPORTED_AT,
+        }
+    )
+    assert data == kept_file
+    assert recalled(memory) == recalled(remembering())
+
+
+def test_a_file_exported_by_version_1_imports_with_the_same_records_audiences_and_recall(
+    kept, kept_file
+):
+    memory = AssistantMemory("Aria")
+    plan = memory.import_plan(json.dumps(kept_file), GAME["id"], False)
+    memory.import_memory(plan, [])
+    brain = memory.brain
+    imported = plain(brain.memory_store.inner.data)
+    # the same records under the same keys; embeddings are left out of a file, and none were
+    assert imported == kept["memory"]
+    for key in ("triggers", "sleep_history:meta", "sleep_history:000000"):
+        assert plain(brain.state.data[key]) == kept["state"][key]
+    whisper = next(e for e in brain.journal.all() if e["audience"])
+    assert whisper["audience"] == ["#12"]
+    assert recalled(memory) == recalled(loaded(kept))
+    # and it exports as the same file
+    assert exported(memory) == kept_file
+
+
+def test_the_record_tables_in_the_docs_are_made_from_the_records():
+    from pathlib import Path
+
+    from ai_assistant.records import markdown_tables
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "memory.md").read_text()
+    assert markdown_tables() in doc, "regenerate with: python -m ai_assistant.records"
