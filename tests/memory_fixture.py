@@ -75,8 +75,8 @@ def remembering() -> AssistantMemory:
             "people": ["#12", "#40"],
         }
     )
-    memory.set_core_note("motto", "books first", by="Builder")
-    memory.add_reminder("festival", "Tell them about the harvest festival.", 3, "Builder")
+    memory.admin.set_core_note("motto", "books first", by="Builder")
+    memory.admin.add_reminder("festival", "Tell them about the harvest festival.", 3, "Builder")
     memory.consolidate(T0 + timedelta(hours=1))
     brain.digests.add(
         DayDigest(summary="A day of doors, markets and a borrowed lantern."),
@@ -101,7 +101,7 @@ def stores(memory: AssistantMemory) -> dict:
 
 def exported(memory: AssistantMemory) -> dict:
     """The assistant's memory file (as `export_data` makes it, at a fixed time)."""
-    data = memory.export_data(dict(ASSISTANT), dict(GAME), [], config_keys())
+    data = memory.admin.export_data(dict(ASSISTANT), dict(GAME), [], config_keys())
     return plain({**data, "exported_at": EXPORTED_AT})
 
 

@@ -697,7 +697,7 @@ def test_every_kind_of_memory_holds_nothing_of_a_forgotten_person():
 
     before = held()
     assert "bob" in before["long_term"] and "periwinkle" in before["long_term"]
-    memory.forget_person("Bob", by="Ann", reason="he asked", keys=["account#3"])
+    memory.admin.forget_person("Bob", by="Ann", reason="he asked", keys=["account#3"])
     marks = ("bob", "name:bob", "account#3", "lighthouse", "periwinkle", "rowboat", "blue stone")
     for kind, text in held().items():
         if kind == "review_log":  # the record of the forget: his keys, never his name or words

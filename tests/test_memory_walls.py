@@ -84,7 +84,7 @@ def test_stores_written_by_version_1_read_back_as_the_same_records(kept, kept_fi
     memory = loaded(kept)
     data = plain(
         {
-            **memory.export_data(dict(kept_file["assistant"]), GAME, [], []),
+            **memory.admin.export_data(dict(kept_file["assistant"]), GAME, [], []),
             "exported_at": EXPORTED_AT,
         }
     )
@@ -96,8 +96,8 @@ def test_a_file_exported_by_version_1_imports_with_the_same_records_audiences_an
     kept, kept_file
 ):
     memory = AssistantMemory("Aria")
-    plan = memory.import_plan(json.dumps(kept_file), GAME["id"], False)
-    memory.import_memory(plan, [])
+    plan = memory.admin.import_plan(json.dumps(kept_file), GAME["id"], False)
+    memory.admin.import_memory(plan, [])
     brain = memory.brain
     imported = plain(brain.memory_store.inner.data)
     # the same records under the same keys; embeddings are left out of a file, and none were
