@@ -9,15 +9,17 @@ stores tell it), so a search never rebuilds anything and never walks every memor
 
 A moment is searched with its context: a journal entry is indexed with the words of the entries
 next to it in the same conversation (a question's words are often in the line before its
-answer), its month and year, and the new words of the facts sleep drew from it. Those facts are
+answer), its month and year, and the new words of the facts sleep drew from it; once sleep has
+consolidated it, with the lines farther around it as well, each counting half as much as the
+one nearer (`_moment_context`). Those facts are
 folded into their entry while it is indexed, so sleep adds words to a moment rather than a
 second document that competes with it; once the entry is pruned, its facts are searched alone,
 with the conversation around them that consolidation kept (`provenance["talk"]`).
 
 How it ranks, as Generative Agents do, with weights and a decay that are configurable:
 
-- relevance: lexical (BM25 over stemmed words, always: `memory.lexical`) scaled to the best
-  hit, plus, when an embeddings model is configured and the caller passes the query's nearest
+- relevance: lexical (BM25 over stemmed words, always, the query widened by the words of
+  its best hits: `memory.lexical`) scaled to the best hit, plus, when an embeddings model is configured and the caller passes the query's nearest
   vectors, their cosine similarity spread between the weakest and the best candidate, mixed by
   `recall_semantic_share`; a daily digest's relevance counts half, and at most one is recalled;
 - recency: `recall_recency_decay` to the power of the game hours since the memory was made;
