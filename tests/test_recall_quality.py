@@ -123,6 +123,21 @@ def test_a_whisper_in_a_talk_is_never_its_wider_context():
     assert public and all("vault" not in index._lexical.terms_of(e) for e in public)
 
 
+def test_a_whisper_never_widens_the_query_of_someone_else():
+    memory = AssistantMemory("Aria")
+    memory.add_entry(
+        "The vault key hides under the old oak.", speaker="Bob", time=T0, audience=["Bob"]
+    )
+    acorns = memory.add_entry(
+        "Acorns fall from the old oak every autumn.", speaker="Dan", time=T0 + timedelta(hours=1)
+    )
+    for n in range(10):
+        memory.add_entry(f"The ferry ran late on day {n}.", time=T0 + timedelta(hours=2 + n))
+    # the whisper's words would lead to the acorns: a hint of what Bob whispered
+    assert acorns in entries_of(memory.recall("vault key", k=5, audience=["Bob"]))
+    assert memory.recall("vault key", k=5, audience=["Carol"]) == []
+
+
 def test_a_question_about_a_month_finds_what_was_said_in_it():
     memory = AssistantMemory("Aria")
     may = memory.add_entry("I painted the boat blue.", speaker="Bob", time=T0.replace(month=5))

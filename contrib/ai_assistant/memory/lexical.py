@@ -64,6 +64,8 @@ DEFAULT_STEMMER = "english"
 FEEDBACK_DOCS = 10
 FEEDBACK_TERMS = 10
 FEEDBACK_SHARE = 0.3
+# the most hits looked at for those that may lend their words (`search`'s `usable`)
+FEEDBACK_SCAN = 100
 
 
 @lru_cache(maxsize=64)
@@ -296,7 +298,9 @@ class LexicalIndex:
             posting.epoch = self._epoch
         return posting.gains
 
-    def search(self, query: str, limit: int = 50, expand: bool = False) -> list[tuple[str, float]]:
+    def search(
+        self, query: str, limit: int = 50, expand: bool = False, usable=None
+    ) -> list[tuple[str, float]]:
         """The best `limit` documents for `query`, best first, as (doc id, BM25 score).
 
         Terms found in more than a quarter of the documents (a name everyone mentions) carry
@@ -309,6 +313,9 @@ class LexicalIndex:
             expand (bool): Widen the query with the words of its best hits (see `_feedback`);
                 the scores are then the query's share of BM25 scaled to its best hit (1.0)
                 plus the added words' share, scaled alike.
+            usable (callable, optional): `usable(doc_id)`: whether a hit may lend its words
+                to the query (one the caller may show); None: every hit. A document the
+                caller may not show must not steer what it finds.
 
         Returns:
             list: (doc id, score) pairs, best first; empty when nothing matches.
@@ -333,21 +340,27 @@ class LexicalIndex:
             if posting not in leading:
                 scores[posting.docs[: posting.size]] += self._gains(posting)
         if expand and len(hits):
-            scores, hits = self._feedback(scores, hits, query_terms)
+            scores, hits = self._feedback(scores, hits, query_terms, usable)
         if len(hits) > limit:
             hits = hits[numpy.argpartition(-scores[hits], limit - 1)[:limit]]
         ranked = hits[numpy.argsort(-scores[hits], kind="stable")]
         return [(self._ids[number], float(scores[number])) for number in ranked]
 
-    def _feedback(self, scores, hits, query_terms: set[str]):
+    def _feedback(self, scores, hits, query_terms: set[str], usable=None):
         """Pseudo-relevance feedback: the terms that weigh most in the query's best hits
         (`FEEDBACK_DOCS`), each by its share of a hit's length, the hit's score and its rarity,
         are searched as well, and count `FEEDBACK_SHARE` of the score; the documents only they
         find become candidates. Terms of the query, of one document or of more than a quarter
-        of them say nothing new."""
+        of them say nothing new. Only hits `usable` allows lend words (the first
+        `FEEDBACK_SCAN` hits are looked at)."""
         count = len(self._numbers)
         common = count // 4
-        best = hits[numpy.argsort(-scores[hits], kind="stable")[:FEEDBACK_DOCS]]
+        ranked = hits[numpy.argsort(-scores[hits], kind="stable")[:FEEDBACK_SCAN]]
+        if usable is not None:
+            ranked = [number for number in ranked if usable(self._ids[number])]
+        best = ranked[:FEEDBACK_DOCS]
+        if not len(best):
+            return scores, hits
         top = float(scores[best[0]]) or 1.0
         weights: Counter = Counter()
         for number in best:

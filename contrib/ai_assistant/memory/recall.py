@@ -732,7 +732,12 @@ class MemoryIndex:
         fused: dict[str, float] = {}
         entries_wanted = kinds is None or "entry" in kinds
         lexical: dict[str, float] = {}
-        for hit_id, score in self._lexical.search(query, candidates + 5, expand=True):
+        # only what this recall may show widens its query (a whisper's words would point the
+        # way to what it said)
+        usable = lambda doc_id: allowed(self._docs.get(doc_id))  # noqa: E731
+        for hit_id, score in self._lexical.search(
+            query, candidates + 5, expand=True, usable=usable
+        ):
             for doc_id in self._stand_ins(hit_id, entries_wanted):
                 if doc_id not in lexical and allowed(self._docs.get(doc_id)):
                     lexical[doc_id] = score
