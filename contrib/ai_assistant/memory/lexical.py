@@ -355,11 +355,17 @@ class LexicalIndex:
         `FEEDBACK_SCAN` hits are looked at)."""
         count = len(self._numbers)
         common = count // 4
-        ranked = hits[numpy.argsort(-scores[hits], kind="stable")[:FEEDBACK_SCAN]]
-        if usable is not None:
-            ranked = [number for number in ranked if usable(self._ids[number])]
-        best = ranked[:FEEDBACK_DOCS]
-        if not len(best):
+        ranked = hits
+        if len(ranked) > FEEDBACK_SCAN:
+            ranked = ranked[numpy.argpartition(-scores[ranked], FEEDBACK_SCAN - 1)[:FEEDBACK_SCAN]]
+        ranked = ranked[numpy.argsort(-scores[ranked], kind="stable")]
+        best = []
+        for number in ranked:
+            if usable is None or usable(self._ids[number]):
+                best.append(number)
+                if len(best) == FEEDBACK_DOCS:
+                    break
+        if not best:
             return scores, hits
         top = float(scores[best[0]]) or 1.0
         weights: Counter = Counter()
