@@ -47,6 +47,40 @@ def test_lexical_ranking_prefers_rarer_matching_terms():
     assert hits[0][0] == "rare" and hits[0][1] > hits[1][1]
 
 
+def test_context_counts_less_than_a_document_own_words():
+    index = LexicalIndex()
+    index.add("own", "The lighthouse keeper fell ill.")
+    index.add("beside", "The keeper fell ill.", context=[("The lighthouse is dark.", 0.5)])
+    for n in range(10):
+        index.add(f"other{n}", f"Fish were sold on day {n}.")
+    hits = dict(index.search("lighthouse"))
+    assert set(hits) == {"own", "beside"}, "context words are searched"
+    assert hits["own"] > hits["beside"], "but count less than the document's own"
+
+
+@pytest.mark.parametrize("weight", [0, -0.5, 1.5])
+def test_a_context_weight_outside_zero_to_one_is_refused(weight):
+    index = LexicalIndex()
+    index.add("a", "The mill wheel broke.")
+    with pytest.raises(ValueError, match="within \\(0, 1\\]"):
+        index.add("a", "The east door sticks.", context=[("rain", weight)])
+    assert [hit[0] for hit in index.search("mill")] == ["a"], "nothing changed"
+
+
+def test_expanding_a_search_finds_what_its_best_hits_share_words_with():
+    index = LexicalIndex()
+    index.add("asked", "Where did you spend your holiday? Paris, with my sister.")
+    index.add("also", "My holiday in Paris was rainy.")
+    index.add("later", "Paris in spring: we saw the cathedral and my sister cried.")
+    for n in range(20):
+        index.add(f"chatter{n}", f"The weather was fine on day {n}.")
+    assert "later" not in dict(index.search("holiday"))
+    found = index.search("holiday", expand=True)
+    assert "later" in dict(found), "it shares Paris and sister with the holiday's hits"
+    assert [hit[0] for hit in found][:2] == ["asked", "also"], "the query's own hits lead"
+    assert not any(hit[0].startswith("chatter") for hit in found)
+
+
 # ---- audiences -----------------------------------------------------------------------------
 
 

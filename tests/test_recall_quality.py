@@ -71,6 +71,73 @@ def test_a_whisper_next_to_public_speech_never_lends_it_words():
     assert public not in entries_of(found)
 
 
+def test_sleep_indexes_a_moment_with_its_talk_farther_around_it():
+    talk = [
+        ("Bob", "How was the harvest festival in Eastport?"),
+        ("Alice", "Loud, as every year."),
+        ("Bob", "Did you dance?"),
+        ("Alice", "All night."),
+        ("Alice", "Until my shoes fell apart, look at them."),
+    ]
+    chatter = [("Carol", f"The ferry ran late on day {n}.") for n in range(10)]
+    memory, ids = conversation(*talk)
+    for n, (speaker, text) in enumerate(chatter):
+        memory.add_entry(text, speaker=speaker, time=T0 + timedelta(hours=2 + n))
+    shoes = ids[4]  # four lines after the question, shares no word with it
+
+    def found():  # moments found by their words (not a day's digest, not a link)
+        items = memory.recall("harvest festival", k=8)
+        return [
+            e for item in items if item.kind == "entry" and not item.via for e in item.entry_ids
+        ]
+
+    assert shoes not in found()
+    memory.consolidate(now=T0 + timedelta(days=1))
+    found = found()
+    assert shoes in found
+    assert found.index(ids[0]) < found.index(shoes), "the line that says it comes first"
+
+
+def test_a_whisper_in_a_talk_is_never_its_wider_context():
+    memory = AssistantMemory("Aria")
+    said = [
+        ("Bob", "Good morning, everyone.", None),
+        ("Bob", "The vault code is 4512.", ["Bob"]),
+        ("Bob", "The rain stopped.", None),
+        ("Carol", "Fine weather today.", None),
+        ("Carol", "The market opens soon.", None),
+    ]
+    for i, (speaker, text, audience) in enumerate(said):
+        memory.add_entry(
+            text, speaker=speaker, time=T0 + timedelta(seconds=30 * i), audience=audience
+        )
+    memory.consolidate(now=T0 + timedelta(days=1))
+    assert memory.recall("vault code 4512", k=5, audience=["Carol"]) == []
+    # a builder's view: the only moment found by its words is the whisper (what sleep linked
+    # to it may follow it, `via`), and no public entry is indexed with them
+    found = memory.recall("vault code 4512", k=5)
+    moments = [item.text for item in found if item.via is None and item.kind == "entry"]
+    assert moments == ["The vault code is 4512."]
+    index = memory.brain.index
+    public = [entry["id"] for entry in memory.brain.journal.all() if not entry.get("audience")]
+    assert public and all("vault" not in index._lexical.terms_of(e) for e in public)
+
+
+def test_a_whisper_never_widens_the_query_of_someone_else():
+    memory = AssistantMemory("Aria")
+    memory.add_entry(
+        "The vault key hides under the old oak.", speaker="Bob", time=T0, audience=["Bob"]
+    )
+    acorns = memory.add_entry(
+        "Acorns fall from the old oak every autumn.", speaker="Dan", time=T0 + timedelta(hours=1)
+    )
+    for n in range(10):
+        memory.add_entry(f"The ferry ran late on day {n}.", time=T0 + timedelta(hours=2 + n))
+    # the whisper's words would lead to the acorns: a hint of what Bob whispered
+    assert acorns in entries_of(memory.recall("vault key", k=5, audience=["Bob"]))
+    assert memory.recall("vault key", k=5, audience=["Carol"]) == []
+
+
 def test_a_question_about_a_month_finds_what_was_said_in_it():
     memory = AssistantMemory("Aria")
     may = memory.add_entry("I painted the boat blue.", speaker="Bob", time=T0.replace(month=5))

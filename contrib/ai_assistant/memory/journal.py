@@ -301,6 +301,28 @@ class Journal:
                 found.append(other)
         return found
 
+    def around(self, entry: dict, reach: int) -> list[tuple[int, JournalEntry]]:
+        """The entries of `entry`'s conversation (see `same_talk`) up to `reach` places before
+        and after it, each with how many places away it is.
+
+        Args:
+            entry (dict): The entry.
+            reach (int): The most places away.
+
+        Returns:
+            list: (distance, entry) pairs, nearest first.
+
+        """
+        seq = entry.get("seq")
+        if seq is None:
+            return []
+        found = []
+        for distance in range(1, reach + 1):
+            for other in (self.at(seq - distance), self.at(seq + distance)):
+                if other is not None and other.get("content") and same_talk(other, entry):
+                    found.append((distance, other))
+        return found
+
     def talk_around(self, entry: dict, limit: int = TALK_CHARS) -> str:
         """The words of `entry`'s neighbours (see `neighbours`), at most `limit` characters:
         kept with the facts drawn from it, so they are found by the same words once the entry

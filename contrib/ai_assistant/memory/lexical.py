@@ -16,6 +16,12 @@ the rest stemmed with the Snowball stemmer of the game's language (`snowballstem
 "living"; a stemmer leaves words of other scripts as they are. Accents of Latin, Greek and
 Cyrillic letters are dropped from the stems, so "chateau" finds "château".
 
+A document may be indexed with context that counts less than its own words (`add`'s
+`context`: text and a weight, as BM25F weighs fields), and a search may widen its query with
+the words of its own best hits (`search`'s `expand`: pseudo-relevance feedback, as RM3 does),
+so a moment told in other words than the question's is found through the moments that share
+both.
+
 """
 
 import math
@@ -52,6 +58,14 @@ STOP_WORDS = frozenset(
     s t don't i'm it's that's what's let's tell told says said say""".split()
 )
 DEFAULT_STEMMER = "english"
+# pseudo-relevance feedback (`LexicalIndex.search`'s `expand`): the best hits read, the terms
+# taken from them, and the share of the score the added terms give (the query's keeps the
+# rest). Common values of RM3 (10 documents, 10 terms), with the query weighing most
+FEEDBACK_DOCS = 10
+FEEDBACK_TERMS = 10
+FEEDBACK_SHARE = 0.3
+# the most hits looked at for those that may lend their words (`search`'s `usable`)
+FEEDBACK_SCAN = 100
 
 
 @lru_cache(maxsize=64)
@@ -190,15 +204,24 @@ class LexicalIndex:
         """
         return frozenset(self._doc_terms.get(doc_id) or ())
 
-    def add(self, doc_id: str, text: str) -> None:
+    def add(self, doc_id: str, text: str, context=()) -> None:
         """Index `text` under `doc_id`, replacing what was indexed under it before.
 
         Args:
             doc_id (str): The document's id.
             text (str): The document's text.
+            context (iterable, optional): (text, weight) pairs indexed with it, each of their
+                terms counting `weight` (0-1) times an own word's, in its frequency and in the
+                document's length.
 
         """
-        self._add_counts(doc_id, Counter(terms(text, self.stemmer)))
+        counts = Counter(terms(text, self.stemmer))
+        for more, weight in context:
+            if not 0 < weight <= 1:
+                raise ValueError(f"a context's weight must be within (0, 1], not {weight!r}")
+            for term in terms(more, self.stemmer):
+                counts[term] += weight
+        self._add_counts(doc_id, counts)
 
     def _add_counts(self, doc_id: str, counts: Counter) -> None:
         """Index a document by its terms' counts (`add`, and `_compact`, which must not stem
@@ -275,7 +298,9 @@ class LexicalIndex:
             posting.epoch = self._epoch
         return posting.gains
 
-    def search(self, query: str, limit: int = 50) -> list[tuple[str, float]]:
+    def search(
+        self, query: str, limit: int = 50, expand: bool = False, usable=None
+    ) -> list[tuple[str, float]]:
         """The best `limit` documents for `query`, best first, as (doc id, BM25 score).
 
         Terms found in more than a quarter of the documents (a name everyone mentions) carry
@@ -285,15 +310,22 @@ class LexicalIndex:
         Args:
             query (str): The text to search for.
             limit (int): The most documents to return.
+            expand (bool): Widen the query with the words of its best hits (see `_feedback`);
+                the scores are then the query's share of BM25 scaled to its best hit (1.0)
+                plus the added words' share, scaled alike.
+            usable (callable, optional): `usable(doc_id)`: whether a hit may lend its words
+                to the query (one the caller may show); None: every hit. A document the
+                caller may not show must not steer what it finds.
 
         Returns:
-            list: (doc id, BM25 score) pairs, best first; empty when nothing matches.
+            list: (doc id, score) pairs, best first; empty when nothing matches.
 
         """
         count = len(self._numbers)
         if not count:
             return []
-        postings = [self._postings.get(term) for term in set(terms(query, self.stemmer))]
+        query_terms = set(terms(query, self.stemmer))
+        postings = [self._postings.get(term) for term in query_terms]
         postings = [p for p in postings if p is not None and p.alive]
         if not postings:
             return []
@@ -307,7 +339,54 @@ class LexicalIndex:
         for posting in postings:
             if posting not in leading:
                 scores[posting.docs[: posting.size]] += self._gains(posting)
+        if expand and len(hits):
+            scores, hits = self._feedback(scores, hits, query_terms, usable)
         if len(hits) > limit:
             hits = hits[numpy.argpartition(-scores[hits], limit - 1)[:limit]]
         ranked = hits[numpy.argsort(-scores[hits], kind="stable")]
         return [(self._ids[number], float(scores[number])) for number in ranked]
+
+    def _feedback(self, scores, hits, query_terms: set[str], usable=None):
+        """Pseudo-relevance feedback: the terms that weigh most in the query's best hits
+        (`FEEDBACK_DOCS`), each by its share of a hit's length, the hit's score and its rarity,
+        are searched as well, and count `FEEDBACK_SHARE` of the score; the documents only they
+        find become candidates. Terms of the query, of one document or of more than a quarter
+        of them say nothing new. Only hits `usable` allows lend words (the first
+        `FEEDBACK_SCAN` hits are looked at)."""
+        count = len(self._numbers)
+        common = count // 4
+        ranked = hits
+        if len(ranked) > FEEDBACK_SCAN:
+            ranked = ranked[numpy.argpartition(-scores[ranked], FEEDBACK_SCAN - 1)[:FEEDBACK_SCAN]]
+        ranked = ranked[numpy.argsort(-scores[ranked], kind="stable")]
+        best = []
+        for number in ranked:
+            if usable is None or usable(self._ids[number]):
+                best.append(number)
+                if len(best) == FEEDBACK_DOCS:
+                    break
+        if not best:
+            return scores, hits
+        top = float(scores[best[0]]) or 1.0
+        weights: Counter = Counter()
+        for number in best:
+            counts = self._doc_terms[self._ids[number]]
+            share = float(scores[number]) / top / (sum(counts.values()) or 1)
+            for term, frequency in counts.items():
+                alive = self._postings[term].alive
+                if term in query_terms or alive < 2 or alive > common:
+                    continue
+                rarity = math.log(1 + (count - alive + 0.5) / (alive + 0.5))
+                weights[term] += share * frequency * rarity
+        chosen = weights.most_common(FEEDBACK_TERMS)
+        if not chosen:
+            return scores, hits
+        total = sum(weight for _, weight in chosen)
+        added = numpy.zeros(len(self._ids), dtype=numpy.float32)
+        for term, weight in chosen:
+            posting = self._postings[term]
+            added[posting.docs[: posting.size]] += self._gains(posting) * (weight / total)
+        scores = (1 - FEEDBACK_SHARE) * scores / float(scores[hits].max()) + (
+            FEEDBACK_SHARE * added / (float(added.max()) or 1.0)
+        )
+        return scores, numpy.flatnonzero(scores > 0)

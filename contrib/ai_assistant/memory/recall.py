@@ -9,15 +9,17 @@ stores tell it), so a search never rebuilds anything and never walks every memor
 
 A moment is searched with its context: a journal entry is indexed with the words of the entries
 next to it in the same conversation (a question's words are often in the line before its
-answer), its month and year, and the new words of the facts sleep drew from it. Those facts are
+answer), its month and year, and the new words of the facts sleep drew from it; once sleep has
+consolidated it, with the lines farther around it as well, each counting half as much as the
+one nearer (`_moment_context`). Those facts are
 folded into their entry while it is indexed, so sleep adds words to a moment rather than a
 second document that competes with it; once the entry is pruned, its facts are searched alone,
 with the conversation around them that consolidation kept (`provenance["talk"]`).
 
 How it ranks, as Generative Agents do, with weights and a decay that are configurable:
 
-- relevance: lexical (BM25 over stemmed words, always: `memory.lexical`) scaled to the best
-  hit, plus, when an embeddings model is configured and the caller passes the query's nearest
+- relevance: lexical (BM25 over stemmed words, always, the query widened by the words of
+  its best hits: `memory.lexical`) scaled to the best hit, plus, when an embeddings model is configured and the caller passes the query's nearest
   vectors, their cosine similarity spread between the weakest and the best candidate, mixed by
   `recall_semantic_share`; a daily digest's relevance counts half, and at most one is recalled;
 - recency: `recall_recency_decay` to the power of the game hours since the memory was made;
@@ -64,6 +66,9 @@ DIGEST_WEIGHT = 0.5
 # an entry's own words count this many times its neighbours' (`_moment_text`): the line that
 # says it comes before the lines around it
 OWN_WEIGHT = 2
+# a consolidated entry (its talk is over) is indexed with the talk up to this many places
+# before and after it, a place farther counting half as much (`_moment_context`)
+TALK_REACH = 5
 
 
 @dataclass(frozen=True)
@@ -363,12 +368,18 @@ class MemoryIndex:
         self.build()
         return len(self._docs)
 
-    def _put(self, doc: Doc, index_text: str | None = None, searchable: bool = True) -> None:
+    def _put(
+        self,
+        doc: Doc,
+        index_text: str | None = None,
+        searchable: bool = True,
+        context: list[tuple[str, float]] = (),
+    ) -> None:
         # a changed memory keeps its row of vectors (written over if its vector changed)
         self._drop(doc.id, keep_vector=True)
         self._docs[doc.id] = doc
         if searchable:
-            self._lexical.add(doc.id, doc.text if index_text is None else index_text)
+            self._lexical.add(doc.id, doc.text if index_text is None else index_text, context)
         for person in doc.people:
             self._by_person.setdefault(person, []).append(doc.id)
 
@@ -421,6 +432,7 @@ class MemoryIndex:
                 trust=_set_trust(entry),
             ),
             self._moment_text(entry) if kind == "entry" else None,
+            context=self._moment_context(entry) if kind == "entry" else (),
         )
         vector = unpack_vector(self.journal.vector(entry, self.embedding_model))
         if vector is not None:
@@ -450,6 +462,19 @@ class MemoryIndex:
                 new = [w for w in memory.text.split() if not set(terms(w, stemmer)) <= known]
                 parts.append(" ".join(new))
         return " ".join(parts)
+
+    def _moment_context(self, entry: dict) -> list[tuple[str, float]]:
+        """What sleep adds to a moment's words: once an entry is consolidated its talk is over,
+        and it is searched with the lines farther around it (up to `TALK_REACH` places, the same
+        conversation and audience only), each place farther counting half as much: what a
+        question asks is often said a few lines before or after the line that answers it."""
+        if not entry.get("consolidated"):
+            return []
+        return [
+            (other["content"], 0.5 ** (distance - 1))
+            for distance, other in self.journal.around(entry, TALK_REACH)
+            if distance > 1  # the nearest are in `_moment_text` already
+        ]
 
     def _unfold(self, entry_id: str) -> None:
         """An entry left the index: the facts drawn from it become searchable on their own."""
@@ -707,7 +732,12 @@ class MemoryIndex:
         fused: dict[str, float] = {}
         entries_wanted = kinds is None or "entry" in kinds
         lexical: dict[str, float] = {}
-        for hit_id, score in self._lexical.search(query, candidates + 5):
+        # only what this recall may show widens its query (a whisper's words would point the
+        # way to what it said)
+        usable = lambda doc_id: allowed(self._docs.get(doc_id))  # noqa: E731
+        for hit_id, score in self._lexical.search(
+            query, candidates + 5, expand=True, usable=usable
+        ):
             for doc_id in self._stand_ins(hit_id, entries_wanted):
                 if doc_id not in lexical and allowed(self._docs.get(doc_id)):
                     lexical[doc_id] = score
