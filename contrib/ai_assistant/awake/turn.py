@@ -538,6 +538,8 @@ def run_turn(
     )
     ctx.reply_to = events[0].person if private else None
     ctx.said = said_by(events)
+    # something the game produced (an arrival, a departure, a notice), not players' text
+    ctx.witnessed = any(event.type not in SPEECH_TYPES for event in events)
     message = events_message(
         events,
         location=brain.location,
@@ -558,6 +560,9 @@ def run_turn(
         return {
             "audience": ctx.audience,
             "speakers": {name: s.as_dict() for name, s in speakers.items()},
+            # what they typed: a note journaled from this history later is theirs if it
+            # draws on it (`tools.memory._echoed`)
+            "said": ctx.said,
             "turn": ctx.turn,
         }
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from ..clock import to_iso
 from ..llm.client import ChatRequest, LLMError
 from ..brain import Brain
-from ..events import Speaker
+from ..events import SAID_CHARS, Speaker
 from ..memory.audience import served_by
 from ..memory.journal import SYNTHESIS
 from ..memory.provenance import SUMMARY, derived, spoken_source
@@ -310,6 +310,16 @@ def _speakers_in(history: list[dict]) -> dict[str, Speaker]:
     return speakers
 
 
+def _said_in(history: list[dict]) -> dict[str, str]:
+    """What each speaker typed in the history (`events.said_by`, kept with each turn): what a
+    note journaled from it is compared with, so their words stay theirs."""
+    said: dict[str, str] = {}
+    for message in history:
+        for name, words in ((message.get("metadata") or {}).get("said") or {}).items():
+            said[name] = f"{said.get(name, '')} {words}".strip()[-SAID_CHARS:]
+    return said
+
+
 EXTRACTION_RECALL = 8
 
 
@@ -377,6 +387,7 @@ def pre_compaction_extraction(brain: Brain, now: datetime, max_iterations: int) 
     # journaling before compaction sees and writes only what anyone may know
     public = _public(history)
     ctx = brain.tool_context(now, _speakers_in(public), served=served_by([]))
+    ctx.said = _said_in(public)
     prompt = (config.pre_compact_prompt or DEFAULT_EXTRACTION_PROMPT).replace("\n", " ")
     known = _already_journaled(brain, public, now)
     if known:
