@@ -41,6 +41,8 @@ _SECRET_PATTERNS = (
     re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{8,}"),
     re.compile(r"(?i)(api[_-]?key[\"'\s:=]+)[A-Za-z0-9_\-\.]{8,}"),
+    # credentials written into an address (https://user:password@proxy/v1), wherever it is
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://)[^/\s@]+(?=@)"),
 )
 # escapes a model may write to hide words: \u0041, \U00000041, \x41, \N{LATIN ...}
 _ESCAPE_RE = re.compile(
