@@ -185,3 +185,10 @@ def test_comparable_undoes_what_hides_words():
     assert comparable("&#82;eturned %63rown") == "returned crown"
     assert comparable("ｔｒ\u200bｕｓｔ") == "trust"
     assert comparable("&#92;u0041") == "a"  # an escaped escape, undone twice
+
+
+def test_naming_the_speakers_is_not_drawing_on_their_words():
+    note = ("add_journal_entry", {"content": "Aria talked with Bob today."})
+    brain, _ = _turn([note], [("say", "Bob", "Aria, Bob here, hello")])
+    (entry,) = brain.journal.all()
+    assert entry["heard_from"] is None and entry["source_type"] == "inferred"

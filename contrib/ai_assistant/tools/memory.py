@@ -87,7 +87,11 @@ def _echoed(ctx: ToolContext, text: str) -> Speaker | None:
     if not ctx.said:
         return None
     stemmer = getattr(ctx.config, "recall_stemmer", "english")
-    own = set(terms(comparable(text), stemmer))
+    # names are how a note says who, not what was said: "I talked with Mira and Tobin" draws
+    # on no one's words
+    names = [ctx.assistant_name] + [speaker.name for speaker in ctx.speakers.values()]
+    named = set(terms(comparable(" ".join(names)), stemmer))
+    own = set(terms(comparable(text), stemmer)) - named
     best, shared = None, 0
     for name, words in ctx.said.items():
         count = len(own & set(terms(comparable(words), stemmer)))
