@@ -192,3 +192,10 @@ def test_naming_the_speakers_is_not_drawing_on_their_words():
     brain, _ = _turn([note], [("say", "Bob", "Aria, Bob here, hello")])
     (entry,) = brain.journal.all()
     assert entry["heard_from"] is None and entry["source_type"] == "inferred"
+
+
+def test_what_look_showed_may_be_the_assistants_own_observation():
+    note = ("add_journal_entry", {"content": "A brass lamp hangs above the desk."})
+    brain, _ = _turn([("look", {}), note], [("say", "Bob", "Aria, anything new?")])
+    (entry,) = brain.journal.all()
+    assert entry["heard_from"] is None and entry["source_type"] == "observed"
