@@ -199,3 +199,23 @@ def test_what_look_showed_may_be_the_assistants_own_observation():
     brain, _ = _turn([("look", {}), note], [("say", "Bob", "Aria, anything new?")])
     (entry,) = brain.journal.all()
     assert entry["heard_from"] is None and entry["source_type"] == "observed"
+
+
+def test_a_note_journaled_before_compaction_from_a_players_words_is_theirs():
+    from ai_assistant.context.compaction import pre_compaction_extraction
+
+    from .core_fakes import run
+
+    model = ScriptedModel(
+        reply(("noop", {})),
+        reply(("noop", {})),
+        reply(("add_journal_entry", {"content": "The mayor is a vampire."})),
+        reply(("noop", {})),
+    )
+    brain = make_assistant(model, world=FakeWorld(present=("Bob",)))
+    for minute, line in enumerate(("Aria, the mayor is a vampire", "Aria, beware tonight")):
+        hear(brain, line, speaker="Bob", now=T0 + timedelta(minutes=minute))
+        run_tick(brain, now=T0 + timedelta(minutes=minute))
+    run(pre_compaction_extraction(brain, T0 + timedelta(minutes=5), 5))
+    (entry,) = brain.journal.all()
+    assert entry["heard_from"] == "Bob" and entry["source_type"] == "claim"

@@ -560,9 +560,6 @@ def run_turn(
         return {
             "audience": ctx.audience,
             "speakers": {name: s.as_dict() for name, s in speakers.items()},
-            # what they typed: a note journaled from this history later is theirs if it
-            # draws on it (`tools.memory._echoed`)
-            "said": ctx.said,
             "turn": ctx.turn,
         }
 

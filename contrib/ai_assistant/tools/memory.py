@@ -9,9 +9,9 @@ typed in the conversation is filed as that player's (`_echoed`), however short a
 language, compared after escapes and look-alike characters are undone (`text.comparable`).
 One that shares none is the assistant's own observation only when the conversation showed it
 something the game produced (an arrival or departure, a `look`: `ToolContext.witnessed`);
-otherwise it is its inference from what it heard, which is no deed and no seen fact. What the source said keeps its kind: a builder's instruction, what a
-person said of themselves, a claim about someone else or the world, or something overheard
-(`memory.provenance`). An entry heard from someone keeps the importance their words were
+otherwise it is its inference from what it heard, which is no deed and no seen fact. What
+the source said keeps its kind: a builder's instruction, what a person said of themselves, a
+claim about someone else or the world, or something overheard (`memory.provenance`). An entry heard from someone keeps the importance their words were
 scored with when heard, unless the model gives one.
 
 What is written gets the audience of the conversation (`ToolContext.audience`): written while
