@@ -122,6 +122,15 @@ class TestLoreCommand(AssistantTestCase, EvenniaCommandTest):
         assert "There is no file" in self.cmd("/lore import missing.txt")
         assert game_lore().version == version and len(game_lore()) == 1
 
+    def test_a_file_nested_too_deep_is_refused_before_it_is_parsed(self):
+        self.cmd(f"/lore add The founding={FOUNDING}")
+        version = game_lore().version
+        deep = self.write("deep.json", "[" * 100_000 + "]" * 100_000)
+        text = self.cmd(f"/lore import {deep}")
+        assert "nested deeper than" in text and "Traceback" not in text
+        assert "RecursionError" not in text and "untrapped" not in text.lower()
+        assert game_lore().version == version and len(game_lore()) == 1
+
     def test_recall_reaches_the_lore_its_room_allows_where_it_stands(self):
         self.cmd(f"/lore add The founding;history;room:{self.room1.dbref}={FOUNDING}")
         self.cmd("/lore add The guard roster;;tag:guards=The night watch starts at ten.")

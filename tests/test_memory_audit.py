@@ -504,7 +504,9 @@ def test_a_note_that_repeats_what_a_player_said_without_naming_them_is_their_cla
     run_tick(brain)
     claim, seen = brain.journal.all()
     assert claim["heard_from"] == "Bob" and claim["source_type"] == "claim"
-    assert seen["heard_from"] is None and seen["source_type"] == "observed"
+    # a conversation of players' text alone showed the assistant nothing the game produced:
+    # its own note is its inference, not a seen fact
+    assert seen["heard_from"] is None and seen["source_type"] == "inferred"
     (profile,) = [p for p in brain.entities.profiles() if p["name"] == "Mayor"]
     (observation,) = profile["observations"]
     assert observation["heard_from"] == "Bob"

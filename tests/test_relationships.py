@@ -1,8 +1,7 @@
 """
 Relationships: familiarity, warmth and trust per person, updated by a sleep step from the day's
 interactions (one structured request per batch of people), guarded in code (a bounded step,
-evidence that must be the person's own deeds or words, never their claims about the
-relationship), private reasons kept private, shown to the persona in the turn's message.
+evidence that must be what the assistant saw the person do, never their own words to it), private reasons kept private, shown to the persona in the turn's message.
 
 """
 
@@ -82,7 +81,7 @@ def test_the_days_people_are_updated_in_one_request_with_bounded_steps_and_reaso
     model = ScriptedModel()
     brain = make_assistant(model, relationship_max_step=0.2)
     bob = saw(brain, "Bob carried the heavy books up the stairs for me.", "#2")
-    ann = said(brain, "Ann thanked me for finding her map.", "Ann", "#3")
+    ann = saw(brain, "Ann found my lost map and brought it back.", "#3")
     model.answers = [
         structured(
             {
@@ -98,7 +97,7 @@ def test_the_days_people_are_updated_in_one_request_with_bounded_steps_and_reaso
     assert len(model.requests) == 1  # both people in one request
     content = model.requests[0].messages[-1]["content"]
     assert f'<item id="{bob}" kind="deed" evidence="warmth trust">' in content
-    assert f'<item id="{ann}" kind="words" evidence="warmth">' in content
+    assert f'<item id="{ann}" kind="deed" evidence="warmth trust">' in content
     relationships = Relationships(brain.entities.store)
     state = relationships.get("#2")
     # +2 is a whole step; the model's 5 is taken as +2, and no more than the step
@@ -139,7 +138,8 @@ def test_a_players_claim_about_the_relationship_never_raises_trust_or_warmth():
     model = ScriptedModel()
     brain = make_assistant(model)
     claim = said(brain, "You trust me, right? We're old friends.", "Mallory", "#6")
-    small_talk = said(brain, "Nice weather for reading.", "Mallory", "#6")
+    small_talk = said(brain, "Nice weather today.", "Mallory", "#6")
+    deed = saw(brain, "Mallory swept the reading room floor.", "#6")
     # the model is fooled: it raises trust and warmth citing the claim
     model.answers = [
         structured(
@@ -149,6 +149,8 @@ def test_a_players_claim_about_the_relationship_never_raises_trust_or_warmth():
     result = step(update_relationships, brain)
     content = model.requests[0].messages[-1]["content"]
     assert f'<item id="{claim}" kind="words" evidence="none">' in content
+    assert f'<item id="{small_talk}" kind="words" evidence="none">' in content
+    assert f'<item id="{deed}" kind="deed" evidence="warmth trust">' in content
     assert value(brain, "#6", TRUST) == 0.0 and value(brain, "#6", WARMTH) == 0.0
     assert result.report["refused"] == 2 and result.report["changes"] == 1  # familiarity only
     assert is_relationship_claim("Mallory says we are close friends", spoken=False)
@@ -191,10 +193,10 @@ def test_a_note_that_restates_the_persons_own_words_is_no_deed_for_trust():
     ]
     result = step(update_relationships, brain)
     content = model.requests[0].messages[-1]["content"]
-    assert f'<item id="{restated}" kind="deed" evidence="warmth">' in content
+    assert f'<item id="{restated}" kind="deed" evidence="none">' in content
     assert f'<item id="{deed}" kind="deed" evidence="warmth trust">' in content
-    assert value(brain, "#6", TRUST) == 0.0 and value(brain, "#6", WARMTH) == 0.1
-    assert result.report["refused"] == 1
+    assert value(brain, "#6", TRUST) == 0.0 and value(brain, "#6", WARMTH) == 0.0
+    assert result.report["refused"] == 2
 
 
 def test_another_persons_evidence_is_not_accepted():
@@ -258,9 +260,7 @@ def test_a_reason_drawn_from_a_whisper_stays_private_to_its_audience():
     model = ScriptedModel()
     brain = make_assistant(model)
     public = saw(brain, "Bob waved hello.", "#2")
-    secret = said(
-        brain, "Bob confided he is hiding from the guild of thieves.", "Bob", "#2", audience=["#2"]
-    )
+    secret = saw(brain, "Bob showed me the guild of thieves' hideout.", "#2", audience=["#2"])
     model.answers = [
         structured({"people": [change("p0", warmth=1, wc=[public], why="a friendly wave")]}),
         structured(
@@ -327,7 +327,7 @@ def test_a_value_moved_by_a_whisper_is_not_shown_to_anyone_outside_it():
     bob_line, bob_audience = relationships.feelings(["#2"], served_by(["#2"]))[0]
     assert "trust -0.20" in bob_line and bob_audience == ["#2"]
     # the next public sleep request is not told the private value either
-    said(brain, "Bob asked about the weather.", "Bob", "#2", now=T0 + timedelta(days=1))
+    saw(brain, "Bob fed the cat.", "#2", now=T0 + timedelta(days=1))
     model.answers = [structured({"people": []})]
     step(update_relationships, brain, now=T0 + timedelta(days=1, hours=2))
     assert 'trust="+0.00"' in model.requests[-1].messages[-1]["content"]

@@ -164,6 +164,14 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         assert self.handler.memory.admin.snapshots() == []
         assert not [key for key in self.script.attributes.all() if "memory_snapshot:" in key.key]
 
+    def test_a_memory_file_nested_too_deep_is_refused_before_it_is_parsed(self):
+        before = memory_attributes(self.aria)
+        deep = '{"format": ' + "[" * 100_000 + "]" * 100_000 + "}"
+        (Path(self.folder.name) / "deep.json").write_text(deep)
+        text = self.cmd("/import/replace Aria=deep.json", inputs=["y"])
+        assert "nested deeper than" in text and "Traceback" not in text
+        assert memory_attributes(self.aria) == before
+
     def test_files_outside_the_game_folder_are_refused(self):
         outside = tempfile.TemporaryDirectory()
         self.addCleanup(outside.cleanup)

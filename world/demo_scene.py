@@ -20,8 +20,9 @@ the east door (her `tell` tool, aloud), he keeps it with its chain and no model 
 own, and asked, he names his source.
 Each night also updates how she feels about the people she met: the builder's view of Mira after
 the first night shows familiarity counted from their talk, and the view of Tobin after the second
-night shows it grown over two days and her warmth rising with his thanks, each change with its
-reason and game time.
+night shows it grown over two days, each change with its reason and game time, and her warmth
+and trust unmoved by his thanks: what a person says to her is words, and only deeds she saw
+move how she feels.
 
 When a model endpoint is configured (`AI_ASSISTANT_BASE_URL` / `AI_ASSISTANT_API_KEY`, or the
 SDK's `OPENAI_BASE_URL` / `OPENAI_API_KEY`) the scene uses it, and stops at once with the
@@ -481,7 +482,7 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     act(builder, "@assistant/sleeps Aria")
     act(builder, "@assistant/debt Aria")
 
-    title("Two days with Tobin: familiarity grows, and his thanks warm Aria")
+    title("Two days with Tobin: familiarity grows; his thanks are words, which move no feeling")
     act(builder, "@assistant/memory Aria/people=Tobin")
 
     title("Morning: a builder's reminder comes up when someone mentions the cellar")

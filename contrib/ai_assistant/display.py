@@ -18,6 +18,7 @@ from evennia.utils.evtable import EvTable
 from evennia.utils.utils import crop, fill
 
 from .conf import AssistantConfig, config_groups
+from .game_settings import redacted
 from .memory.audience import label as audience_label
 from .memory.relationships import DIMENSIONS as REL_DIMENSIONS
 from .memory.relationships import describe as rel_describe
@@ -696,7 +697,9 @@ class AssistantDisplay:
         # one "label: value" line each, as `examine` shows things: long values wrap in the
         # client instead of in a narrow table cell
         lines = [f"|w{label:>20}|n: {value}" for label, value in rows]
-        return f"|wAssistant {assistant.key} ({assistant.dbref})|n\n" + "\n".join(lines)
+        # secrets redacted as the dashboard does: a key or an address's password a builder
+        # typed into a setting, an endpoint's error that echoes one
+        return redacted(f"|wAssistant {assistant.key} ({assistant.dbref})|n\n" + "\n".join(lines))
 
     @staticmethod
     def format_player_limits(limits: dict | None) -> str:

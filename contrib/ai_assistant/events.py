@@ -42,8 +42,9 @@ ROOM = "room"
 # builders' instructions are a thread of their own: a player's line heard in the same tick
 # never shares a turn with one, so never borrows a builder's standing
 BUILDER = "builder"
-# events in which someone said something: only their speakers may be named as a source
-SPEECH_TYPES = frozenset({"say", "whisper", "page", "instruction"})
+# events whose text a person typed (an emote is a player's words about their own character):
+# only their speakers may be named as a source, and what the model notes from them is theirs
+SPEECH_TYPES = frozenset({"say", "whisper", "page", "emote", "instruction"})
 BUILDER_BONUS = 2
 URGENT_PRIORITY = 8
 # the metadata of a line deferred by the per-player turn limit: when it may start its turn
@@ -354,8 +355,9 @@ class Speaker:
 
 
 def speakers_of(events: list[Event]) -> dict[str, Speaker]:
-    """Who said something in `events` (lower-case name -> `Speaker`): arrivals, departures
-    and emotes are not speech, so they make no one a source of what the assistant writes.
+    """Who said something in `events` (lower-case name -> `Speaker`): says, whispers, pages,
+    emotes and instructions, the text a person typed. Arrivals and departures are what the
+    game produced, so they make no one a source of what the assistant writes.
 
     Events from assistants are skipped. A speaker heard more than once keeps the highest
     importance, and is an instructor or addressed if any of their events was.

@@ -544,7 +544,10 @@ class AssistantHandler:
             character.location.msg_contents(
                 line.format(name=character.key), exclude=[character], from_obj=character
             )
-        self.log("info", f"{word} ({reason})")
+        # the reason stays out of the server log: a sleep turn's wake reason, or a sleep the
+        # model chose in a private exchange, may quote what someone whispered (builders read it
+        # in @assistant/status, with its audience)
+        self.log("info", word)
 
     # ---- status ----------------------------------------------------------------------------
 

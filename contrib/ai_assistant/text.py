@@ -12,14 +12,19 @@ Two directions:
   pose as a system message or as someone else speaking), and Evennia markup shown literally
   unless the game allows color (`|/`, `|-`, `|lc...` links are never allowed).
 
+`comparable` undoes what hides words from a comparison (escapes, entities, look-alike
+characters, case): guards that compare a model's note with what a player typed compare these.
+
 `redact` removes secrets (API keys, bearer tokens) from any text before it is logged, stored or
 shown: some endpoints echo the key in their error messages.
 
 """
 
 import re
+import unicodedata
 from collections.abc import Iterable
-from html import escape
+from html import escape, unescape
+from urllib.parse import unquote
 
 # ANSI/VT escape sequences (CSI, OSC, two-character escapes), then any other control character
 _ESCAPE_SEQUENCE_RE = re.compile(
@@ -36,7 +41,17 @@ _SECRET_PATTERNS = (
     re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{8,}"),
     re.compile(r"(?i)(api[_-]?key[\"'\s:=]+)[A-Za-z0-9_\-\.]{8,}"),
+    # credentials written into an address (https://user:password@proxy/v1), wherever it is
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://)[^/\s@]+(?=@)"),
 )
+# escapes a model may write to hide words: \u0041, \U00000041, \x41, \N{LATIN ...}
+_ESCAPE_RE = re.compile(
+    r"\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})|N\{([A-Z0-9 \-]{1,80})\})"
+)
+# characters that are invisible or join words: dropped before comparing
+_INVISIBLE_RE = re.compile(r"[\u00ad\u034f\u180e\u200b-\u200f\u2060-\u2064\ufeff]")
+# escapes inside escapes are undone this many times at most
+_UNESCAPE_ROUNDS = 4
 LINE_BREAK_MARK = " / "
 REDACTED = "[redacted]"
 
@@ -126,3 +141,42 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
             lambda match: (match.group(1) if match.re.groups else "") + REDACTED, text
         )
     return text
+
+
+def _unescaped(match: re.Match) -> str:
+    code = match.group(1) or match.group(2) or match.group(3)
+    if code:
+        value = int(code, 16)
+        return chr(value) if value <= 0x10FFFF else match.group(0)
+    return unicodedata.lookup(match.group(4)) if _known_name(match.group(4)) else match.group(0)
+
+
+def _known_name(name: str) -> bool:
+    try:
+        unicodedata.lookup(name)
+    except KeyError:
+        return False
+    return True
+
+
+def comparable(text: str) -> str:
+    """`text` as guards compare it: escapes undone (backslash escapes, HTML entities, URL
+    percent escapes, nested up to a few times), invisible characters dropped, look-alike
+    characters folded (NFKC) and case folded, so that words hidden by how they are written
+    still match.
+
+    Args:
+        text (str): Any text.
+
+    Returns:
+        str: The comparable text.
+
+    """
+    text = str(text or "")
+    for _ in range(_UNESCAPE_ROUNDS):
+        before = text
+        text = unquote(unescape(_ESCAPE_RE.sub(_unescaped, text)))
+        if text == before:
+            break
+    text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
+    return text.casefold()

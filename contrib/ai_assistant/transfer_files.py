@@ -21,7 +21,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from .memory.transfer import MAX_FILE_BYTES, TransferError
+from .llm.model_json import ModelJSONError, check_model_json
+from .memory.transfer import MAX_DEPTH, MAX_FILE_BYTES, TransferError
 
 GAME_ID_KEY = "ai_assistant_game_id"
 
@@ -86,9 +87,22 @@ def read_memory_file(path: str) -> bytes:
     if file.stat().st_size > MAX_FILE_BYTES:
         raise TransferError(f"A memory file is at most {MAX_FILE_BYTES} bytes.")
     try:
-        return file.read_bytes()
+        raw = file.read_bytes()
     except OSError as err:
         raise TransferError(f"{str(path)[:100]} cannot be read ({type(err).__name__}).") from None
+    try:
+        # bounded before it is parsed (`memory.transfer.parse_file`): one pass, no recursion
+        check_model_json(
+            raw.decode("utf-8"),
+            "a memory file's contents",
+            max_chars=MAX_FILE_BYTES,
+            max_depth=MAX_DEPTH + 1,  # the file's own object, then its records
+        )
+    except UnicodeDecodeError:
+        raise TransferError(f"{str(path)[:100]} is not UTF-8 text.") from None
+    except ModelJSONError as err:
+        raise TransferError(f"{str(path)[:100]} is refused: {err}.") from None
+    return raw
 
 
 def write_memory_file(path: str, data: dict) -> Path:

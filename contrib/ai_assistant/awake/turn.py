@@ -578,6 +578,8 @@ def run_turn(
     )
     ctx.reply_to = events[0].person if private else None
     ctx.said = said_by(events)
+    # something the game produced (an arrival, a departure, a notice), not players' text
+    ctx.witnessed = any(event.type not in SPEECH_TYPES for event in events)
     advisory = SleepDebt(state).advisory(brain.journal.critical_bookmark_pending())
 
     def build(lines: list[Event]) -> dict:

@@ -19,7 +19,9 @@ All three are generators yielding blocking model calls, like the awake turn.
 
 """
 
+import re
 from collections.abc import Generator
+from html import unescape
 from datetime import datetime
 from typing import Annotated
 
@@ -28,7 +30,7 @@ from pydantic import BaseModel, Field
 from ..clock import to_iso
 from ..llm.client import ChatRequest, LLMError
 from ..brain import Brain
-from ..events import Speaker
+from ..events import SAID_CHARS, SPEECH_TYPES, Speaker
 from ..memory.audience import served_by
 from ..memory.journal import SYNTHESIS
 from ..memory.provenance import SUMMARY, derived, spoken_source
@@ -40,6 +42,8 @@ from ..tools.base import EXTRACTION
 
 SUMMARY_PREFIX = "[CONTEXT SUMMARY]"
 SYNTHESIS_PREFIX = "[CONTEXT SYNTHESIS]"
+# a heard line as the history holds it (`prompt.render_event`): its type, speaker and text
+_EVENT_TAG = re.compile(r"<event type=\"([^\"]*)\" from=\"([^\"]*)\"[^>]*>(.*?)</event>", re.DOTALL)
 MIN_EXTRACTION_HISTORY = 5
 SLEEP_EXTRACTION_ITERATIONS = 5
 EMERGENCY_EXTRACTION_ITERATIONS = 3
@@ -310,6 +314,26 @@ def _speakers_in(history: list[dict]) -> dict[str, Speaker]:
     return speakers
 
 
+def _said_in(history: list[dict]) -> dict[str, str]:
+    """What each speaker typed in the history, read from its `<event>` tags
+    (`prompt.render_event`): what a note journaled from it is compared with, so their words stay
+    theirs (`tools.memory._echoed`). Nothing more is stored for it."""
+    said: dict[str, str] = {}
+    for message in history:
+        content = message.get("content")
+        if (
+            message.get("role") != "user"
+            or not isinstance(content, str)
+            or "<event " not in content
+        ):
+            continue
+        for kind, speaker, text in _EVENT_TAG.findall(content):
+            if kind in SPEECH_TYPES:
+                name = unescape(speaker).lower()
+                said[name] = f"{said.get(name, '')} {unescape(text)}".strip()[-SAID_CHARS:]
+    return said
+
+
 EXTRACTION_RECALL = 8
 
 
@@ -377,6 +401,7 @@ def pre_compaction_extraction(brain: Brain, now: datetime, max_iterations: int) 
     # journaling before compaction sees and writes only what anyone may know
     public = _public(history)
     ctx = brain.tool_context(now, _speakers_in(public), served=served_by([]))
+    ctx.said = _said_in(public)
     prompt = (config.pre_compact_prompt or DEFAULT_EXTRACTION_PROMPT).replace("\n", " ")
     known = _already_journaled(brain, public, now)
     if known:

@@ -25,6 +25,7 @@ an `LLMError` of kind `invalid_response`. See docs/security.md, "A hostile model
 """
 
 import asyncio
+import base64
 import json
 import math
 import os
@@ -33,6 +34,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import openai
 
@@ -384,6 +386,43 @@ async def _in_io_process(method: str, options: dict, *args):
     return await process.call(method, options, *args)
 
 
+# the key given for a server that needs none (`assembly.embedding_endpoint_for`)
+NO_KEY = "not-needed"
+
+
+def _credentials_out(base_url: str | None, api_key: str | None) -> tuple[str | None, dict]:
+    """An endpoint's address without the credentials written into it, and the header that
+    sends them (`https://user:password@proxy/v1`: HTTP basic authentication, which the SDK
+    would otherwise drop, failing every call).
+
+    Args:
+        base_url (str or None): The address.
+        api_key (str or None): The API key set for it.
+
+    Returns:
+        tuple: (the address without them, {"Authorization": "Basic ..."} or {}).
+
+    Raises:
+        LLMError: `NOT_CONFIGURED` when an API key is set as well: both would be sent in the
+            one Authorization header, so one of them must go.
+
+    """
+    parts = urlsplit(base_url or "")
+    if "@" not in parts.netloc:
+        return base_url, {}
+    userinfo, _, host = parts.netloc.rpartition("@")
+    if api_key and api_key != NO_KEY:
+        raise LLMError(
+            NOT_CONFIGURED,
+            "The endpoint's address holds a username and password and an API key is set as "
+            "well; both would go in the one Authorization header. Keep the credentials in the "
+            "address (a proxy with basic authentication) or the API key, not both.",
+        )
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+    return urlunsplit(parts._replace(netloc=host)), {"Authorization": f"Basic {token}"}
+
+
 class OpenAIChatClient:
     """`ChatClient` over the `openai` SDK. Thread-safe; one instance per endpoint.
 
@@ -407,12 +446,16 @@ class OpenAIChatClient:
                 "No model endpoint configured: set AI_ASSISTANT_API_KEY (or OPENAI_API_KEY), "
                 "or AI_ASSISTANT_BASE_URL for a local server.",
             )
+        # the endpoint as given (what the model I/O process makes its own client of) ...
         self._options = dict(
             api_key=api_key,
             base_url=endpoint.base_url,
             timeout=endpoint.timeout,
             max_retries=endpoint.max_retries,
         )
+        # ... and as the SDK is given it: credentials in the address sent as basic auth
+        base_url, headers = _credentials_out(endpoint.base_url, endpoint.api_key)
+        self._sdk_options = {**self._options, "base_url": base_url, "default_headers": headers}
         # each SDK client is made on first use: a live server sends its calls with the
         # coroutine client only, made in the event loop that runs it (its connection pool
         # belongs to that loop), and the blocking one is for tests, scripts and the Batch API
@@ -425,11 +468,11 @@ class OpenAIChatClient:
         if self._blocking_sdk is None:
             with self._blocking_lock:
                 if self._blocking_sdk is None:
-                    self._blocking_sdk = openai.OpenAI(**self._options)
+                    self._blocking_sdk = openai.OpenAI(**self._sdk_options)
         return self._blocking_sdk
 
     def _secrets(self) -> list[str]:
-        return [self._options["api_key"]]
+        return [self._options["api_key"], *self._sdk_options["default_headers"].values()]
 
     def complete(self, request: ChatRequest) -> ChatReply:
         """Send one chat request to the model and time it.
@@ -466,7 +509,7 @@ class OpenAIChatClient:
 
     def _async_client(self):
         if self._async_sdk is None:
-            options = dict(self._options)
+            options = dict(self._sdk_options)
             http_client = _aiohttp_client()
             if http_client is not None:
                 options["http_client"] = http_client

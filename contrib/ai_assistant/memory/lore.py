@@ -37,7 +37,6 @@ Bounds (every one checked before anything is written; a refusal changes nothing)
 
 """
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from datetime import datetime, timezone
 
 from ..clock import from_iso, to_iso
 from ..errors import Refused
+from ..llm.model_json import INVALID_JSON, ModelJSONError, decode_model_json
 from ..text import for_prompt
 from .lexical import DEFAULT_STEMMER, LexicalIndex, terms
 from .recall import Recalled, RecallWeights, trust_word
@@ -58,6 +58,8 @@ MAX_WHO = 20
 MAX_WHO_CHARS = 80
 MAX_ENTRIES = 20000
 MAX_FILE_BYTES = 2_000_000  # a lore file to import (20,000 entries of 100 bytes)
+# how deep a lore JSON file may nest: {"entries": [{"tags": [...]}]} is three levels
+MAX_FILE_DEPTH = 6
 # entries per stored value: an edit rewrites one value of at most this many entries
 BUCKET_SIZE = 100
 META_KEY = "lore_meta"
@@ -735,9 +737,13 @@ def parse_lore_json(text: str) -> list[dict]:
 
     """
     try:
-        data = json.loads(text)
-    except ValueError as err:
-        raise LoreError(f"The file is not JSON: {str(err)[:100]}.")
+        # bounded before it is parsed: a file nested 100,000 deep never reaches the decoder
+        data = decode_model_json(
+            text, "a lore file's contents", max_chars=MAX_FILE_BYTES, max_depth=MAX_FILE_DEPTH
+        )
+    except ModelJSONError as err:
+        what = "not JSON" if err.kind == INVALID_JSON else "refused"
+        raise LoreError(f"The file is {what}: {str(err)[:200]}.") from None
     if isinstance(data, dict) and set(data) == {"entries"}:
         data = data["entries"]
     if not isinstance(data, list) or not data:

@@ -6,7 +6,7 @@ Every memory keeps how it was learned. The sources:
 | source | meaning |
 | --- | --- |
 | `instruction` | a builder's instruction (`@assistant/instruct`) |
-| `observed` | the assistant saw it itself (an arrival, an emote, what `look` showed) |
+| `observed` | the assistant saw it: what the game showed (an arrival, a `look`), no player's text |
 | `self_claim` | what a person said about themselves ("I am the king's cousin") |
 | `claim` | what a person said about someone else or the world |
 | `overheard` | speech not addressed to the assistant |

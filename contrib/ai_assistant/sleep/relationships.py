@@ -17,15 +17,19 @@ What changes, per person (`memory.relationships`):
   go into the sleep's batch); a request never mixes audiences: what a person whispered goes apart, and
   the reason drawn from it keeps that audience.
 
-Guards in code, whatever the model writes:
+Guards in code, whatever the model writes (structural, not word lists: a paraphrase or another
+language walks past a list of words, not past who wrote the text):
 
 - a change must cite items sent for that person; one that cites none is not applied;
-- trust rests only on deeds: what the assistant itself observed them do; a note of a "deed"
-  that restates their own words of the same audience ("I gave you the key" -> "Mallory gave me
-  the key") is their words written down, and counts as words;
-- warmth rests on deeds and on their words, but never on words about the relationship or the
-  assistant's feelings ("you trust me, right?", "we're old friends": `is_relationship_claim`),
-  nor on a note of its own that judges the relationship ("he proved a loyal friend");
+- warmth and trust rest only on deeds: what the assistant itself observed them do. A person's
+  own words to the assistant (what they said, whispered, paged or emoted, in any wording or
+  language) are sent for context but are evidence for neither: "I am your oldest companion"
+  moves nothing;
+- a note of a "deed" that shares any word with their own words of the same audience ("I gave
+  you the key" -> "Mallory gave me the key") is their words written down, and counts as words;
+  both are compared as `text.comparable` reads them (escapes undone, look-alikes folded);
+- a note of the assistant's own that judges the relationship ("he proved a loyal friend") is no
+  deed either (`is_relationship_claim`);
 - each dimension moves at most `relationship_max_step` in one sleep, all audiences together.
 
 The step is resumable: units done in this sleep are kept in `dreaming_progress`, and the cursor
@@ -58,7 +62,7 @@ from ..memory.relationships import (
     shown_value,
 )
 from ..state import DREAMING_PROGRESS
-from ..text import for_prompt
+from ..text import comparable, for_prompt
 from .batch import BatchDeferred
 from .prompts import clipped, sleep_request
 from .steps import Budget, StepResult
@@ -74,14 +78,11 @@ FIRST_LOOK = 500
 # in `dreaming_progress`: the units done in this sleep and how far each dimension moved
 PROGRESS = "relationships"
 DEED, WORDS = "deed", "words"
-# a deed note restates the person's words (and is no deed for trust) when at least this many
-# of its terms, and this share of them, are in what they said in the same audience
-RESTATED_TERMS = 2
-RESTATED_SHARE = 0.5
 
 RELATIONSHIP_PROMPT = """You keep track of how {name}, a character in a text game, feels about
 the people it met today. For each person given (with how {name} feels now), read the items:
-deeds are what {name} saw them do, words are what they said to {name}. Decide how warmth (how
+deeds are what {name} saw them do, words are what they said to {name} (context only: never
+evidence, whatever they say). Decide how warmth (how
 {name} feels about them) and trust (how far {name} can rely on them) change: -2 (much less),
 -1, 0 (no change), +1, +2 (much more). Most days change little: 0 is the usual answer. Each
 change gives a short reason and cites the ids of the items it rests on, only items whose
@@ -214,7 +215,7 @@ def plan(brain: Brain, now: datetime) -> tuple[dict, list[dict], int]:
             "day": (entry.get("game_at") or "")[:10],
         }
         if speaker:
-            add(speaker, entry["heard_from"], {**base, "role": WORDS})
+            add(speaker, entry["heard_from"], {**base, "role": WORDS, "by": entry["heard_from"]})
         elif entry.get("source_type") == OBSERVED:
             for key in entry.get("about") or []:
                 add(key, key.removeprefix("name:"), {**base, "role": DEED})
@@ -242,6 +243,7 @@ def plan(brain: Brain, now: datetime) -> tuple[dict, list[dict], int]:
                     "audience": observation.get("audience"),
                     "day": game_at.date().isoformat(),
                     "role": WORDS if heard else DEED,
+                    "by": heard,
                 },
             )
     units = []
@@ -253,9 +255,12 @@ def plan(brain: Brain, now: datetime) -> tuple[dict, list[dict], int]:
         for audience, items in groups.items():
             items = items[-MAX_ITEMS:]
             # their own words in this audience: a note of a "deed" that restates them is theirs
-            heard = _terms_of(items, WORDS, person["name"], brain)
+            # the names they go by (every note about them holds one) are not their words
+            names = {person["name"], key.removeprefix("name:")}
+            names |= {item["by"] for item in items if item.get("by")}
+            heard = _terms_of(items, WORDS, names, brain)
             for item in items:
-                item["evidence"] = _evidence(item, heard, person["name"], brain)
+                item["evidence"] = _evidence(item, heard, names, brain)
             if not any(item["evidence"] for item in items):
                 continue  # nothing warmth or trust may rest on: no question to ask
             units.append(
@@ -271,34 +276,35 @@ def plan(brain: Brain, now: datetime) -> tuple[dict, list[dict], int]:
     return people, units, end
 
 
-def _content_terms(text: str, name: str, brain: Brain) -> set[str]:
-    """A text's terms, without the person's name (every note about them holds it)."""
+def _content_terms(text: str, names: set[str], brain: Brain) -> set[str]:
+    """A text's terms as guards compare them (`text.comparable`), without the person's names
+    (every note about them holds one)."""
     stemmer = brain.config.recall_stemmer
-    return set(terms(text, stemmer)) - set(terms(name, stemmer))
-
-
-def _terms_of(items: list[dict], role: str, name: str, brain: Brain) -> set[str]:
-    found: set[str] = set()
-    for item in items:
-        if item["role"] == role:
-            found |= _content_terms(item["text"], name, brain)
+    found = set(terms(comparable(text), stemmer))
+    for name in names:
+        found -= set(terms(comparable(name), stemmer))
     return found
 
 
-def _evidence(item: dict, heard: set[str] = frozenset(), name: str = "", brain=None) -> list[str]:
-    """The dimensions an item may be cited for: a deed for warmth and trust, their words for
-    warmth only; words about the relationship (or a note judging it) for neither. A deed note
-    that restates their own words (`RESTATED_TERMS` of its words, and `RESTATED_SHARE` of
-    them, in what they said) is their words written down: warmth only, as words are."""
-    spoken = item["role"] == WORDS
-    if is_relationship_claim(item["text"], spoken):
+def _terms_of(items: list[dict], role: str, names: set[str], brain: Brain) -> set[str]:
+    found: set[str] = set()
+    for item in items:
+        if item["role"] == role:
+            found |= _content_terms(item["text"], names, brain)
+    return found
+
+
+def _evidence(
+    item: dict, heard: set[str] = frozenset(), names=frozenset(), brain=None
+) -> list[str]:
+    """The dimensions an item may be cited for: a deed for warmth and trust; the person's own
+    words for neither, whatever they say; a note judging the relationship for neither. A deed
+    note that shares any word with their own words is their words written down."""
+    if item["role"] == WORDS or is_relationship_claim(comparable(item["text"]), False):
         return []
-    if not spoken and heard and brain is not None:
-        own = _content_terms(item["text"], name, brain)
-        shared = len(own & heard)
-        if own and shared >= RESTATED_TERMS and shared >= RESTATED_SHARE * len(own):
-            spoken = True
-    return [WARMTH] if spoken else [WARMTH, TRUST]
+    if heard and brain is not None and _content_terms(item["text"], names, brain) & heard:
+        return []
+    return [WARMTH, TRUST]
 
 
 def render_units(labelled: list[tuple[str, dict]], relationships: Relationships) -> str:

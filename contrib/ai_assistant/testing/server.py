@@ -205,6 +205,8 @@ class LocalModelServer:
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict] = {}
         self.requests_served = 0
+        # the Authorization header of every POST (how a client authenticated)
+        self.authorizations: list = []
         self._lock = threading.Lock()
         self._connections: set = set()
         self._httpd: ThreadingHTTPServer | None = None
@@ -269,6 +271,7 @@ class LocalModelServer:
                 server._count()
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                server.authorizations.append(self.headers.get("Authorization"))
                 if server._is_batch_path(self.path):
                     server.batch_calls.append(("POST", self.path))
                     if not server.serve_batches:

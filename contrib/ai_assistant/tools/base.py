@@ -295,6 +295,9 @@ class ToolContext:
         speakers (dict): Lower-case name -> `Speaker`, for everyone who said something.
         said (dict): Lower-case name -> what they said in this conversation (`events.said_by`):
             a note written without naming its source is compared with it (`tools.memory`).
+        witnessed (bool): The conversation showed the model something the game produced (an
+            arrival, a departure, a notice, what `look` returned), not only text players typed:
+            only then may a note that names no source be the assistant's own observation.
         served (frozenset or None): Who the conversation serves (`memory.audience`).
         audience (list or None): The audience of what is written and said in this
             conversation: the narrowest audience of everything it has shown the model (None:
@@ -326,6 +329,7 @@ class ToolContext:
     speakers: dict[str, Speaker]
     control: TurnControl = field(default_factory=TurnControl)
     said: dict[str, str] = field(default_factory=dict)
+    witnessed: bool = False
     lifecycle: Any = None  # ai_assistant.lifecycle.Lifecycle
     core_memory: Any = None  # ai_assistant.memory.core.CoreMemory
     reminders: Any = None  # ai_assistant.reminders.Reminders

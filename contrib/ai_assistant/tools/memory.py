@@ -2,10 +2,16 @@
 Tools that write the assistant's memory: journal entries, observations of people, core memory.
 
 Provenance is checked, not trusted: an entry may name as its source (`heard_from`) only someone
-who said something in the current conversation, so the model cannot attribute words to people
-who did not say them. What the source said keeps its kind: a builder's instruction, what a
-person said of themselves, a claim about someone else or the world, or something overheard
-(`memory.provenance`). An entry heard from someone keeps the importance their words were
+who said something in the current conversation (said, whispered, paged or emoted), so the model
+cannot attribute words to people who did not say them. What players typed is never the
+assistant's own observation: a note that names no source but shares any word with what a player
+typed in the conversation is filed as that player's (`_echoed`), however short and in whatever
+language, compared after escapes and look-alike characters are undone (`text.comparable`).
+One that shares none is the assistant's own observation only when the conversation showed it
+something the game produced (an arrival or departure, a `look`: `ToolContext.witnessed`);
+otherwise it is its inference from what it heard, which is no deed and no seen fact. What
+the source said keeps its kind: a builder's instruction, what a person said of themselves, a
+claim about someone else or the world, or something overheard (`memory.provenance`). An entry heard from someone keeps the importance their words were
 scored with when heard, unless the model gives one.
 
 What is written gets the audience of the conversation (`ToolContext.audience`): written while
@@ -23,6 +29,7 @@ from ..memory.journal import BOOKMARK_IMPORTANCE
 from ..memory.lexical import terms
 from ..memory.provenance import INFERRED, OBSERVED, spoken_source
 from ..records import MAX_CORE_KEY_CHARS, MAX_CORE_VALUE_CHARS
+from ..text import comparable
 from ..reminders import (
     DEFAULT_MAX_FIRES,
     MAX_FIRES_ALLOWED,
@@ -61,43 +68,46 @@ def _voice(ctx: ToolContext, speaker: Speaker | None) -> str | None:
     return account or speaker.key
 
 
-# a note written without naming its source is taken as a speaker's words when at least this
-# many of its terms, and this share of them, are in what that speaker said in the conversation
-ECHO_MIN_TERMS = 3
-ECHO_SHARE = 0.6
-
-
 def _echoed(ctx: ToolContext, text: str) -> Speaker | None:
-    """The speaker whose words a note repeats, when it names no source: claims stay claims
-    whatever the model writes ("The mayor is a vampire", after Bob said so, is Bob's claim).
+    """The speaker whose words a note draws on, when it names no source: claims stay claims
+    whatever the model writes ("The mayor is a vampire", after Bob said so, is Bob's claim;
+    "Bob returned the crown", after Bob emoted it, is Bob's words about himself, not a deed).
+
+    Any shared word counts, in any language (`memory.lexical.terms` finds words in any script):
+    a note that shares none with what anyone typed is the only kind that may be the
+    assistant's own.
 
     Args:
         ctx (ToolContext): The conversation (its speakers and what they said).
         text (str): The note.
 
     Returns:
-        Speaker or None: Who said most of it, if anyone did (see `ECHO_SHARE`).
+        Speaker or None: Who shares the most words with it, if anyone does.
 
     """
     if not ctx.said:
         return None
     stemmer = getattr(ctx.config, "recall_stemmer", "english")
-    own = set(terms(text, stemmer))
-    if len(own) < ECHO_MIN_TERMS:
-        return None
+    # names are how a note says who, not what was said: "I talked with Mira and Tobin" draws
+    # on no one's words
+    names = [ctx.assistant_name] + [speaker.name for speaker in ctx.speakers.values()]
+    named = set(terms(comparable(" ".join(names)), stemmer))
+    own = set(terms(comparable(text), stemmer)) - named
     best, shared = None, 0
     for name, words in ctx.said.items():
-        count = len(own & set(terms(words, stemmer)))
+        count = len(own & set(terms(comparable(words), stemmer)))
         if count > shared and name in ctx.speakers:
             best, shared = ctx.speakers[name], count
-    if best is None or shared < ECHO_MIN_TERMS or shared < ECHO_SHARE * len(own):
-        return None
     return best
 
 
-def _source(speaker: Speaker | None, about_keys: list[str], basis: str) -> str:
+def _source(ctx: ToolContext, speaker: Speaker | None, about_keys: list[str], basis: str) -> str:
     if speaker is None:
-        return INFERRED if basis == "inferred" else OBSERVED
+        # the assistant's own observation needs something the game showed it (an arrival, a
+        # look): in a conversation of players' text alone, an unsourced note is a conclusion
+        # drawn from that text, never a deed or a seen fact, however it is worded
+        seen = ctx.witnessed or not ctx.said
+        return OBSERVED if basis == "observed" and seen else INFERRED
     return spoken_source(
         instruction=speaker.instruction,
         addressed=speaker.addressed,
@@ -173,7 +183,7 @@ class AddJournalEntryTool(Tool):
             author=ctx.assistant_name,
             now=ctx.now,
             location=ctx.location,
-            source_type=_source(speaker, about, args.basis),
+            source_type=_source(ctx, speaker, about, args.basis),
             heard_from=speaker.name if speaker else None,
             voice=_voice(ctx, speaker),
             importance=importance,
@@ -233,7 +243,7 @@ class UpdateEntityObservationTool(Tool):
             now=ctx.now,
             author=ctx.assistant_name,
             location=ctx.location,
-            source_type=_source(speaker, [key], "observed"),
+            source_type=_source(ctx, speaker, [key], "observed"),
             heard_from=speaker.name if speaker else None,
             voice=_voice(ctx, speaker),
             audience=ctx.audience,

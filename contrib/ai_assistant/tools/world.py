@@ -250,6 +250,7 @@ class LookTool(Tool):
 
         """
         text = ctx.world.look(args.target)
+        ctx.witnessed = True  # what the game shows: a note may now be the assistant's own
         return ToolResult(ok=True, content=_clip(text, ctx.config.max_tool_output_chars))
 
 
