@@ -266,7 +266,7 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             did,
         )
         if outcome.model_calls:
-            debt = handler.memory.debt()  # what @assistant/debt shows
+            debt = handler.memory.admin.debt()  # what @assistant/debt shows
             show.line(f"sleep debt +{outcome.debt_added} = {debt['points']} ({debt['level']})", did)
 
     phase_before = [""]
