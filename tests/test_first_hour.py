@@ -71,7 +71,7 @@ class TestCreateAndDelete(CommandCase):
     def test_delete_asks_first_and_a_no_keeps_everything(self):
         self.handler.brain.journal.add("Bob likes tea.", author="Aria", now=NOW)
         text = self.cmd("/delete Aria", inputs=["n"])
-        assert "holds 1 journal entries" in text
+        assert "holds 1 journal entry" in text
         assert "Deletion cancelled" in text
         assert self.aria.pk and self.our_tickers()
 
@@ -82,7 +82,7 @@ class TestCreateAndDelete(CommandCase):
         assert self.our_tickers()
         assert Attribute.objects.filter(objectdb__id=self.aria.id).exists()
         text = self.cmd("/delete Aria", inputs=["y"])
-        assert f"Deleted assistant Aria (#{ids[0]})" in text and "1 journal entries" in text
+        assert f"Deleted assistant Aria (#{ids[0]})" in text and "1 journal entry," in text
         assert not self.our_tickers()
         assert not [
             key for key in TICKER_HANDLER.ticker_storage if key[4] == script.ticker_idstring

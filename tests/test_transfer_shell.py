@@ -97,7 +97,7 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
     def test_export_then_import_with_confirmation(self):
         text = self.cmd("/export Aria=aria.json")
         assert "Exported Aria's memory to aria.json: 2 journal entries" in text
-        assert "1 people's profiles, 1 core notes" in text
+        assert "1 person's profile, 1 core note" in text
         file = Path(self.folder.name) / "aria.json"
         # private words: readable by the server's user alone, and no secret in it
         assert stat.S_IMODE(os.stat(file).st_mode) == 0o600
@@ -118,7 +118,7 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         assert memory_attributes(self.mira) == before
 
         text = self.cmd("/import Mira=aria.json", inputs=["y"])
-        assert "Imported into Mira: 2 journal entries, 1 people's profiles, 1 core notes" in text
+        assert "Imported into Mira: 2 journal entries, 1 person's profile, 1 core note" in text
         assert memory_attributes(self.mira) == memory_attributes(self.aria)
         assert self.mira.db.persona == "A cheerful librarian."
         # the whisper is still the whisperer's alone

@@ -25,6 +25,7 @@ from .errors import Refused
 from .assistants import assistant_holdings, create_assistant, delete_assistant, find_assistants
 from .lore_commands import LoreSwitch
 from .memory_commands import MemorySwitches
+from .text import counted
 
 _DEFAULT_COMMAND_CLASS = class_from_module(settings.COMMAND_DEFAULT_CLASS)
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 '\-]{0,39}$")
@@ -54,9 +55,20 @@ SWITCHES_WITH_TARGET = (
 SWITCHES_THAT_EDIT = ("set", "core", "debt", "trigger", "rollback", "delete", "wait", "import")
 
 
+# what `assistant_holdings` counts, by the noun for one of each
+_HELD_NOUNS = {
+    "journal entries": "journal entry",
+    "memories": "memory",
+    "people": "person",
+    "snapshots": "snapshot",
+}
+
+
 def _counted(counts: dict[str, int]) -> str:
-    """Counts in words: {"memories": 3, "people": 1} is "3 memories, 1 people"."""
-    return ", ".join(f"{count} {what}" for what, count in counts.items())
+    """Counts in words: {"memories": 3, "people": 1} is "3 memories, 1 person"."""
+    return ", ".join(
+        counted(count, _HELD_NOUNS.get(what, what), what) for what, count in counts.items()
+    )
 
 
 class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAND_CLASS):
@@ -294,7 +306,10 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
             if switch in SWITCHES_THAT_EDIT:
                 self.msg(f"Not changed. {err}")
             else:
-                self.msg(f"{self.target.key if self.target else 'Assistant'}: {err}")
+                said = str(err)
+                name = self.target.key if self.target else "Assistant"
+                # "Aria is not asleep." names her already: no "Aria: " before it
+                self.msg(said if said.startswith(f"{name} ") else f"{name}: {said}")
 
     def find_target(self):
         """Find the one assistant the arguments name; say why when there is none.
@@ -638,7 +653,7 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
         """Reset the assistant's error counts and last error."""
         lifted = self.handler.clear_errors()
         again = (
-            f"; {lifted} journal entries that rested will be consolidated at the next sleep"
+            f"; {counted(lifted, 'journal entry')} that rested will be consolidated at the next sleep"
             if lifted
             else ""
         )

@@ -22,6 +22,7 @@ from .display import (
 from .errors import Refused
 from .memory.forget_person import AmbiguousPerson
 from .memory.transfer import describe_counts
+from .text import counted
 
 # the views of `/memory <name>/<view>`
 MEMORY_VIEWS = (
@@ -115,7 +116,7 @@ class MemorySwitches:
             self.msg(f"{self.target.key} has no long-term memories yet (they form in sleep).")
             return
         names = self.audience_names(memory.get("audience") for memory in shown_memories)
-        title = f"{count} memories, newest first"
+        title = f"{counted(count, 'memory')}, newest first"
         text = self.format_memories(self.target, shown_memories, title, names=names)
         self.more(text + self.page_footer(f"memory {self.target.key}", page, pages))
 
