@@ -772,6 +772,19 @@ def parse_override(key: str, raw: str, current: dict | None = None) -> Any:
     return getattr(validated, key)
 
 
+# the settings most builders change first: `@assistant/set <name>` lists them before the topics
+ESSENTIAL_KEYS = (
+    "model",
+    "temperature",
+    "tick_rate",
+    "respond_to_ambient",
+    "room_speech_audience",
+    "sleep_schedule_enabled",
+    "gossip_enabled",
+    "token_budget_per_day",
+)
+
+
 def config_groups() -> list[tuple[str, list[str]]]:
     """The keys by topic, in the order `AssistantConfig` declares them: its `# --- topic ---`
     comments are the topics (read from its source once), so a key added under one is grouped

@@ -17,7 +17,7 @@ import textwrap
 from evennia.utils.evtable import EvTable
 from evennia.utils.utils import crop, fill
 
-from .conf import AssistantConfig, config_groups
+from .conf import ESSENTIAL_KEYS, AssistantConfig, config_groups
 from .memory.audience import label as audience_label
 from .memory.relationships import DIMENSIONS as REL_DIMENSIONS
 from .memory.relationships import describe as rel_describe
@@ -777,11 +777,16 @@ class AssistantDisplay:
         by_key = {row[0]: row for row in rows}
         own = set(own)
         lines = [
-            f"|w{assistant.key}'s settings|n by topic: key = value, what is allowed",
-            "(* marks its own value, not the default)",
+            f"|w{assistant.key}'s settings|n, the most changed first, then by topic",
+            "key = value, what is allowed (* marks its own value, not the default)",
         ]
-        groups = [("persona", [key for key in by_key if key not in _grouped_keys()])]
+        groups = [
+            ("persona", [key for key in by_key if key not in _grouped_keys()]),
+            ("most changed", list(ESSENTIAL_KEYS)),
+        ]
         for topic, keys in (*groups, *config_groups()):
+            if topic != "most changed":
+                keys = [key for key in keys if key not in ESSENTIAL_KEYS]
             present = [by_key[key] for key in keys if key in by_key]
             if not present:
                 continue
@@ -789,7 +794,7 @@ class AssistantDisplay:
             lines.extend(
                 _option_line(key, value, allowed, key in own) for key, value, allowed in present
             )
-        lines.append(f"One key in full: @assistant/set {assistant.key}/<key>")
+        lines.append(f"One key in full, with its meaning: @assistant/set {assistant.key}/<key>")
         lines.append(
             f"Change one: @assistant/set {assistant.key}/<key>=<value> (=default drops its own)"
         )
