@@ -204,13 +204,16 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
       export   - write everything it remembers (journal, memories, people,
                  relationships, links, digests, core notes, reviews, gossip,
                  reminders, sleeps), its persona and its own settings to a
-                 new .json file in the game's folder (path relative to it;
-                 never over an existing file). No API key or game-wide
+                 new .json file in the game's server/assistant_memory
+                 folder (path relative to it; made with a .gitignore, so
+                 version control never takes the file in; never over an
+                 existing file). No API key or game-wide
                  setting goes in, nor embeddings (remade at its next sleep).
                  The file holds private words: keep it like a database
                  backup. Says how much of each kind it wrote.
       import   - replace its memory, persona and own settings with a memory
-                 file's (at most 50 MB, in the game's folder), all or none:
+                 file's (at most 50 MB; looked for in server/assistant_memory
+                 first, then in the game's folder), all or none:
                  the whole file is checked first, and a bad one is refused
                  with what was wrong and where. Shows what the file holds and
                  asks first. An assistant that remembers anything is replaced
@@ -231,8 +234,8 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
       @assistant/forgetperson Bob
       @assistant/trigger Aria=Mira: give her the letter from her brother
       @assistant/trigger Aria/remove=t2
-      @assistant/export Aria=backups/aria.json
-      @assistant/import/replace Aria=backups/aria.json
+      @assistant/export Aria=aria.json
+      @assistant/import/replace Aria=aria.json
 
     ## sleep
 
