@@ -40,6 +40,20 @@ def offline_demo() -> subprocess.CompletedProcess:
     return run_demo(300)
 
 
+def test_the_transcript_reads_like_a_scene(offline_demo):
+    """No idle line twice in a row, no Python lists or zero counters, counts in words."""
+    lines = [line.split("] ", 1)[-1] for line in offline_demo.stdout.splitlines() if line.strip()]
+    idle = ("nothing needs the model", "nothing left to do, sleeping on")
+    for before, after in zip(lines, lines[1:]):
+        assert not (before == after and any(words in after for words in idle)), after
+    assert not [line for line in lines if "['" in line or "[]" in line], "a Python list"
+    assert not [line for line in lines if "did | noop(" in line]  # "ended by noop" says it
+    assert not re.search(r"\b1 (events|model calls|observations)\b", offline_demo.stdout)
+    dreaming = [line for line in lines if "dreaming, " in line]
+    assert dreaming and not [line for line in dreaming if re.search(r"\b\w+ 0\b", line)]
+    assert any("dreaming, nothing to do: " in line for line in dreaming)
+
+
 def section(out: str, title: str, until: str | None = None) -> str:
     """The transcript from the section titled `title` (to the one titled `until`)."""
     start = out.index(title)

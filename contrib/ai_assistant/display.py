@@ -665,8 +665,8 @@ class AssistantDisplay:
             rows.append(
                 (
                     "last turn",
-                    f"{_when(last.get('at'))}: {last.get('events')} events, "
-                    f"{last.get('model_calls')} calls, {tools} -> "
+                    f"{_when(last.get('at'))}: {counted(last.get('events') or 0, 'event')}, "
+                    f"{counted(last.get('model_calls') or 0, 'call')}, {tools} -> "
                     f"{shown(last.get('stop_reason'), NAME_CHARS)}",
                 )
             )
