@@ -19,6 +19,7 @@ from evennia.utils.utils import crop, fill
 
 from .conf import ESSENTIAL_KEYS, AssistantConfig, config_groups
 from .memory.audience import label as audience_label
+from .memory.forget_person import ONE as FORGOTTEN_ONE
 from .memory.relationships import DIMENSIONS as REL_DIMENSIONS
 from .memory.relationships import describe as rel_describe
 from .reminders import source as reminder_source
@@ -379,13 +380,13 @@ class AssistantDisplay:
 
         """
         labels = {
-            "said": "memories of what they said",
-            "about": "memories about them",
-            "private": "memories private to them",
-            "gossip": "memories told of them",
+            "said": ("memory of what they said", "memories of what they said"),
+            "about": ("memory about them", "memories about them"),
+            "private": ("memory private to them", "memories private to them"),
+            "gossip": ("memory told of them", "memories told of them"),
         }
         found = ", ".join(
-            f"{count} {labels.get(kind, kind)}" for kind, count in plan["found"].items()
+            counted(count, *labels.get(kind, (kind, kind))) for kind, count in plan["found"].items()
         )
         return (
             f"{assistant.key} knows {shown_list(plan['names'] or plan['keys'])} "
@@ -407,14 +408,18 @@ class AssistantDisplay:
                 other people's (their words are never shown here).
 
         """
-        forgotten = ", ".join(f"{count} {what}" for what, count in report.counts.items())
+        forgotten = ", ".join(
+            counted(count, FORGOTTEN_ONE.get(what, what), what)
+            for what, count in report.counts.items()
+        )
         lines = [
             f"{assistant.key} forgot {shown_list(report.keys)}: "
             f"{forgotten or 'nothing was stored'} (recorded)."
         ]
         for what, ids in report.remains.items():
             lines.append(
-                f"  Remains: {report.remains_total.get(what, len(ids))} {what}: "
+                f"  Remains: "
+                f"{counted(report.remains_total.get(what, len(ids)), FORGOTTEN_ONE.get(what, what), what)}: "
                 f"{shown_list(ids, most=len(ids))}"
             )
         if not report.remains:
