@@ -725,7 +725,8 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
         """Reset the assistant's error counts and last error."""
         lifted = self.handler.clear_errors()
         again = (
-            f"; {counted(lifted, 'journal entry')} that rested will be consolidated at the next sleep"
+            f"; {counted(lifted, 'journal entry')} that rested will be consolidated at the "
+            "next sleep"
             if lifted
             else ""
         )

@@ -417,9 +417,9 @@ class AssistantDisplay:
             f"{forgotten or 'nothing was stored'} (recorded)."
         ]
         for what, ids in report.remains.items():
+            total = report.remains_total.get(what, len(ids))
             lines.append(
-                f"  Remains: "
-                f"{counted(report.remains_total.get(what, len(ids)), FORGOTTEN_ONE.get(what, what), what)}: "
+                f"  Remains: {counted(total, FORGOTTEN_ONE.get(what, what), what)}: "
                 f"{shown_list(ids, most=len(ids))}"
             )
         if not report.remains:
