@@ -359,7 +359,7 @@ def test_demo_shows_the_three_lifecycle_tools_and_builders_commands(offline_demo
     assert "tick: nothing needs the model" in held and "model calls" not in held
     # /sleep deep: a whisper is put to her in a sleep turn, and her wake_up wakes her
     assert "Aria is asleep (deep, 1 h)" in afternoon
-    assert "sleep turn on 1 lines: wake_up" in afternoon
+    assert "sleep turn on 1 line: wake_up" in afternoon
     assert "*** sleep -> awake: I heard 'fire' (rehearsal)" in afternoon
     assert 'Tobin sees | Aria whispers: "Aria heard you, Tobin' in afternoon
     # /wake ends the last nap

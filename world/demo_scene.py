@@ -320,7 +320,7 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             return
         if isinstance(report, dict) and "sleep_turn" in report:
             chose = report.get("tool") or "no tool"
-            show.line(f"sleep turn on {report['sleep_turn']} lines: {chose}", did)
+            show.line(f"sleep turn on {counted(report['sleep_turn'], 'line')}: {chose}", did)
             return
         if report:
             if report.get("error") and not rehearsal:
@@ -331,7 +331,7 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             done = f"{progress.get('processed_entries', 0)}/{progress.get('total_entries', 0)}"
             show.line(
                 f"sleep tick ({phase_before[0]}): scored {report['scored']}, consolidated "
-                f"{report['consolidated']} into {report['memories']} memories, skipped "
+                f"{report['consolidated']} into {counted(report['memories'], 'memory')}, skipped "
                 f"{report['skipped']}; progress {done}",
                 did,
             )
@@ -459,7 +459,8 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
         show.line(
             f"history: {messages_before} -> {len(brain.history)} messages "
             f"({report['compaction'].get('compacted', 0)} summarised, extraction journaled "
-            f"{report['extraction'].get('facts_recorded', 0)} facts); tokens {tokens_before} -> "
+            f"{counted(report['extraction'].get('facts_recorded', 0), 'fact')}); "
+            f"tokens {tokens_before} -> "
             f"{brain.context_tokens()}",
             did,
         )

@@ -323,13 +323,15 @@ class AssistantDisplay:
                     else ""
                 )
                 + f"{counts.get('consolidated', 0)} consolidated, "
-                f"{counts.get('memories', 0)} memories, {counts.get('links', 0)} links, "
-                f"{counts.get('profiles', 0)} people, {counts.get('reflections', 0)} insights, "
-                f"{counts.get('core notes', 0)} core notes, "
-                f"{counts.get('pruned', 0)} pruned, {counts.get('digests', 0)} digests, "
-                f"{counts.get('removed', 0)} removed; {record.get('calls', 0)} calls, "
-                f"{record.get('tokens', 0)} tokens"
-                + (f", {record['errors']} errors" if record.get("errors") else "")
+                f"{counted(counts.get('memories', 0), 'memory')}, "
+                f"{counted(counts.get('links', 0), 'link')}, "
+                f"{counted(counts.get('profiles', 0), 'person')}, "
+                f"{counted(counts.get('reflections', 0), 'insight')}, "
+                f"{counted(counts.get('core notes', 0), 'core note')}, "
+                f"{counts.get('pruned', 0)} pruned, {counted(counts.get('digests', 0), 'digest')}, "
+                f"{counts.get('removed', 0)} removed; {counted(record.get('calls', 0), 'call')}, "
+                f"{counted(record.get('tokens', 0), 'token')}"
+                + (f", {counted(record['errors'], 'error')}" if record.get("errors") else "")
                 + ("; quiet" if record.get("quiet") else "")
                 + (
                     f"; rolled back by {record['rolled_back'].get('by')}"
@@ -688,8 +690,8 @@ class AssistantDisplay:
                     "last compaction",
                     f"{_when(compaction['at'])} "
                     f"({'emergency' if compaction['emergency'] else 'sleep'}): "
-                    f"{compaction['result']}, {compaction['compacted']} messages, "
-                    f"{compaction['facts_recorded']} facts journaled first, tokens "
+                    f"{compaction['result']}, {counted(compaction['compacted'], 'message')}, "
+                    f"{counted(compaction['facts_recorded'], 'fact')} journaled first, tokens "
                     f"{compaction['tokens_before']} -> {compaction['tokens_after']}",
                 )
             )
@@ -1018,8 +1020,8 @@ class AssistantDisplay:
             title = (
                 f"|w{shown(profile.get('name'), NAME_CHARS)} "
                 f"({shown(profile.get('key'), NAME_CHARS)})|n: "
-                f"{len(profile.get('attributes') or [])} attributes, "
-                f"{len(profile.get('observations') or [])} observations, newest first; "
+                f"{counted(len(profile.get('attributes') or []), 'attribute')}, "
+                f"{counted(len(profile.get('observations') or []), 'observation')}, newest first; "
                 f"page {shown_page} of {pages}"
             )
             blocks.append(f"{title}\n" + render_table(columns, rows))
