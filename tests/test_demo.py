@@ -40,6 +40,20 @@ def offline_demo() -> subprocess.CompletedProcess:
     return run_demo(300)
 
 
+def test_the_transcript_reads_like_a_scene(offline_demo):
+    """No idle line twice in a row, no Python lists or zero counters, counts in words."""
+    lines = [line.split("] ", 1)[-1] for line in offline_demo.stdout.splitlines() if line.strip()]
+    idle = ("nothing needs the model", "nothing left to do, sleeping on")
+    for before, after in zip(lines, lines[1:]):
+        assert not (before == after and any(words in after for words in idle)), after
+    assert not [line for line in lines if "['" in line or "[]" in line], "a Python list"
+    assert not [line for line in lines if "did | noop(" in line]  # "ended by noop" says it
+    assert not re.search(r"\b1 (events|model calls|observations)\b", offline_demo.stdout)
+    dreaming = [line for line in lines if "dreaming, " in line]
+    assert dreaming and not [line for line in dreaming if re.search(r"\b\w+ 0\b", line)]
+    assert any("dreaming, nothing to do: " in line for line in dreaming)
+
+
 def section(out: str, title: str, until: str | None = None) -> str:
     """The transcript from the section titled `title` (to the one titled `until`)."""
     start = out.index(title)
@@ -59,7 +73,7 @@ def test_demo_scene_runs_offline_with_the_rehearsal_model(offline_demo):
     assert "model: offline-rehearsal, in process" in status and "gpt-4o-mini" not in status
     # day one: names, a whisper back, a page, an idle tick, a wait that ends with a turn
     assert 'Mira sees | Aria says, "Welcome, Mira. I will remember your name. (rehearsal)"' in out
-    assert 'Mira sees | Aria whispers: "Noted, Mira: my vault code is 7-3-1.' in out
+    assert 'Mira sees | Aria whispers: "Noted, Mira: your vault code is 7-3-1.' in out
     assert "Mira sees | You paged Aria" in out
     assert "tick: nothing needs the model" in out
     assert "ended by wait" in out and 'Aria says, "I am ready again. (rehearsal)"' in out
@@ -345,7 +359,7 @@ def test_demo_shows_the_three_lifecycle_tools_and_builders_commands(offline_demo
     assert "tick: nothing needs the model" in held and "model calls" not in held
     # /sleep deep: a whisper is put to her in a sleep turn, and her wake_up wakes her
     assert "Aria is asleep (deep, 1 h)" in afternoon
-    assert "sleep turn on 1 lines: wake_up" in afternoon
+    assert "sleep turn on 1 line: wake_up" in afternoon
     assert "*** sleep -> awake: I heard 'fire' (rehearsal)" in afternoon
     assert 'Tobin sees | Aria whispers: "Aria heard you, Tobin' in afternoon
     # /wake ends the last nap

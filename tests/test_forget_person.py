@@ -415,7 +415,7 @@ if EvenniaCommandTest is not None:
         def test_yes_forgets_them_and_lists_what_remains_by_id_only(self):
             text = self.cmd(f"/memory Aria/forgetperson={self.char2.key}", inputs=["y"])
             assert "Aria forgot" in text and "(recorded)" in text
-            assert "Remains: 1 journal entries naming them: j000001" in text
+            assert "Remains: 1 journal entry naming them: j000001" in text
             # Carol's whisper stays hers: its id is shown, never its words
             assert "heron" not in text and "at the well" not in text
             stored = _stored(self.aria)

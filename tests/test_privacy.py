@@ -512,7 +512,7 @@ def test_counts_in_tool_results_tell_nothing_of_what_was_private():
         )
     hear(brain, "Aria, Bob wears a hat", speaker="Carol")
     (call,) = run_tick(brain).tool_calls[:1]
-    assert call["result"] == "Noted about Bob (1 observations so far)."
+    assert call["result"] == "Noted about Bob (1 observation so far)."
 
 
 def test_a_flood_of_public_observations_never_pushes_out_a_private_one():

@@ -544,7 +544,7 @@ def test_a_sleep_record_says_what_it_did_and_what_the_day_was():
     )
     record = history.finish("2026-11-22T04:00:00", phases=["compacting"], debt_after=0)
     assert record["summary"] == (
-        "Filed 3 journal entries into 2 memories; 4 links made; 1 core notes changed. "
+        "Filed 3 journal entries into 2 memories; 4 links made; 1 core note changed. "
         "The day: 2026-11-21: Mira lost her atlas."
     )
     assert "digests_made" not in record

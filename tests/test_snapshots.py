@@ -234,7 +234,7 @@ def test_a_sleep_that_pruned_and_linked_rolls_back_to_what_it_found():
     assert changes["links_removed"] >= 1 and changes["links_restored"] == 1
     assert changes["core_memory"] == 1
     lines = describe(result)
-    assert "1 long-term memories removed" in lines and "1 core memory notes restored" in lines
+    assert "1 long-term memory removed" in lines and "1 core memory note restored" in lines
 
 
 def test_a_quiet_nap_takes_no_snapshot_of_its_own_while_one_records():

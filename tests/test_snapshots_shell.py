@@ -116,7 +116,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert "Rolling back Aria to before sleep s1 undoes sleeps s1" in shown
         assert "2 journal entries whose consolidated flag changed" in shown
         assert "2 long-term memories removed" in shown
-        assert "1 journal entries given back their text (pruned since)" in shown
+        assert "1 journal entry given back its text (pruned since)" in shown
         assert "Aria's memory is back to before sleep s1 (undone: s1)" in shown
         assert memory_attributes(self.aria) == before
         brain = self.handler.brain  # rebuilt from the restored Attributes
@@ -263,7 +263,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         # the review log is neither restored nor counted: the same values change as before
         # the corrections (they touched only the journal's chunk, which the night changed too)
         assert f"It would change {unreviewed['values']} stored values:" in shown
-        assert f"{unreviewed['changes']['other']} other stored values restored" in shown
+        assert f"{unreviewed['changes']['other']} other stored value" in shown
         brain = self.handler.brain  # rebuilt from the restored Attributes
         entry = brain.journal.get(secret)
         assert entry["content"] == "" and entry["forgotten"]["by"] == "Char"

@@ -96,6 +96,7 @@ class Transcript:
     def __init__(self, clock, start):
         self.clock = clock
         self.start = start
+        self.last = ""  # the last line printed, without its time
 
     def stamp(self) -> str:
         # the scene's clock, as @assistant/status and /sleeps show times (month-day time)
@@ -103,6 +104,12 @@ class Transcript:
 
     def line(self, text: str, indent: str = "") -> None:
         print(f"{self.stamp()} {indent}{text}")
+        self.last = f"{indent}{text}"
+
+    def once(self, text: str, indent: str = "") -> None:
+        """Print an idle line unless it is the very line printed last: a scene, not a log."""
+        if self.last != f"{indent}{text}":
+            self.line(text, indent)
 
     def watch(self, character) -> None:
         """Print what `character` is sent, as they would see it."""
@@ -167,6 +174,7 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     from ai_assistant.display import ERROR_ADVICE
     from ai_assistant.lore_book import game_lore
     from ai_assistant.memory.provenance import source_label
+    from ai_assistant.text import counted
     from evennia.utils import create
 
     from world.build import build_demo_world
@@ -255,12 +263,15 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
         for line in told_this_turn():
             show.line(line, told)
         for call in outcome.tool_calls:
+            if call["name"] == "noop" and call["ok"]:
+                continue  # the turn's last line says it ended by noop
             mark = "ok" if call["ok"] else "REFUSED"
             show.line(
                 f"{call['name']}({crop(call['arguments'])}) -> {mark}: {crop(call['result'])}", did
             )
         show.line(
-            f"turn: {len(outcome.events)} events, {outcome.model_calls} model calls, "
+            f"turn: {counted(len(outcome.events), 'event')}, "
+            f"{counted(outcome.model_calls, 'model call')}, "
             f"{outcome.prompt_tokens} prompt + {outcome.completion_tokens} completion tokens, "
             f"ended by {outcome.stop_reason}" + (f" ({outcome.error})" if outcome.error else ""),
             did,
@@ -298,14 +309,19 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
 
     def on_sleep_tick(_handler, report):
         if isinstance(report, list):  # dreaming: one report per step
+            idle = []
             for step in report:
-                name = step.get("step")
-                details = ", ".join(f"{k} {v}" for k, v in step.items() if k != "step")
-                show.line(f"dreaming, {name}: {details or 'done'}", did)
+                details = dream_details(step)
+                if details:
+                    show.line(f"dreaming, {step.get('step')}: {details}", did)
+                else:
+                    idle.append(str(step.get("step")))
+            if idle:
+                show.line(f"dreaming, nothing to do: {', '.join(idle)}", did)
             return
         if isinstance(report, dict) and "sleep_turn" in report:
             chose = report.get("tool") or "no tool"
-            show.line(f"sleep turn on {report['sleep_turn']} lines: {chose}", did)
+            show.line(f"sleep turn on {counted(report['sleep_turn'], 'line')}: {chose}", did)
             return
         if report:
             if report.get("error") and not rehearsal:
@@ -316,7 +332,7 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             done = f"{progress.get('processed_entries', 0)}/{progress.get('total_entries', 0)}"
             show.line(
                 f"sleep tick ({phase_before[0]}): scored {report['scored']}, consolidated "
-                f"{report['consolidated']} into {report['memories']} memories, skipped "
+                f"{report['consolidated']} into {counted(report['memories'], 'memory')}, skipped "
                 f"{report['skipped']}; progress {done}",
                 did,
             )
@@ -324,7 +340,7 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
             if order:
                 show.line(f"filed, first to last: {order}", did)
         else:
-            show.line(f"sleep tick ({phase_before[0]}): nothing left to do, sleeping on", did)
+            show.once(f"sleep tick ({phase_before[0]}): nothing left to do, sleeping on", did)
 
     handler.on_turn = on_turn
     handler.on_sleep_tick = on_sleep_tick
@@ -351,11 +367,8 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
                     did,
                 )
             elif mode == "awake" and (script.db.usage or {}) == usage_before:
-                show.line(
-                    f"tick: nothing needs the model ({len(handler.brain.events)} "
-                    "events waiting, 0 tokens)",
-                    did,
-                )
+                waiting = counted(len(handler.brain.events), "event")
+                show.once(f"tick: nothing needs the model ({waiting} waiting, 0 tokens)", did)
 
     def sleep_until_dreams_are_done(limit: int = 30) -> None:
         for _ in range(limit):
@@ -447,7 +460,8 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
         show.line(
             f"history: {messages_before} -> {len(brain.history)} messages "
             f"({report['compaction'].get('compacted', 0)} summarised, extraction journaled "
-            f"{report['extraction'].get('facts_recorded', 0)} facts); tokens {tokens_before} -> "
+            f"{counted(report['extraction'].get('facts_recorded', 0), 'fact')}); "
+            f"tokens {tokens_before} -> "
             f"{brain.context_tokens()}",
             did,
         )
@@ -568,12 +582,15 @@ def meet_oskar(room, clock, runner, show):
 
     def on_turn(_handler, outcome):
         for call in outcome.tool_calls:
+            if call["name"] == "noop" and call["ok"]:
+                continue  # as for Aria: the turn's line says it ended
             mark = "ok" if call["ok"] else "REFUSED"
             show.line(
                 f"{call['name']}({crop(call['arguments'])}) -> {mark}: {crop(call['result'])}",
                 "  Oskar  did | ",
             )
-        show.line(f"turn: {outcome.model_calls} model calls", "  Oskar  did | ")
+        calls = "1 model call" if outcome.model_calls == 1 else f"{outcome.model_calls} model calls"
+        show.line(f"turn: {calls}", "  Oskar  did | ")
 
     handler.on_turn = on_turn
     return oskar
@@ -590,6 +607,24 @@ def bookmark_label(entry: dict) -> str:
     """ " (critical bookmark)" and the like for a bookmark's journal entry, else ""."""
     name = bookmark_name(entry)
     return f" ({name})" if name else ""
+
+
+def dream_details(step: dict) -> str:
+    """A dreaming step's report in words: its counts above zero, its texts quoted (no Python
+    lists); "" when it found nothing to do."""
+    parts = []
+    for key, value in step.items():
+        if key == "step" or value in (0, None, "", [], {}):
+            continue
+        name = key.replace("_", " ")
+        if isinstance(value, (list, tuple)):
+            shown = "; ".join(f'"{crop(str(item), 70)}"' for item in value[:3])
+            parts.append(f"{name}: {shown}" + (f" (+{len(value) - 3})" if len(value) > 3 else ""))
+        elif isinstance(value, str):
+            parts.append(f"{name}: {value}")
+        else:
+            parts.append(f"{name} {value}")
+    return ", ".join(parts)
 
 
 def crop(text: str, width: int = 60) -> str:

@@ -17,12 +17,14 @@ import textwrap
 from evennia.utils.evtable import EvTable
 from evennia.utils.utils import crop, fill
 
-from .conf import AssistantConfig, config_groups
+from .conf import ESSENTIAL_KEYS, AssistantConfig, config_groups
 from .game_settings import redacted
 from .memory.audience import label as audience_label
+from .memory.forget_person import ONE as FORGOTTEN_ONE
 from .memory.relationships import DIMENSIONS as REL_DIMENSIONS
 from .memory.relationships import describe as rel_describe
 from .reminders import source as reminder_source
+from .text import counted
 
 # tables fit an 80-column client
 WIDTH = 78
@@ -254,7 +256,7 @@ class AssistantDisplay:
         last = _when(debt["last_sleep"]) if debt["last_sleep"] else "never"
         rows = [
             ("sleep debt", f"{debt['points']} ({debt['level']})"),
-            ("last sleep", f"{last}, {debt['turns_since_sleep']} turns since"),
+            ("last sleep", f"{last}, {counted(debt['turns_since_sleep'], 'turn')} since"),
             ("levels", "Alert 0-3, Drowsy 4-6, Sleepy 7-9, Must Sleep 10+"),
         ]
         if debt.get("last_reason"):
@@ -322,13 +324,15 @@ class AssistantDisplay:
                     else ""
                 )
                 + f"{counts.get('consolidated', 0)} consolidated, "
-                f"{counts.get('memories', 0)} memories, {counts.get('links', 0)} links, "
-                f"{counts.get('profiles', 0)} people, {counts.get('reflections', 0)} insights, "
-                f"{counts.get('core notes', 0)} core notes, "
-                f"{counts.get('pruned', 0)} pruned, {counts.get('digests', 0)} digests, "
-                f"{counts.get('removed', 0)} removed; {record.get('calls', 0)} calls, "
-                f"{record.get('tokens', 0)} tokens"
-                + (f", {record['errors']} errors" if record.get("errors") else "")
+                f"{counted(counts.get('memories', 0), 'memory')}, "
+                f"{counted(counts.get('links', 0), 'link')}, "
+                f"{counted(counts.get('profiles', 0), 'person')}, "
+                f"{counted(counts.get('reflections', 0), 'insight')}, "
+                f"{counted(counts.get('core notes', 0), 'core note')}, "
+                f"{counts.get('pruned', 0)} pruned, {counted(counts.get('digests', 0), 'digest')}, "
+                f"{counts.get('removed', 0)} removed; {counted(record.get('calls', 0), 'call')}, "
+                f"{counted(record.get('tokens', 0), 'token')}"
+                + (f", {counted(record['errors'], 'error')}" if record.get("errors") else "")
                 + ("; quiet" if record.get("quiet") else "")
                 + (
                     f"; rolled back by {record['rolled_back'].get('by')}"
@@ -379,13 +383,13 @@ class AssistantDisplay:
 
         """
         labels = {
-            "said": "memories of what they said",
-            "about": "memories about them",
-            "private": "memories private to them",
-            "gossip": "memories told of them",
+            "said": ("memory of what they said", "memories of what they said"),
+            "about": ("memory about them", "memories about them"),
+            "private": ("memory private to them", "memories private to them"),
+            "gossip": ("memory told of them", "memories told of them"),
         }
         found = ", ".join(
-            f"{count} {labels.get(kind, kind)}" for kind, count in plan["found"].items()
+            counted(count, *labels.get(kind, (kind, kind))) for kind, count in plan["found"].items()
         )
         return (
             f"{assistant.key} knows {shown_list(plan['names'] or plan['keys'])} "
@@ -407,14 +411,18 @@ class AssistantDisplay:
                 other people's (their words are never shown here).
 
         """
-        forgotten = ", ".join(f"{count} {what}" for what, count in report.counts.items())
+        forgotten = ", ".join(
+            counted(count, FORGOTTEN_ONE.get(what, what), what)
+            for what, count in report.counts.items()
+        )
         lines = [
             f"{assistant.key} forgot {shown_list(report.keys)}: "
             f"{forgotten or 'nothing was stored'} (recorded)."
         ]
         for what, ids in report.remains.items():
+            total = report.remains_total.get(what, len(ids))
             lines.append(
-                f"  Remains: {report.remains_total.get(what, len(ids))} {what}: "
+                f"  Remains: {counted(total, FORGOTTEN_ONE.get(what, what), what)}: "
                 f"{shown_list(ids, most=len(ids))}"
             )
         if not report.remains:
@@ -627,7 +635,7 @@ class AssistantDisplay:
             (
                 "last sleep",
                 f"{_when(status.last_sleep) if status.last_sleep else 'never'}, "
-                f"{status.turns_since_sleep} turns since",
+                f"{counted(status.turns_since_sleep, 'turn')} since",
             ),
             *(
                 (
@@ -665,8 +673,8 @@ class AssistantDisplay:
             rows.append(
                 (
                     "last turn",
-                    f"{_when(last.get('at'))}: {last.get('events')} events, "
-                    f"{last.get('model_calls')} calls, {tools} -> "
+                    f"{_when(last.get('at'))}: {counted(last.get('events') or 0, 'event')}, "
+                    f"{counted(last.get('model_calls') or 0, 'call')}, {tools} -> "
                     f"{shown(last.get('stop_reason'), NAME_CHARS)}",
                 )
             )
@@ -683,8 +691,8 @@ class AssistantDisplay:
                     "last compaction",
                     f"{_when(compaction['at'])} "
                     f"({'emergency' if compaction['emergency'] else 'sleep'}): "
-                    f"{compaction['result']}, {compaction['compacted']} messages, "
-                    f"{compaction['facts_recorded']} facts journaled first, tokens "
+                    f"{compaction['result']}, {counted(compaction['compacted'], 'message')}, "
+                    f"{counted(compaction['facts_recorded'], 'fact')} journaled first, tokens "
                     f"{compaction['tokens_before']} -> {compaction['tokens_after']}",
                 )
             )
@@ -779,11 +787,16 @@ class AssistantDisplay:
         by_key = {row[0]: row for row in rows}
         own = set(own)
         lines = [
-            f"|w{assistant.key}'s settings|n by topic: key = value, what is allowed",
-            "(* marks its own value, not the default)",
+            f"|w{assistant.key}'s settings|n, the most changed first, then by topic",
+            "key = value, what is allowed (* marks its own value, not the default)",
         ]
-        groups = [("persona", [key for key in by_key if key not in _grouped_keys()])]
+        groups = [
+            ("persona", [key for key in by_key if key not in _grouped_keys()]),
+            ("most changed", list(ESSENTIAL_KEYS)),
+        ]
         for topic, keys in (*groups, *config_groups()):
+            if topic != "most changed":
+                keys = [key for key in keys if key not in ESSENTIAL_KEYS]
             present = [by_key[key] for key in keys if key in by_key]
             if not present:
                 continue
@@ -791,7 +804,7 @@ class AssistantDisplay:
             lines.extend(
                 _option_line(key, value, allowed, key in own) for key, value, allowed in present
             )
-        lines.append(f"One key in full: @assistant/set {assistant.key}/<key>")
+        lines.append(f"One key in full, with its meaning: @assistant/set {assistant.key}/<key>")
         lines.append(
             f"Change one: @assistant/set {assistant.key}/<key>=<value> (=default drops its own)"
         )
@@ -855,7 +868,9 @@ class AssistantDisplay:
             )
         columns = [("id", 11), ("when", 15), ("imp", 7), ("source", 18), ("entry", 27)]
         total = len(entries) if total is None else total
-        return f"|w{assistant.key}'s journal ({total} entries)|n\n" + render_table(columns, rows)
+        return f"|w{assistant.key}'s journal ({counted(total, 'entry')})|n\n" + render_table(
+            columns, rows
+        )
 
     def format_memories(
         self, assistant, memories: list, title: str, names: dict | None = None
@@ -972,7 +987,9 @@ class AssistantDisplay:
             ]
             columns = [("person", 24), ("key", 20), ("observations", 16), ("attributes", 16)]
             total = len(profiles) if total is None else total
-            return f"|w{assistant.key} knows {total} people|n\n" + render_table(columns, rows)
+            return f"|w{assistant.key} knows {counted(total, 'person')}|n\n" + render_table(
+                columns, rows
+            )
         blocks = []
         for profile in profiles:
             notes = _person_rows(profile)
@@ -1006,8 +1023,8 @@ class AssistantDisplay:
             title = (
                 f"|w{shown(profile.get('name'), NAME_CHARS)} "
                 f"({shown(profile.get('key'), NAME_CHARS)})|n: "
-                f"{len(profile.get('attributes') or [])} attributes, "
-                f"{len(profile.get('observations') or [])} observations, newest first; "
+                f"{counted(len(profile.get('attributes') or []), 'attribute')}, "
+                f"{counted(len(profile.get('observations') or []), 'observation')}, newest first; "
                 f"page {shown_page} of {pages}"
             )
             blocks.append(f"{title}\n" + render_table(columns, rows))
@@ -1215,7 +1232,9 @@ class AssistantDisplay:
             )
             for entry in entries
         ]
-        heading = f"|wThe game's lore ({total} entries)|n" + (f" {title}" if title else "")
+        heading = f"|wThe game's lore ({counted(total, 'entry')})|n" + (
+            f" {title}" if title else ""
+        )
         if not rows:
             return heading + "\nNo lore entry here. Add one with @assistant/lore add."
         table = render_table([("id", 8), ("title", 30), ("tags", 18), ("who may know", 22)], rows)

@@ -32,6 +32,7 @@ from .state import (
     USAGE,
     WAKE_TIME,
 )
+from .text import counted
 
 # the phase `Lifecycle.wake_up` records when compacting consolidated everything (the lifecycle
 # imports this module, so its constant is not imported here)
@@ -100,19 +101,19 @@ def summarise(record: dict, digests: list[str]) -> str:
     said = []
     if counts.get("consolidated") or counts.get("memories"):
         said.append(
-            f"filed {counts.get('consolidated', 0)} journal entries into "
-            f"{counts.get('memories', 0)} memories"
+            f"filed {counted(counts.get('consolidated', 0), 'journal entry')} into "
+            f"{counted(counts.get('memories', 0), 'memory')}"
         )
-    for name, words in (
-        ("links", "links made"),
-        ("profiles", "people profiled"),
-        ("reflections", "insights"),
-        ("core notes", "core notes changed"),
-        ("pruned", "entries pruned"),
-        ("removed", "old records removed"),
+    for name, one, many in (
+        ("links", "link made", "links made"),
+        ("profiles", "person profiled", "people profiled"),
+        ("reflections", "insight", "insights"),
+        ("core notes", "core note changed", "core notes changed"),
+        ("pruned", "entry pruned", "entries pruned"),
+        ("removed", "old record removed", "old records removed"),
     ):
         if counts.get(name):
-            said.append(f"{counts[name]} {words}")
+            said.append(counted(counts[name], one, many))
     if record.get("compacting_rested"):
         said.append(f"compacting rested {record['compacting_rested']}")
     if record.get("quiet"):

@@ -410,6 +410,26 @@ def _unrecord_reasons(review, person: PersonMatch) -> None:
         review.audit.update(scrubbed)
 
 
+# the words for one of each kind a report counts (its keys are the words for several)
+ONE = {
+    "journal entries": "journal entry",
+    "reflections": "reflection",
+    "long-term memories": "long-term memory",
+    "observations and attributes": "observation or attribute",
+    "digests": "digest",
+    "core notes": "core note",
+    "profiles": "profile",
+    "relationships": "relationship",
+    "gossip log records": "gossip log record",
+    "journal entries naming them": "journal entry naming them",
+    "entries they heard (another's words)": "entry they heard (another's words)",
+    "long-term memories naming them": "long-term memory naming them",
+    "observations naming them": "observation naming them",
+    "core notes naming them": "core note naming them",
+    "lore entries naming them": "lore entry naming them",
+}
+
+
 def _counted(review, gone: list[str]) -> dict[str, int]:
     """What was forgotten, by what it is."""
     counts = {

@@ -46,7 +46,7 @@ import copy
 import json
 from typing import Any
 
-from ..text import one_line
+from ..text import counted, one_line
 from ..errors import Refused
 from .core import KEY as CORE_KEY
 from .kinds.review_log import AUDIT_META
@@ -94,21 +94,33 @@ class _Absent:
 
 _ABSENT = _Absent()
 
-# what a rollback reports, in this order
+# what a rollback reports, in this order: the words for one, then for several
 SUMMARY_LABELS = {
-    "consolidated": "journal entries whose consolidated flag changed",
-    "entries_removed": "journal entries removed",
+    "consolidated": (
+        "journal entry whose consolidated flag changed",
+        "journal entries whose consolidated flag changed",
+    ),
+    "entries_removed": ("journal entry removed", "journal entries removed"),
     # a builder's forget is never undone (see the module doc): only pruning gives text back
-    "entries_restored": "journal entries given back their text (pruned since)",
-    "reflections_removed": "reflections removed",
-    "reflections_restored": "reflections given back (removed or pruned since)",
-    "memories_removed": "long-term memories removed",
-    "memories_restored": "long-term memories restored",
-    "links_removed": "links removed",
-    "links_restored": "links restored",
-    "profiles": "people's profiles restored",
-    "core_memory": "core memory notes restored",
-    "other": "other stored values restored (indexes, counts)",
+    "entries_restored": (
+        "journal entry given back its text (pruned since)",
+        "journal entries given back their text (pruned since)",
+    ),
+    "reflections_removed": ("reflection removed", "reflections removed"),
+    "reflections_restored": (
+        "reflection given back (removed or pruned since)",
+        "reflections given back (removed or pruned since)",
+    ),
+    "memories_removed": ("long-term memory removed", "long-term memories removed"),
+    "memories_restored": ("long-term memory restored", "long-term memories restored"),
+    "links_removed": ("link removed", "links removed"),
+    "links_restored": ("link restored", "links restored"),
+    "profiles": ("person's profile restored", "people's profiles restored"),
+    "core_memory": ("core memory note restored", "core memory notes restored"),
+    "other": (
+        "other stored value restored (indexes, counts)",
+        "other stored values restored (indexes, counts)",
+    ),
 }
 
 
@@ -670,8 +682,8 @@ def describe(summary: dict, limit: int = KEPT_LINES) -> list[str]:
 
     """
     lines = [
-        f"{summary['changes'][name]} {label}"
-        for name, label in SUMMARY_LABELS.items()
+        counted(summary["changes"][name], one, many)
+        for name, (one, many) in SUMMARY_LABELS.items()
         if summary["changes"].get(name)
     ]
     lines = lines or ["no stored value differs from what it was then"]

@@ -60,7 +60,7 @@ from pydantic import Field, ValidationError, create_model
 
 from ..errors import Refused
 from ..records import MAX_PERSONA_CHARS
-from ..text import redact
+from ..text import counted, redact
 from .kinds import BY_NAME, REGISTRY
 from .kinds.base import MAX_ID_CHARS, MAX_ITEMS, MAX_NAME_CHARS, MAX_TEXT_CHARS, PERSON_KEY, Strict
 from .snapshots import Snapshots
@@ -559,7 +559,7 @@ def describe_counts(found: dict[str, int]) -> str:
 
     """
     parts = [
-        f"{count} {BY_NAME[kind].label if kind in BY_NAME else kind}"
+        counted(count, BY_NAME[kind].one, BY_NAME[kind].label) if kind in BY_NAME else f"{count} {kind}"
         for kind, count in found.items()
         if count
     ]

@@ -37,6 +37,7 @@ from ..reminders import (
     MAX_REMINDER_CHARS,
     TriggerError,
 )
+from ..text import counted
 from .base import EXTRACTION, TURN, Speaker, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 
 MEMORY_SCOPES = frozenset({TURN, EXTRACTION})
@@ -253,7 +254,9 @@ class UpdateEntityObservationTool(Tool):
         ctx.control.observations_written += 1
         # counted as this conversation may see them: nobody learns how much was noted in private
         count = sum(1 for o in profile["observations"] if visible(o.get("audience"), ctx.served))
-        return ToolResult(ok=True, content=f"Noted about {name} ({count} observations so far).")
+        return ToolResult(
+            ok=True, content=f"Noted about {name} ({counted(count, 'observation')} so far)."
+        )
 
 
 class MemoryEditArgs(ToolArgs):

@@ -328,7 +328,8 @@ class WaitTool(Tool):
         ctx.control.stop_reason = "wait"
         return ToolResult(
             ok=True,
-            content=f"Waiting {args.minutes:g} minutes unless someone speaks to you directly.",
+            content=f"Waiting {args.minutes:g} minute{'' if args.minutes == 1 else 's'} unless "
+            "someone speaks to you directly.",
             stop=True,
         )
 

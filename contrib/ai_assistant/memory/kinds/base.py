@@ -48,6 +48,7 @@ class Kind:
     Attributes:
         name (str): Its section of the memory file ("journal").
         label (str): How a count of it reads ("journal entries").
+        one (str): How one of it reads ("journal entry").
         section (type): The section's pydantic type; `default` makes an empty one.
         on_state (bool): Kept on the script's store (not the character's).
         keys (re.Pattern): The keys of the character's store it owns (None on the script).
@@ -61,6 +62,7 @@ class Kind:
 
     name: ClassVar[str]
     label: ClassVar[str]
+    one: ClassVar[str]
     section: ClassVar[Any] = list[dict[str, Any]]
     on_state: ClassVar[bool] = False
     keys: ClassVar[re.Pattern | None] = None

@@ -13,6 +13,7 @@ from .base import MAX_INNER_ITEMS, Kind
 class CoreNotesKind(Kind):
     name = "core_notes"
     label = "core notes"
+    one = "core note"
     keys = re.compile(rf"^{re.escape(core.KEY)}$")
     first_read = (core.KEY,)
 

@@ -22,7 +22,8 @@ class Cursor(TypedDict, total=False):
 
 class CursorsKind(Kind):
     name = "cursors"
-    label = "sleep cursors"
+    label = "sleep progress marks"
+    one = "sleep progress mark"
     section = dict[Literal[CURSOR_KEYS], dict[str, Any]]  # type: ignore[valid-type]
     counts_as_held = False
 

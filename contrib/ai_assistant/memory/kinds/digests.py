@@ -19,6 +19,7 @@ class DigestsState(TypedDict, total=False):
 class DigestsKind(ChunkedKind):
     name = "digests"
     label = "digests"
+    one = "digest"
     prefix = DigestArchive.NAME
     chunk = DigestArchive.CHUNK
     id_pattern = re.compile(r"^d\d{6,}$")

@@ -19,6 +19,7 @@ class JournalState(TypedDict, total=False):
 class JournalKind(ChunkedKind):
     name = "journal"
     label = "journal entries"
+    one = "journal entry"
     prefix = journal.ENTRIES
     chunk = journal.CHUNK
     record_type = JournalEntry

@@ -27,6 +27,7 @@ class LinksSection(Strict):
 class LinksKind(Kind):
     name = "links"
     label = "links"
+    one = "link"
     section = LinksSection
     keys = re.compile(rf"^{PREFIX}")
     counts_as_held = False

@@ -14,6 +14,7 @@ from .base import ChunkedKind, Kind, next_id_given
 class GossipLogKind(Kind):
     name = "gossip_log"
     label = "gossip records"
+    one = "gossip record"
     keys = re.compile(rf"^{re.escape(gossip.LOG_KEY)}$")
     forgotten_label = "gossip log records"
 
@@ -35,6 +36,7 @@ class GossipLogKind(Kind):
 class SleepHistoryKind(ChunkedKind):
     name = "sleep_history"
     label = "sleeps"
+    one = "sleep"
     prefix = SLEEP_HISTORY
     chunk = SLEEP_HISTORY_CHUNK
     on_state = True

@@ -11,6 +11,7 @@ from .base import ChunkedKind, refs
 class LongTermKind(ChunkedKind):
     name = "long_term"
     label = "long-term memories"
+    one = "long-term memory"
     prefix = semantic.MEMORIES
     chunk = semantic.CHUNK
     record_type = LongTermMemory

@@ -54,6 +54,7 @@ class PersonKind(Kind):
 class ProfilesKind(PersonKind):
     name = "profiles"
     label = "people's profiles"
+    one = "person's profile"
     prefix = entities.PREFIX
     index = entities.INDEX_KEY
     forgotten_label = "profiles"
@@ -65,6 +66,7 @@ class ProfilesKind(PersonKind):
 class RelationshipsKind(PersonKind):
     name = "relationships"
     label = "relationships"
+    one = "relationship"
     prefix = relationships.PREFIX
     index = relationships.INDEX_KEY
     forgotten_label = "relationships"

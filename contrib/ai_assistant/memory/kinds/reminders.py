@@ -13,6 +13,7 @@ from .base import MAX_INNER_ITEMS, Kind, check_ids
 class RemindersKind(Kind):
     name = "reminders"
     label = "reminders"
+    one = "reminder"
     on_state = True
     id_pattern = re.compile(r"^t\d{1,9}$")
     forgotten_label = "reminders"

@@ -13,6 +13,7 @@ AUDIT_CHUNK = 100
 class ReviewLogKind(ChunkedKind):
     name = "review_log"
     label = "review records"
+    one = "review record"
     prefix = AUDIT
     chunk = AUDIT_CHUNK
     counts_as_held = False
