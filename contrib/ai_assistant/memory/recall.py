@@ -69,6 +69,9 @@ OWN_WEIGHT = 2
 # a consolidated entry (its talk is over) is indexed with the talk up to this many places
 # before and after it, a place farther counting half as much (`_moment_context`)
 TALK_REACH = 5
+# a lexical hit brings the lines said just before and after it as candidates, at half its score
+# (`_with_next_lines`; half, as a line's words count half in the next line's context)
+NEXT_LINE_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -742,6 +745,8 @@ class MemoryIndex:
                 if doc_id not in lexical and allowed(self._docs.get(doc_id)):
                     lexical[doc_id] = score
         lexical = list(lexical.items())[:candidates]
+        if entries_wanted:
+            lexical = self._with_next_lines(lexical, allowed)
         top = lexical[0][1] if lexical else 0.0
         lexical_share = 1.0 - (weights.semantic if semantic else 0.0)
         for doc_id, score in lexical:
@@ -819,6 +824,23 @@ class MemoryIndex:
         if neighbours:
             kept = self._with_neighbours(kept, limit, neighbours, allowed)
         return _without_repeats(kept, limit)
+
+    def _with_next_lines(self, hits: list[tuple[str, float]], allowed) -> list[tuple[str, float]]:
+        """The lexical hits and the lines said just before and after each (`Journal.neighbours`),
+        at `NEXT_LINE_SHARE` of its score: the line that answers a question often shares no word
+        with it, but stands beside the line that does (an answer after its question)."""
+        found = dict(hits)
+        for doc_id, score in hits:
+            doc = self._docs.get(doc_id)
+            entry = self.journal.get(doc_id) if doc is not None and doc.kind == "entry" else None
+            if entry is None:
+                continue
+            for other in self.journal.neighbours(entry):
+                if allowed(self._docs.get(other["id"])):
+                    share = score * NEXT_LINE_SHARE
+                    if share > found.get(other["id"], 0.0):
+                        found[other["id"]] = share
+        return sorted(found.items(), key=lambda hit: -hit[1])
 
     def _latest_about(self, person: str, allowed) -> list[str]:
         """The newest memories about `person` this recall may use (a bounded look back)."""
