@@ -161,6 +161,7 @@ class Doc:
     corroborated: bool = False
     standing: tuple | None = None  # (weights, importance and trust part of the score)
     cites: tuple[str, ...] = ()  # an attribute: the observations it was drawn from (doc ids)
+    beside: tuple[str, ...] = ()  # an entry: the entries just before and after it, same talk
 
 
 @dataclass
@@ -411,6 +412,7 @@ class MemoryIndex:
         elif Journal.is_synthesis(entry):
             kind = "summary"
         people = {key.lower() for key in entry.get("about") or []}
+        beside = self.journal.neighbours(entry) if kind == "entry" else []
         if entry.get("heard_from"):
             people.add(entry["heard_from"].lower())
         self._put(
@@ -433,8 +435,9 @@ class MemoryIndex:
                 },
                 # a builder's trust, else what a telling left it (decayed per hand)
                 trust=_set_trust(entry),
+                beside=tuple(other["id"] for other in beside),
             ),
-            self._moment_text(entry) if kind == "entry" else None,
+            self._moment_text(entry, beside) if kind == "entry" else None,
             context=self._moment_context(entry) if kind == "entry" else (),
         )
         vector = unpack_vector(self.journal.vector(entry, self.embedding_model))
@@ -446,12 +449,12 @@ class MemoryIndex:
             if before and before["id"] in self._docs and same_talk(before, entry):
                 self._entry_changed(before, neighbours=False)
 
-    def _moment_text(self, entry: dict) -> str:
+    def _moment_text(self, entry: dict, beside: list[dict]) -> str:
         """What an entry is searched by: its words, the words of the entries next to it in the
-        same conversation (same audience, within `NEIGHBOUR_SECONDS`), its month, and the new
-        words of the facts sleep drew from it."""
+        same conversation (`beside`: same audience, within `NEIGHBOUR_SECONDS`), its month, and
+        the new words of the facts sleep drew from it."""
         parts = [entry["content"]] * OWN_WEIGHT
-        parts += [other["content"] for other in self.journal.neighbours(entry)]
+        parts += [other["content"] for other in beside]
         when = from_iso(entry.get("game_at") or entry["created_at"])
         parts.append(when.strftime("%B %Y"))
         # who said it is not what it says: a fact's attribution ("Bob says: ...") adds nothing
@@ -826,20 +829,15 @@ class MemoryIndex:
         return _without_repeats(kept, limit)
 
     def _with_next_lines(self, hits: list[tuple[str, float]], allowed) -> list[tuple[str, float]]:
-        """The lexical hits and the lines said just before and after each (`Journal.neighbours`),
-        at `NEXT_LINE_SHARE` of its score: the line that answers a question often shares no word
+        """The lexical hits and the lines said just before and after each (`Doc.beside`), at
+        `NEXT_LINE_SHARE` of its score: the line that answers a question often shares no word
         with it, but stands beside the line that does (an answer after its question)."""
         found = dict(hits)
         for doc_id, score in hits:
-            doc = self._docs.get(doc_id)
-            entry = self.journal.get(doc_id) if doc is not None and doc.kind == "entry" else None
-            if entry is None:
-                continue
-            for other in self.journal.neighbours(entry):
-                if allowed(self._docs.get(other["id"])):
-                    share = score * NEXT_LINE_SHARE
-                    if share > found.get(other["id"], 0.0):
-                        found[other["id"]] = share
+            share = score * NEXT_LINE_SHARE
+            for other in self._docs[doc_id].beside:
+                if share > found.get(other, 0.0) and allowed(self._docs.get(other)):
+                    found[other] = share
         return sorted(found.items(), key=lambda hit: -hit[1])
 
     def _latest_about(self, person: str, allowed) -> list[str]:
