@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 
 from ai_assistant.conf import AssistantConfig, ConfigError, parse_override
+from ai_assistant.memory.audience import served_by
 from ai_assistant.memory.digests import DayDigest
 from ai_assistant.memory.lexical import terms
 from ai_assistant.memory_api import AssistantMemory
@@ -43,6 +44,42 @@ def test_an_answer_is_found_by_the_words_of_the_question_before_it():
     found = memory.recall("holiday", k=2)
     assert answer in entries_of(found), "the answer shares no word with the query"
     assert later not in entries_of(found)
+
+
+def test_a_hit_brings_the_lines_said_beside_it_as_candidates():
+    memory, (question, answer, after) = conversation(
+        ("Bob", "Where did you spend your holiday?"),
+        ("Alice", "Paris, with my sister."),
+        ("Bob", "Nice."),
+    )
+    # one lexical candidate only: the question; the lines beside it come with it, below it
+    found = memory.brain.index.search(
+        "holiday", now=T0 + timedelta(hours=1), served=None, candidates=1, limit=5
+    )
+    ids = [item.id for item in found]
+    assert ids[0] == question
+    assert answer in ids, "the answer is said just after the line the query finds"
+    assert after not in ids, "only the lines just beside a hit"
+
+
+def test_a_whisper_beside_a_hit_is_never_brought_for_someone_else():
+    memory = AssistantMemory("Aria")
+    question = memory.add_entry("Where did you spend your holiday?", speaker="Bob", time=T0)
+    whisper = memory.add_entry(
+        "Paris, with my sister.",
+        speaker="Alice",
+        time=T0 + timedelta(seconds=30),
+        audience=["Bob"],
+    )
+    found = memory.brain.index.search(
+        "holiday",
+        now=T0 + timedelta(hours=1),
+        served=served_by(["carol"]),
+        candidates=1,
+        limit=5,
+    )
+    assert [item.id for item in found] == [question]
+    assert whisper not in [item.id for item in memory.recall("holiday", k=5, audience=["Carol"])]
 
 
 def test_lines_of_another_conversation_are_not_its_context():
@@ -85,11 +122,11 @@ def test_sleep_indexes_a_moment_with_its_talk_farther_around_it():
         memory.add_entry(text, speaker=speaker, time=T0 + timedelta(hours=2 + n))
     shoes = ids[4]  # four lines after the question, shares no word with it
 
-    def found():  # moments found by their words (not a day's digest, not a link)
-        items = memory.recall("harvest festival", k=8)
-        return [
-            e for item in items if item.kind == "entry" and not item.via for e in item.entry_ids
-        ]
+    def found():  # moments found by their words (not a day's digest, not a link, not only
+        # as the line beside one that is: `_with_next_lines`)
+        memory.brain.index.build()
+        hits = memory.brain.index._lexical.search("harvest festival", 8, expand=True)
+        return [doc_id for doc_id, _ in hits if doc_id.startswith("j")]
 
     assert shoes not in found()
     memory.consolidate(now=T0 + timedelta(days=1))

@@ -69,6 +69,9 @@ OWN_WEIGHT = 2
 # a consolidated entry (its talk is over) is indexed with the talk up to this many places
 # before and after it, a place farther counting half as much (`_moment_context`)
 TALK_REACH = 5
+# a lexical hit brings the lines said just before and after it as candidates, at half its score
+# (`_with_next_lines`; half, as a line's words count half in the next line's context)
+NEXT_LINE_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,7 @@ class Doc:
     corroborated: bool = False
     standing: tuple | None = None  # (weights, importance and trust part of the score)
     cites: tuple[str, ...] = ()  # an attribute: the observations it was drawn from (doc ids)
+    beside: tuple[str, ...] = ()  # an entry: the entries just before and after it, same talk
 
 
 @dataclass
@@ -408,6 +412,7 @@ class MemoryIndex:
         elif Journal.is_synthesis(entry):
             kind = "summary"
         people = {key.lower() for key in entry.get("about") or []}
+        beside = self.journal.neighbours(entry) if kind == "entry" else []
         if entry.get("heard_from"):
             people.add(entry["heard_from"].lower())
         self._put(
@@ -430,8 +435,9 @@ class MemoryIndex:
                 },
                 # a builder's trust, else what a telling left it (decayed per hand)
                 trust=_set_trust(entry),
+                beside=tuple(other["id"] for other in beside),
             ),
-            self._moment_text(entry) if kind == "entry" else None,
+            self._moment_text(entry, beside) if kind == "entry" else None,
             context=self._moment_context(entry) if kind == "entry" else (),
         )
         vector = unpack_vector(self.journal.vector(entry, self.embedding_model))
@@ -443,12 +449,12 @@ class MemoryIndex:
             if before and before["id"] in self._docs and same_talk(before, entry):
                 self._entry_changed(before, neighbours=False)
 
-    def _moment_text(self, entry: dict) -> str:
+    def _moment_text(self, entry: dict, beside: list[dict]) -> str:
         """What an entry is searched by: its words, the words of the entries next to it in the
-        same conversation (same audience, within `NEIGHBOUR_SECONDS`), its month, and the new
-        words of the facts sleep drew from it."""
+        same conversation (`beside`: same audience, within `NEIGHBOUR_SECONDS`), its month, and
+        the new words of the facts sleep drew from it."""
         parts = [entry["content"]] * OWN_WEIGHT
-        parts += [other["content"] for other in self.journal.neighbours(entry)]
+        parts += [other["content"] for other in beside]
         when = from_iso(entry.get("game_at") or entry["created_at"])
         parts.append(when.strftime("%B %Y"))
         # who said it is not what it says: a fact's attribution ("Bob says: ...") adds nothing
@@ -742,6 +748,8 @@ class MemoryIndex:
                 if doc_id not in lexical and allowed(self._docs.get(doc_id)):
                     lexical[doc_id] = score
         lexical = list(lexical.items())[:candidates]
+        if entries_wanted:
+            lexical = self._with_next_lines(lexical, allowed)
         top = lexical[0][1] if lexical else 0.0
         lexical_share = 1.0 - (weights.semantic if semantic else 0.0)
         for doc_id, score in lexical:
@@ -819,6 +827,18 @@ class MemoryIndex:
         if neighbours:
             kept = self._with_neighbours(kept, limit, neighbours, allowed)
         return _without_repeats(kept, limit)
+
+    def _with_next_lines(self, hits: list[tuple[str, float]], allowed) -> list[tuple[str, float]]:
+        """The lexical hits and the lines said just before and after each (`Doc.beside`), at
+        `NEXT_LINE_SHARE` of its score: the line that answers a question often shares no word
+        with it, but stands beside the line that does (an answer after its question)."""
+        found = dict(hits)
+        for doc_id, score in hits:
+            share = score * NEXT_LINE_SHARE
+            for other in self._docs[doc_id].beside:
+                if share > found.get(other, 0.0) and allowed(self._docs.get(other)):
+                    found[other] = share
+        return sorted(found.items(), key=lambda hit: -hit[1])
 
     def _latest_about(self, person: str, allowed) -> list[str]:
         """The newest memories about `person` this recall may use (a bounded look back)."""
