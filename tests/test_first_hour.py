@@ -438,6 +438,36 @@ class TestSleepRecordAtOnce(CommandCase):
         assert self.handler.memory.sleeps(5, current=True)[0]["id"] == "s1"
 
 
+class TestOneClockRule(CommandCase):
+    def test_status_shows_real_times_in_the_games_zone_and_marks_game_time(self):
+        from datetime import timedelta
+        from zoneinfo import ZoneInfo
+
+        from django.test import override_settings
+
+        tokyo = ZoneInfo("Asia/Tokyo")  # UTC+9: a real time cannot pass for UTC
+        self.cmd("/sleep Aria=1")
+        start, game_start = self.clock.now(), self.handler.brain.game_now(self.clock.now())
+        with override_settings(TIME_ZONE="Asia/Tokyo"):
+            text = " ".join(self.cmd("/status Aria").split())
+            sleeps = self.cmd("/sleeps Aria")
+        wake = (start + timedelta(hours=1)).astimezone(tokyo)
+        assert "clock: real times in Asia/Tokyo (the game's TIME_ZONE); game time is marked" in text
+        assert f"scheduled wake: {wake:%Y-%m-%d %H:%M}" in text, text
+        assert f"wakes {wake:%Y-%m-%d %H:%M} real time" in column_text(sleeps, 4)
+        assert f"{game_start:%m-%d %H:%M}" in column_text(sleeps, 1)  # under "game time"
+        self.clock.advance(600)
+        self.cmd("/wake Aria")
+        woke, game_end = self.clock.now(), self.handler.brain.game_now(self.clock.now())
+        with override_settings(TIME_ZONE="Asia/Tokyo"):
+            text = " ".join(self.cmd("/status Aria").split())
+        assert f"last sleep: {woke.astimezone(tokyo):%Y-%m-%d %H:%M}, 0 turns since" in text, text
+        # the sleep's record is on the game's clock, and says so
+        assert (
+            f"sleep s1: game time {game_start:%Y-%m-%d %H:%M} -> {game_end:%Y-%m-%d %H:%M}"
+        ) in text, text
+
+
 def test_status_does_not_say_none_beside_a_count_of_calls():
     from ai_assistant.display import AssistantDisplay
 

@@ -13,6 +13,8 @@ the command (`PAGE_SIZE`).
 
 import re
 import textwrap
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from evennia.utils.evtable import EvTable
 from evennia.utils.utils import crop, fill
@@ -76,13 +78,56 @@ def progress_bar(done: int, total: int, width: int = PROGRESS_WIDTH) -> str:
     return f"[{'#' * filled}{'-' * (width - filled)}] {done}/{total}"
 
 
+# One clock rule for what builders read: a real time is shown in the game's zone
+# (`settings.TIME_ZONE`, read when shown), unlabelled; a game time always says "game time"
+# (the game's clock runs at its own pace, `TIME_FACTOR`), never unlabelled beside a real one.
+
+
+def game_zone():
+    """The zone real times are shown in: the game's `TIME_ZONE` (UTC when it names none).
+
+    Returns:
+        tzinfo: The zone.
+
+    """
+    from django.conf import settings
+
+    try:
+        return ZoneInfo(getattr(settings, "TIME_ZONE", None) or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return timezone.utc
+
+
+def _real(iso: str | None) -> str:
+    """A real time (ISO, stored in UTC) as `YYYY-MM-DD HH:MM` in the game's zone."""
+    try:
+        moment = datetime.fromisoformat(iso) if iso else None
+    except (TypeError, ValueError):
+        return str(iso)[:16].replace("T", " ")
+    if moment is None:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(game_zone()).strftime("%Y-%m-%d %H:%M")
+
+
 def _when(iso: str | None) -> str:
-    """An ISO time as `YYYY-MM-DD HH:MM`."""
-    return (iso or "")[:16].replace("T", " ") or "-"
+    """A real time as `YYYY-MM-DD HH:MM`, in the game's zone."""
+    return _real(iso) or "-"
 
 
 def _short_when(iso: str | None) -> str:
-    """An ISO time as `MM-DD HH:MM`, for table columns."""
+    """A real time as `MM-DD HH:MM`, in the game's zone, for table columns."""
+    return _real(iso)[5:] or "-"
+
+
+def _game_when(iso: str | None) -> str:
+    """A game time as `YYYY-MM-DD HH:MM`, as the game's clock has it (label it "game time")."""
+    return (iso or "")[:16].replace("T", " ") or "-"
+
+
+def _short_game_when(iso: str | None) -> str:
+    """A game time as `MM-DD HH:MM`, for a table column headed "game time"."""
     return (iso or "")[5:16].replace("T", " ") or "-"
 
 
@@ -343,8 +388,8 @@ class AssistantDisplay:
             rows.append(
                 (
                     record.get("id"),
-                    f"{_short_when(record.get('start'))}\n"
-                    + ("asleep" if under_way else _short_when(record.get("end"))),
+                    f"{_short_game_when(record.get('start'))}\n"
+                    + ("asleep" if under_way else _short_game_when(record.get("end"))),
                     f"{shown(record.get('began'), NAME_CHARS)}\n{record.get('depth')}",
                     f"{record.get('debt_before')} -> "
                     + ("..." if under_way else f"{record.get('debt_after')}"),
@@ -534,7 +579,10 @@ class AssistantDisplay:
         mode = status.mode + (" (paused)" if status.paused else "")
         if status.phase:
             mode += f", phase {status.phase}, {status.depth} sleep"
-        rows = [("mode", mode)]
+        rows = [
+            ("clock", f"real times in {game_zone()} (the game's TIME_ZONE); game time is marked"),
+            ("mode", mode),
+        ]
         if status.asleep:
             progress = status.consolidation_progress
             rows += [
@@ -631,7 +679,8 @@ class AssistantDisplay:
             *(
                 (
                     f"sleep {record.get('id')}",
-                    f"{_when(record.get('start'))} -> {_when(record.get('end'))}, "
+                    f"game time {_game_when(record.get('start'))} -> "
+                    f"{_game_when(record.get('end'))}, "
                     f"{record.get('began')}, debt {record.get('debt_before')} -> "
                     f"{record.get('debt_after')}, {record.get('calls', 0)} calls",
                 )
