@@ -178,7 +178,7 @@ def test_demo_has_one_clearly_labelled_clock(offline_demo):
     # status and the sleep records show times of that same clock
     status = out[out.rindex("@assistant/status Aria") :]
     assert "last tick: 2026-11-22" in status
-    slept = re.findall(r"sleep s\d: (\d{4}-\d\d-\d\d)", status)
+    slept = re.findall(r"sleep s\d: game time (\d{4}-\d\d-\d\d)", status)
     assert slept and set(slept) <= {"2026-11-21", "2026-11-22"}
 
 
