@@ -370,7 +370,7 @@ def test_demo_shows_a_relationship_warming_over_two_days(offline_demo):
     # the first night: familiarity counted from the day's interactions; what was whispered
     # keeps the reason private
     first = section(out, "What her sleep made of the day", "Day two:")
-    assert "Aria and Mira: 6 interactions, last met 2026-11-21" in first
+    assert "Aria and Mira: 6 interactions, last met on game day 2026-11-21" in first
     assert "0.20 an" in first and "+0.17 5" in first  # five public interactions
     # the whispered interaction's share (a sixth of the step) is private to Mira, apart from
     # the public five
@@ -378,7 +378,8 @@ def test_demo_shows_a_relationship_warming_over_two_days(offline_demo):
     assert "dreaming, relationships: calls 2, people 2" in out
     # the second night: Tobin's thanks warm Aria, with its reason and game time
     second = section(out, "Two days with Tobin", "Morning:")
-    assert "Aria and Tobin: 3 interactions, last met 2026-11-22" in second
+    assert "Aria and Tobin: 3 interactions, last met on game day 2026-11-22" in second
     assert "0.15 an" in second and "1 interaction on 2026-11-22" in second
-    assert "interactions on 2026-11-21 (11-21" in second  # the first night's change, kept
-    assert "+0.10 warm" in second and "+0.10 rehearsal: kindness seen (11-22" in second
+    assert "interactions on 2026-11-21 (game time" in second  # the first night's change, kept
+    assert "+0.10 warm" in second and "+0.10 rehearsal: kindness seen (game" in second
+    assert "time 11-22" in second  # the table wraps the label

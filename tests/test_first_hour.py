@@ -467,6 +467,21 @@ class TestOneClockRule(CommandCase):
             f"sleep s1: game time {game_start:%Y-%m-%d %H:%M} -> {game_end:%Y-%m-%d %H:%M}"
         ) in text, text
 
+    def test_a_relationships_changes_are_marked_game_time(self):
+        from django.test import override_settings
+
+        from ai_assistant.display import AssistantDisplay
+
+        change = {"value": 0.1, "change": 0.1, "reason": "helped", "by": "sleep", "audience": None}
+        state = {
+            "interactions": 2,
+            "last_met": "2026-11-21",
+            "warmth": {"value": 0.1, "changes": [{**change, "at": "2026-11-21T22:00:00+00:00"}]},
+        }
+        with override_settings(TIME_ZONE="Asia/Tokyo"):  # a game time is never moved to it
+            text = " ".join(AssistantDisplay().format_relationship(self.aria, "Bob", state).split())
+        assert "game time 11-21 22:00" in text and "last met on game day 2026-11-21" in text
+
 
 def test_status_does_not_say_none_beside_a_count_of_calls():
     from ai_assistant.display import AssistantDisplay

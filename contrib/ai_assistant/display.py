@@ -1083,7 +1083,8 @@ class AssistantDisplay:
             changes = list(reversed(part.get("changes") or []))[:3]
             said = "; ".join(
                 f"{change.get('change', 0):+.2f} {shown(change.get('reason'), 60)} "
-                f"({_short_when(change.get('at'))}, {shown(change.get('by'), NAME_CHARS)}, "
+                f"(game time {_short_game_when(change.get('at'))}, "
+                f"{shown(change.get('by'), NAME_CHARS)}, "
                 f"{audience_label(change.get('audience'), names)})"
                 for change in changes
             )
@@ -1091,9 +1092,8 @@ class AssistantDisplay:
             rows.append(
                 (dimension, f"{number} {rel_describe(dimension, value)}", said or "unchanged")
             )
-        title += (
-            f"{int(state.get('interactions') or 0)} interactions, last met "
-            f"{shown(state.get('last_met') or 'never', 12)}"
+        title += f"{int(state.get('interactions') or 0)} interactions, last met " + (
+            f"on game day {shown(state['last_met'], 12)}" if state.get("last_met") else "never"
         )
         columns = [("dimension", 15), ("value", 20), ("recent changes, newest first", 43)]
         return f"{title}\n" + render_table(columns, rows)
