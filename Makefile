@@ -14,12 +14,16 @@ EVENNIA ?= 6
 POSTGRES ?= auto
 # `make serve REHEARSAL=1`: play without a model (the offline rehearsal model answers)
 REHEARSAL ?= 0
-# `make serve TELNET_PORT=5000 WEB_PORT=5001`: other ports for players (unset: the game's
-# settings, Evennia's 4000 and 4001 by default); `make serve` prints the ports in use
+# `make serve PORT=4100`: every port the game opens from one base (telnet 4100, web 4101,
+# websocket 4102, AMP 4103, internal web 4104); `make serve TELNET_PORT=5000 WEB_PORT=5001` moves
+# those two (unset: the game's settings, Evennia's 4000-4006 by default). `make serve` refuses
+# to start when any of them is taken, and prints the ports in use
+PORT ?=
 TELNET_PORT ?=
 WEB_PORT ?=
 # what the demo's settings read (server/conf/settings.py)
 SERVE_ENV := AI_ASSISTANT_REHEARSAL=$(REHEARSAL) \
+	$(if $(PORT),AI_ASSISTANT_DEMO_PORT=$(PORT)) \
 	$(if $(TELNET_PORT),AI_ASSISTANT_DEMO_TELNET_PORT=$(TELNET_PORT)) \
 	$(if $(WEB_PORT),AI_ASSISTANT_DEMO_WEB_PORT=$(WEB_PORT))
 

@@ -58,6 +58,12 @@ class AssistantTestCase(EvenniaTest):
         self.char2.msg = MagicMock()
         self.account.msg = MagicMock()
 
+    def as_player(self) -> None:
+        """Make char1 and its account a plain player: Evennia's test case makes them
+        Developers, and a builder's lines are not held back by the limits on players."""
+        for holder in (self.char1, self.account):
+            holder.permissions.remove("Developer")
+
     def our_tickers(self) -> list[tuple]:
         """The ticker subscriptions of this assistant's script (store keys)."""
         idstring = self.script.ticker_idstring

@@ -192,7 +192,7 @@ def test_demo_has_one_clearly_labelled_clock(offline_demo):
     # status and the sleep records show times of that same clock
     status = out[out.rindex("@assistant/status Aria") :]
     assert "last tick: 2026-11-22" in status
-    slept = re.findall(r"sleep s\d: (\d{4}-\d\d-\d\d)", status)
+    slept = re.findall(r"sleep s\d: game time (\d{4}-\d\d-\d\d)", status)
     assert slept and set(slept) <= {"2026-11-21", "2026-11-22"}
 
 
@@ -384,7 +384,7 @@ def test_demo_shows_familiarity_growing_over_two_days_and_words_moving_no_feelin
     # the first night: familiarity counted from the day's interactions; what was whispered
     # keeps the reason private
     first = section(out, "What her sleep made of the day", "Day two:")
-    assert "Aria and Mira: 5 interactions, last met 2026-11-21" in first
+    assert "Aria and Mira: 5 interactions, last met on game day 2026-11-21" in first
     assert "0.20 an" in first and "+0.16 4" in first  # four public interactions
     # the whispered interaction's share (a fifth of the step) is private to Mira, apart from
     # the public four
@@ -393,7 +393,7 @@ def test_demo_shows_familiarity_growing_over_two_days_and_words_moving_no_feelin
     # the second night: Tobin's thanks are his words: familiarity grows, warmth and trust
     # (which rest on deeds she saw) stay where they were
     second = section(out, "Two days with Tobin", "Morning:")
-    assert "Aria and Tobin: 3 interactions, last met 2026-11-22" in second
+    assert "Aria and Tobin: 3 interactions, last met on game day 2026-11-22" in second
     assert "0.15 an" in second and "1 interaction on 2026-11-22" in second
-    assert "interactions on 2026-11-21 (11-21" in second  # the first night's change, kept
+    assert "interactions on 2026-11-21 (game time" in second  # the first night's change, kept
     assert "+0.00 neutral" in second and "kindness seen" not in second

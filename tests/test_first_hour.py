@@ -172,6 +172,21 @@ def serve_ports(*args, **env):
     )
 
 
+def free_base(count: int = 7) -> int:
+    """A base port with `count` free ports from it (on this machine, now)."""
+    import socket
+
+    from world.serve_ports import taken
+
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count <= 65535 and not taken([(base + i, "") for i in range(count)]):
+            return base
+    raise AssertionError("no free ports")
+
+
 def test_make_serve_prints_the_ports_the_settings_end_with():
     done = serve_ports()
     assert done.returncode == 0, done.stderr
@@ -180,6 +195,35 @@ def test_make_serve_prints_the_ports_the_settings_end_with():
     assert done.returncode == 0, done.stderr
     assert "localhost:5400" in done.stdout and "http://localhost:5401/assistants/" in done.stdout
     assert "4000" not in done.stdout and "4001" not in done.stdout
+
+
+def test_one_base_port_moves_every_port_the_game_opens():
+    base = free_base()
+    done = serve_ports(AI_ASSISTANT_DEMO_PORT=str(base))
+    assert done.returncode == 0, done.stderr
+    assert f"localhost:{base}" in done.stdout and f"http://localhost:{base + 1}/" in done.stdout
+    assert (
+        f"The game's other ports: {base + 4} (web (internal)), {base + 2} (webclient "
+        f"websocket), {base + 3} (portal-server link (AMP))"
+    ) in done.stdout
+    assert not any(f"{port}" in done.stdout for port in range(4000, 4007))
+    assert serve_ports("--check", AI_ASSISTANT_DEMO_PORT=str(base)).returncode == 0
+    done = serve_ports("--check", AI_ASSISTANT_DEMO_PORT="65534")
+    assert done.returncode == 2 and "port number from 1 to 65529, not '65534'" in done.stderr
+
+
+def test_make_serve_refuses_to_start_when_another_program_holds_a_port():
+    import socket
+
+    base = free_base()
+    for held in (base + 3, base + 4):  # the AMP and internal web ports, not only the players'
+        with socket.socket() as other_game:
+            other_game.bind(("127.0.0.1", held))
+            other_game.listen()
+            done = serve_ports("--check", AI_ASSISTANT_DEMO_PORT=str(base))
+        assert done.returncode == 2, done.stdout
+        assert f"Not started: port {held} (the " in done.stdout and "is taken" in done.stdout
+    assert serve_ports("--check", AI_ASSISTANT_DEMO_PORT=str(base)).returncode == 0
 
 
 def test_the_ports_follow_the_games_own_settings():
@@ -206,7 +250,13 @@ def test_bad_or_clashing_ports_stop_the_start_with_the_reason():
     assert "port 4005 is both the web and the web (internal) port" in done.stdout
     done = serve_ports("--check", AI_ASSISTANT_DEMO_TELNET_PORT="telnet")
     assert done.returncode == 2 and "port number from 1 to 65535, not 'telnet'" in done.stderr
-    assert serve_ports("--check", AI_ASSISTANT_DEMO_TELNET_PORT="5400").returncode == 0
+    base = free_base()
+    done = serve_ports(
+        "--check", AI_ASSISTANT_DEMO_PORT=str(base), AI_ASSISTANT_DEMO_WEB_PORT=str(base + 4)
+    )
+    assert done.returncode == 2  # the web port given is the base's internal web port
+    assert f"port {base + 4} is both the web and the web (internal) port" in done.stdout
+    assert serve_ports("--check", AI_ASSISTANT_DEMO_PORT=str(base)).returncode == 0
 
 
 def test_the_makefile_serve_target_prints_no_fixed_port():
@@ -390,6 +440,51 @@ class TestSleepRecordAtOnce(CommandCase):
         text = column_text(self.cmd("/sleeps Aria"), 4)
         assert "ASLEEP NOW" not in text and "2 consolidated" in text
         assert self.handler.memory.admin.sleeps(5, current=True)[0]["id"] == "s1"
+
+
+class TestOneClockRule(CommandCase):
+    def test_status_shows_real_times_in_the_games_zone_and_marks_game_time(self):
+        from datetime import timedelta
+        from zoneinfo import ZoneInfo
+
+        from django.test import override_settings
+
+        tokyo = ZoneInfo("Asia/Tokyo")  # UTC+9: a real time cannot pass for UTC
+        self.cmd("/sleep Aria=1")
+        start, game_start = self.clock.now(), self.handler.brain.game_now(self.clock.now())
+        with override_settings(TIME_ZONE="Asia/Tokyo"):
+            text = " ".join(self.cmd("/status Aria").split())
+            sleeps = self.cmd("/sleeps Aria")
+        wake = (start + timedelta(hours=1)).astimezone(tokyo)
+        assert "clock: real times in Asia/Tokyo (the game's TIME_ZONE); game time is marked" in text
+        assert f"scheduled wake: {wake:%Y-%m-%d %H:%M}" in text, text
+        assert f"wakes {wake:%Y-%m-%d %H:%M} real time" in column_text(sleeps, 4)
+        assert f"{game_start:%m-%d %H:%M}" in column_text(sleeps, 1)  # under "game time"
+        self.clock.advance(600)
+        self.cmd("/wake Aria")
+        woke, game_end = self.clock.now(), self.handler.brain.game_now(self.clock.now())
+        with override_settings(TIME_ZONE="Asia/Tokyo"):
+            text = " ".join(self.cmd("/status Aria").split())
+        assert f"last sleep: {woke.astimezone(tokyo):%Y-%m-%d %H:%M}, 0 turns since" in text, text
+        # the sleep's record is on the game's clock, and says so
+        assert (
+            f"sleep s1: game time {game_start:%Y-%m-%d %H:%M} -> {game_end:%Y-%m-%d %H:%M}"
+        ) in text, text
+
+    def test_a_relationships_changes_are_marked_game_time(self):
+        from django.test import override_settings
+
+        from ai_assistant.display import AssistantDisplay
+
+        change = {"value": 0.1, "change": 0.1, "reason": "helped", "by": "sleep", "audience": None}
+        state = {
+            "interactions": 2,
+            "last_met": "2026-11-21",
+            "warmth": {"value": 0.1, "changes": [{**change, "at": "2026-11-21T22:00:00+00:00"}]},
+        }
+        with override_settings(TIME_ZONE="Asia/Tokyo"):  # a game time is never moved to it
+            text = " ".join(AssistantDisplay().format_relationship(self.aria, "Bob", state).split())
+        assert "game time 11-21 22:00" in text and "last met on game day 2026-11-21" in text
 
 
 def test_status_does_not_say_none_beside_a_count_of_calls():

@@ -248,6 +248,7 @@ class TestCorrectionsAndLimits(AssistantTestCase, EvenniaCommandTest):
         from django.test import override_settings
         from evennia.utils import create
 
+        self.as_player()
         other = create.create_object(
             "ai_assistant.characters.AssistantCharacter", key="Bea", location=self.room1
         )

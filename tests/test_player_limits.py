@@ -85,6 +85,38 @@ def test_player_token_budget_shares_turns_and_forgets_old_players():
     assert len(budget) == 1 and budget.top(next_day, next_day)["hour"] == [("cy", 5)]
 
 
+def test_an_hour_of_ordinary_conversation_fits_the_default_limits():
+    """A line every 6 s for an hour, each turn two calls of a real model's size (5,000 prompt
+    tokens, 4,000 from the provider's cache, 100 completion), through the default limits."""
+    from ai_assistant import game_settings
+    from ai_assistant.budget import billed_tokens
+    from ai_assistant.llm.client import TokenUsage
+
+    per_minute = game_settings.player_turns_per_minute()
+    per_hour = game_settings.player_tokens_per_hour()
+    per_day = game_settings.player_tokens_per_day()
+    limiter, budget = TurnRateLimiter(), PlayerTokenBudget()
+    call = TokenUsage(prompt=5000, completion=100, cached=4000)
+    start = T0.replace(minute=0)
+    for line in range(600):
+        now = start + line * 6 * SECOND
+        assert budget.exhausted("account#1", now, now, per_hour, per_day) is None, line
+        assert limiter.slot("account#1", now, per_minute) == now, line  # never deferred
+        budget.charge({"account#1": "ann"}, 2 * billed_tokens(call, "gpt-4o-mini"), now, now)
+    assert budget.spent("account#1", now, now)["hour"] == 600 * 2200
+
+
+def test_what_a_call_costs_leaves_out_cached_prompt_tokens_and_the_rehearsal_model():
+    from ai_assistant.budget import billed_tokens
+    from ai_assistant.llm.client import TokenUsage
+    from ai_assistant.offline.rehearsal import REHEARSAL_MODEL
+
+    call = TokenUsage(prompt=5000, completion=120, cached=4500)
+    assert billed_tokens(call, "gpt-4o-mini") == 620
+    assert billed_tokens(TokenUsage(prompt=300, completion=20), "gpt-4o-mini") == 320
+    assert billed_tokens(call, REHEARSAL_MODEL) == 0
+
+
 def _event(event_id, urgent=True, metadata=None):
     event = make_event(
         event_id=event_id,
@@ -123,6 +155,7 @@ class LimitsCase(AssistantTestCase):
         super().setUp()
         PLAYER_TOKENS.__init__()  # game-wide, like the count of turns a minute
         self.addCleanup(PLAYER_TOKENS.__init__)
+        self.as_player()
 
     def pending(self) -> list:
         self.handler.hearing.flush()
@@ -449,8 +482,8 @@ class TestPlayerTokenBudget(LimitsCase, EvenniaCommandTest):
         status = self.call(_commands().CmdAssistant(), "/status Aria", caller=self.char1)
         spent = self.spent(self.account)
         assert (
-            "players (server): 10 turns a minute (0 lines deferred); tokens 100000 an hour, "
-            f"400000 a game day; top this hour: {self.account.key} {spent}; top this game day: "
+            "players (server): 10 turns a minute (0 lines deferred); tokens 2000000 an hour, "
+            f"10000000 a game day; top this hour: {self.account.key} {spent}; top this game day: "
             f"{self.account.key} {spent}"
         ) in " ".join(status.split())
         assert "Aria, one" not in status  # nothing said is shown
@@ -505,6 +538,99 @@ class TestPlayerTokenBudget(LimitsCase, EvenniaCommandTest):
             )
         (event,) = self.pending()
         assert event.text == "Aria, are you there?" and event.urgent
+
+
+# ---- the defaults let people play (issue 40) -----------------------------------------------------
+
+
+def _billed_as(reply, prompt: int, cached: int, completion: int = 100):
+    """A scripted reply whose usage is a real model's: `prompt` tokens, `cached` of them served
+    from the provider's prompt cache."""
+    reply.body["usage"] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+    }
+    return reply
+
+
+class TestTheDefaultsLetPeoplePlay(LimitsCase):
+    def converse(self, speaker, lines: int, prompt: int, cached: int, every: float = 6) -> None:
+        """`speaker` says `lines` lines to Aria, one every `every` seconds; each turn is a
+        spoken answer and a closing call, each call of `prompt` tokens (`cached` from the
+        provider's cache) and 100 completion tokens."""
+        for number in range(lines):
+            self.responder.add(
+                _billed_as(
+                    tool_reply(tool_call("say", {"text": f"Yes {number}."})), prompt, cached
+                ),
+                _billed_as(tool_reply(tool_call("noop", {})), prompt, cached),
+            )
+            speaker.execute_cmd(f"say Aria, line {number}")
+            self.tick(advance=every)
+
+    def told(self, character) -> list[str]:
+        return [
+            text
+            for text in self.received(character)
+            if "your share" in text or "will answer you" in text or "more than Aria" in text
+        ]
+
+    def spent(self, account) -> int:
+        now = self.clock.now()
+        return PLAYER_TOKENS.spent(f"account#{account.id}", now, self.handler.hearing.game_now())[
+            "hour"
+        ]
+
+    def test_ordinary_conversation_with_cached_prompts_is_never_refused(self):
+        # the defaults, a line every 6 s (the 10 turns a minute) for four minutes: each turn two
+        # calls of 5,000 prompt tokens, 4,000 of them from the provider's cache (counted whole,
+        # the hour's budget was spent after ten turns)
+        self.converse(self.char1, 40, prompt=5000, cached=4000)
+        assert len(self.responder.requests) == 80  # every line answered at once
+        assert self.told(self.char1) == [] and self.pending() == []
+        # what is charged is what costs: uncached prompt and completion tokens
+        assert self.spent(self.account) == 40 * 2 * (1000 + 100)
+
+    def test_the_rehearsal_models_turns_cost_nothing(self):
+        with override_settings(AI_ASSISTANT_REHEARSAL=True, AI_ASSISTANT_PLAYER_TOKENS_PER_HOUR=1):
+            for number in range(3):
+                self.char1.execute_cmd(f"say Aria, hello {number}")
+                self.tick()
+            assert self.spent(self.account) == 0
+            assert self.told(self.char1) == []
+            answered = [text for text in self.received(self.char2) if text.startswith("Aria says")]
+            assert len(answered) == 3, answered
+
+    def test_a_builders_own_lines_are_not_limited(self):
+        self.account.permissions.add("Builder")  # a puppeted character has its account's
+        with override_settings(
+            AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE=1, AI_ASSISTANT_PLAYER_TOKENS_PER_HOUR=10
+        ):
+            self.converse(self.char1, 4, prompt=5000, cached=0, every=5)
+            assert len(self.responder.requests) == 8 and self.pending() == []
+            assert self.told(self.char1) == []
+            # a player speaking as fast is held back
+            self.converse(self.char2, 1, prompt=5000, cached=0)
+            self.char2.execute_cmd("say Aria, again")
+            self.tick()
+            assert len(self.responder.requests) == 10 and self.pending()
+
+    def test_a_flooder_is_still_stopped_and_the_others_are_answered(self):
+        # the defaults; a player whose every call is 100,000 prompt tokens the cache misses
+        self.converse(self.char1, 12, prompt=100_000, cached=0)
+        # ten turns of 200,200 tokens spend the hour's 2,000,000: the rest are heard only
+        assert len(self.responder.requests) == 20
+        assert [text for text in self.told(self.char1) if "your share" in text] == [
+            "(You have had your share of the assistants' thought for this hour: they hear "
+            "you, and take in what you say with what others say, but will not answer you "
+            "on their own until the next hour.)"
+        ]
+        self.responder.replies.clear()  # scripted for the lines that were not answered
+        self.responder.requests.clear()
+        self.converse(self.char2, 1, prompt=5000, cached=4000)
+        assert len(self.responder.requests) == 2 and self.told(self.char2) == []
 
 
 def _commands():

@@ -277,6 +277,7 @@ class TestTheTicksGates(PromptStartCase):
         assert len(self.pending()) == 2
 
     def test_a_player_over_the_turn_limit_is_not_started(self):
+        self.as_player()
         with override_settings(AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE=1):
             self.responder.add(tool_reply(tool_call("noop", {})))
             self.char1.execute_cmd("say Aria, one")

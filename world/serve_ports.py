@@ -1,16 +1,20 @@
 """
-The ports `make serve` tells players to connect to: those the game's settings end with
-(`TELNET_PORTS`, `WEBSERVER_PORTS`, after `make serve TELNET_PORT=... WEB_PORT=...` and any
+The ports `make serve` checks and tells players to connect to: those the game's settings end
+with (`TELNET_PORTS`, `WEBSERVER_PORTS`, `WEBSOCKET_CLIENT_PORT`, `AMP_PORT`, `SSL_PORTS` and
+`SSH_PORTS` when on, after `make serve PORT=...`, `TELNET_PORT=... WEB_PORT=...` and any
 secret_settings.py), never a fixed 4000/4001.
 
     python -m world.serve_ports          # with DJANGO_SETTINGS_MODULE=server.conf.settings
+    python -m world.serve_ports --check  # before the start
 
-It prints where to connect, and exits with status 2 and the reason when two of the game's
-ports are the same (Evennia would fail to start on the second).
+It prints where to connect. With `--check` it exits with status 2 and the reason when two of
+the game's ports are the same, or when another program (another game) holds one of them:
+Evennia would fail on that port, or half start beside the other game.
 
 """
 
 import os
+import socket
 import sys
 
 
@@ -30,6 +34,10 @@ def player_ports(settings) -> dict:
     web_enabled = getattr(settings, "WEBSERVER_ENABLED", True) and settings.WEBSERVER_PORTS
     web = settings.WEBSERVER_PORTS[0][0] if web_enabled else None
     in_use = [(port, "telnet") for port in telnet]
+    if getattr(settings, "SSL_ENABLED", False):
+        in_use += [(port, "telnet (SSL)") for port in settings.SSL_PORTS]
+    if getattr(settings, "SSH_ENABLED", False):
+        in_use += [(port, "SSH") for port in settings.SSH_PORTS]
     if web_enabled:
         for external, internal in settings.WEBSERVER_PORTS:
             in_use += [(external, "web"), (internal, "web (internal)")]
@@ -58,6 +66,30 @@ def clashes(in_use: list) -> list[str]:
     return lines
 
 
+def taken(in_use: list) -> list[str]:
+    """Ports another program listens on already (on any address), so the game cannot.
+
+    Each is bound for a moment the way Evennia's server binds it (`SO_REUSEADDR`, so a port
+    a game stopped a moment ago still counts as free) and let go at once.
+
+    Args:
+        in_use (list): (port, what) pairs.
+
+    Returns:
+        list: One line per port that is taken.
+
+    """
+    lines = []
+    for port, what in in_use:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("0.0.0.0", port))
+            except OSError as err:
+                lines.append(f"port {port} (the {what} port) is taken: {err.strerror}")
+    return lines
+
+
 def connect_lines(ports: dict) -> list[str]:
     """What `make serve` prints: where to connect with a MUD client and with a browser.
 
@@ -79,6 +111,10 @@ def connect_lines(ports: dict) -> list[str]:
         )
     if not lines:
         lines.append("Telnet and the website are both off in the game's settings.")
+    shown = {*ports["telnet"], ports["web"]}
+    others = [f"{port} ({what})" for port, what in ports["in_use"] if port not in shown]
+    if others:
+        lines.append(f"The game's other ports: {', '.join(others)}")
     return lines
 
 
@@ -88,13 +124,13 @@ def main() -> int:
 
     try:
         ports = player_ports(settings)
-    except ValueError as err:  # a bad TELNET_PORT or WEB_PORT, from the settings
+    except ValueError as err:  # a bad PORT, TELNET_PORT or WEB_PORT, from the settings
         print(f"Not started: {err}", file=sys.stderr)
         return 2
     if "--check" in sys.argv[1:]:
-        problems = clashes(ports["in_use"])
+        problems = clashes(ports["in_use"]) or taken(ports["in_use"])
         for line in problems:
-            print(f"Not started: {line}. Choose other ports (TELNET_PORT=, WEB_PORT=).")
+            print(f"Not started: {line}. Choose other ports (make serve PORT=<base>).")
         return 2 if problems else 0
     print("\n".join(connect_lines(ports)))
     return 0

@@ -21,7 +21,7 @@ from datetime import datetime
 from . import telemetry
 from .conf import AssistantConfig, ConfigError
 from .driver import BlockingWork, ModelWork
-from .budget import TokenBudget
+from .budget import TokenBudget, billed_tokens
 from .events import EventQueue
 from .lifecycle import SLEEP, Lifecycle
 from .llm.calibration import Calibration
@@ -418,17 +418,21 @@ class Brain:
         config = self.config
         return TokenBudget(self.state, config.token_budget_per_day, config.token_budget_per_hour)
 
-    def record_reply(self, reply, now: datetime) -> None:
+    def record_reply(self, reply, now: datetime) -> int:
         """Count a reply: in the usage stats, per hour (the last week), and against the token
-        budget.
+        budget (what it cost: `budget.billed_tokens`).
 
         Args:
             reply (ChatReply): The model's reply, with its token usage.
             now (datetime): The real time of the reply.
 
+        Returns:
+            int: The tokens it cost, as the budgets count them.
+
         """
         self.usage().record_reply(reply)
-        self.budget().add(reply.usage.prompt + reply.usage.completion, now, self.game_now(now))
+        billed = billed_tokens(reply.usage, self.model)
+        self.budget().add(billed, now, self.game_now(now))
         hours = dict(self.state.get(USAGE_BY_HOUR) or {})
         hour = now.strftime("%Y-%m-%dT%H")
         bucket = hours.get(hour) or {"calls": 0, "prompt": 0, "completion": 0, "cached": 0}
@@ -440,6 +444,7 @@ class Brain:
         for old in sorted(hours)[:-HOURS_KEPT]:
             del hours[old]
         self.state.set(USAGE_BY_HOUR, hours)
+        return billed
 
     def record_failure(self, error: LLMError, now: datetime) -> None:
         """Count a failed call: its kind, and the replies it received before failing (a

@@ -2,6 +2,10 @@
 Budgets and limits: what an assistant may spend on the model, and how fast one player may make
 assistants think.
 
+What a budget counts is what costs (`billed_tokens`): a call's prompt tokens less those the
+provider served from its prompt cache (billed at a fraction, or not at all), plus its completion
+tokens; the offline rehearsal model's calls cost nothing.
+
 - `TokenBudget`: tokens per game day (`token_budget_per_day`) and per real hour
   (`token_budget_per_hour`), counted from every reply's usage. When either is spent, the
   assistant stops calling the model: it keeps hearing (events wait in its queue, nothing is
@@ -19,15 +23,35 @@ assistants think.
   `AI_ASSISTANT_PLAYER_TOKENS_PER_HOUR` and `AI_ASSISTANT_PLAYER_TOKENS_PER_DAY`). A turn's
   tokens are shared evenly among the players whose lines started it, so what the players are
   charged adds up to what was spent. A player whose budget is spent is heard, as context, but
-  starts no turn until the next hour or game day, and is told once.
+  starts no turn until the next hour or game day, and is told once. Builders' own lines are not
+  limited by it, nor by the turns a minute (`hearing`).
 
 """
 
 from collections import deque
 from datetime import datetime, timedelta
 
+from .llm.client import TokenUsage
 from .memory.store import KeyValueStore
+from .offline.rehearsal import REHEARSAL_MODEL
 from .state import TOKEN_SPEND
+
+
+def billed_tokens(usage: TokenUsage, model: str) -> int:
+    """The tokens of one model call that count against a budget: those that cost.
+
+    Args:
+        usage (TokenUsage): The call's token counts, as the server reported them.
+        model (str): The chat model that was called.
+
+    Returns:
+        int: The prompt tokens not served from the provider's cache plus the completion
+            tokens; 0 for the offline rehearsal model, which costs nothing.
+
+    """
+    if model == REHEARSAL_MODEL:
+        return 0
+    return usage.prompt - usage.cached + usage.completion
 
 
 class TokenBudget:
@@ -372,4 +396,4 @@ class PlayerTokenBudget:
         return len(self._spend)
 
 
-__all__ = ["PlayerTokenBudget", "TokenBudget", "TurnRateLimiter"]
+__all__ = ["PlayerTokenBudget", "TokenBudget", "TurnRateLimiter", "billed_tokens"]

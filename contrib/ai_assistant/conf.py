@@ -89,10 +89,16 @@ class AssistantConfig(BaseModel):
         1, ge=0, le=5, description="SDK retries of a failed request (429, 5xx, timeouts)."
     )
     token_budget_per_day: int = Field(
-        0, ge=0, le=10**9, description="Tokens it may use per game day (0: no limit)."
+        0,
+        ge=0,
+        le=10**9,
+        description="Tokens it may spend a game day: uncached prompt + completion (0: no limit).",
     )
     token_budget_per_hour: int = Field(
-        0, ge=0, le=10**9, description="Tokens it may use per real hour (0: no limit)."
+        0,
+        ge=0,
+        le=10**9,
+        description="Tokens it may spend a real hour: uncached prompt + completion (0: no limit).",
     )
     budget_spent_message: str | None = Field(
         "{name} rubs their eyes: they cannot think any more for now.",

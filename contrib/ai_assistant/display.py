@@ -13,6 +13,8 @@ the command (`PAGE_SIZE`).
 
 import re
 import textwrap
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from evennia.utils.evtable import EvTable
 from evennia.utils.utils import crop, fill
@@ -79,13 +81,56 @@ def progress_bar(done: int, total: int, width: int = PROGRESS_WIDTH) -> str:
     return f"[{'#' * filled}{'-' * (width - filled)}] {done}/{total}"
 
 
+# One clock rule for what builders read: a real time is shown in the game's zone
+# (`settings.TIME_ZONE`, read when shown), unlabelled; a game time always says "game time"
+# (the game's clock runs at its own pace, `TIME_FACTOR`), never unlabelled beside a real one.
+
+
+def game_zone():
+    """The zone real times are shown in: the game's `TIME_ZONE` (UTC when it names none).
+
+    Returns:
+        tzinfo: The zone.
+
+    """
+    from django.conf import settings
+
+    try:
+        return ZoneInfo(getattr(settings, "TIME_ZONE", None) or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return timezone.utc
+
+
+def _real(iso: str | None) -> str:
+    """A real time (ISO, stored in UTC) as `YYYY-MM-DD HH:MM` in the game's zone."""
+    try:
+        moment = datetime.fromisoformat(iso) if iso else None
+    except (TypeError, ValueError):
+        return str(iso)[:16].replace("T", " ")
+    if moment is None:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(game_zone()).strftime("%Y-%m-%d %H:%M")
+
+
 def _when(iso: str | None) -> str:
-    """An ISO time as `YYYY-MM-DD HH:MM`."""
-    return (iso or "")[:16].replace("T", " ") or "-"
+    """A real time as `YYYY-MM-DD HH:MM`, in the game's zone."""
+    return _real(iso) or "-"
 
 
 def _short_when(iso: str | None) -> str:
-    """An ISO time as `MM-DD HH:MM`, for table columns."""
+    """A real time as `MM-DD HH:MM`, in the game's zone, for table columns."""
+    return _real(iso)[5:] or "-"
+
+
+def _game_when(iso: str | None) -> str:
+    """A game time as `YYYY-MM-DD HH:MM`, as the game's clock has it (label it "game time")."""
+    return (iso or "")[:16].replace("T", " ") or "-"
+
+
+def _short_game_when(iso: str | None) -> str:
+    """A game time as `MM-DD HH:MM`, for a table column headed "game time"."""
     return (iso or "")[5:16].replace("T", " ") or "-"
 
 
@@ -348,8 +393,8 @@ class AssistantDisplay:
             rows.append(
                 (
                     record.get("id"),
-                    f"{_short_when(record.get('start'))}\n"
-                    + ("asleep" if under_way else _short_when(record.get("end"))),
+                    f"{_short_game_when(record.get('start'))}\n"
+                    + ("asleep" if under_way else _short_game_when(record.get("end"))),
                     f"{shown(record.get('began'), NAME_CHARS)}\n{record.get('depth')}",
                     f"{record.get('debt_before')} -> "
                     + ("..." if under_way else f"{record.get('debt_after')}"),
@@ -543,7 +588,10 @@ class AssistantDisplay:
         mode = status.mode + (" (paused)" if status.paused else "")
         if status.phase:
             mode += f", phase {status.phase}, {status.depth} sleep"
-        rows = [("mode", mode)]
+        rows = [
+            ("clock", f"real times in {game_zone()} (the game's TIME_ZONE); game time is marked"),
+            ("mode", mode),
+        ]
         if status.asleep:
             progress = status.consolidation_progress
             rows += [
@@ -640,7 +688,8 @@ class AssistantDisplay:
             *(
                 (
                     f"sleep {record.get('id')}",
-                    f"{_when(record.get('start'))} -> {_when(record.get('end'))}, "
+                    f"game time {_game_when(record.get('start'))} -> "
+                    f"{_game_when(record.get('end'))}, "
                     f"{record.get('began')}, debt {record.get('debt_before')} -> "
                     f"{record.get('debt_after')}, {record.get('calls', 0)} calls",
                 )
@@ -1054,7 +1103,8 @@ class AssistantDisplay:
             changes = list(reversed(part.get("changes") or []))[:3]
             said = "; ".join(
                 f"{change.get('change', 0):+.2f} {shown(change.get('reason'), 60)} "
-                f"({_short_when(change.get('at'))}, {shown(change.get('by'), NAME_CHARS)}, "
+                f"(game time {_short_game_when(change.get('at'))}, "
+                f"{shown(change.get('by'), NAME_CHARS)}, "
                 f"{audience_label(change.get('audience'), names)})"
                 for change in changes
             )
@@ -1062,9 +1112,8 @@ class AssistantDisplay:
             rows.append(
                 (dimension, f"{number} {rel_describe(dimension, value)}", said or "unchanged")
             )
-        title += (
-            f"{int(state.get('interactions') or 0)} interactions, last met "
-            f"{shown(state.get('last_met') or 'never', 12)}"
+        title += f"{int(state.get('interactions') or 0)} interactions, last met " + (
+            f"on game day {shown(state['last_met'], 12)}" if state.get("last_met") else "never"
         )
         columns = [("dimension", 15), ("value", 20), ("recent changes, newest first", 43)]
         return f"{title}\n" + render_table(columns, rows)

@@ -18,8 +18,8 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_MODEL_THREADS` | 4 | threads for model calls of clients without coroutines |
 | `AI_ASSISTANT_MODEL_IO_PROCESS` | True | the OpenAI client's calls are made in a child process, off the reactor's interpreter lock (`llm/io_process.py`) |
 | `AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE` | 10 | turns one player's lines (any of their account's characters) may start per minute, all assistants together; more wait their turn, in order (0: no limit) |
-| `AI_ASSISTANT_PLAYER_TOKENS_PER_HOUR` | 100000 | tokens the turns one player (account) starts may spend per real hour, all assistants together (0: no limit) |
-| `AI_ASSISTANT_PLAYER_TOKENS_PER_DAY` | 400000 | the same per game day (0: no limit) |
+| `AI_ASSISTANT_PLAYER_TOKENS_PER_HOUR` | 2000000 | tokens that cost (prompt tokens not served from the provider's cache, and completion tokens; none for the rehearsal model) the turns one player (account) starts may spend per real hour, all assistants together; builders are not limited (0: no limit) |
+| `AI_ASSISTANT_PLAYER_TOKENS_PER_DAY` | 10000000 | the same per game day (0: no limit) |
 | `AI_ASSISTANT_TYPECLASS` | "ai_assistant.characters.AssistantCharacter" | what `/create` makes |
 | `AI_ASSISTANT_FREEZE_STARTUP_OBJECTS` | True | keep start-up objects out of full garbage collections (`heap.py`) |
 | `AI_ASSISTANT_TELEMETRY` | True | OpenTelemetry spans and metrics, when `opentelemetry-api` is installed (`telemetry.py`) |
@@ -188,8 +188,10 @@ def player_turns_per_minute() -> int:
     return _limit("AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE", 10, "turns")
 
 
-DEFAULT_PLAYER_TOKENS_PER_HOUR = 100_000
-DEFAULT_PLAYER_TOKENS_PER_DAY = 400_000
+# an hour of talk at the turns a minute allows, with a real model's prompts and the
+# provider's prompt cache, stays well within them (docs/operations.md shows the arithmetic)
+DEFAULT_PLAYER_TOKENS_PER_HOUR = 2_000_000
+DEFAULT_PLAYER_TOKENS_PER_DAY = 10_000_000
 
 
 def _limit(name: str, default: int, what: str) -> int:
@@ -207,8 +209,9 @@ def _token_count(name: str, default: int) -> int:
 
 
 def player_tokens_per_hour() -> int:
-    """How many tokens the turns one player's lines start may spend per real hour, across all
-    assistants (`AI_ASSISTANT_PLAYER_TOKENS_PER_HOUR`; see `ai_assistant.budget`).
+    """How many tokens that cost (`budget.billed_tokens`) the turns one player's lines start may
+    spend per real hour, across all assistants (`AI_ASSISTANT_PLAYER_TOKENS_PER_HOUR`; see
+    `ai_assistant.budget`).
 
     Returns:
         int: The budget; 0 means no limit.

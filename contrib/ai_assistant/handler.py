@@ -506,8 +506,8 @@ class AssistantHandler:
                 self.log("err", f"tool {call['name']} raised:\n{call['detail']}")
         if outcome.error:
             self.log("warn", f"model call failed: {outcome.error}; events stay queued")
-        # the players whose lines started it pay for it, against their own token budgets
-        self.hearing.charge(outcome.events, outcome.prompt_tokens + outcome.completion_tokens)
+        # the players whose lines started it pay what it cost, against their own token budgets
+        self.hearing.charge(outcome.events, outcome.billed_tokens)
         if self.on_turn:
             self.on_turn(self, outcome)
         self._after_work(answered=bool(outcome.events) and not outcome.error)

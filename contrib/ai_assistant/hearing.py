@@ -17,7 +17,8 @@ others, classified and scored there (`events.HeardLine.to_event`). A line that n
 at once (a whisper, a page, the assistant's name) calls `on_direct`, which queues a prompt
 start.
 
-Two game-wide limits apply to the lines of players, never to builders' instructions:
+Two game-wide limits apply to the lines of players, never to builders' instructions nor to
+what a builder (the `Builder` permission, as `@assistant` is locked) says:
 
 - a player who starts more turns a minute than the game allows (all assistants together) has
   the lines beyond it deferred (`PLAYER_TURNS`): each is queued at once, as context, and starts
@@ -54,6 +55,10 @@ AMBIENT_TURNS = ("say", "emote")
 # the event metadata naming the account of the player who spoke (their budget's key)
 ACCOUNT = "account"
 ACCOUNT_NAME = "account_name"
+# the event metadata marking a builder's line: the limits on players do not apply to it
+BUILDER = "builder"
+# who is a builder: the lock of the builders' commands (`@assistant`)
+BUILDER_LOCK = "perm(Builder)"
 # when the next deferred line is due is not known yet (after loading): the queue is read once
 _UNKNOWN = object()
 # lines heard between two ticks, at most (the queue keeps max_pending_events of them)
@@ -324,6 +329,8 @@ class Hearing:
             if ACCOUNT not in event.metadata:
                 # chatter was not looked into as it was heard (the hot path): whose it is
                 event.metadata.update(_account_of_key(event.speaker_key))
+            if event.metadata.get(BUILDER):
+                continue  # a builder at work is not held back (their turns are still counted)
             account = event.metadata.get(ACCOUNT) or event.speaker_key
             spent = PLAYER_TOKENS.exhausted(account, now, game_now, per_hour, per_day)
             if spent:
@@ -453,11 +460,15 @@ class Hearing:
 
 def _account(speaker) -> dict:
     """The metadata naming the player behind a speaking character: their account (the
-    character itself when no account plays it)."""
+    character itself when no account plays it), and whether they are a builder."""
+    found = {}
     account = getattr(speaker, "account", None)
     if account is not None and getattr(account, "id", None) is not None:
-        return {ACCOUNT: f"account#{account.id}", ACCOUNT_NAME: str(account.key)[:40]}
-    return {}
+        found = {ACCOUNT: f"account#{account.id}", ACCOUNT_NAME: str(account.key)[:40]}
+    locks = getattr(speaker, "locks", None)
+    if locks is not None and locks.check_lockstring(speaker, BUILDER_LOCK):
+        found[BUILDER] = True
+    return found
 
 
 def _account_of_key(speaker_key: str) -> dict:

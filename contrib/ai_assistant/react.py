@@ -92,6 +92,8 @@ class LoopResult:
     request_tokens: list[int] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # what the calls cost, as the budgets count it (`budget.billed_tokens`)
+    billed_tokens: int = 0
     reminded: bool = False  # told once to use its tools (`StopPolicy.plain_text` "remind")
     # a reply with nothing in it, no text and no tool call: the tool asked for once, by name
     forced_tool: str | None = None
@@ -172,7 +174,7 @@ def react(
                     # compacted to fit the window learned here
                     brain.calibration.context_refused(err, result.request_tokens[-1])
                 break
-            brain.record_reply(reply, ctx.now)
+            result.billed_tokens += brain.record_reply(reply, ctx.now)
             if brain.calibration.learning_token_scale():
                 # a model tiktoken does not know: the server's count of what was sent (this
                 # request, not the budget's bound) keeps the budget true; counting it costs a

@@ -53,24 +53,36 @@ if os.environ.get("AI_ASSISTANT_DEMO_DATABASE_URL"):  # noqa: F405
         "default": dj_database_url.parse(os.environ["AI_ASSISTANT_DEMO_DATABASE_URL"])  # noqa: F405
     }
 
-# `make serve TELNET_PORT=5000 WEB_PORT=5001` moves the players' ports (Evennia's defaults: 4000
-# and 4001); `make serve` prints the ports these settings end with (world/serve_ports.py)
+# `make serve PORT=4100` moves every port the game opens, from one base: telnet 4100, web 4101,
+# the webclient's websocket 4102, the portal-server link (AMP) 4103, the internal web port 4104
+# (and SSL 4105, SSH 4106, when a game turns them on). `make serve TELNET_PORT=5000 WEB_PORT=5001`
+# moves those two (after PORT). Unset: Evennia's defaults (4000-4006). `make serve` checks that
+# every port is free and prints them (world/serve_ports.py)
 
 
-def _port_from_env(name):
-    """A port number from the environment, or None when unset; a bad one stops the start."""
+def _port_from_env(name, room=0):
+    """A port number from the environment, or None when unset; a bad one stops the start.
+    `room`: how many ports above it must exist too."""
     value = os.environ.get(name, "").strip()  # noqa: F405
     if not value:
         return None
-    if not value.isdigit() or not 1 <= int(value) <= 65535:
-        raise ValueError(f"{name} must be a port number from 1 to 65535, not {value!r}")
+    if not value.isdigit() or not 1 <= int(value) <= 65535 - room:
+        raise ValueError(f"{name} must be a port number from 1 to {65535 - room}, not {value!r}")
     return int(value)
 
 
+_BASE_PORT = _port_from_env("AI_ASSISTANT_DEMO_PORT", room=6)
+if _BASE_PORT:
+    TELNET_PORTS = [_BASE_PORT]
+    # (the port browsers use, the internal one Evennia proxies it to)
+    WEBSERVER_PORTS = [(_BASE_PORT + 1, _BASE_PORT + 4)]
+    WEBSOCKET_CLIENT_PORT = _BASE_PORT + 2
+    AMP_PORT = _BASE_PORT + 3
+    SSL_PORTS = [_BASE_PORT + 5]
+    SSH_PORTS = [_BASE_PORT + 6]
 if _port_from_env("AI_ASSISTANT_DEMO_TELNET_PORT"):
     TELNET_PORTS = [_port_from_env("AI_ASSISTANT_DEMO_TELNET_PORT")]
 if _port_from_env("AI_ASSISTANT_DEMO_WEB_PORT"):
-    # (the port browsers use, the internal one Evennia proxies it to)
     WEBSERVER_PORTS = [
         (_port_from_env("AI_ASSISTANT_DEMO_WEB_PORT"), WEBSERVER_PORTS[0][1])  # noqa: F405
     ]

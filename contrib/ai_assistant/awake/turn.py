@@ -88,6 +88,7 @@ class TurnOutcome:
     request_tokens: list[int] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    billed_tokens: int = 0
     compaction: dict | None = None
     recalled: list[str] = field(default_factory=list)
     debt_added: int = 0
@@ -117,6 +118,7 @@ class TurnOutcome:
             request_tokens=loop.request_tokens,
             prompt_tokens=loop.prompt_tokens,
             completion_tokens=loop.completion_tokens,
+            billed_tokens=loop.billed_tokens,
         )
 
     def summary(self) -> TurnSummary:
