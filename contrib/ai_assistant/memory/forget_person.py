@@ -363,6 +363,10 @@ def unmarked(person: PersonMatch, record: dict, keys: set[str]) -> dict:
         record.pop("voices", None)
     record.pop("gossip", None)
     record["about"] = [key for key in record.get("about") or [] if key not in keys]
+    # who heard it: an empty husk's audience narrows (no one else is let in), never widens
+    for part in ("audience", "witnesses"):
+        if isinstance(record.get(part), list):
+            record[part] = [key for key in record[part] if key not in keys]
     if "talk" in record:
         record["talk"] = ""
     return record
