@@ -26,7 +26,11 @@ BOBS = (*SECRETS, "bob", "name:bob")
 
 
 def stored(brain) -> str:
-    return json.dumps([brain.memory_store.inner.data, brain.state.data]).lower()
+    """Everything stored, but the review log (its record of the forget keeps their keys and
+    a digest of their name, never their name or words: checked apart)."""
+    memory = {k: v for k, v in brain.memory_store.inner.data.items() if not k.startswith("audit")}
+    audit = json.dumps([brain.review.history()]).lower()
+    return json.dumps([memory, brain.state.data]).lower(), audit
 
 
 def kinds_holding(brain, marks) -> dict:
@@ -100,8 +104,11 @@ def test_the_history_working_memory_and_next_request_keep_nothing_of_a_forgotten
         "Bob", by="Ann"
     )
     assert report.counts["the conversation history"] == 1
-    text = stored(brain)
+    text, audit = stored(brain)
     assert [mark for mark in BOBS if mark in text] == []
+    assert [mark for mark in SECRETS if mark in audit] == [] and "bob" not in audit.replace(
+        "name:bob", ""
+    )
     assert kinds_holding(brain, BOBS) == {}
     # Alice's own line stays, and the history is still a valid conversation (calls with results)
     history = brain.history.all()
@@ -159,3 +166,88 @@ def test_a_turn_private_to_them_goes_whole_and_one_note_stands_for_a_run():
     assert changed == 3
     assert [m["content"] for m in kept][1:] == ['<event from="Carol">rye bread</event>']
     assert len(kept) == 2 and "hush" not in json.dumps(kept)
+
+
+FINNS = "Finn hid the copper ledger inside the old well"
+
+
+def knowing_finn_through_gossip():
+    """Aria never met Finn: Mira told her what Finn did (Mira knew him as #15), her gossip log
+    keeps it keyed by his dbref, Carol's memory keeps his line in its talk, and her history
+    holds his line twice, once with a shorter line of his inside it."""
+    brain = make_assistant()
+    told = brain.journal.add(
+        f"{FINNS}.",
+        author="Aria",
+        now=T0,
+        importance=6,
+        source_type="claim",
+        heard_from="Mira",
+        voice="#15",
+        about=["#15"],
+        derived={"rests_on": "claim", "claims_of": ["Mira", "Finn"]},
+        gossip={
+            "origin": {"name": "Finn", "key": "#15", "how": "said"},
+            "tellers": [{"name": "Mira", "key": "#40"}],
+            "to": "Aria",
+            "people": ["#15", "#40"],
+            "told_as": "j000003",
+        },
+    )
+    brain.gossip_log.add(
+        {
+            "at": "2026-11-21T12:00:00+00:00",
+            "direction": "heard",
+            "teller": "Mira",
+            "to": "Aria",
+            "memory_id": told["id"],
+            "text": f"{FINNS}.",
+            "chain": "Finn > Mira > Aria",
+            "people": ["#15", "#40"],
+        }
+    )
+    carols = brain.journal.add(
+        "Carol says the baker sells rye on Tuesdays.",
+        author="Aria",
+        now=T0,
+        importance=5,
+        heard_from="Carol",
+    )
+    brain.long_term.add(
+        "The baker sells rye on Tuesdays.",
+        importance=5,
+        now=T0,
+        source_entry_ids=[carols["id"]],
+        provenance={
+            "source_type": "claim",
+            "heard_from": "Carol",
+            "talk": f"Mira said that {FINNS}, and the bell rang twice.",
+        },
+    )
+    brain.history.extend(
+        [
+            {"role": "user", "content": f"Mira told you: {FINNS}."},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": "Carol: the baker sells rye on Tuesdays."},
+        ]
+    )
+    return brain
+
+
+def test_an_assistant_that_knew_them_only_through_gossip_finds_and_forgets_them():
+    brain = knowing_finn_through_gossip()
+    admin = MemoryAdmin(brain, now=lambda: T0 + timedelta(hours=1))
+    # known by name only through gossip: found (the builder's command asks it)
+    keys, names = admin.find_person("Finn")
+    assert names == ["Finn"]
+    report = admin.forget_person("Finn", by="Ann")
+    text, audit = stored(brain)
+    for mark in ("finn", "copper ledger", "old well", "#15"):
+        assert mark not in text, mark
+    assert "finn" not in audit and "ledger" not in audit
+    assert brain.gossip_log.records() == []
+    assert report.counts["gossip log records"] == 1
+    # Carol's memory and line stay, without his words in the talk kept beside it
+    (memory,) = [m for m in brain.long_term.all() if not m.get("forgotten")]
+    assert memory["text"] == "The baker sells rye on Tuesdays."
+    assert "Tuesdays" in json.dumps(brain.history.all())

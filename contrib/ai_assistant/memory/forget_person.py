@@ -250,6 +250,14 @@ def find(review, person: PersonMatch) -> dict[str, list[str]]:
 
     # a profile found by one of their names brings its key (`name:bob`, a dbref) along
     keys = _profile_keys(review, person)
+    # known through gossip by name only: the key the first teller knew them by is theirs too
+    # (the told entry and the gossip log are keyed by it)
+    for entry in review.journal.all():
+        origin = (entry.get("gossip") or {}).get("origin") or {}
+        key = origin.get("key")
+        if isinstance(key, str) and person.named(origin.get("name")) and key not in person.others:
+            keys.append(key)
+    keys = sorted(set(keys))
     person.keys |= set(keys)
     person.lower_keys |= {key.lower() for key in keys}
     for entry in review.journal.all():
