@@ -161,11 +161,19 @@ def test_a_turn_private_to_them_goes_whole_and_one_note_stands_for_a_run():
         {"role": "assistant", "content": "ok", "metadata": {"audience": ["name:bob"]}},
         {"role": "user", "content": '<event from="Bob">hi</event>'},
         {"role": "user", "content": '<event from="Carol">rye bread</event>'},
+        {
+            "role": "user",
+            "content": '<event from="Bob">the cobalt door</event><event from="Carol">a hat</event>',
+            "metadata": {"speakers": {"bob": {"key": "name:bob"}, "carol": {"key": "#13"}}},
+        },
     ]
     kept, changed = history_without(messages, bob, Traces(bob, []))
-    assert changed == 3
-    assert [m["content"] for m in kept][1:] == ['<event from="Carol">rye bread</event>']
-    assert len(kept) == 2 and "hush" not in json.dumps(kept)
+    assert changed == 4
+    assert kept[1]["content"] == '<event from="Carol">rye bread</event>'
+    assert len(kept) == 3 and "hush" not in json.dumps(kept)
+    # a turn where both spoke keeps Carol's event, and only her among its speakers
+    assert kept[2]["content"].endswith('<event from="Carol">a hat</event>')
+    assert "cobalt" not in json.dumps(kept) and "bob" not in json.dumps(kept).lower()
 
 
 FINNS = "Finn hid the copper ledger inside the old well"

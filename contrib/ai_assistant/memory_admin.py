@@ -654,8 +654,10 @@ class MemoryAdmin:
         """Forget everything about a person (recorded; a rollback does not bring them back):
         what they said, what is about them, what is private to them, their profile,
         relationship, the gossip naming them and the reminders they own, and everything drawn
-        from those (`memory.forget_person`); then their queued lines, their words
-        in the conversation history and recent turns, and the snapshots' copies of all this.
+        from those (`memory.forget_person`); then their queued lines, their words and every
+        trace of theirs (`_forget_traces`) in the conversation history with its tool calls, the
+        recent turns, working memory, the talk kept beside others' memories, the gossip log and
+        reminders, and the snapshots' copies of all this.
 
         Args:
             person (str or None): Their name or key, as a builder types it (`find_person`);

@@ -786,7 +786,14 @@ def history_without(messages: list[dict], person: PersonMatch, traces: Traces):
             )
             if others:
                 content = "\n".join([FORGOTTEN_TURNS, *others])
-                kept.append({**first, "content": content})
+                metadata = dict(first.get("metadata") or {})
+                if isinstance(metadata.get("speakers"), dict):  # who spoke: them no longer
+                    metadata["speakers"] = {
+                        name: speaker
+                        for name, speaker in metadata["speakers"].items()
+                        if not traces.found([name, speaker])
+                    }
+                kept.append({**first, "content": content, "metadata": metadata})
                 noted = False
             elif not noted:
                 kept.append({"role": "user", "content": FORGOTTEN_TURNS})
