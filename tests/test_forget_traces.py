@@ -244,6 +244,13 @@ def knowing_finn_through_gossip():
 
 def test_an_assistant_that_knew_them_only_through_gossip_finds_and_forgets_them():
     brain = knowing_finn_through_gossip()
+    # a sleep began: its snapshot holds a copy of the gossip log
+    night = T0 + timedelta(minutes=30)
+    brain.lifecycle.go_to_sleep(
+        night, reason="night", initiated_by="builder", enforce_safeguards=False
+    )
+    brain.lifecycle.wake_up(night + timedelta(minutes=20), "morning")
+    assert "copper ledger" in json.dumps(brain.state.data)
     admin = MemoryAdmin(brain, now=lambda: T0 + timedelta(hours=1))
     # known by name only through gossip: found (the builder's command asks it)
     keys, names = admin.find_person("Finn")

@@ -752,7 +752,7 @@ class MemoryAdmin:
         self._forget_traces(match, traces, words, report)
         snapshots = Snapshots(state)
         snapshots.scrub(report.forgotten, words)
-        snapshots.rewrite(snapshot_change(match, report))
+        snapshots.rewrite(snapshot_change(match, report, traces))
         for place in self._unsay(words):
             report.counts[place] = 1
         remaining(brain.review, match, report, lore)

@@ -54,6 +54,8 @@ from .relationships import Relationships
 
 # the review log's action
 FORGET_PERSON = "forget_person"
+# where a gossip log record names people by name (`memory.gossip.GossipLog`)
+_GOSSIP_NAMING = ("teller", "to", "chain", "text")
 # bounds: keys and names given, ids listed in a report, ids kept in the review log
 MAX_KEYS = 20
 MAX_NAMES = 20
@@ -554,7 +556,7 @@ def reapply_forget_person(review, record: dict) -> list[str]:
     ]
 
 
-def snapshot_change(person: PersonMatch, report: PersonForgotten):
+def snapshot_change(person: PersonMatch, report: PersonForgotten, traces=None):
     """What the snapshots keep of a person forgotten (`Snapshots.rewrite`): their profiles and
     relationships as if they never existed, their keys out of the indexes, the gossip log's
     records naming them out, the marks naming them off their forgotten entries (the words
@@ -564,6 +566,8 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
     Args:
         person (PersonMatch): Who (their keys as `find` completed them).
         report (PersonForgotten): What was forgotten.
+        traces (Traces, optional): Their traces: the gossip records and the talk kept beside
+            others' memories holding one go as they do live (`MemoryAdmin._forget_traces`).
 
     Returns:
         callable: `change(key, value)` for `Snapshots.rewrite`.
@@ -586,10 +590,16 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
             kept = {k: v for k, v in value.items() if k not in keys}
             return (True, kept) if len(kept) != len(value) else None
         if key == GOSSIP_LOG_KEY and isinstance(value, list):
-            kept = [r for r in value if not keys & set(r.get("people") or [])]
+            kept = [
+                r
+                for r in value
+                if not keys & set(r.get("people") or [])
+                and not any(person.mentions(r.get(part)) for part in _GOSSIP_NAMING)
+                and not (traces and traces.found(r))
+            ]
             return (True, kept) if len(kept) != len(value) else None
         entries = chunk_of(journal.ENTRIES, key) and gone
-        memories = chunk_of(semantic.MEMORIES, key) and memories_gone
+        memories = chunk_of(semantic.MEMORIES, key) and (memories_gone or traces)
         audit = chunk_of(AUDIT, key)
         if entries or memories or audit:
             items = json.loads(value) if isinstance(value, str) else copy.deepcopy(value)
@@ -604,6 +614,13 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
                     touched = True
                 elif memories and item.get("id") in memories_gone:
                     provenance = unmarked(person, item.get("provenance") or {}, keys)
+                    items[position] = {**item, "provenance": provenance}
+                    touched = True
+                elif (
+                    memories and traces and traces.found((item.get("provenance") or {}).get("talk"))
+                ):
+                    # `Snapshots.scrub` took the whole copies out: a trace left empties it
+                    provenance = {**item["provenance"], "talk": ""}
                     items[position] = {**item, "provenance": provenance}
                     touched = True
                 elif (

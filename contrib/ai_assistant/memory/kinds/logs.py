@@ -28,7 +28,7 @@ class GossipLogKind(Kind):
             for record in records
             if not any(
                 person.mentions(record.get(part)) for part in ("teller", "to", "chain", "text")
-            )
+            )  # as `forget_person.snapshot_change` does in the snapshots' copies
         ]
         if len(kept) != len(records):
             review.core.store.set(gossip.LOG_KEY, kept)
