@@ -655,9 +655,9 @@ class MemoryAdmin:
         what they said, what is about them, what is private to them, their profile,
         relationship, the gossip naming them and the reminders they own, and everything drawn
         from those (`memory.forget_person`); then their queued lines, their words and every
-        trace of theirs (`_forget_traces`) in the conversation history with its tool calls, the
-        recent turns, working memory, the talk kept beside others' memories, the gossip log and
-        reminders, and the snapshots' copies of all this.
+        trace of theirs (`_forget_person_traces`) in the conversation history with its tool
+        calls, the recent turns, working memory, the talk kept beside others' memories, the
+        gossip log and reminders, and the snapshots' copies of all this.
 
         Args:
             person (str or None): Their name or key, as a builder types it (`find_person`);
@@ -749,7 +749,7 @@ class MemoryAdmin:
         if len(kept) != len(partners):
             state.set(WORKING_MEMORY, kept)
             report.counts["conversations of the moment"] = len(partners) - len(kept)
-        self._forget_traces(match, traces, words, report)
+        self._forget_person_traces(match, traces, words, report)
         snapshots = Snapshots(state)
         snapshots.scrub(report.forgotten, words)
         snapshots.rewrite(snapshot_change(match, report, traces))
@@ -759,7 +759,9 @@ class MemoryAdmin:
         report.words = []  # theirs: taken out everywhere, handed to no one
         return report
 
-    def _forget_traces(self, match, traces, words: list[str], report: PersonForgotten) -> None:
+    def _forget_person_traces(
+        self, match, traces, words: list[str], report: PersonForgotten
+    ) -> None:
         """Take out what holds a trace of a forgotten person though it is not theirs
         (`memory.forget_person.Traces`: their name, key, a cut or quoted part of their lines,
         a code of theirs): the conversation history's turns that hold one (a tool call's
