@@ -448,6 +448,42 @@ if EvenniaCommandTest is not None:
             for assistant in (self.aria, mira):
                 assert "lighthouse" not in _stored(assistant)
 
+        def test_the_command_asks_an_assistant_that_knew_them_only_through_gossip(self):
+            from ai_assistant.assistants import create_assistant
+
+            mira = create_assistant("Mira", self.room1)
+            mira.assistant.clock = self.clock
+            bob, name = self.char2.dbref, self.char2.key
+            brain = mira.assistant.brain
+            brain.journal.add(
+                "He keeps a spare key under the tortoise statue.",
+                author="Mira",
+                now=T0,
+                source_type="claim",
+                heard_from="Aria",
+                about=[bob],
+                gossip={
+                    "origin": {"name": name, "key": bob},
+                    "tellers": [{"name": "Aria", "key": self.aria.dbref}],
+                    "to": "Mira",
+                    "people": [bob, self.aria.dbref],
+                },
+            )
+            brain.gossip_log.add(
+                {
+                    "teller": "Aria",
+                    "to": "Mira",
+                    "text": "He keeps a spare key under the tortoise statue.",
+                    "chain": f"{name} > Aria > Mira",
+                    "people": [bob, self.aria.dbref],
+                }
+            )
+            mira.assistant.forget_brain()
+            text = self.cmd(f"/forgetperson {name}", inputs=["yes"])
+            assert "Mira knows" in text and "Mira forgot" in text
+            stored = _stored(mira)
+            assert "tortoise" not in stored and name.lower() not in stored
+
         def test_a_name_two_characters_share_is_refused_in_every_assistant(self):
             other = f"#{self.char2.id + 1000}"
             self.aria.assistant.brain.entities.observe(

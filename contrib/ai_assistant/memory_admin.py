@@ -25,11 +25,13 @@ from .debt import SleepDebt
 from .errors import Refused
 from .memory.recall import Recalled
 from .memory.relationships import DIMENSIONS, MAX_REASON_CHARS, Relationships, parse_value
-from .memory.provenance import FORGOTTEN_MARK, words_out
+from .memory.provenance import FORGOTTEN_MARK, talk_without, words_out
 from .memory.forget_person import MAX_NAME_CHARS, AmbiguousPerson, PersonForgotten, PersonMatch
 from .memory.forget_person import MAX_KEYS as MAX_PERSON_KEYS
 from .memory.forget_person import find as find_of_person
-from .memory.forget_person import forget_person, remaining, snapshot_change, spoken_in
+from .memory.forget_person import Traces, forget_person, history_without, remaining
+from .memory.forget_person import snapshot_change, spoken_in
+from .memory.gossip import LOG_KEY as GOSSIP_LOG_KEY
 from .memory.review import parse_trust
 from .memory.semantic import EmbeddedMemoryStore
 from .memory.snapshots import Snapshots
@@ -47,7 +49,7 @@ from .records import (
 )
 from .reminders import Reminders
 from .sleep_history import SleepHistory
-from .state import CORE_CONSOLIDATION, RECENT_TURNS, TRANSITION_REASON, WORKING_MEMORY
+from .state import CORE_CONSOLIDATION, RECENT_TURNS, TRANSITION_REASON, TRIGGERS, WORKING_MEMORY
 
 MAX_SLEEPS_LISTED = 500
 # who made a correction, in the review log, when the caller did not say
@@ -590,12 +592,19 @@ class MemoryAdmin:
         names = sorted({str(known[k]) for k in keys})
         if not keys:
             # someone heard but never profiled: known by the name they spoke under
-            heard = {
-                entry.get("heard_from")
-                for entry in self.brain.journal.all()
-                if isinstance(entry.get("heard_from"), str)
-                and entry["heard_from"].strip().lower() == lower
-            }
+            # or known only through gossip: the origin or a teller of a told entry, or a name
+            # in the gossip log (another assistant's dbref for them is not this one's key)
+            heard = set()
+            for entry in self.brain.journal.all():
+                told = entry.get("gossip") or {}
+                hands = [told.get("origin") or {}, *(told.get("tellers") or [])]
+                for name in [entry.get("heard_from"), *(hand.get("name") for hand in hands)]:
+                    if isinstance(name, str) and name.strip().lower() == lower:
+                        heard.add(name.strip())
+            match = PersonMatch(names=[wanted])
+            for record in self.brain.gossip_log.records():
+                if any(match.mentions(record.get(part)) for part in ("teller", "to", "chain")):
+                    heard.add(wanted.lstrip("@"))
             names = sorted(heard)
         if not keys and not names:
             listed = ", ".join(sorted({str(n) for n in known.values()})[:30]) or "nobody yet"
@@ -645,8 +654,10 @@ class MemoryAdmin:
         """Forget everything about a person (recorded; a rollback does not bring them back):
         what they said, what is about them, what is private to them, their profile,
         relationship, the gossip naming them and the reminders they own, and everything drawn
-        from those (`memory.forget_person`); then their queued lines, their words
-        in the conversation history and recent turns, and the snapshots' copies of all this.
+        from those (`memory.forget_person`); then their queued lines, their words and every
+        trace of theirs (`_forget_person_traces`) in the conversation history with its tool
+        calls, the recent turns, working memory, the talk kept beside others' memories, the
+        gossip log and reminders, and the snapshots' copies of all this.
 
         Args:
             person (str or None): Their name or key, as a builder types it (`find_person`);
@@ -718,26 +729,83 @@ class MemoryAdmin:
         if named:
             transitions.update(named)
             report.counts["sleep and wake reasons"] = len(named)
-        # who it is talking with now: their line (their last words, their name) goes
+        # who it is talking with now: their line (their last words, their name) goes, and
+        # another's line that quotes them
         working = WorkingMemory(state)
         partners = working.partners()
+        words += [
+            str(partner.get("topic") or "")
+            for key, partner in partners.items()
+            if key in match.keys or (match.named(partner.get("name")) and key not in match.others)
+        ]
+        traces = Traces(match, words)
         kept = {
             key: partner
             for key, partner in partners.items()
             if key not in match.keys
             and not (match.named(partner.get("name")) and key not in match.others)
+            and not traces.found(partner.get("topic"))
         }
         if len(kept) != len(partners):
             state.set(WORKING_MEMORY, kept)
             report.counts["conversations of the moment"] = len(partners) - len(kept)
+        self._forget_person_traces(match, traces, words, report)
         snapshots = Snapshots(state)
         snapshots.scrub(report.forgotten, words)
-        snapshots.rewrite(snapshot_change(match, report))
+        snapshots.rewrite(snapshot_change(match, report, traces))
         for place in self._unsay(words):
             report.counts[place] = 1
         remaining(brain.review, match, report, lore)
         report.words = []  # theirs: taken out everywhere, handed to no one
         return report
+
+    def _forget_person_traces(
+        self, match, traces, words: list[str], report: PersonForgotten
+    ) -> None:
+        """Take out what holds a trace of a forgotten person though it is not theirs
+        (`memory.forget_person.Traces`: their name, key, a cut or quoted part of their lines,
+        a code of theirs): the conversation history's turns that hold one (a tool call's
+        arguments or result, a reminder or working-memory line), the recent turns that do,
+        the talk kept beside others' memories, the gossip log's records and the reminders
+        that hold one. Counted in `report.counts`."""
+        brain, state = self.brain, self.brain.state
+        messages, changed = history_without(brain.history.all(), match, traces)
+        if changed:
+            brain.history.replace(messages)
+            report.counts["the conversation history"] = 1
+        turns = state.get(RECENT_TURNS) or []
+        kept = [turn for turn in turns if not traces.found(turn)]
+        if len(kept) != len(turns):
+            state.set(RECENT_TURNS, kept)
+            report.counts["the recent turns"] = 1
+        long_term = brain.review.long_term
+        talked = 0
+        for memory in long_term.all() if hasattr(long_term, "all") else []:
+            provenance = memory.get("provenance") or {}
+            talk = provenance.get("talk") or ""
+            if not traces.found(talk):
+                continue
+            talk = talk_without(talk, words) or talk
+            talk = "" if traces.found(talk) else talk
+            long_term.update({**memory, "provenance": {**provenance, "talk": talk}})
+            talked += 1
+        if talked:
+            report.counts["talk kept beside memories"] = talked
+        store = brain.review.core.store
+        records = list(store.get(GOSSIP_LOG_KEY) or [])
+        kept = [record for record in records if not traces.found(record)]
+        if len(kept) != len(records):
+            store.set(GOSSIP_LOG_KEY, kept)
+            report.counts["gossip log records"] = report.counts.get("gossip log records", 0) + (
+                len(records) - len(kept)
+            )
+        triggers = list(state.get(TRIGGERS) or [])
+        kept = [trigger for trigger in triggers if not traces.found(trigger)]
+        if len(kept) != len(triggers):
+            state.set(TRIGGERS, kept)
+            report.counts["reminders"] = report.counts.get("reminders", 0) + (
+                len(triggers) - len(kept)
+            )
 
     def set_trust(self, memory_id: str, level: str, by: str) -> tuple[float, float | None]:
         """Set how far a memory is trusted (recorded): (the new trust, the one it had set).

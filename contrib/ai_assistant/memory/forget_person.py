@@ -54,6 +54,8 @@ from .relationships import Relationships
 
 # the review log's action
 FORGET_PERSON = "forget_person"
+# where a gossip log record names people by name (`memory.gossip.GossipLog`)
+_GOSSIP_NAMING = ("teller", "to", "chain", "text")
 # bounds: keys and names given, ids listed in a report, ids kept in the review log
 MAX_KEYS = 20
 MAX_NAMES = 20
@@ -250,6 +252,14 @@ def find(review, person: PersonMatch) -> dict[str, list[str]]:
 
     # a profile found by one of their names brings its key (`name:bob`, a dbref) along
     keys = _profile_keys(review, person)
+    # known through gossip by name only: the key the first teller knew them by is theirs too
+    # (the told entry and the gossip log are keyed by it)
+    for entry in review.journal.all():
+        origin = (entry.get("gossip") or {}).get("origin") or {}
+        key = origin.get("key")
+        if isinstance(key, str) and person.named(origin.get("name")) and key not in person.others:
+            keys.append(key)
+    keys = sorted(set(keys))
     person.keys |= set(keys)
     person.lower_keys |= {key.lower() for key in keys}
     for entry in review.journal.all():
@@ -363,6 +373,10 @@ def unmarked(person: PersonMatch, record: dict, keys: set[str]) -> dict:
         record.pop("voices", None)
     record.pop("gossip", None)
     record["about"] = [key for key in record.get("about") or [] if key not in keys]
+    # who heard it: an empty husk's audience narrows (no one else is let in), never widens
+    for part in ("audience", "witnesses"):
+        if isinstance(record.get(part), list):
+            record[part] = [key for key in record[part] if key not in keys]
     if "talk" in record:
         record["talk"] = ""
     return record
@@ -491,6 +505,7 @@ def remaining(review, person: PersonMatch, report: PersonForgotten, lore=None) -
 
 
 _EVENT = re.compile(r'<event [^>]*?from="([^"]*)"[^>]*>(.*?)</event>', re.DOTALL)
+_EVENT_TAG = re.compile(r"<event [^>]*>.*?</event>", re.DOTALL)
 
 
 def spoken_in(messages: list, person: PersonMatch, most: int = 1000) -> list[str]:
@@ -561,7 +576,7 @@ def reapply_forget_person(review, record: dict) -> list[str]:
     ]
 
 
-def snapshot_change(person: PersonMatch, report: PersonForgotten):
+def snapshot_change(person: PersonMatch, report: PersonForgotten, traces=None):
     """What the snapshots keep of a person forgotten (`Snapshots.rewrite`): their profiles and
     relationships as if they never existed, their keys out of the indexes, the gossip log's
     records naming them out, the marks naming them off their forgotten entries (the words
@@ -571,6 +586,8 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
     Args:
         person (PersonMatch): Who (their keys as `find` completed them).
         report (PersonForgotten): What was forgotten.
+        traces (Traces, optional): Their traces: the gossip records and the talk kept beside
+            others' memories holding one go as they do live (`MemoryAdmin._forget_person_traces`).
 
     Returns:
         callable: `change(key, value)` for `Snapshots.rewrite`.
@@ -593,10 +610,16 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
             kept = {k: v for k, v in value.items() if k not in keys}
             return (True, kept) if len(kept) != len(value) else None
         if key == GOSSIP_LOG_KEY and isinstance(value, list):
-            kept = [r for r in value if not keys & set(r.get("people") or [])]
+            kept = [
+                r
+                for r in value
+                if not keys & set(r.get("people") or [])
+                and not any(person.mentions(r.get(part)) for part in _GOSSIP_NAMING)
+                and not (traces and traces.found(r))
+            ]
             return (True, kept) if len(kept) != len(value) else None
         entries = chunk_of(journal.ENTRIES, key) and gone
-        memories = chunk_of(semantic.MEMORIES, key) and memories_gone
+        memories = chunk_of(semantic.MEMORIES, key) and (memories_gone or traces)
         audit = chunk_of(AUDIT, key)
         if entries or memories or audit:
             items = json.loads(value) if isinstance(value, str) else copy.deepcopy(value)
@@ -611,6 +634,13 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
                     touched = True
                 elif memories and item.get("id") in memories_gone:
                     provenance = unmarked(person, item.get("provenance") or {}, keys)
+                    items[position] = {**item, "provenance": provenance}
+                    touched = True
+                elif (
+                    memories and traces and traces.found((item.get("provenance") or {}).get("talk"))
+                ):
+                    # `Snapshots.scrub` took the whole copies out: a trace left empties it
+                    provenance = {**item["provenance"], "talk": ""}
                     items[position] = {**item, "provenance": provenance}
                     touched = True
                 elif (
@@ -630,3 +660,182 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten):
         return None
 
     return change
+
+
+# a trace of their words in what is kept elsewhere (tool calls, results, a working-memory line,
+# kept talk): a run of this many words of one of their lines (a cut or quoted part of it), or a
+# word of theirs with a digit of at least this length (a code, a combination); a line of three
+# words is one run of three
+TRACE_WORDS = 4
+TRACE_CODE_CHARS = 4
+_WORD = re.compile(r"\w+(?:[-./:']\w+)*")
+# what stands for a stretch of the conversation history that held something of theirs
+FORGOTTEN_TURNS = "[Some of this conversation was forgotten.]"
+_COMPACTION = "compaction"
+
+
+def _strings(value, depth: int = 0):
+    """Every text in a stored value (messages, records), a tool call's JSON arguments read."""
+    if depth > 20:
+        return
+    if isinstance(value, str):
+        yield value
+        if value[:1] in "{[":
+            try:
+                inner = json.loads(value)
+            except ValueError:
+                return
+            yield from _strings(inner, depth + 1)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item, depth + 1)
+
+
+class Traces:
+    """Whether something kept holds a trace of a forgotten person: one of their names or keys,
+    a run of `TRACE_WORDS` words of one of their lines, or a code of theirs (a word with a digit
+    of `TRACE_CODE_CHARS` or more). A model quotes, cuts and re-words what it heard; whole
+    copies alone (`provenance.words_out`) miss a cut line or a code repeated in a tool call.
+
+    Args:
+        person (PersonMatch): Who.
+        words (iterable): Their lines (what was forgotten, and what they said in the history).
+
+    """
+
+    def __init__(self, person: PersonMatch, words: Iterable[str]):
+        self.person = person
+        self.runs: set[tuple] = set()
+        self.codes: set[str] = set()
+        for text in words:
+            tokens = _WORD.findall(str(text or "").lower())
+            size = min(TRACE_WORDS, len(tokens))
+            if size >= 3:
+                self.runs.update(
+                    tuple(tokens[at : at + size]) for at in range(len(tokens) - size + 1)
+                )
+            self.codes.update(
+                token
+                for token in tokens
+                if len(token) >= TRACE_CODE_CHARS and any(ch.isdigit() for ch in token)
+            )
+        self.sizes = {len(run) for run in self.runs}
+        keys = sorted(person.keys, key=len, reverse=True)
+        self.key_pattern = (
+            re.compile(
+                "|".join(rf"(?<![\w#:]){re.escape(key)}(?![\w])" for key in keys), re.IGNORECASE
+            )
+            if keys
+            else None
+        )
+
+    def in_text(self, text: str) -> bool:
+        """Whether one text holds a trace of theirs."""
+        if not isinstance(text, str) or not text.strip():
+            return False
+        if self.person.mentions(text) or (self.key_pattern and self.key_pattern.search(text)):
+            return True
+        tokens = _WORD.findall(text.lower())
+        if self.codes and self.codes.intersection(tokens):
+            return True
+        return any(
+            tuple(tokens[at : at + size]) in self.runs
+            for size in self.sizes
+            for at in range(len(tokens) - size + 1)
+        )
+
+    def found(self, value) -> bool:
+        """Whether a stored value (a message, a record, lists and dicts of them) holds one."""
+        return any(self.in_text(text) for text in _strings(value))
+
+    def lines_without(self, text: str) -> tuple[str, bool]:
+        """A text without its lines that hold a trace: (the text, whether any went)."""
+        lines = text.split("\n")
+        kept = [line for line in lines if not self.in_text(line)]
+        return "\n".join(kept), len(kept) != len(lines)
+
+
+def history_without(messages: list[dict], person: PersonMatch, traces: Traces):
+    """The conversation history without what holds anything of a person.
+
+    The history is cut into turns (a user message and the replies, tool calls and results
+    after it: a model's call and its result stay together). A turn private to them, or holding
+    a trace of theirs anywhere (their event, their name or key, their words however cut, in a
+    tool call's arguments or result, a reminder or working-memory line), goes whole: what the
+    model did in it was drawn from them. One note stands for each run of turns gone. A
+    compaction summary keeps its lines without a trace.
+
+    Args:
+        messages (list): The stored messages.
+        person (PersonMatch): Who.
+        traces (Traces): Their traces.
+
+    Returns:
+        tuple: (the messages kept, how many messages went or were rewritten).
+
+    """
+    turns: list[list[dict]] = []
+    for message in messages:
+        if not turns or message.get("role") == "user":
+            turns.append([])
+        turns[-1].append(message)
+    kept: list[dict] = []
+    changed = 0
+    noted = False
+    for turn in turns:
+        rest = []
+        for message in turn:
+            metadata = message.get("metadata") or {}
+            if metadata.get("type") == _COMPACTION and isinstance(message.get("content"), str):
+                content, touched = traces.lines_without(message["content"])
+                if touched:
+                    derived = unmarked(person, metadata.get("derived") or {}, person.keys)
+                    message = {
+                        **message,
+                        "content": content,
+                        "metadata": {**metadata, "derived": derived},
+                    }
+                    changed += 1
+                kept.append(message)
+                noted = False
+            else:
+                rest.append(message)
+        if not rest:
+            continue
+        theirs = any(person.private((m.get("metadata") or {}).get("audience")) for m in rest)
+        if theirs or traces.found(rest):
+            changed += len(rest)
+            # what others said in it stays (their events holding no trace), with a note
+            first = rest[0]
+            others = (
+                [
+                    event.group(0)
+                    for event in _EVENT_TAG.finditer(first["content"])
+                    if not traces.in_text(event.group(0))
+                ]
+                if not theirs
+                and first.get("role") == "user"
+                and isinstance(first.get("content"), str)
+                else []
+            )
+            if others:
+                content = "\n".join([FORGOTTEN_TURNS, *others])
+                metadata = dict(first.get("metadata") or {})
+                if isinstance(metadata.get("speakers"), dict):  # who spoke: them no longer
+                    metadata["speakers"] = {
+                        name: speaker
+                        for name, speaker in metadata["speakers"].items()
+                        if not traces.found([name, speaker])
+                    }
+                kept.append({**first, "content": content, "metadata": metadata})
+                noted = False
+            elif not noted:
+                kept.append({"role": "user", "content": FORGOTTEN_TURNS})
+                noted = True
+        else:
+            kept.extend(rest)
+            noted = False
+    return kept, changed

@@ -86,7 +86,7 @@ def talk_without(talk: str, words: list[str]) -> str | None:
     """
     kept = " ".join(talk.split())
     touched = False
-    for text in words:
+    for text in sorted(words, key=len, reverse=True):  # the longest first, as `words_out`
         text = " ".join(text.split())
         if not text:
             continue
@@ -115,17 +115,23 @@ def words_out(value, words: list[str]):
         tuple: (the value, changed or not; True when any copy was found).
 
     """
-    words = [text for text in words if text and text.strip()]
+    # the longest first: a shorter text inside a longer one, taken out first, would leave the
+    # rest of the longer one behind
+    words = sorted({text for text in words if text and text.strip()}, key=len, reverse=True)
+    return _words_out(value, words)
+
+
+def _words_out(value, words: list[str]):
     if isinstance(value, str):
         kept = value
         for text in words:
             kept = kept.replace(text, FORGOTTEN_MARK)
         return kept, kept != value
     if isinstance(value, list):
-        items = [words_out(item, words) for item in value]
+        items = [_words_out(item, words) for item in value]
         return [item for item, _ in items], any(changed for _, changed in items)
     if isinstance(value, dict):
-        items = {key: words_out(item, words) for key, item in value.items()}
+        items = {key: _words_out(item, words) for key, item in value.items()}
         return {key: item for key, (item, _) in items.items()}, any(
             changed for _, changed in items.values()
         )

@@ -19,8 +19,21 @@ class GossipLogKind(Kind):
     forgotten_label = "gossip log records"
 
     def forget_person(self, review, person, state=None) -> int:
+        # by key, and by name: an assistant that knew them by name only holds records keyed
+        # by the dbref the teller knew them by, and the chain and text name them
         log = gossip.GossipLog(review.core.store)
-        return sum(log.forget(key) for key in sorted(person.keys))
+        dropped = sum(log.forget(key) for key in sorted(person.keys))
+        records = log.records()
+        kept = [
+            record
+            for record in records
+            if not any(
+                person.mentions(record.get(part)) for part in ("teller", "to", "chain", "text")
+            )  # as `forget_person.snapshot_change` does in the snapshots' copies
+        ]
+        if len(kept) != len(records):
+            review.core.store.set(gossip.LOG_KEY, kept)
+        return dropped + len(records) - len(kept)
 
     def field(self):
         return list[dict], Field(default_factory=list, max_length=gossip.MAX_LOG)

@@ -39,7 +39,10 @@ class RemindersKind(Kind):
 
         def theirs(trigger: dict) -> bool:
             owners = set((trigger.get("owners") or {}).keys())
-            return bool(owners) and owners <= person.keys or person.private(trigger.get("audience"))
+            if bool(owners) and owners <= person.keys or person.private(trigger.get("audience")):
+                return True
+            # one that names them (set by another about them)
+            return any(person.mentions(trigger.get(part)) for part in ("pattern", "reminder"))
 
         triggers = list(state.get(TRIGGERS) or [])
         kept = [trigger for trigger in triggers if not theirs(trigger)]
