@@ -95,9 +95,14 @@ def layout(value):
 
 def test_every_key_and_value_is_written_as_version_1_wrote_it(kept):
     written = stores(remembering())
+    # the fixture's model is the offline rehearsal model, whose calls cost nothing since the
+    # budgets count what costs (issue 40): no spend is recorded for them
+    free = {"token_spend"}
     for store in ("memory", "state"):
-        assert sorted(written[store]) == sorted(kept[store]), store
+        assert sorted(written[store]) == sorted(set(kept[store]) - free), store
         for key, value in kept[store].items():
+            if key in free:
+                continue
             # byte for byte: the order of a dict's keys too (an index lists people in order)
             assert json.dumps(layout(written[store][key])) == json.dumps(layout(value)), (
                 f"{store} {key}"
