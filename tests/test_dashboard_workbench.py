@@ -267,7 +267,9 @@ class TestMemoryPage(WorkbenchTestCase):
 
     def test_reminders_reflections_and_people_are_listed(self):
         self.know_bob()
-        self.handler.memory.admin.add_reminder("dragon", "Ask about the dragon.", 3, by="Dev")
+        self.handler.memory.admin.kind("reminders").add(
+            "dragon", "Ask about the dragon.", 3, by="Dev"
+        )
         text = self.page("memory")
         assert "Ask about the dragon." in text and "0 of 3" in text
         assert ">Bob</a>" in text
@@ -305,14 +307,14 @@ class TestMemoryPage(WorkbenchTestCase):
     def test_core_memory_edits_return_to_the_memory_page(self):
         response = self.post(action="set_core", key="motto", value="Books first.", back="memory")
         assert response.redirect_chain[-1][0] == self.url("memory")
-        assert [n["value"] for n in self.handler.memory.admin.core_notes()[0].values()] == [
-            "Books first."
-        ]
+        assert [
+            n["value"] for n in self.handler.memory.admin.kind("core_notes").notes()[0].values()
+        ] == ["Books first."]
 
 
 class TestContextSleepSettings(WorkbenchTestCase):
     def test_the_next_request_in_its_parts(self):
-        self.handler.memory.admin.set_core_note("motto", "Books are friends.")
+        self.handler.memory.admin.kind("core_notes").set("motto", "Books are friends.")
         self.handler.brain.journal.add("The east door sticks.", author="Aria", now=NOW)
         self.char1.execute_cmd("say Aria, about the east door")
         self.handler.hearing.flush()  # queued, as a tick would, but no turn

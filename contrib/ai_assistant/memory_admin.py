@@ -3,15 +3,18 @@ What builders read and correct of an assistant's memory, in the pure core.
 
 `MemoryAdmin` is held by `memory_api.AssistantMemory` as its `admin`: over a game's live brain
 it is `character.assistant.memory.admin`, which `@assistant` and the dashboard use; over a brain
-of its own (`MemoryAdmin(brain)`), a game's tests or an outside tool can use the same. It reads without writing, pages what
-grows (journal, memories, people, reviews), and every correction either happens or raises
-`errors.Refused`, naming what was wrong and what is allowed, and changing nothing.
+of its own (`MemoryAdmin(brain)`), a game's tests or an outside tool can use the same. It reads
+without writing, pages what grows (journal, memories, people, reviews), and every correction
+either happens or raises `errors.Refused`, naming what was wrong and what is allowed, and
+changing nothing.
 
 What it covers: the journal and reflections, long-term memories and their links, people, a
-builder's corrections (forget, trust, the review log), core notes, reminders, the sleep debt,
-the sleep history, snapshots and rolling a sleep back, and export and import of the whole
-memory as a file (`memory.transfer`). A rollback here is the core's part: the
-handler runs it in one database transaction and builds its brain again after it.
+builder's corrections (forget, trust, the review log), the sleep debt, the sleep history,
+snapshots and rolling a sleep back, and export and import of the whole memory as a file
+(`memory.transfer`). What builders edit of one kind alone is that kind's (`memory.kinds`),
+reached with `kind(name)`: `admin.kind("reminders").add(...)`, `admin.kind("core_notes").set(...)`.
+A rollback here is the core's part: the handler runs it in one database transaction and builds
+its brain again after it.
 
 """
 
@@ -30,28 +33,22 @@ from .memory.forget_person import MAX_NAME_CHARS, AmbiguousPerson, PersonForgott
 from .memory.forget_person import MAX_KEYS as MAX_PERSON_KEYS
 from .memory.forget_person import find as find_of_person
 from .memory.forget_person import forget_person, remaining, snapshot_change, spoken_in
+from .memory.kinds import BY_NAME, REGISTRY
 from .memory.review import parse_trust
 from .memory.semantic import EmbeddedMemoryStore
 from .memory.snapshots import Snapshots
 from .memory.working import WorkingMemory
 from .memory import transfer
 from .records import (
-    MAX_CORE_KEY_CHARS,
-    MAX_CORE_VALUE_CHARS,
     MAX_QUERY_CHARS,
-    CoreNote,
     JournalEntry,
     Profile,
     SleepRecord,
-    Trigger,
 )
-from .reminders import Reminders
 from .sleep_history import SleepHistory
 from .state import CORE_CONSOLIDATION, RECENT_TURNS, TRANSITION_REASON, WORKING_MEMORY
 
 MAX_SLEEPS_LISTED = 500
-# who made a correction, in the review log, when the caller did not say
-BUILDER = "a builder"
 
 
 class NewestEntries(Sequence):
@@ -179,6 +176,32 @@ class MemoryAdmin:
     def now(self) -> datetime:
         """The current real time."""
         return self._now()
+
+    def kind(self, name: str):
+        """What builders read and correct of one kind of memory (`memory.kinds`), bound to
+        the current brain: `kind("reminders")` lists, adds and removes reminders,
+        `kind("core_notes")` reads, pins and removes core notes.
+
+        Args:
+            name (str): The kind's name, as `memory.kinds.BY_NAME` has it.
+
+        Returns:
+            object: The kind's builder operations (`Kind.builder`).
+
+        Raises:
+            Refused: No kind of that name has builder operations.
+
+        """
+        kind = BY_NAME.get(name)
+        bound = kind.builder(self.brain, self.now) if kind is not None else None
+        if bound is None:
+            allowed = ", ".join(
+                k.name for k in REGISTRY if k.builder(self.brain, self.now) is not None
+            )
+            raise Refused(
+                f"'{str(name)[:40]}' is not a kind builders edit here; one of: {allowed}."
+            )
+        return bound
 
     # ---- the journal ------------------------------------------------------------------------
 
@@ -789,141 +812,6 @@ class MemoryAdmin:
 
         """
         return self.brain.gossip_log.records(limit, person)
-
-    # ---- core notes -----------------------------------------------------------------------------
-
-    def core_notes(self) -> tuple[dict[str, CoreNote], int, int]:
-        """The core memory and its size.
-
-        Returns:
-            tuple: (items, tokens, token budget); items is a dict of notes by slot, tokens
-                those of the largest block of the model's notes one conversation sees (each
-                conversation's room is the budget; builders' pinned notes have their own).
-
-        """
-        brain = self.brain
-        core = brain.core_memory
-        model_notes = {k: n for k, n in core.largest_view().items() if not n.get("pinned")}
-        return (core.items(), core.tokens_of(model_notes), brain.config.memory_block_tokens)
-
-    def pinned_core_tokens(self) -> int:
-        """Tokens of the builders' pinned core notes (their own room of `memory_block_tokens`).
-
-        Returns:
-            int: The token count.
-
-        """
-        return self.brain.core_memory.pinned_tokens()
-
-    def set_core_note(self, key: str, value: str, by: str | None = None) -> int:
-        """Set one core memory note: a builder's, pinned (the model may read it, not change
-        it), in a room of its own. Recorded in the review log, so a rollback keeps it.
-
-        Args:
-            key (str): The note's name.
-            value (str): The note's text.
-            by (str, optional): The builder's name, kept with the note.
-
-        Returns:
-            int: The tokens the builders' pinned notes now use.
-
-        Raises:
-            Refused: A bad key or value, or the pinned notes would exceed their budget.
-
-        """
-        key = (key or "").strip()
-        value = (value or "").strip()
-        if not key or len(key) > MAX_CORE_KEY_CHARS:
-            raise Refused(
-                f"A key is 1 to at most {MAX_CORE_KEY_CHARS} characters; this one has {len(key)}."
-            )
-        if not value or len(value) > MAX_CORE_VALUE_CHARS:
-            raise Refused(
-                f"A value is 1 to at most {MAX_CORE_VALUE_CHARS} characters; "
-                f"this one has {len(value)}."
-            )
-        brain = self.brain
-        now = self.now()
-        # a builder's note is pinned: sleep's consolidation leaves it as it is
-        tokens = brain.core_memory.set(
-            key, value, now, brain.config.memory_block_tokens, pinned=True, by=by
-        )
-        # a correction like a forget: a rollback sets it again (see `memory.review`)
-        brain.review.record_core_set(brain.core_memory.items()[key], now, by or BUILDER)
-        return tokens
-
-    def remove_core_note(self, key: str, by: str | None = None) -> None:
-        """Remove one core memory note, whoever's it is. Recorded in the review log (its
-        slot, not its words), so a rollback does not bring it back.
-
-        Args:
-            key (str): The note's name, as `core_notes()` lists it.
-            by (str, optional): The builder's name, kept in the review log.
-
-        Raises:
-            Refused: There is no such note.
-
-        """
-        slot = (key or "").strip()
-        if not self.brain.core_memory.remove(slot):
-            raise Refused(f"No core memory '{str(key)[:60]}' to remove.")
-        self.brain.review.record_core_remove(slot, self.now(), by or BUILDER)
-
-    # ---- reminders ------------------------------------------------------------------------------
-
-    def reminders(self) -> list[Trigger]:
-        """The assistant's reminders (contextual triggers), oldest first.
-
-        Returns:
-            list: `reminders.Trigger` dicts.
-
-        """
-        return Reminders(self.brain.state).all()
-
-    def add_reminder(self, pattern: str, reminder: str, max_fires: int, by: str) -> Trigger:
-        """Set a builder's reminder: when `pattern` comes up in what it hears, `reminder` rides
-        in that turn's message, at most `max_fires` times. It is public, and has a room of its
-        own (`reminders.MAX_BUILDER_TRIGGERS`): players cannot crowd it out.
-
-        Args:
-            pattern (str): A person, word or place (1-80 characters).
-            reminder (str): The reminder (1-300 characters).
-            max_fires (int): How many times it may fire (1-20).
-            by (str): The builder's name.
-
-        Returns:
-            dict: The reminder.
-
-        Raises:
-            Refused: A value out of bounds, or the builders' room already full; nothing is
-                changed.
-
-        """
-        brain = self.brain
-        return Reminders(brain.state).add(
-            pattern,
-            reminder,
-            now=self.now(),
-            by=by,
-            limit=brain.config.max_triggers,
-            max_fires=max_fires,
-            builder=True,
-        )
-
-    def remove_reminder(self, reminder_id: str) -> Trigger:
-        """Remove a reminder.
-
-        Args:
-            reminder_id (str): Its id, such as "t3".
-
-        Returns:
-            dict: The reminder removed.
-
-        Raises:
-            Refused: No reminder has that id; nothing is changed.
-
-        """
-        return Reminders(self.brain.state).remove(reminder_id)
 
     # ---- sleep debt and the sleep history -------------------------------------------------------
 

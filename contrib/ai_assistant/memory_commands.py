@@ -393,26 +393,28 @@ class MemorySwitches:
     def do_core(self):
         """Show the core memory, show one note, set a note or remove it."""
         if not self.subkey:
-            items, tokens, budget = self.handler.memory.admin.core_notes()
+            items, tokens, budget = self.handler.memory.admin.kind("core_notes").notes()
             if not items:
                 self.msg(f"{self.target.key}'s core memory is empty (budget {budget} tokens).")
                 return
-            pinned = self.handler.memory.admin.pinned_core_tokens()
+            pinned = self.handler.memory.admin.kind("core_notes").pinned_tokens()
             self.msg(self.format_core(self.target, items, tokens, budget, pinned))
             return
         if self.rhs is None:
-            items = self.handler.memory.admin.core_notes()[0]
+            items = self.handler.memory.admin.kind("core_notes").notes()[0]
             item = items.get(self.subkey)
             self.msg(
                 f"{self.subkey}: {item['value']}" if item else f"No core memory '{self.subkey}'."
             )
             return
         if not self.rhs.strip():
-            self.handler.memory.admin.remove_core_note(self.subkey, by=self.caller.key)
+            self.handler.memory.admin.kind("core_notes").remove(self.subkey, by=self.caller.key)
             self.msg(f"Removed '{self.subkey}' from {self.target.key}'s core memory.")
             return
-        tokens = self.handler.memory.admin.set_core_note(self.subkey, self.rhs, by=self.caller.key)
-        budget = self.handler.memory.admin.core_notes()[2]
+        tokens = self.handler.memory.admin.kind("core_notes").set(
+            self.subkey, self.rhs, by=self.caller.key
+        )
+        budget = self.handler.memory.admin.kind("core_notes").notes()[2]
         self.msg(
             f"{self.target.key}: core memory '{self.subkey}' set, pinned ({tokens}/{budget} "
             "tokens of builders' notes)."

@@ -330,7 +330,7 @@ def _memory_data(obj, pages: dict, gossip_person: str = "") -> dict:
     """What the memory page shows, read on the reactor (nothing is written)."""
     handler = obj.assistant
     mem = handler.memory
-    core_items, core_tokens, core_budget = mem.admin.core_notes()
+    core_items, core_tokens, core_budget = mem.admin.kind("core_notes").notes()
     names = _names(handler)
     links = mem.admin.memory_links(200)
     # every relationship, read once (each is one cached Attribute)
@@ -352,7 +352,7 @@ def _memory_data(obj, pages: dict, gossip_person: str = "") -> dict:
         "links": links,
         "reflections": mem.admin.newest_reflections()[:MEMORY_LISTS],
         "digests": list(reversed(mem.digests()))[:MEMORY_LISTS],
-        "reminders": list(mem.admin.reminders())[:MEMORY_LISTS],
+        "reminders": list(mem.admin.kind("reminders").all())[:MEMORY_LISTS],
         "reviews": mem.admin.reviews(MEMORY_LISTS),
         "core_items": sorted(core_items.items()),
         "core_tokens": core_tokens,

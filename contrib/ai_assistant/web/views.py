@@ -540,7 +540,7 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
     memory = handler.memory
     journal_page = _get_page(memory.admin.newest_entries(seqs), pages.get("page"))
     people_page = _get_page(memory.admin.people_index(), pages.get("people_page"))
-    core_items, core_tokens, core_budget = handler.memory.admin.core_notes()
+    core_items, core_tokens, core_budget = handler.memory.admin.kind("core_notes").notes()
     return {
         "obj": obj,
         "key": obj.key,
@@ -787,12 +787,12 @@ def edit_response(request, dbid: int, action: str):
 
 def _do_action(handler, action: str, data, by: str) -> str:
     if action == "set_core":
-        tokens = handler.memory.admin.set_core_note(
+        tokens = handler.memory.admin.kind("core_notes").set(
             data.get("key", ""), data.get("value", ""), by=by
         )
         return f"Core memory '{data.get('key', '').strip()}' set ({tokens} tokens in use)."
     if action == "remove_core":
-        handler.memory.admin.remove_core_note(data.get("key", ""), by=by)
+        handler.memory.admin.kind("core_notes").remove(data.get("key", ""), by=by)
         return f"Core memory '{data.get('key', '').strip()}' removed."
     if action == "pause":
         handler.pause()
