@@ -266,7 +266,7 @@ class TestRelationships(WorldTestCase):
         assert "Aria&#x27;s trust toward Bob is now +0.40 (was +0.00; recorded)." in (
             response.content.decode()
         )
-        state = self.handler.memory.admin.relationship(key)[2]
+        state = self.handler.memory.admin.kind("relationships").find(key)[2]
         assert state["trust"]["value"] == 0.4
         change = state["trust"]["changes"][-1]
         by = f"{self.account.username} (web)"
@@ -279,7 +279,7 @@ class TestRelationships(WorldTestCase):
 
     def test_bad_input_changes_nothing_and_says_why(self):
         key = self.warm_bob()
-        before = self.handler.memory.admin.relationship(key)[2]
+        before = self.handler.memory.admin.kind("relationships").find(key)[2]
         cases = [
             ({"dimension": "respect", "value": "0.5"}, "is not a relationship dimension"),
             ({"dimension": "trust", "value": "2"}, "trust must be from -1 to 1"),
@@ -294,7 +294,7 @@ class TestRelationships(WorldTestCase):
             assert reason in text and 'name="confirmed"' not in text, reason
             text = self.post(action="relationship", confirmed="yes", **fields).content.decode()
             assert reason in text, reason
-        assert self.handler.memory.admin.relationship(key)[2] == before
+        assert self.handler.memory.admin.kind("relationships").find(key)[2] == before
         assert self.handler.memory.admin.reviews() == []
 
 

@@ -277,7 +277,7 @@ def test_a_builder_reaches_a_kinds_edits_by_its_name_and_an_unknown_name_is_refu
         "Books first."
     ]
     for name in ("journal", "no such kind"):
-        with pytest.raises(Refused, match="one of: core_notes, reminders"):
+        with pytest.raises(Refused, match="one of: relationships, core_notes, reminders"):
             memory.admin.kind(name)
     assert memory.admin.kind("reminders").all() == [added]
 

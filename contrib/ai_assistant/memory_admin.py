@@ -12,7 +12,8 @@ What it covers: the journal and reflections, long-term memories and their links,
 builder's corrections (forget, trust, the review log), the sleep debt, the sleep history,
 snapshots and rolling a sleep back, and export and import of the whole memory as a file
 (`memory.transfer`). What builders edit of one kind alone is that kind's (`memory.kinds`),
-reached with `kind(name)`: `admin.kind("reminders").add(...)`, `admin.kind("core_notes").set(...)`.
+reached with `kind(name)`: `admin.kind("reminders").add(...)`, `admin.kind("core_notes").set(...)`,
+`admin.kind("relationships").set(...)`.
 A rollback here is the core's part: the handler runs it in one database transaction and builds
 its brain again after it.
 
@@ -27,8 +28,8 @@ from .clock import to_iso, utcnow
 from .debt import SleepDebt
 from .errors import Refused
 from .memory.recall import Recalled
-from .memory.relationships import DIMENSIONS, MAX_REASON_CHARS, Relationships, parse_value
 from .memory.provenance import FORGOTTEN_MARK, words_out
+from .memory.relationships import Relationships
 from .memory.forget_person import MAX_NAME_CHARS, AmbiguousPerson, PersonForgotten, PersonMatch
 from .memory.forget_person import MAX_KEYS as MAX_PERSON_KEYS
 from .memory.forget_person import find as find_of_person
@@ -180,7 +181,8 @@ class MemoryAdmin:
     def kind(self, name: str):
         """What builders read and correct of one kind of memory (`memory.kinds`), bound to
         the current brain: `kind("reminders")` lists, adds and removes reminders,
-        `kind("core_notes")` reads, pins and removes core notes.
+        `kind("core_notes")` reads, pins and removes core notes, `kind("relationships")` reads
+        and sets relationships.
 
         Args:
             name (str): The kind's name, as `memory.kinds.BY_NAME` has it.
@@ -428,110 +430,6 @@ class MemoryAdmin:
             known = ", ".join(sorted(str(n) for _, n in self.people_index())[:30]) or "nobody yet"
             raise Refused(f"{self.brain.name} knows no one called '{name[:60]}'. Known: {known}.")
         return found
-
-    # ---- relationships (familiarity, warmth, trust: memory.relationships) ------------------------
-
-    def relationships(self) -> list[dict]:
-        """Every relationship it has, by name (what a dashboard lists).
-
-        Returns:
-            list: The states (`memory.relationships`), reasons and their audiences included.
-
-        """
-        return Relationships(self.brain.entities.store).all()
-
-    def relationship(self, person: str) -> tuple[str, str, dict | None]:
-        """One person's relationship, by their name or key.
-
-        Args:
-            person (str): A name or key, matched case-insensitively among the people it has a
-                profile or a relationship for.
-
-        Returns:
-            tuple: (their key, their name, the state or None when it has none yet).
-
-        Raises:
-            Refused: Nobody of that name or key is known.
-
-        """
-        relationships = Relationships(self.brain.entities.store)
-        wanted = person.strip().lower()
-        known = {**relationships.index(), **dict(self.people_index())}
-        for key, name in sorted(known.items(), key=lambda item: str(item[0])):
-            if wanted in (str(name).lower(), str(key).lower()):
-                return key, str(name), relationships.get(key)
-        names = ", ".join(sorted(str(n) for n in known.values())[:30]) or "nobody yet"
-        raise Refused(f"{self.brain.name} knows no one called '{person[:60]}'. Known: {names}.")
-
-    def check_relationship(self, person: str, dimension: str, value: str, reason: str) -> tuple:
-        """A builder's setting of one dimension, checked (nothing is written): what
-        `set_relationship` would set, for it and for a page that asks first.
-
-        Args:
-            person (str): Their name or key.
-            dimension (str): familiarity (0 to 1), warmth or trust (-1 to 1).
-            value (str): The value as typed.
-            reason (str): Why.
-
-        Returns:
-            tuple: (their key, their name, the dimension, the new value, the reason made one
-                line, their relationship state now or None).
-
-        Raises:
-            Refused: An unknown person or dimension, a value out of range or a reason too
-                long.
-
-        """
-        dimension = dimension.strip().lower()
-        if dimension not in DIMENSIONS:
-            raise Refused(
-                f"'{dimension[:30]}' is not a relationship dimension: use {', '.join(DIMENSIONS)}."
-            )
-        try:
-            number = parse_value(dimension, value.strip())
-        except ValueError as err:
-            raise Refused(str(err)) from None
-        reason = " ".join(reason.split())
-        if len(reason) > MAX_REASON_CHARS:
-            raise Refused(f"The reason is {len(reason)} characters; at most {MAX_REASON_CHARS}.")
-        key, name, state = self.relationship(person)
-        return key, name, dimension, number, reason, state
-
-    def set_relationship(
-        self, person: str, dimension: str, value: str, reason: str, by: str
-    ) -> tuple[str, float, float]:
-        """Set one dimension of a relationship (a builder's edit, recorded in the reviews).
-
-        Args:
-            person (str): Their name or key.
-            dimension (str): familiarity (0 to 1), warmth or trust (-1 to 1).
-            value (str): The value as typed.
-            reason (str): Why (at most `MAX_REASON_CHARS`); "set by <builder>" when empty.
-            by (str): Who set it.
-
-        Returns:
-            tuple: (their name, the new value, the value before).
-
-        Raises:
-            Refused: An unknown person or dimension, a value out of range or a reason too
-                long; nothing is changed.
-
-        """
-        key, name, dimension, number, reason, _ = self.check_relationship(
-            person, dimension, value, reason
-        )
-        now = self.now()
-        after, before = Relationships(self.brain.entities.store).change(
-            key,
-            name,
-            dimension,
-            value=number,
-            reason=reason or f"set by {by}",
-            at=self.brain.game_now(now),
-            by=by,
-        )
-        self.brain.review.record_relationship(key, dimension, after, before, reason, now, by)
-        return name, after, before
 
     # ---- a builder's corrections ----------------------------------------------------------------
 

@@ -332,7 +332,7 @@ class MemorySwitches:
             return
         if name:
             # the profile, then how it feels about them (memory.relationships)
-            _, person_name, relationship = memory.admin.relationship(name)
+            _, person_name, relationship = memory.admin.kind("relationships").find(name)
             text = self.format_relationship(
                 self.target,
                 person_name,
@@ -379,7 +379,7 @@ class MemorySwitches:
             self.msg(f"Not changed. {usage}")
             return
         try:
-            person, after, before = self.handler.memory.admin.set_relationship(
+            person, after, before = self.handler.memory.admin.kind("relationships").set(
                 name, dimension, value, reason, by=self.caller.key
             )
         except Refused as err:

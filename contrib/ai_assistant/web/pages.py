@@ -334,7 +334,7 @@ def _memory_data(obj, pages: dict, gossip_person: str = "") -> dict:
     names = _names(handler)
     links = mem.admin.memory_links(200)
     # every relationship, read once (each is one cached Attribute)
-    relationships = mem.admin.relationships()
+    relationships = mem.admin.kind("relationships").all()
     people_page = views._get_page(people.everyone(mem, relationships), pages.get("people_page"))
     for state in relationships:  # someone known only by a relationship, named
         names.setdefault(str(state["key"]), str(state.get("name") or state["key"]))

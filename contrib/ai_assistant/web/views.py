@@ -614,7 +614,7 @@ def _person_data(obj, key: str, pages: dict) -> dict:
     # only a key of the index is a person (a crafted key never reaches another stored value)
     profile = memory.admin.profile(key)
     try:
-        found, name, relationship = memory.admin.relationship(key)
+        found, name, relationship = memory.admin.kind("relationships").find(key)
     except Refused:
         found, name, relationship = None, key, None
     if found != key:  # matched by a name, not this key: not this person's relationship
@@ -750,7 +750,7 @@ def do_confirmed(handler, action: str, data, by: str) -> str:
         # as `@assistant/memory <name>/people=<person>/<dimension>=<value> <reason>` sets it
         # bounded as the confirmation page read them (a longer one is refused there)
         dimension = data.get("dimension", "")[:1000]
-        name, after, before = memory.admin.set_relationship(
+        name, after, before = memory.admin.kind("relationships").set(
             data.get("person", "")[:MAX_KEY_CHARS],
             dimension,
             data.get("value", "")[:1000],
