@@ -241,7 +241,7 @@ class TestDashboard(AssistantTestCase):
         assert self.handler.paused
         assert "_detail_data" in hops and "_list_page" in hops and "get_assistant" in hops
         # the filter reads the journal chunk by chunk, on the reactor
-        assert "journal_matches" in hops
+        assert "matches" in hops
         assert "<lambda>" in hops  # the action
         # on the reactor itself, nothing hops
         hops.clear()

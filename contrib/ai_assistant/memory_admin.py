@@ -8,8 +8,8 @@ without writing, pages what grows (journal, memories, people, reviews), and ever
 either happens or raises `errors.Refused`, naming what was wrong and what is allowed, and
 changing nothing.
 
-What it covers: the journal and reflections, long-term memories and their links, people, a
-builder's corrections (forget, trust, the review log), the sleep debt, the sleep history,
+What it covers: searching memory, people, a builder's corrections (forget, trust, the review
+log), forgetting a person, the sleep debt, the sleep history,
 snapshots and rolling a sleep back, and export and import of the whole memory as a file
 (`memory.transfer`). What builders edit of one kind alone is that kind's (`memory.kinds`),
 reached with `kind(name)`: `admin.kind("reminders").add(...)`, `admin.kind("core_notes").set(...)`,
@@ -42,7 +42,6 @@ from .memory.working import WorkingMemory
 from .memory import transfer
 from .records import (
     MAX_QUERY_CHARS,
-    JournalEntry,
     Profile,
     SleepRecord,
 )
@@ -50,72 +49,6 @@ from .sleep_history import SleepHistory
 from .state import CORE_CONSOLIDATION, RECENT_TURNS, TRANSITION_REASON, WORKING_MEMORY
 
 MAX_SLEEPS_LISTED = 500
-
-
-class NewestEntries(Sequence):
-    """The journal, newest first, as a sequence a pager slices without loading it all.
-
-    Args:
-        journal (Journal): The assistant's journal.
-        seqs (list, optional): Positions of the entries to show (a filter's matches), oldest
-            first; None for every entry.
-
-    """
-
-    def __init__(self, journal, seqs: list[int] | None = None):
-        self.entries = journal.entries
-        self.seqs = seqs
-
-    def __len__(self) -> int:
-        return len(self.entries) if self.seqs is None else len(self.seqs)
-
-    def __getitem__(self, index):
-        if not isinstance(index, slice):
-            raise TypeError("NewestEntries is sliced by pages only.")
-        total = len(self)
-        start, stop, _ = index.indices(total)
-        if start >= stop:
-            return []
-        if self.seqs is None:
-            # newest first: page positions counted from the end of the chunked list
-            return list(reversed(self.entries.slice(total - stop, total - start)))
-        wanted = list(reversed(self.seqs))[start:stop]
-        return [self.entries.get(seq) for seq in wanted]
-
-
-class NewestMemories(Sequence):
-    """The long-term memories not forgotten, newest first, as a sequence a pager slices.
-
-    Only the `MemoryStore` protocol is used (`count`, `recent`), so a game's own store works
-    too: a page reads the newest memories down to the page's end, never the whole store. Its
-    length is the store's count, forgotten memories included (the protocol does not count them
-    apart), so the last page may hold fewer than a page's worth.
-
-    Args:
-        store (MemoryStore): The assistant's long-term store.
-
-    """
-
-    def __init__(self, store):
-        self.store = store
-        self.total = store.count()
-
-    def __len__(self) -> int:
-        return self.total
-
-    def __getitem__(self, index):
-        if not isinstance(index, slice):
-            raise TypeError("NewestMemories is sliced by pages only.")
-        start, stop, _ = index.indices(self.total)
-        if start >= stop:
-            return []
-        # forgotten memories are skipped by `recent`: look further back until the page is full
-        look = stop
-        while True:
-            found = self.store.recent(look)
-            if len(found) >= stop or look >= self.total:
-                return found[start:stop]
-            look = min(self.total, look * 2)
 
 
 def _turns_without(turns: list, match: PersonMatch) -> list:
@@ -180,9 +113,10 @@ class MemoryAdmin:
 
     def kind(self, name: str):
         """What builders read and correct of one kind of memory (`memory.kinds`), bound to
-        the current brain: `kind("reminders")` lists, adds and removes reminders,
-        `kind("core_notes")` reads, pins and removes core notes, `kind("relationships")` reads
-        and sets relationships.
+        the current brain: `kind("journal")` pages and filters the journal,
+        `kind("long_term")` pages the memories, `kind("links")` lists the strongest links,
+        `kind("relationships")` reads and sets relationships, `kind("core_notes")` reads, pins
+        and removes core notes, `kind("reminders")` lists, adds and removes reminders.
 
         Args:
             name (str): The kind's name, as `memory.kinds.BY_NAME` has it.
@@ -205,100 +139,7 @@ class MemoryAdmin:
             )
         return bound
 
-    # ---- the journal ------------------------------------------------------------------------
-
-    def journal_count(self) -> int:
-        """How many journal entries there are (pruned and forgotten ones included)."""
-        return len(self.brain.journal)
-
-    def entries(self) -> list[JournalEntry]:
-        """Every journal entry, oldest first.
-
-        Returns:
-            list: The entries, as dicts.
-
-        """
-        return self.brain.journal.all()
-
-    def newest_entries(self, seqs: list[int] | None = None) -> NewestEntries:
-        """The journal (or the entries at `seqs`), newest first, paged as it is read.
-
-        Args:
-            seqs (list, optional): The positions to show, oldest first (`journal_matches`).
-
-        Returns:
-            NewestEntries: A sequence of entries, sliced by pages.
-
-        """
-        return NewestEntries(self.brain.journal, seqs)
-
-    def journal_matches(
-        self, start: int, stop: int, speaker: str = "", query: str = "", audience: str = ""
-    ) -> list[int]:
-        """Positions from `start` to `stop` of the entries that pass the filters (a caller
-        that must not hold the game up reads a chunk at a time).
-
-        Args:
-            start (int): The first position read.
-            stop (int): The position after the last one read.
-            speaker (str, optional): Part of the speaker's (or author's) name.
-            query (str, optional): Words the text must hold.
-            audience (str, optional): "private", "public" or empty for both.
-
-        Returns:
-            list: The matching positions, oldest first.
-
-        """
-        speaker, query = speaker.strip().lower(), query.strip().lower()
-        seqs = []
-        for offset, entry in enumerate(self.brain.journal.entries.slice(start, stop)):
-            who = f"{entry.get('heard_from') or ''} {entry.get('author') or ''}".lower()
-            if speaker and speaker not in who:
-                continue
-            if query and query not in (entry.get("content") or "").lower():
-                continue
-            private = entry.get("audience") is not None
-            if (audience == "private" and not private) or (audience == "public" and private):
-                continue
-            seqs.append(start + offset)
-        return seqs
-
-    def journal_chunk(self) -> int:
-        """How many entries one stored chunk of the journal holds (a reader's natural step)."""
-        return max(1, self.brain.journal.entries.chunk_size)
-
-    def newest_reflections(self) -> list[JournalEntry]:
-        """The reflections in the journal, newest first.
-
-        Returns:
-            list: The reflection entries, as dicts.
-
-        """
-        journal = self.brain.journal
-        return [e for e in reversed(journal.all()) if journal.is_reflection(e)]
-
-    # ---- long-term memories ---------------------------------------------------------------------
-
-    def newest_memories(self) -> NewestMemories:
-        """The long-term memories not forgotten, newest first, paged as they are read.
-
-        Returns:
-            NewestMemories: A sequence of memories, sliced by pages.
-
-        """
-        return NewestMemories(self.brain.long_term)
-
-    def recent_memories(self, limit: int = 50) -> list[dict]:
-        """The newest long-term memories, newest first.
-
-        Args:
-            limit (int, optional): How many at most.
-
-        Returns:
-            list: The memories, as dicts.
-
-        """
-        return self.brain.long_term.recent(limit)
+    # ---- searching memory ---------------------------------------------------------------------
 
     def searches_by_meaning(self) -> bool:
         """Whether a search also looks for what is near in meaning (an embeddings model is
@@ -355,25 +196,6 @@ class MemoryAdmin:
             limit=brain.config.memory_search_limit if limit is None else limit,
             semantic=semantic,
         )
-
-    def memory_links(self, limit: int = 50) -> list[tuple[str, str, float, str, str]]:
-        """The strongest links between memories.
-
-        Args:
-            limit (int, optional): How many at most.
-
-        Returns:
-            list: (id, id, strength, text, text) tuples; a missing memory's text is "?".
-
-        """
-        brain = self.brain
-        rows = []
-        for one, other, strength in brain.links.all()[:limit]:
-            first, second = brain.index.doc(one), brain.index.doc(other)
-            rows.append(
-                (one, other, strength, first.text if first else "?", second.text if second else "?")
-            )
-        return rows
 
     # ---- people ---------------------------------------------------------------------------------
 

@@ -64,7 +64,7 @@ class MemorySwitches:
         if rest or self.rhs is not None:
             self.msg("Usage: @assistant/journal <name>[/<page>]")
             return
-        entries = self.handler.memory.admin.newest_entries()
+        entries = self.handler.memory.admin.kind("journal").newest()
         total = len(entries)
         if not total:
             self.msg(f"{self.target.key}'s journal is empty.")
@@ -107,7 +107,7 @@ class MemorySwitches:
 
     def show_memories(self, page: int | None) -> None:
         """One page of the long-term memories, newest first (only that page is read)."""
-        memories = self.handler.memory.admin.newest_memories()
+        memories = self.handler.memory.admin.kind("long_term").newest()
         count = len(memories)
         page, pages, start, stop = page_span(count, page)
         shown_memories = memories[start:stop]
@@ -165,7 +165,7 @@ class MemorySwitches:
 
     def show_links(self, argument: str, page: int | None) -> None:
         """The strongest links between its memories."""
-        rows = self.handler.memory.admin.memory_links()
+        rows = self.handler.memory.admin.kind("links").strongest()
         if not rows:
             self.msg(f"{self.target.key} has linked no memories yet (links form in sleep).")
             return
@@ -303,7 +303,7 @@ class MemorySwitches:
     def show_reflections(self, argument: str, page: int | None) -> None:
         """One page of its reflections, newest first."""
         # read from the whole journal; only a page of them is drawn
-        reflections = self.handler.memory.admin.newest_reflections()
+        reflections = self.handler.memory.admin.kind("journal").reflections()
         if not reflections:
             self.msg(f"{self.target.key} has no reflections yet (they form in sleep).")
             return

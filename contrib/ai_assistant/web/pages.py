@@ -332,7 +332,7 @@ def _memory_data(obj, pages: dict, gossip_person: str = "") -> dict:
     mem = handler.memory
     core_items, core_tokens, core_budget = mem.admin.kind("core_notes").notes()
     names = _names(handler)
-    links = mem.admin.memory_links(200)
+    links = mem.admin.kind("links").strongest(200)
     # every relationship, read once (each is one cached Attribute)
     relationships = mem.admin.kind("relationships").all()
     people_page = views._get_page(people.everyone(mem, relationships), pages.get("people_page"))
@@ -344,13 +344,15 @@ def _memory_data(obj, pages: dict, gossip_person: str = "") -> dict:
         "dbref": obj.dbref,
         "names": names,
         "by_meaning": mem.admin.searches_by_meaning(),
-        "memories_page": views._get_page(mem.admin.newest_memories(), pages.get("memories_page")),
+        "memories_page": views._get_page(
+            mem.admin.kind("long_term").newest(), pages.get("memories_page")
+        ),
         "people_page": people_page,
         "people_rows": people.people_rows(relationships, people_page.object_list, names),
         "gossip_page": views._get_page(gossip, pages.get("gossip_page"), people.GOSSIP_PAGE),
         "lore": known_preview(handler, LORE_PREVIEW),
         "links": links,
-        "reflections": mem.admin.newest_reflections()[:MEMORY_LISTS],
+        "reflections": mem.admin.kind("journal").reflections()[:MEMORY_LISTS],
         "digests": list(reversed(mem.digests()))[:MEMORY_LISTS],
         "reminders": list(mem.admin.kind("reminders").all())[:MEMORY_LISTS],
         "reviews": mem.admin.reviews(MEMORY_LISTS),

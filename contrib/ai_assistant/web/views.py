@@ -326,12 +326,11 @@ def journal_matches(memory, speaker: str = "", query: str = "", audience: str = 
 
     """
     seqs = []
-    step = on_reactor(memory.admin.journal_chunk)
+    journal = on_reactor(memory.admin.kind, "journal")
+    step = on_reactor(journal.chunk)
     # one chunk per visit to the reactor: a long journal never holds the game up for long
-    for start in range(0, on_reactor(memory.admin.journal_count), step):
-        seqs += on_reactor(
-            memory.admin.journal_matches, start, start + step, speaker, query, audience
-        )
+    for start in range(0, on_reactor(journal.count), step):
+        seqs += on_reactor(journal.matches, start, start + step, speaker, query, audience)
     return seqs
 
 
@@ -538,7 +537,7 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
     """
     handler = obj.assistant
     memory = handler.memory
-    journal_page = _get_page(memory.admin.newest_entries(seqs), pages.get("page"))
+    journal_page = _get_page(memory.admin.kind("journal").newest(seqs), pages.get("page"))
     people_page = _get_page(memory.admin.people_index(), pages.get("people_page"))
     core_items, core_tokens, core_budget = handler.memory.admin.kind("core_notes").notes()
     return {
@@ -553,10 +552,12 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
         "costs": handler.overview.costs(),
         "names": {str(key): str(name) for key, name in memory.admin.people_index()},
         "journal_page": journal_page,
-        "memories_page": _get_page(memory.admin.newest_memories(), pages.get("memories_page")),
+        "memories_page": _get_page(
+            memory.admin.kind("long_term").newest(), pages.get("memories_page")
+        ),
         "people_page": people_page,
         "profiles": [memory.admin.profile(key) for key, _ in people_page.object_list],
-        "links": handler.memory.admin.memory_links(200),
+        "links": handler.memory.admin.kind("links").strongest(200),
         "core_items": sorted(core_items.items()),
         "core_tokens": core_tokens,
         "core_budget": core_budget,
