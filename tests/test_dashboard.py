@@ -186,7 +186,7 @@ class TestDashboard(AssistantTestCase):
         self.handler.memory.admin.add_debt(2, "a long talk")
         self.handler.sleep(hours=1, by="Dev")
         self.handler.wake("enough")
-        records = self.handler.memory.admin.sleeps()
+        records = self.handler.memory.admin.kind("sleep_history").recent()
         assert len(records) == 1
         text = self.builder.get(self.url).content.decode()
         row = text.split('<tr class="sleep">')[1].split("</tr>")[0]

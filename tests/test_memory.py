@@ -278,7 +278,8 @@ def test_a_builder_reaches_a_kinds_edits_by_its_name_and_an_unknown_name_is_refu
     ]
     for name in ("profiles", "no such kind"):
         with pytest.raises(
-            Refused, match="one of: journal, long_term, links, relationships, core_notes, reminders"
+            Refused,
+            match="one of: journal, long_term, links, relationships, core_notes, review_log, gossip_log, reminders, sleep_history",
         ):
             memory.admin.kind(name)
     assert memory.admin.kind("reminders").all() == [added]

@@ -414,7 +414,7 @@ class TestBuildersViewAndSet(AssistantTestCase, EvenniaCommandTest):
             text = self.cmd(bad)
             assert "Not changed." in text and said in text, (bad, text)
         assert self.handler.memory.admin.kind("relationships").find("Bob")[2] is None
-        assert self.handler.memory.admin.reviews_count() == 0
+        assert self.handler.memory.admin.kind("review_log").count() == 0
 
 
 # ---- within the sleep's batches (the Batch API) ------------------------------------------------

@@ -501,7 +501,7 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
             self.msg("Usage: @assistant/sleeps <name>")
             return
         kept = {snapshot["sleep_id"] for snapshot in self.handler.memory.admin.snapshots()}
-        sleeps = self.handler.memory.admin.sleeps(50, current=True)
+        sleeps = self.handler.memory.admin.kind("sleep_history").recent(50, current=True)
         self.more(self.format_sleeps(self.target, sleeps, kept))
 
     def do_rollback(self):

@@ -8,8 +8,8 @@ without writing, pages what grows (journal, memories, people, reviews), and ever
 either happens or raises `errors.Refused`, naming what was wrong and what is allowed, and
 changing nothing.
 
-What it covers: searching memory, people, a builder's corrections (forget, trust, the review
-log), forgetting a person, the sleep debt, the sleep history,
+What it covers: searching memory, people, a builder's corrections (forget, trust), forgetting
+a person, the sleep debt,
 snapshots and rolling a sleep back, and export and import of the whole memory as a file
 (`memory.transfer`). What builders edit of one kind alone is that kind's (`memory.kinds`),
 reached with `kind(name)`: `admin.kind("reminders").add(...)`, `admin.kind("core_notes").set(...)`,
@@ -43,12 +43,9 @@ from .memory import transfer
 from .records import (
     MAX_QUERY_CHARS,
     Profile,
-    SleepRecord,
 )
 from .sleep_history import SleepHistory
 from .state import CORE_CONSOLIDATION, RECENT_TURNS, TRANSITION_REASON, WORKING_MEMORY
-
-MAX_SLEEPS_LISTED = 500
 
 
 def _turns_without(turns: list, match: PersonMatch) -> list:
@@ -116,7 +113,9 @@ class MemoryAdmin:
         the current brain: `kind("journal")` pages and filters the journal,
         `kind("long_term")` pages the memories, `kind("links")` lists the strongest links,
         `kind("relationships")` reads and sets relationships, `kind("core_notes")` reads, pins
-        and removes core notes, `kind("reminders")` lists, adds and removes reminders.
+        and removes core notes, `kind("reminders")` lists, adds and removes reminders,
+        `kind("review_log")` lists the corrections, `kind("gossip_log")` who told whom what,
+        `kind("sleep_history")` the last sleeps.
 
         Args:
             name (str): The kind's name, as `memory.kinds.BY_NAME` has it.
@@ -500,40 +499,7 @@ class MemoryAdmin:
         trust = parse_trust(level)
         return trust, self.brain.review.set_trust(memory_id, trust, self.now(), by)
 
-    def reviews_count(self) -> int:
-        """How many corrections are on record."""
-        return len(self.brain.review.audit)
-
-    def reviews(self, limit: int = 50) -> list[dict]:
-        """The latest recorded corrections (forgotten memories, trust settings, core notes
-        pinned or removed), newest first.
-
-        Args:
-            limit (int, optional): How many at most.
-
-        Returns:
-            list: The corrections, as dicts.
-
-        """
-        return self.brain.review.history(limit)
-
-    def gossip(self, limit: int | None = None, person: str | None = None) -> list[dict]:
-        """Who told whom what, as this assistant saw it (`memory.gossip.GossipLog`): what it
-        told other assistants and what it heard them tell, newest first.
-
-        Args:
-            limit (int, optional): How many at most.
-            person (str, optional): Only the records whose chain holds, or is about, this
-                person's key.
-
-        Returns:
-            list: The records, as dicts ("at", "direction", "teller", "to", "memory_id",
-                "text", "chain", "trust", "people", "location").
-
-        """
-        return self.brain.gossip_log.records(limit, person)
-
-    # ---- sleep debt and the sleep history -------------------------------------------------------
+    # ---- sleep debt -------------------------------------------------------
 
     def debt(self) -> dict:
         """The assistant's sleep debt.
@@ -568,33 +534,6 @@ class MemoryAdmin:
         """
         SleepDebt(self.brain.state).add(points, reason)
         return self.debt()
-
-    def sleeps(self, limit: int = 20, current: bool = False) -> list[SleepRecord]:
-        """The assistant's last sleeps, newest first (see `ai_assistant.sleep_history`).
-
-        Args:
-            limit (int): How many at most (1-500).
-            current (bool, optional): Put the sleep under way first, as far as it has got
-                (`SleepHistory.in_progress`), counted in the limit.
-
-        Returns:
-            list: Sleep records.
-
-        Raises:
-            Refused: A limit outside 1-500.
-
-        """
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            limit = -1
-        if not 1 <= limit <= MAX_SLEEPS_LISTED:
-            raise Refused(
-                f"The limit must be a whole number from 1 to {MAX_SLEEPS_LISTED}, not {limit!r}."
-            )
-        history = SleepHistory(self.brain.state)
-        under_way = history.in_progress() if current else None
-        if under_way is None:
-            return history.recent(limit)
-        return [under_way, *history.recent(limit - 1)]
 
     # ---- snapshots and rollback -----------------------------------------------------------------
 

@@ -276,13 +276,15 @@ class MemorySwitches:
     def show_reviews(self, argument: str, page: int | None) -> None:
         """One page of the corrections made, newest first."""
         memory = self.handler.memory
-        total = memory.admin.reviews_count()
+        total = memory.admin.kind("review_log").count()
         if not total:
             self.msg(f"No one has corrected {self.target.key}'s memory yet.")
             return
         page, pages, start, stop = page_span(total, page)
         # newest first: the newest `stop` records are read, the page is the last of them
-        text = self.format_reviews(self.target, memory.admin.reviews(stop)[start:stop])
+        text = self.format_reviews(
+            self.target, memory.admin.kind("review_log").latest(stop)[start:stop]
+        )
         self.more(text + self.page_footer(f"memory {self.target.key}/reviews", page, pages))
 
     def show_gossip(self, argument: str, page: int | None) -> None:
@@ -292,7 +294,7 @@ class MemorySwitches:
             # a character's key when one has that name, else the name (those known by name)
             found = self.caller.search(argument, global_search=True, quiet=True)
             person = f"#{found[0].id}" if len(found) == 1 else f"name:{argument.lower()[:80]}"
-        records = self.handler.memory.admin.gossip(person=person)
+        records = self.handler.memory.admin.kind("gossip_log").records(person=person)
         if not records:
             self.msg(f"{self.target.key} has told and heard no gossip yet.")
             return

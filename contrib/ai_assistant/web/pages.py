@@ -338,7 +338,7 @@ def _memory_data(obj, pages: dict, gossip_person: str = "") -> dict:
     people_page = views._get_page(people.everyone(mem, relationships), pages.get("people_page"))
     for state in relationships:  # someone known only by a relationship, named
         names.setdefault(str(state["key"]), str(state.get("name") or state["key"]))
-    gossip = mem.admin.gossip(None, people.person_key(mem, gossip_person))
+    gossip = mem.admin.kind("gossip_log").records(None, people.person_key(mem, gossip_person))
     return {
         "key": obj.key,
         "dbref": obj.dbref,
@@ -355,7 +355,7 @@ def _memory_data(obj, pages: dict, gossip_person: str = "") -> dict:
         "reflections": mem.admin.kind("journal").reflections()[:MEMORY_LISTS],
         "digests": list(reversed(mem.digests()))[:MEMORY_LISTS],
         "reminders": list(mem.admin.kind("reminders").all())[:MEMORY_LISTS],
-        "reviews": mem.admin.reviews(MEMORY_LISTS),
+        "reviews": mem.admin.kind("review_log").latest(MEMORY_LISTS),
         "core_items": sorted(core_items.items()),
         "core_tokens": core_tokens,
         "core_budget": core_budget,
@@ -478,7 +478,7 @@ def sleep(request, dbid: int):
             "now": handler.now(),
             "game_now": handler.overview.game_now(),
             "transitions": handler.overview.transitions(200),
-            "sleeps": mem.admin.sleeps(SLEEPS_SHOWN),
+            "sleeps": mem.admin.kind("sleep_history").recent(SLEEPS_SHOWN),
             "kept": {snapshot["sleep_id"] for snapshot in mem.admin.snapshots()},
             "debt": mem.admin.debt(),
             "status": handler.status(flush=False),

@@ -561,7 +561,7 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
         "core_items": sorted(core_items.items()),
         "core_tokens": core_tokens,
         "core_budget": core_budget,
-        "sleeps": handler.memory.admin.sleeps(20),
+        "sleeps": handler.memory.admin.kind("sleep_history").recent(20),
         "turns_page": _get_page(handler.overview.recent_turns(), pages.get("turns_page")),
     }
 
