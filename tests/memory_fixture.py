@@ -75,8 +75,10 @@ def remembering() -> AssistantMemory:
             "people": ["#12", "#40"],
         }
     )
-    memory.admin.set_core_note("motto", "books first", by="Builder")
-    memory.admin.add_reminder("festival", "Tell them about the harvest festival.", 3, "Builder")
+    memory.admin.kind("core_notes").set("motto", "books first", by="Builder")
+    memory.admin.kind("reminders").add(
+        "festival", "Tell them about the harvest festival.", 3, "Builder"
+    )
     memory.consolidate(T0 + timedelta(hours=1))
     brain.digests.add(
         DayDigest(summary="A day of doors, markets and a borrowed lantern."),

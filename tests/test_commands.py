@@ -281,7 +281,7 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
             "Aria: reminder t1 set: when Mira comes up (at most 3 times).",
         )
         self.cmd("/trigger Aria/5=east door: it sticks when it rains", "Aria: reminder t2 set")
-        reminders = self.handler.memory.admin.reminders()
+        reminders = self.handler.memory.admin.kind("reminders").all()
         assert [(r["pattern"], r["max_fires"], r["audience"]) for r in reminders] == [
             ("Mira", 3, None),
             ("east door", 5, None),
@@ -290,11 +290,11 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         assert "t1" in text and "Mira" in text and "0/3" in text and "give her the" in text
         assert max(len(line) for line in text.splitlines()) <= 80
         self.cmd("/trigger Aria/remove=t1", "Removed reminder t1 (Mira).")
-        assert [r["id"] for r in self.handler.memory.admin.reminders()] == ["t2"]
+        assert [r["id"] for r in self.handler.memory.admin.kind("reminders").all()] == ["t2"]
 
     def test_trigger_bad_input_changes_nothing(self):
         self.cmd("/trigger Aria=Mira: give her the letter")
-        before = self.handler.memory.admin.reminders()
+        before = self.handler.memory.admin.kind("reminders").all()
         for args, expected in (
             ("/trigger Aria=no colon here", "Separate the pattern and the reminder with ':'"),
             ("/trigger Aria/many=Mira: x", "Max fires must be a whole number from 1 to 20"),
@@ -305,7 +305,7 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
             ("/trigger Aria/remove", "Not changed."),
         ):
             assert expected in self.cmd(args), args
-        assert self.handler.memory.admin.reminders() == before
+        assert self.handler.memory.admin.kind("reminders").all() == before
 
     def test_pause_and_resume(self):
         self.cmd("/pause Aria", "Aria is paused")

@@ -49,7 +49,7 @@ class TestDashboard(AssistantTestCase):
 
     def test_builder_sees_an_assistant(self):
         self.add_entries(1)
-        self.handler.memory.admin.set_core_note("motto", "Books are friends.")
+        self.handler.memory.admin.kind("core_notes").set("motto", "Books are friends.")
         brain = self.handler.brain
         brain.state.set("usage_by_hour", {"2026-01-01T11": {"calls": 3, "prompt": 120}})
         response = self.builder.get(self.url)
@@ -105,23 +105,25 @@ class TestDashboard(AssistantTestCase):
         self.builder.post(self.action_url, {"action": "resume"})
         assert not self.handler.paused
         self.builder.post(self.action_url, {"action": "set_core", "key": "k", "value": "v1"})
-        assert [i["value"] for i in self.handler.memory.admin.core_notes()[0].values()] == ["v1"]
+        assert [
+            i["value"] for i in self.handler.memory.admin.kind("core_notes").notes()[0].values()
+        ] == ["v1"]
         response = self.builder.post(self.action_url, {"action": "remove_core", "key": "k"})
-        assert self.handler.memory.admin.core_notes()[0] == {}
+        assert self.handler.memory.admin.kind("core_notes").notes()[0] == {}
         self.builder.post(self.action_url, {"action": "sleep", "hours": "2"})
         assert self.handler.status().mode == "sleep"
         self.builder.post(self.action_url, {"action": "wake"})
         assert self.handler.status().mode == "awake"
 
     def test_bad_action_input_is_a_message(self):
-        self.handler.memory.admin.set_core_note("motto", "Books are friends.")
-        before = self.handler.memory.admin.core_notes()[0]
+        self.handler.memory.admin.kind("core_notes").set("motto", "Books are friends.")
+        before = self.handler.memory.admin.kind("core_notes").notes()[0]
         response = self.builder.post(
             self.action_url, {"action": "set_core", "key": "x" * 500, "value": "v"}, follow=True
         )
         assert response.status_code == 200
         assert "A key is 1 to at most" in response.content.decode()
-        assert self.handler.memory.admin.core_notes()[0] == before
+        assert self.handler.memory.admin.kind("core_notes").notes()[0] == before
         response = self.builder.post(self.action_url, {"action": "wake"}, follow=True)
         assert "is not asleep" in response.content.decode()
         assert self.handler.status().mode == "awake"
@@ -184,7 +186,7 @@ class TestDashboard(AssistantTestCase):
         self.handler.memory.admin.add_debt(2, "a long talk")
         self.handler.sleep(hours=1, by="Dev")
         self.handler.wake("enough")
-        records = self.handler.memory.admin.sleeps()
+        records = self.handler.memory.admin.kind("sleep_history").recent()
         assert len(records) == 1
         text = self.builder.get(self.url).content.decode()
         row = text.split('<tr class="sleep">')[1].split("</tr>")[0]
@@ -239,7 +241,7 @@ class TestDashboard(AssistantTestCase):
         assert self.handler.paused
         assert "_detail_data" in hops and "_list_page" in hops and "get_assistant" in hops
         # the filter reads the journal chunk by chunk, on the reactor
-        assert "journal_matches" in hops
+        assert "matches" in hops
         assert "<lambda>" in hops  # the action
         # on the reactor itself, nothing hops
         hops.clear()

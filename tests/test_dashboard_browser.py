@@ -326,10 +326,10 @@ class TestDashboardInBrowser(AssistantTestCase):
         self.wait_for(lambda d: d.find_elements(By.ID, "confirm-form"))
         assert "Entry number 2." in driver.find_element(By.ID, "memory").text
         self.shoot("confirm-forget")
-        assert self.handler.memory.admin.reviews() == []  # asked, not done
+        assert self.handler.memory.admin.kind("review_log").latest() == []  # asked, not done
         driver.find_element(By.CSS_SELECTOR, "#confirm-form button").click()
         self.wait_for(lambda d: "Forgotten: j000002" in d.find_element(By.TAG_NAME, "body").text)
-        review = self.handler.memory.admin.reviews()[0]
+        review = self.handler.memory.admin.kind("review_log").latest()[0]
         assert review["action"] == "forget" and review["id"] == "j000002"
         self.shoot("forgotten")
 

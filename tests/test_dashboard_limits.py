@@ -254,7 +254,7 @@ class TestClipping(DashboardCase):
 
     def test_a_core_note_keeps_its_remove_form(self):
         # the form posts the whole key (only a key too long to be a note's loses it)
-        self.handler.memory.admin.set_core_note("motto", "Books are friends.")
+        self.handler.memory.admin.kind("core_notes").set("motto", "Books are friends.")
         text = self.builder.get(self.url).content.decode()
         assert '<input type="hidden" name="key" value="motto">' in text
 

@@ -103,7 +103,7 @@ class TestLayout(WorkbenchTestCase):
     def test_sleeps_show_game_time_marked_as_game_time(self):
         self.handler.sleep(hours=1, by="Dev")
         self.handler.wake("enough")
-        start = self.handler.memory.admin.sleeps()[0]["start"]
+        start = self.handler.memory.admin.kind("sleep_history").recent()[0]["start"]
         game = datetime.fromisoformat(start).strftime("%Y-%m-%d %H:%M")
         for name in ("detail", "sleep"):
             row = self.page(name).split('<tr class="sleep">')[1].split("</tr>")[0]
@@ -267,7 +267,9 @@ class TestMemoryPage(WorkbenchTestCase):
 
     def test_reminders_reflections_and_people_are_listed(self):
         self.know_bob()
-        self.handler.memory.admin.add_reminder("dragon", "Ask about the dragon.", 3, by="Dev")
+        self.handler.memory.admin.kind("reminders").add(
+            "dragon", "Ask about the dragon.", 3, by="Dev"
+        )
         text = self.page("memory")
         assert "Ask about the dragon." in text and "0 of 3" in text
         assert ">Bob</a>" in text
@@ -277,14 +279,17 @@ class TestMemoryPage(WorkbenchTestCase):
         # the confirm page shows it and changes nothing
         text = self.page("confirm", do="forget", id="j000000")
         assert "Forget me." in text and 'name="confirmed" value="yes"' in text
-        assert self.handler.memory.admin.reviews() == []
+        assert self.handler.memory.admin.kind("review_log").latest() == []
         # a POST that was not confirmed is refused
         text = self.post(action="forget", id="j000000").content.decode()
-        assert "must be confirmed" in text and self.handler.memory.admin.reviews() == []
+        assert (
+            "must be confirmed" in text
+            and self.handler.memory.admin.kind("review_log").latest() == []
+        )
         response = self.post(action="forget", id="j000000", confirmed="yes", reason="a test")
         assert response.redirect_chain[-1][0] == self.url("memory")
         assert "Forgotten: j000000" in response.content.decode()
-        review = self.handler.memory.admin.reviews()[0]
+        review = self.handler.memory.admin.kind("review_log").latest()[0]
         assert review["action"] == "forget" and review["id"] == "j000000"
         assert review["by"] == f"{self.account.username} (web)"
         assert "Forget me." not in self.page("memory", q="forget")
@@ -292,9 +297,9 @@ class TestMemoryPage(WorkbenchTestCase):
     def test_trust_round_trip_and_bad_level(self):
         self.handler.brain.journal.add("Trust me.", author="Aria", now=NOW)
         text = self.post(action="trust", id="j000000", level="lots", confirmed="yes").content
-        assert self.handler.memory.admin.reviews() == [] and b"low" in text
+        assert self.handler.memory.admin.kind("review_log").latest() == [] and b"low" in text
         self.post(action="trust", id="j000000", level="high", confirmed="yes")
-        review = self.handler.memory.admin.reviews()[0]
+        review = self.handler.memory.admin.kind("review_log").latest()[0]
         # the level as the command reads it
         assert review["action"] == "trust" and review["trust"] == parse_trust("high")
 
@@ -305,14 +310,14 @@ class TestMemoryPage(WorkbenchTestCase):
     def test_core_memory_edits_return_to_the_memory_page(self):
         response = self.post(action="set_core", key="motto", value="Books first.", back="memory")
         assert response.redirect_chain[-1][0] == self.url("memory")
-        assert [n["value"] for n in self.handler.memory.admin.core_notes()[0].values()] == [
-            "Books first."
-        ]
+        assert [
+            n["value"] for n in self.handler.memory.admin.kind("core_notes").notes()[0].values()
+        ] == ["Books first."]
 
 
 class TestContextSleepSettings(WorkbenchTestCase):
     def test_the_next_request_in_its_parts(self):
-        self.handler.memory.admin.set_core_note("motto", "Books are friends.")
+        self.handler.memory.admin.kind("core_notes").set("motto", "Books are friends.")
         self.handler.brain.journal.add("The east door sticks.", author="Aria", now=NOW)
         self.char1.execute_cmd("say Aria, about the east door")
         self.handler.hearing.flush()  # queued, as a tick would, but no turn
@@ -360,10 +365,12 @@ class TestContextSleepSettings(WorkbenchTestCase):
         # what was not shown is refused, and nothing changes
         text = self.post(action="rollback", sleep="s1", expected="s1", confirmed="yes")
         assert "changed since you were asked" in text.content.decode()
-        assert self.handler.memory.admin.sleeps()[0].get("rolled_back") is None
+        assert (
+            self.handler.memory.admin.kind("sleep_history").recent()[0].get("rolled_back") is None
+        )
         self.post(action="rollback", sleep="s1", expected="s1", expected_kept=kept, confirmed="yes")
         assert (
-            self.handler.memory.admin.sleeps()[0]["rolled_back"]["by"]
+            self.handler.memory.admin.kind("sleep_history").recent()[0]["rolled_back"]["by"]
             == f"{self.account.username} (web)"
         )
         contents = [e["content"] for e in self.handler.brain.journal.all()]
@@ -458,7 +465,10 @@ class TestReadingChangesNothing(WorkbenchTestCase):
         response = client.post(
             self.url("action"), {"action": "forget", "id": "j000000", "confirmed": "yes"}
         )
-        assert response.status_code == 403 and self.handler.memory.admin.reviews() == []
+        assert (
+            response.status_code == 403
+            and self.handler.memory.admin.kind("review_log").latest() == []
+        )
 
     def test_credentials_in_the_endpoints_address_are_on_no_page(self):
         from ai_assistant.game_settings import redacted
@@ -479,7 +489,10 @@ class TestReadingChangesNothing(WorkbenchTestCase):
         response = player.post(
             self.url("action"), {"action": "forget", "id": "j000000", "confirmed": "yes"}
         )
-        assert response.status_code == 403 and self.handler.memory.admin.reviews() == []
+        assert (
+            response.status_code == 403
+            and self.handler.memory.admin.kind("review_log").latest() == []
+        )
         response = player.post(
             self.url("action"), {"action": "set", "key": "tick_rate", "value": "9"}
         )

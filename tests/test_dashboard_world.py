@@ -255,23 +255,26 @@ class TestRelationships(WorldTestCase):
         plan = text.split('id="relationship"')[1].split("</table>")[0]
         assert "+0.00 (neutral)" in plan and "+0.40 (trusting)" in plan
         assert "kept every promise" in plan and 'name="confirmed" value="yes"' in text
-        assert self.handler.memory.admin.reviews() == []  # asked, not done
+        assert self.handler.memory.admin.kind("review_log").latest() == []  # asked, not done
         form = {k: v for k, v in query.items() if k != "do"}
         form.update(action="relationship", reason="kept every promise")
         # not confirmed: refused
         text = self.post(**form).content.decode()
-        assert "must be confirmed" in text and self.handler.memory.admin.reviews() == []
+        assert (
+            "must be confirmed" in text
+            and self.handler.memory.admin.kind("review_log").latest() == []
+        )
         response = self.post(**form, confirmed="yes")
         assert response.redirect_chain[-1][0] == self.url("memory") + "#people"
         assert "Aria&#x27;s trust toward Bob is now +0.40 (was +0.00; recorded)." in (
             response.content.decode()
         )
-        state = self.handler.memory.admin.relationship(key)[2]
+        state = self.handler.memory.admin.kind("relationships").find(key)[2]
         assert state["trust"]["value"] == 0.4
         change = state["trust"]["changes"][-1]
         by = f"{self.account.username} (web)"
         assert change["reason"] == "kept every promise" and change["by"] == by
-        review = self.handler.memory.admin.reviews()[0]
+        review = self.handler.memory.admin.kind("review_log").latest()[0]
         assert review["by"] == by and "relationship" in str(review.get("action"))
         # from the person's page, back to it
         response = self.post(**{**form, "value": "0.2", "back": "person"}, confirmed="yes")
@@ -279,7 +282,7 @@ class TestRelationships(WorldTestCase):
 
     def test_bad_input_changes_nothing_and_says_why(self):
         key = self.warm_bob()
-        before = self.handler.memory.admin.relationship(key)[2]
+        before = self.handler.memory.admin.kind("relationships").find(key)[2]
         cases = [
             ({"dimension": "respect", "value": "0.5"}, "is not a relationship dimension"),
             ({"dimension": "trust", "value": "2"}, "trust must be from -1 to 1"),
@@ -294,8 +297,8 @@ class TestRelationships(WorldTestCase):
             assert reason in text and 'name="confirmed"' not in text, reason
             text = self.post(action="relationship", confirmed="yes", **fields).content.decode()
             assert reason in text, reason
-        assert self.handler.memory.admin.relationship(key)[2] == before
-        assert self.handler.memory.admin.reviews() == []
+        assert self.handler.memory.admin.kind("relationships").find(key)[2] == before
+        assert self.handler.memory.admin.kind("review_log").latest() == []
 
 
 class TestGossipLog(WorldTestCase):
@@ -379,4 +382,6 @@ class TestReadingChangesNothing(WorldTestCase):
             and "django_session" not in q["sql"]
         ]
         assert writes == []
-        assert self.handler.memory.admin.reviews() == [] and game_lore().version == 1
+        assert (
+            self.handler.memory.admin.kind("review_log").latest() == [] and game_lore().version == 1
+        )

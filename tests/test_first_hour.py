@@ -439,7 +439,9 @@ class TestSleepRecordAtOnce(CommandCase):
         self.cmd("/wake Aria")
         text = column_text(self.cmd("/sleeps Aria"), 4)
         assert "ASLEEP NOW" not in text and "2 consolidated" in text
-        assert self.handler.memory.admin.sleeps(5, current=True)[0]["id"] == "s1"
+        assert (
+            self.handler.memory.admin.kind("sleep_history").recent(5, current=True)[0]["id"] == "s1"
+        )
 
 
 class TestOneClockRule(CommandCase):

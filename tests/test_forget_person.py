@@ -512,7 +512,7 @@ if EvenniaCommandTest is not None:
             assert report.counts["journal entries"] == 1 and report.counts["profiles"] == 1
             assert self.char2.dbref in report.keys
             assert "lighthouse" not in _stored(self.aria)
-            (record,) = self.aria.assistant.memory.admin.reviews(5)
+            (record,) = self.aria.assistant.memory.admin.kind("review_log").latest(5)
             assert record["action"] == "forget_person" and record["by"] == "player request"
             text = self.cmd("/memory Aria/reviews")
             assert f"forgot the person {self.char2.dbref}" in text
@@ -620,7 +620,9 @@ def test_the_conversation_of_the_moment_and_a_builders_reason_about_them_go_too(
         ],
         T0,
     )
-    Admin(brain).set_relationship("#12", "trust", "0.5", "he lent me his zeppelin", by="Ann")
+    Admin(brain).kind("relationships").set(
+        "#12", "trust", "0.5", "he lent me his zeppelin", by="Ann"
+    )
     night = T0 + timedelta(hours=8)
     brain.lifecycle.go_to_sleep(
         night, reason="night", initiated_by="builder", enforce_safeguards=False

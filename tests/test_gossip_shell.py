@@ -79,9 +79,11 @@ class TestGossip(GossipCase):
         (found,) = self.handler.brain.recall("east door", now=self.clock.now(), served=None)
         assert found.line().startswith(f"- [Mira told you that {self.char1.key} said;")
         # the door gives builders who told whom what
-        (heard,) = self.handler.memory.admin.gossip()
+        (heard,) = self.handler.memory.admin.kind("gossip_log").records()
         assert heard["chain"] == f"{self.char1.key} > Mira > Aria"
-        assert self.handler.memory.admin.gossip(person=f"#{self.char1.id}") == [heard]
+        assert self.handler.memory.admin.kind("gossip_log").records(person=f"#{self.char1.id}") == [
+            heard
+        ]
 
     def test_a_whisper_is_never_told_and_nothing_is_said_aloud(self):
         self.mira.assistant.brain.journal.add(
@@ -105,7 +107,7 @@ class TestGossip(GossipCase):
         assert "private" in result and "Nothing was said" in result
         assert not any("code" in text for text in self.received(self.char2))
         assert len(self.handler.brain.journal) == 0
-        assert self.mira.assistant.memory.admin.gossip() == []
+        assert self.mira.assistant.memory.admin.kind("gossip_log").records() == []
 
     def test_two_assistants_alone_start_no_turns_after_a_telling(self):
         # even when they are set to hear each other

@@ -267,6 +267,24 @@ def test_entry_point_rejects_bad_input():
     assert memory.recall("anything", k=3) == []
 
 
+def test_a_builder_reaches_a_kinds_edits_by_its_name_and_an_unknown_name_is_refused():
+    memory = AssistantMemory("Aria")
+    reminders = memory.admin.kind("reminders")
+    added = reminders.add("festival", "Tell them about the harvest festival.", 3, "Ann")
+    assert [r["id"] for r in memory.admin.kind("reminders").all()] == [added["id"]]
+    memory.admin.kind("core_notes").set("motto", "Books first.", by="Ann")
+    assert [n["value"] for n in memory.admin.kind("core_notes").notes()[0].values()] == [
+        "Books first."
+    ]
+    for name in ("profiles", "no such kind"):
+        with pytest.raises(
+            Refused,
+            match="one of: journal, long_term, links, relationships, core_notes, review_log, gossip_log, reminders, sleep_history",
+        ):
+            memory.admin.kind(name)
+    assert memory.admin.kind("reminders").all() == [added]
+
+
 # ---- what people say stays theirs ----------------------------------------------------------
 
 

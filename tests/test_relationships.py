@@ -397,7 +397,7 @@ class TestBuildersViewAndSet(AssistantTestCase, EvenniaCommandTest):
         assert "he rebound my atlas" in after and "Char" in after
         reviews = self.cmd("/memory Aria/reviews")
         assert "warmth +0.60 (was +0.00)" in reviews
-        state = self.handler.memory.admin.relationship("Bob")[2]
+        state = self.handler.memory.admin.kind("relationships").find("Bob")[2]
         assert state["warmth"]["value"] == 0.6
         assert state["warmth"]["changes"][-1]["by"] == self.char1.key
 
@@ -413,8 +413,8 @@ class TestBuildersViewAndSet(AssistantTestCase, EvenniaCommandTest):
         ):
             text = self.cmd(bad)
             assert "Not changed." in text and said in text, (bad, text)
-        assert self.handler.memory.admin.relationship("Bob")[2] is None
-        assert self.handler.memory.admin.reviews_count() == 0
+        assert self.handler.memory.admin.kind("relationships").find("Bob")[2] is None
+        assert self.handler.memory.admin.kind("review_log").count() == 0
 
 
 # ---- within the sleep's batches (the Batch API) ------------------------------------------------

@@ -460,7 +460,7 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         self.handler.wake("up")
         fresh = AssistantHandler(self.aria)  # what a reload builds, over the same Attributes
         assert fresh.memory.admin.debt()["points"] == 0 and fresh.memory.admin.debt()["last_sleep"]
-        (record,) = fresh.memory.admin.sleeps(5)
+        (record,) = fresh.memory.admin.kind("sleep_history").recent(5)
         assert record["debt_before"] == 2 and record["began"] == "builder"
         fresh.memory.admin.add_debt(3, "another")
         assert AssistantHandler(self.aria).memory.admin.debt()["points"] == 3
@@ -516,7 +516,7 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
         assert "Usage: @assistant/sleeps" in self.cmd("/sleeps Aria=5")
         assert "No assistant called 'Nobody'" in self.cmd("/sleeps Nobody")
         with pytest.raises(Refused):
-            self.handler.memory.admin.sleeps(0)
+            self.handler.memory.admin.kind("sleep_history").recent(0)
 
     def test_status_shows_the_batches_under_way(self):
         from ai_assistant.state import BATCHES

@@ -462,11 +462,11 @@ def test_a_builders_core_note_edits_since_the_sleep_began_outlive_a_rollback():
     later = T0 + timedelta(days=1, hours=5, minutes=7)
     core.set("fresh", "Mira is back.", later, 2000)  # written since the sleep began
     memory = AssistantMemory.over(brain, now=lambda: later)
-    memory.admin.remove_core_note("gossip", by="Ann")
-    memory.admin.remove_core_note("vault [name:bob]", by="Ann")
-    memory.admin.set_core_note("motto", "Books first, always.", by="Ann")
-    memory.admin.set_core_note("hours", "Open at dawn.", by="Ann")
-    memory.admin.remove_core_note("fresh", by="Ann")
+    memory.admin.kind("core_notes").remove("gossip", by="Ann")
+    memory.admin.kind("core_notes").remove("vault [name:bob]", by="Ann")
+    memory.admin.kind("core_notes").set("motto", "Books first, always.", by="Ann")
+    memory.admin.kind("core_notes").set("hours", "Open at dawn.", by="Ann")
+    memory.admin.kind("core_notes").remove("fresh", by="Ann")
     assert [r["action"] for r in brain.review.history()] == [
         "core_remove",
         "core_set",
@@ -524,9 +524,9 @@ def test_a_pinned_note_removed_later_leaves_no_words_in_the_log_and_stays_remove
     brain.lifecycle.wake_up(T0 + timedelta(days=1, hours=4), "morning")
     later = T0 + timedelta(days=1, hours=5)
     memory = AssistantMemory.over(brain, now=lambda: later)
-    memory.admin.set_core_note("door", "The back door code is 9-9-2.", by="Ann")
+    memory.admin.kind("core_notes").set("door", "The back door code is 9-9-2.", by="Ann")
     assert "9-9-2" in json.dumps(brain.review.history())  # kept while the pin stands
-    memory.admin.remove_core_note("door", by="Ann")
+    memory.admin.kind("core_notes").remove("door", by="Ann")
     assert "9-9-2" not in json.dumps(brain.review.history())
     plan = Snapshots(brain.state).preview("s2", brain.memory_store.inner)
     assert [(k["action"], k["id"], k["applied"]) for k in plan["kept"]] == [

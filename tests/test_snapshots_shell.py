@@ -127,7 +127,10 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert brain.long_term.all() == [] and brain.links.count() == 0
         assert brain.core_memory.items()["motto"]["value"] == "books first"
         assert self.script.db.memory_snapshots == []
-        assert self.handler.memory.admin.sleeps(1)[0]["rolled_back"]["by"] == "Char"
+        assert (
+            self.handler.memory.admin.kind("sleep_history").recent(1)[0]["rolled_back"]["by"]
+            == "Char"
+        )
         assert "back by Char" in self.cmd("/sleeps Aria")  # wrapped in its column
         # the next night consolidates the same entries again, and core memory's consolidation
         # weighs the memories afresh (it had read up to two that are gone)
@@ -251,7 +254,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         self.clock.advance(3600)
         assert f"Aria forgot {secret} (recorded)." in self.cmd(f"/memory Aria/forget={secret}")
         assert "now trusts j000001 at 0.30" in self.cmd("/memory Aria/trust=j000001 low")
-        reviews = self.handler.memory.admin.reviews()
+        reviews = self.handler.memory.admin.kind("review_log").latest()
         when = reviews[0]["at"][:16].replace("T", " ")
         shown = self.cmd("/rollback Aria", inputs=["y"])
         assert "The builders' corrections made since are kept." in shown
@@ -271,7 +274,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert "4-1-7" not in self.cmd("/journal Aria")
         assert brain.journal.get("j000001")["trust_set"]["trust"] == 0.3
         assert not brain.journal.get("j000001")["consolidated"]  # the night is undone
-        assert self.handler.memory.admin.reviews() == reviews
+        assert self.handler.memory.admin.kind("review_log").latest() == reviews
         listed = self.cmd("/memory Aria/reviews")
         assert f"forgot {secret}" in listed and "trust 0.30" in listed
 
@@ -285,7 +288,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         self.clock.advance(3600)
         assert "Removed 'gossip'" in self.cmd("/core Aria/gossip=")
         assert "core memory 'hours' set, pinned" in self.cmd("/core Aria/hours=Open at dawn.")
-        when = self.handler.memory.admin.reviews()[0]["at"][:16].replace("T", " ")
+        when = self.handler.memory.admin.kind("review_log").latest()[0]["at"][:16].replace("T", " ")
         shown = self.cmd("/rollback Aria", inputs=["y"])
         assert "The builders' corrections made since are kept." in shown
         assert (
@@ -298,7 +301,7 @@ class TestRollback(AssistantTestCase, EvenniaCommandTest):
         assert "gossip" not in notes and notes["hours"]["value"] == "Open at dawn."
         assert notes["motto"]["value"] == "books first"
         assert "4-1-7" not in self.cmd("/core Aria")
-        assert [r["action"] for r in self.handler.memory.admin.reviews()] == [
+        assert [r["action"] for r in self.handler.memory.admin.kind("review_log").latest()] == [
             "core_set",
             "core_remove",
         ]

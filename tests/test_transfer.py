@@ -43,8 +43,10 @@ def remembering() -> AssistantMemory:
     brain.entities.observe(
         "#12", "Bob", "Bob fears the dark.", now=T0, author="Aria", audience=["#12"]
     )
-    memory.admin.set_core_note("motto", "books first", by="Builder")
-    memory.admin.add_reminder("festival", "Tell them about the harvest festival.", 3, "Builder")
+    memory.admin.kind("core_notes").set("motto", "books first", by="Builder")
+    memory.admin.kind("reminders").add(
+        "festival", "Tell them about the harvest festival.", 3, "Builder"
+    )
     memory.consolidate(T0 + timedelta(hours=1))
     return memory
 

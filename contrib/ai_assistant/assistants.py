@@ -81,8 +81,8 @@ def assistant_holdings(assistant) -> dict[str, int]:
     """
     memory = assistant.assistant.memory
     return {
-        "journal entries": len(memory.admin.newest_entries()),
-        "memories": len(memory.admin.newest_memories()),
+        "journal entries": len(memory.admin.kind("journal").newest()),
+        "memories": len(memory.admin.kind("long_term").newest()),
         "people": len(memory.admin.people_index()),
         "snapshots": len(memory.admin.snapshots()),
     }

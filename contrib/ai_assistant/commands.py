@@ -560,10 +560,11 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
             if self.subkey:
                 self.msg(f"Not changed. {usage}")
                 return
-            self.more(self.format_reminders(self.target, self.handler.memory.admin.reminders()))
+            reminders = self.handler.memory.admin.kind("reminders").all()
+            self.more(self.format_reminders(self.target, reminders))
             return
         if self.subkey.lower() == "remove":
-            removed = self.handler.memory.admin.remove_reminder(self.rhs)
+            removed = self.handler.memory.admin.kind("reminders").remove(self.rhs)
             self.msg(f"Removed reminder {removed['id']} ({removed['pattern']}).")
             return
         if self.subkey and not self.subkey.isdigit():
@@ -573,7 +574,7 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
         if not colon:
             self.msg(f"Not changed. Separate the pattern and the reminder with ':'. {usage}")
             return
-        added = self.handler.memory.admin.add_reminder(
+        added = self.handler.memory.admin.kind("reminders").add(
             pattern, reminder, int(self.subkey) if self.subkey else 3, by=self.caller.key
         )
         self.msg(
@@ -587,7 +588,7 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
             self.msg("Usage: @assistant/sleeps <name>")
             return
         kept = {snapshot["sleep_id"] for snapshot in self.handler.memory.admin.snapshots()}
-        sleeps = self.handler.memory.admin.sleeps(50, current=True)
+        sleeps = self.handler.memory.admin.kind("sleep_history").recent(50, current=True)
         self.more(self.format_sleeps(self.target, sleeps, kept))
 
     def do_rollback(self):

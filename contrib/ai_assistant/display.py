@@ -315,7 +315,8 @@ class AssistantDisplay:
 
         Args:
             assistant (Object): The assistant character.
-            reminders (list): As `character.assistant.memory.admin.reminders()` gives them.
+            reminders (list): As `character.assistant.memory.admin.kind("reminders").all()`
+                gives them.
 
         Returns:
             str: A table, or a line saying there are none.

@@ -3,15 +3,19 @@ What builders read and correct of an assistant's memory, in the pure core.
 
 `MemoryAdmin` is held by `memory_api.AssistantMemory` as its `admin`: over a game's live brain
 it is `character.assistant.memory.admin`, which `@assistant` and the dashboard use; over a brain
-of its own (`MemoryAdmin(brain)`), a game's tests or an outside tool can use the same. It reads without writing, pages what
-grows (journal, memories, people, reviews), and every correction either happens or raises
-`errors.Refused`, naming what was wrong and what is allowed, and changing nothing.
+of its own (`MemoryAdmin(brain)`), a game's tests or an outside tool can use the same. It reads
+without writing, pages what grows (journal, memories, people, reviews), and every correction
+either happens or raises `errors.Refused`, naming what was wrong and what is allowed, and
+changing nothing.
 
-What it covers: the journal and reflections, long-term memories and their links, people, a
-builder's corrections (forget, trust, the review log), core notes, reminders, the sleep debt,
-the sleep history, snapshots and rolling a sleep back, and export and import of the whole
-memory as a file (`memory.transfer`). A rollback here is the core's part: the
-handler runs it in one database transaction and builds its brain again after it.
+What it covers: searching memory, people, a builder's corrections (forget, trust), forgetting
+a person, the sleep debt,
+snapshots and rolling a sleep back, and export and import of the whole memory as a file
+(`memory.transfer`). What builders edit of one kind alone is that kind's (`memory.kinds`),
+reached with `kind(name)`: `admin.kind("reminders").add(...)`, `admin.kind("core_notes").set(...)`,
+`admin.kind("relationships").set(...)`.
+A rollback here is the core's part: the handler runs it in one database transaction and builds
+its brain again after it.
 
 """
 
@@ -24,102 +28,26 @@ from .clock import to_iso, utcnow
 from .debt import SleepDebt
 from .errors import Refused
 from .memory.recall import Recalled
-from .memory.relationships import DIMENSIONS, MAX_REASON_CHARS, Relationships, parse_value
 from .memory.provenance import FORGOTTEN_MARK, talk_without, words_out
+from .memory.relationships import Relationships
 from .memory.forget_person import MAX_NAME_CHARS, AmbiguousPerson, PersonForgotten, PersonMatch
 from .memory.forget_person import MAX_KEYS as MAX_PERSON_KEYS
 from .memory.forget_person import find as find_of_person
 from .memory.forget_person import Traces, forget_person, history_without, remaining
 from .memory.forget_person import snapshot_change, spoken_in
 from .memory.gossip import LOG_KEY as GOSSIP_LOG_KEY
+from .memory.kinds import BY_NAME, REGISTRY
 from .memory.review import parse_trust
 from .memory.semantic import EmbeddedMemoryStore
 from .memory.snapshots import Snapshots
 from .memory.working import WorkingMemory
 from .memory import transfer
 from .records import (
-    MAX_CORE_KEY_CHARS,
-    MAX_CORE_VALUE_CHARS,
     MAX_QUERY_CHARS,
-    CoreNote,
-    JournalEntry,
     Profile,
-    SleepRecord,
-    Trigger,
 )
-from .reminders import Reminders
 from .sleep_history import SleepHistory
 from .state import CORE_CONSOLIDATION, RECENT_TURNS, TRANSITION_REASON, TRIGGERS, WORKING_MEMORY
-
-MAX_SLEEPS_LISTED = 500
-# who made a correction, in the review log, when the caller did not say
-BUILDER = "a builder"
-
-
-class NewestEntries(Sequence):
-    """The journal, newest first, as a sequence a pager slices without loading it all.
-
-    Args:
-        journal (Journal): The assistant's journal.
-        seqs (list, optional): Positions of the entries to show (a filter's matches), oldest
-            first; None for every entry.
-
-    """
-
-    def __init__(self, journal, seqs: list[int] | None = None):
-        self.entries = journal.entries
-        self.seqs = seqs
-
-    def __len__(self) -> int:
-        return len(self.entries) if self.seqs is None else len(self.seqs)
-
-    def __getitem__(self, index):
-        if not isinstance(index, slice):
-            raise TypeError("NewestEntries is sliced by pages only.")
-        total = len(self)
-        start, stop, _ = index.indices(total)
-        if start >= stop:
-            return []
-        if self.seqs is None:
-            # newest first: page positions counted from the end of the chunked list
-            return list(reversed(self.entries.slice(total - stop, total - start)))
-        wanted = list(reversed(self.seqs))[start:stop]
-        return [self.entries.get(seq) for seq in wanted]
-
-
-class NewestMemories(Sequence):
-    """The long-term memories not forgotten, newest first, as a sequence a pager slices.
-
-    Only the `MemoryStore` protocol is used (`count`, `recent`), so a game's own store works
-    too: a page reads the newest memories down to the page's end, never the whole store. Its
-    length is the store's count, forgotten memories included (the protocol does not count them
-    apart), so the last page may hold fewer than a page's worth.
-
-    Args:
-        store (MemoryStore): The assistant's long-term store.
-
-    """
-
-    def __init__(self, store):
-        self.store = store
-        self.total = store.count()
-
-    def __len__(self) -> int:
-        return self.total
-
-    def __getitem__(self, index):
-        if not isinstance(index, slice):
-            raise TypeError("NewestMemories is sliced by pages only.")
-        start, stop, _ = index.indices(self.total)
-        if start >= stop:
-            return []
-        # forgotten memories are skipped by `recent`: look further back until the page is full
-        look = stop
-        while True:
-            found = self.store.recent(look)
-            if len(found) >= stop or look >= self.total:
-                return found[start:stop]
-            look = min(self.total, look * 2)
 
 
 def _turns_without(turns: list, match: PersonMatch) -> list:
@@ -182,100 +110,37 @@ class MemoryAdmin:
         """The current real time."""
         return self._now()
 
-    # ---- the journal ------------------------------------------------------------------------
-
-    def journal_count(self) -> int:
-        """How many journal entries there are (pruned and forgotten ones included)."""
-        return len(self.brain.journal)
-
-    def entries(self) -> list[JournalEntry]:
-        """Every journal entry, oldest first.
-
-        Returns:
-            list: The entries, as dicts.
-
-        """
-        return self.brain.journal.all()
-
-    def newest_entries(self, seqs: list[int] | None = None) -> NewestEntries:
-        """The journal (or the entries at `seqs`), newest first, paged as it is read.
+    def kind(self, name: str):
+        """What builders read and correct of one kind of memory (`memory.kinds`), bound to
+        the current brain: `kind("journal")` pages and filters the journal,
+        `kind("long_term")` pages the memories, `kind("links")` lists the strongest links,
+        `kind("relationships")` reads and sets relationships, `kind("core_notes")` reads, pins
+        and removes core notes, `kind("reminders")` lists, adds and removes reminders,
+        `kind("review_log")` lists the corrections, `kind("gossip_log")` who told whom what,
+        `kind("sleep_history")` the last sleeps.
 
         Args:
-            seqs (list, optional): The positions to show, oldest first (`journal_matches`).
+            name (str): The kind's name, as `memory.kinds.BY_NAME` has it.
 
         Returns:
-            NewestEntries: A sequence of entries, sliced by pages.
+            object: The kind's builder operations (`Kind.builder`).
+
+        Raises:
+            Refused: No kind of that name has builder operations.
 
         """
-        return NewestEntries(self.brain.journal, seqs)
+        kind = BY_NAME.get(name)
+        bound = kind.builder(self.brain, self.now) if kind is not None else None
+        if bound is None:
+            allowed = ", ".join(
+                k.name for k in REGISTRY if k.builder(self.brain, self.now) is not None
+            )
+            raise Refused(
+                f"'{str(name)[:40]}' is not a kind builders edit here; one of: {allowed}."
+            )
+        return bound
 
-    def journal_matches(
-        self, start: int, stop: int, speaker: str = "", query: str = "", audience: str = ""
-    ) -> list[int]:
-        """Positions from `start` to `stop` of the entries that pass the filters (a caller
-        that must not hold the game up reads a chunk at a time).
-
-        Args:
-            start (int): The first position read.
-            stop (int): The position after the last one read.
-            speaker (str, optional): Part of the speaker's (or author's) name.
-            query (str, optional): Words the text must hold.
-            audience (str, optional): "private", "public" or empty for both.
-
-        Returns:
-            list: The matching positions, oldest first.
-
-        """
-        speaker, query = speaker.strip().lower(), query.strip().lower()
-        seqs = []
-        for offset, entry in enumerate(self.brain.journal.entries.slice(start, stop)):
-            who = f"{entry.get('heard_from') or ''} {entry.get('author') or ''}".lower()
-            if speaker and speaker not in who:
-                continue
-            if query and query not in (entry.get("content") or "").lower():
-                continue
-            private = entry.get("audience") is not None
-            if (audience == "private" and not private) or (audience == "public" and private):
-                continue
-            seqs.append(start + offset)
-        return seqs
-
-    def journal_chunk(self) -> int:
-        """How many entries one stored chunk of the journal holds (a reader's natural step)."""
-        return max(1, self.brain.journal.entries.chunk_size)
-
-    def newest_reflections(self) -> list[JournalEntry]:
-        """The reflections in the journal, newest first.
-
-        Returns:
-            list: The reflection entries, as dicts.
-
-        """
-        journal = self.brain.journal
-        return [e for e in reversed(journal.all()) if journal.is_reflection(e)]
-
-    # ---- long-term memories ---------------------------------------------------------------------
-
-    def newest_memories(self) -> NewestMemories:
-        """The long-term memories not forgotten, newest first, paged as they are read.
-
-        Returns:
-            NewestMemories: A sequence of memories, sliced by pages.
-
-        """
-        return NewestMemories(self.brain.long_term)
-
-    def recent_memories(self, limit: int = 50) -> list[dict]:
-        """The newest long-term memories, newest first.
-
-        Args:
-            limit (int, optional): How many at most.
-
-        Returns:
-            list: The memories, as dicts.
-
-        """
-        return self.brain.long_term.recent(limit)
+    # ---- searching memory ---------------------------------------------------------------------
 
     def searches_by_meaning(self) -> bool:
         """Whether a search also looks for what is near in meaning (an embeddings model is
@@ -333,25 +198,6 @@ class MemoryAdmin:
             semantic=semantic,
         )
 
-    def memory_links(self, limit: int = 50) -> list[tuple[str, str, float, str, str]]:
-        """The strongest links between memories.
-
-        Args:
-            limit (int, optional): How many at most.
-
-        Returns:
-            list: (id, id, strength, text, text) tuples; a missing memory's text is "?".
-
-        """
-        brain = self.brain
-        rows = []
-        for one, other, strength in brain.links.all()[:limit]:
-            first, second = brain.index.doc(one), brain.index.doc(other)
-            rows.append(
-                (one, other, strength, first.text if first else "?", second.text if second else "?")
-            )
-        return rows
-
     # ---- people ---------------------------------------------------------------------------------
 
     def people_index(self) -> list[tuple[str, str]]:
@@ -407,110 +253,6 @@ class MemoryAdmin:
             known = ", ".join(sorted(str(n) for _, n in self.people_index())[:30]) or "nobody yet"
             raise Refused(f"{self.brain.name} knows no one called '{name[:60]}'. Known: {known}.")
         return found
-
-    # ---- relationships (familiarity, warmth, trust: memory.relationships) ------------------------
-
-    def relationships(self) -> list[dict]:
-        """Every relationship it has, by name (what a dashboard lists).
-
-        Returns:
-            list: The states (`memory.relationships`), reasons and their audiences included.
-
-        """
-        return Relationships(self.brain.entities.store).all()
-
-    def relationship(self, person: str) -> tuple[str, str, dict | None]:
-        """One person's relationship, by their name or key.
-
-        Args:
-            person (str): A name or key, matched case-insensitively among the people it has a
-                profile or a relationship for.
-
-        Returns:
-            tuple: (their key, their name, the state or None when it has none yet).
-
-        Raises:
-            Refused: Nobody of that name or key is known.
-
-        """
-        relationships = Relationships(self.brain.entities.store)
-        wanted = person.strip().lower()
-        known = {**relationships.index(), **dict(self.people_index())}
-        for key, name in sorted(known.items(), key=lambda item: str(item[0])):
-            if wanted in (str(name).lower(), str(key).lower()):
-                return key, str(name), relationships.get(key)
-        names = ", ".join(sorted(str(n) for n in known.values())[:30]) or "nobody yet"
-        raise Refused(f"{self.brain.name} knows no one called '{person[:60]}'. Known: {names}.")
-
-    def check_relationship(self, person: str, dimension: str, value: str, reason: str) -> tuple:
-        """A builder's setting of one dimension, checked (nothing is written): what
-        `set_relationship` would set, for it and for a page that asks first.
-
-        Args:
-            person (str): Their name or key.
-            dimension (str): familiarity (0 to 1), warmth or trust (-1 to 1).
-            value (str): The value as typed.
-            reason (str): Why.
-
-        Returns:
-            tuple: (their key, their name, the dimension, the new value, the reason made one
-                line, their relationship state now or None).
-
-        Raises:
-            Refused: An unknown person or dimension, a value out of range or a reason too
-                long.
-
-        """
-        dimension = dimension.strip().lower()
-        if dimension not in DIMENSIONS:
-            raise Refused(
-                f"'{dimension[:30]}' is not a relationship dimension: use {', '.join(DIMENSIONS)}."
-            )
-        try:
-            number = parse_value(dimension, value.strip())
-        except ValueError as err:
-            raise Refused(str(err)) from None
-        reason = " ".join(reason.split())
-        if len(reason) > MAX_REASON_CHARS:
-            raise Refused(f"The reason is {len(reason)} characters; at most {MAX_REASON_CHARS}.")
-        key, name, state = self.relationship(person)
-        return key, name, dimension, number, reason, state
-
-    def set_relationship(
-        self, person: str, dimension: str, value: str, reason: str, by: str
-    ) -> tuple[str, float, float]:
-        """Set one dimension of a relationship (a builder's edit, recorded in the reviews).
-
-        Args:
-            person (str): Their name or key.
-            dimension (str): familiarity (0 to 1), warmth or trust (-1 to 1).
-            value (str): The value as typed.
-            reason (str): Why (at most `MAX_REASON_CHARS`); "set by <builder>" when empty.
-            by (str): Who set it.
-
-        Returns:
-            tuple: (their name, the new value, the value before).
-
-        Raises:
-            Refused: An unknown person or dimension, a value out of range or a reason too
-                long; nothing is changed.
-
-        """
-        key, name, dimension, number, reason, _ = self.check_relationship(
-            person, dimension, value, reason
-        )
-        now = self.now()
-        after, before = Relationships(self.brain.entities.store).change(
-            key,
-            name,
-            dimension,
-            value=number,
-            reason=reason or f"set by {by}",
-            at=self.brain.game_now(now),
-            by=by,
-        )
-        self.brain.review.record_relationship(key, dimension, after, before, reason, now, by)
-        return name, after, before
 
     # ---- a builder's corrections ----------------------------------------------------------------
 
@@ -825,175 +567,7 @@ class MemoryAdmin:
         trust = parse_trust(level)
         return trust, self.brain.review.set_trust(memory_id, trust, self.now(), by)
 
-    def reviews_count(self) -> int:
-        """How many corrections are on record."""
-        return len(self.brain.review.audit)
-
-    def reviews(self, limit: int = 50) -> list[dict]:
-        """The latest recorded corrections (forgotten memories, trust settings, core notes
-        pinned or removed), newest first.
-
-        Args:
-            limit (int, optional): How many at most.
-
-        Returns:
-            list: The corrections, as dicts.
-
-        """
-        return self.brain.review.history(limit)
-
-    def gossip(self, limit: int | None = None, person: str | None = None) -> list[dict]:
-        """Who told whom what, as this assistant saw it (`memory.gossip.GossipLog`): what it
-        told other assistants and what it heard them tell, newest first.
-
-        Args:
-            limit (int, optional): How many at most.
-            person (str, optional): Only the records whose chain holds, or is about, this
-                person's key.
-
-        Returns:
-            list: The records, as dicts ("at", "direction", "teller", "to", "memory_id",
-                "text", "chain", "trust", "people", "location").
-
-        """
-        return self.brain.gossip_log.records(limit, person)
-
-    # ---- core notes -----------------------------------------------------------------------------
-
-    def core_notes(self) -> tuple[dict[str, CoreNote], int, int]:
-        """The core memory and its size.
-
-        Returns:
-            tuple: (items, tokens, token budget); items is a dict of notes by slot, tokens
-                those of the largest block of the model's notes one conversation sees (each
-                conversation's room is the budget; builders' pinned notes have their own).
-
-        """
-        brain = self.brain
-        core = brain.core_memory
-        model_notes = {k: n for k, n in core.largest_view().items() if not n.get("pinned")}
-        return (core.items(), core.tokens_of(model_notes), brain.config.memory_block_tokens)
-
-    def pinned_core_tokens(self) -> int:
-        """Tokens of the builders' pinned core notes (their own room of `memory_block_tokens`).
-
-        Returns:
-            int: The token count.
-
-        """
-        return self.brain.core_memory.pinned_tokens()
-
-    def set_core_note(self, key: str, value: str, by: str | None = None) -> int:
-        """Set one core memory note: a builder's, pinned (the model may read it, not change
-        it), in a room of its own. Recorded in the review log, so a rollback keeps it.
-
-        Args:
-            key (str): The note's name.
-            value (str): The note's text.
-            by (str, optional): The builder's name, kept with the note.
-
-        Returns:
-            int: The tokens the builders' pinned notes now use.
-
-        Raises:
-            Refused: A bad key or value, or the pinned notes would exceed their budget.
-
-        """
-        key = (key or "").strip()
-        value = (value or "").strip()
-        if not key or len(key) > MAX_CORE_KEY_CHARS:
-            raise Refused(
-                f"A key is 1 to at most {MAX_CORE_KEY_CHARS} characters; this one has {len(key)}."
-            )
-        if not value or len(value) > MAX_CORE_VALUE_CHARS:
-            raise Refused(
-                f"A value is 1 to at most {MAX_CORE_VALUE_CHARS} characters; "
-                f"this one has {len(value)}."
-            )
-        brain = self.brain
-        now = self.now()
-        # a builder's note is pinned: sleep's consolidation leaves it as it is
-        tokens = brain.core_memory.set(
-            key, value, now, brain.config.memory_block_tokens, pinned=True, by=by
-        )
-        # a correction like a forget: a rollback sets it again (see `memory.review`)
-        brain.review.record_core_set(brain.core_memory.items()[key], now, by or BUILDER)
-        return tokens
-
-    def remove_core_note(self, key: str, by: str | None = None) -> None:
-        """Remove one core memory note, whoever's it is. Recorded in the review log (its
-        slot, not its words), so a rollback does not bring it back.
-
-        Args:
-            key (str): The note's name, as `core_notes()` lists it.
-            by (str, optional): The builder's name, kept in the review log.
-
-        Raises:
-            Refused: There is no such note.
-
-        """
-        slot = (key or "").strip()
-        if not self.brain.core_memory.remove(slot):
-            raise Refused(f"No core memory '{str(key)[:60]}' to remove.")
-        self.brain.review.record_core_remove(slot, self.now(), by or BUILDER)
-
-    # ---- reminders ------------------------------------------------------------------------------
-
-    def reminders(self) -> list[Trigger]:
-        """The assistant's reminders (contextual triggers), oldest first.
-
-        Returns:
-            list: `reminders.Trigger` dicts.
-
-        """
-        return Reminders(self.brain.state).all()
-
-    def add_reminder(self, pattern: str, reminder: str, max_fires: int, by: str) -> Trigger:
-        """Set a builder's reminder: when `pattern` comes up in what it hears, `reminder` rides
-        in that turn's message, at most `max_fires` times. It is public, and has a room of its
-        own (`reminders.MAX_BUILDER_TRIGGERS`): players cannot crowd it out.
-
-        Args:
-            pattern (str): A person, word or place (1-80 characters).
-            reminder (str): The reminder (1-300 characters).
-            max_fires (int): How many times it may fire (1-20).
-            by (str): The builder's name.
-
-        Returns:
-            dict: The reminder.
-
-        Raises:
-            Refused: A value out of bounds, or the builders' room already full; nothing is
-                changed.
-
-        """
-        brain = self.brain
-        return Reminders(brain.state).add(
-            pattern,
-            reminder,
-            now=self.now(),
-            by=by,
-            limit=brain.config.max_triggers,
-            max_fires=max_fires,
-            builder=True,
-        )
-
-    def remove_reminder(self, reminder_id: str) -> Trigger:
-        """Remove a reminder.
-
-        Args:
-            reminder_id (str): Its id, such as "t3".
-
-        Returns:
-            dict: The reminder removed.
-
-        Raises:
-            Refused: No reminder has that id; nothing is changed.
-
-        """
-        return Reminders(self.brain.state).remove(reminder_id)
-
-    # ---- sleep debt and the sleep history -------------------------------------------------------
+    # ---- sleep debt -------------------------------------------------------
 
     def debt(self) -> dict:
         """The assistant's sleep debt.
@@ -1028,33 +602,6 @@ class MemoryAdmin:
         """
         SleepDebt(self.brain.state).add(points, reason)
         return self.debt()
-
-    def sleeps(self, limit: int = 20, current: bool = False) -> list[SleepRecord]:
-        """The assistant's last sleeps, newest first (see `ai_assistant.sleep_history`).
-
-        Args:
-            limit (int): How many at most (1-500).
-            current (bool, optional): Put the sleep under way first, as far as it has got
-                (`SleepHistory.in_progress`), counted in the limit.
-
-        Returns:
-            list: Sleep records.
-
-        Raises:
-            Refused: A limit outside 1-500.
-
-        """
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            limit = -1
-        if not 1 <= limit <= MAX_SLEEPS_LISTED:
-            raise Refused(
-                f"The limit must be a whole number from 1 to {MAX_SLEEPS_LISTED}, not {limit!r}."
-            )
-        history = SleepHistory(self.brain.state)
-        under_way = history.in_progress() if current else None
-        if under_way is None:
-            return history.recent(limit)
-        return [under_way, *history.recent(limit - 1)]
 
     # ---- snapshots and rollback -----------------------------------------------------------------
 

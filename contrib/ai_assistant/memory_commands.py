@@ -65,7 +65,7 @@ class MemorySwitches:
         if rest or self.rhs is not None:
             self.msg("Usage: @assistant/journal <name>[/<page>]")
             return
-        entries = self.handler.memory.admin.newest_entries()
+        entries = self.handler.memory.admin.kind("journal").newest()
         total = len(entries)
         if not total:
             self.msg(f"{self.target.key}'s journal is empty.")
@@ -108,7 +108,7 @@ class MemorySwitches:
 
     def show_memories(self, page: int | None) -> None:
         """One page of the long-term memories, newest first (only that page is read)."""
-        memories = self.handler.memory.admin.newest_memories()
+        memories = self.handler.memory.admin.kind("long_term").newest()
         count = len(memories)
         page, pages, start, stop = page_span(count, page)
         shown_memories = memories[start:stop]
@@ -166,7 +166,7 @@ class MemorySwitches:
 
     def show_links(self, argument: str, page: int | None) -> None:
         """The strongest links between its memories."""
-        rows = self.handler.memory.admin.memory_links()
+        rows = self.handler.memory.admin.kind("links").strongest()
         if not rows:
             self.msg(f"{self.target.key} has linked no memories yet (links form in sleep).")
             return
@@ -277,13 +277,15 @@ class MemorySwitches:
     def show_reviews(self, argument: str, page: int | None) -> None:
         """One page of the corrections made, newest first."""
         memory = self.handler.memory
-        total = memory.admin.reviews_count()
+        total = memory.admin.kind("review_log").count()
         if not total:
             self.msg(f"No one has corrected {self.target.key}'s memory yet.")
             return
         page, pages, start, stop = page_span(total, page)
         # newest first: the newest `stop` records are read, the page is the last of them
-        text = self.format_reviews(self.target, memory.admin.reviews(stop)[start:stop])
+        text = self.format_reviews(
+            self.target, memory.admin.kind("review_log").latest(stop)[start:stop]
+        )
         self.more(text + self.page_footer(f"memory {self.target.key}/reviews", page, pages))
 
     def show_gossip(self, argument: str, page: int | None) -> None:
@@ -293,7 +295,7 @@ class MemorySwitches:
             # a character's key when one has that name, else the name (those known by name)
             found = self.caller.search(argument, global_search=True, quiet=True)
             person = f"#{found[0].id}" if len(found) == 1 else f"name:{argument.lower()[:80]}"
-        records = self.handler.memory.admin.gossip(person=person)
+        records = self.handler.memory.admin.kind("gossip_log").records(person=person)
         if not records:
             self.msg(f"{self.target.key} has told and heard no gossip yet.")
             return
@@ -304,7 +306,7 @@ class MemorySwitches:
     def show_reflections(self, argument: str, page: int | None) -> None:
         """One page of its reflections, newest first."""
         # read from the whole journal; only a page of them is drawn
-        reflections = self.handler.memory.admin.newest_reflections()
+        reflections = self.handler.memory.admin.kind("journal").reflections()
         if not reflections:
             self.msg(f"{self.target.key} has no reflections yet (they form in sleep).")
             return
@@ -333,7 +335,7 @@ class MemorySwitches:
             return
         if name:
             # the profile, then how it feels about them (memory.relationships)
-            _, person_name, relationship = memory.admin.relationship(name)
+            _, person_name, relationship = memory.admin.kind("relationships").find(name)
             text = self.format_relationship(
                 self.target,
                 person_name,
@@ -380,7 +382,7 @@ class MemorySwitches:
             self.msg(f"Not changed. {usage}")
             return
         try:
-            person, after, before = self.handler.memory.admin.set_relationship(
+            person, after, before = self.handler.memory.admin.kind("relationships").set(
                 name, dimension, value, reason, by=self.caller.key
             )
         except Refused as err:
@@ -394,26 +396,28 @@ class MemorySwitches:
     def do_core(self):
         """Show the core memory, show one note, set a note or remove it."""
         if not self.subkey:
-            items, tokens, budget = self.handler.memory.admin.core_notes()
+            items, tokens, budget = self.handler.memory.admin.kind("core_notes").notes()
             if not items:
                 self.msg(f"{self.target.key}'s core memory is empty (budget {budget} tokens).")
                 return
-            pinned = self.handler.memory.admin.pinned_core_tokens()
+            pinned = self.handler.memory.admin.kind("core_notes").pinned_tokens()
             self.msg(self.format_core(self.target, items, tokens, budget, pinned))
             return
         if self.rhs is None:
-            items = self.handler.memory.admin.core_notes()[0]
+            items = self.handler.memory.admin.kind("core_notes").notes()[0]
             item = items.get(self.subkey)
             self.msg(
                 f"{self.subkey}: {item['value']}" if item else f"No core memory '{self.subkey}'."
             )
             return
         if not self.rhs.strip():
-            self.handler.memory.admin.remove_core_note(self.subkey, by=self.caller.key)
+            self.handler.memory.admin.kind("core_notes").remove(self.subkey, by=self.caller.key)
             self.msg(f"Removed '{self.subkey}' from {self.target.key}'s core memory.")
             return
-        tokens = self.handler.memory.admin.set_core_note(self.subkey, self.rhs, by=self.caller.key)
-        budget = self.handler.memory.admin.core_notes()[2]
+        tokens = self.handler.memory.admin.kind("core_notes").set(
+            self.subkey, self.rhs, by=self.caller.key
+        )
+        budget = self.handler.memory.admin.kind("core_notes").notes()[2]
         self.msg(
             f"{self.target.key}: core memory '{self.subkey}' set, pinned ({tokens}/{budget} "
             "tokens of builders' notes)."

@@ -244,7 +244,7 @@ def debt_svg(sleeps: list, now_debt: int, width: int = 720, height: int = 120) -
     """The sleep debt over the sleeps: before and after each (oldest first), then now.
 
     Args:
-        sleeps (list): Sleep records, newest first (`memory.admin.sleeps`).
+        sleeps (list): Sleep records, newest first (`memory.admin.kind("sleep_history").recent`).
         now_debt (int): The debt now.
         width (int, optional): Pixels.
         height (int, optional): Pixels.

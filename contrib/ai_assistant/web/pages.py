@@ -330,30 +330,32 @@ def _memory_data(obj, pages: dict, gossip_person: str = "") -> dict:
     """What the memory page shows, read on the reactor (nothing is written)."""
     handler = obj.assistant
     mem = handler.memory
-    core_items, core_tokens, core_budget = mem.admin.core_notes()
+    core_items, core_tokens, core_budget = mem.admin.kind("core_notes").notes()
     names = _names(handler)
-    links = mem.admin.memory_links(200)
+    links = mem.admin.kind("links").strongest(200)
     # every relationship, read once (each is one cached Attribute)
-    relationships = mem.admin.relationships()
+    relationships = mem.admin.kind("relationships").all()
     people_page = views._get_page(people.everyone(mem, relationships), pages.get("people_page"))
     for state in relationships:  # someone known only by a relationship, named
         names.setdefault(str(state["key"]), str(state.get("name") or state["key"]))
-    gossip = mem.admin.gossip(None, people.person_key(mem, gossip_person))
+    gossip = mem.admin.kind("gossip_log").records(None, people.person_key(mem, gossip_person))
     return {
         "key": obj.key,
         "dbref": obj.dbref,
         "names": names,
         "by_meaning": mem.admin.searches_by_meaning(),
-        "memories_page": views._get_page(mem.admin.newest_memories(), pages.get("memories_page")),
+        "memories_page": views._get_page(
+            mem.admin.kind("long_term").newest(), pages.get("memories_page")
+        ),
         "people_page": people_page,
         "people_rows": people.people_rows(relationships, people_page.object_list, names),
         "gossip_page": views._get_page(gossip, pages.get("gossip_page"), people.GOSSIP_PAGE),
         "lore": known_preview(handler, LORE_PREVIEW),
         "links": links,
-        "reflections": mem.admin.newest_reflections()[:MEMORY_LISTS],
+        "reflections": mem.admin.kind("journal").reflections()[:MEMORY_LISTS],
         "digests": list(reversed(mem.digests()))[:MEMORY_LISTS],
-        "reminders": list(mem.admin.reminders())[:MEMORY_LISTS],
-        "reviews": mem.admin.reviews(MEMORY_LISTS),
+        "reminders": list(mem.admin.kind("reminders").all())[:MEMORY_LISTS],
+        "reviews": mem.admin.kind("review_log").latest(MEMORY_LISTS),
         "core_items": sorted(core_items.items()),
         "core_tokens": core_tokens,
         "core_budget": core_budget,
@@ -476,7 +478,7 @@ def sleep(request, dbid: int):
             "now": handler.now(),
             "game_now": handler.overview.game_now(),
             "transitions": handler.overview.transitions(200),
-            "sleeps": mem.admin.sleeps(SLEEPS_SHOWN),
+            "sleeps": mem.admin.kind("sleep_history").recent(SLEEPS_SHOWN),
             "kept": {snapshot["sleep_id"] for snapshot in mem.admin.snapshots()},
             "debt": mem.admin.debt(),
             "status": handler.status(flush=False),

@@ -77,7 +77,7 @@ def people_rows(relationships: list, page_people: list, names: dict) -> list[dic
     """The people on one page of the memory tab, each with how it feels about them.
 
     Args:
-        relationships (list): Every relationship (`memory.admin.relationships()`).
+        relationships (list): Every relationship (`memory.admin.kind("relationships").all()`).
         page_people (list): (key, name) of the people on the page.
         names (dict): Person key -> name.
 
@@ -107,7 +107,7 @@ def everyone(memory, relationships: list) -> list[tuple[str, str]]:
 
     Args:
         memory (AssistantMemory): `character.assistant.memory`.
-        relationships (list): Every relationship (`memory.admin.relationships()`).
+        relationships (list): Every relationship (`memory.admin.kind("relationships").all()`).
 
     Returns:
         list: (key, name) pairs.
@@ -139,7 +139,7 @@ def plan(memory, person: str, dimension: str, value: str, reason: str) -> dict:
 
     """
     # the door's own check, as the confirmed POST's `set_relationship` makes it
-    key, name, dimension, number, reason, state = memory.admin.check_relationship(
+    key, name, dimension, number, reason, state = memory.admin.kind("relationships").check(
         person, dimension, value, reason
     )
     before = float(((state or {}).get(dimension) or {}).get("value") or 0.0)
@@ -170,7 +170,7 @@ def person_key(memory, typed: str) -> str | None:
     if not typed:
         return None
     try:
-        return memory.admin.relationship(typed)[0]
+        return memory.admin.kind("relationships").find(typed)[0]
     except Refused:
         return typed if typed.startswith(("#", "name:")) else f"name:{typed.lower()}"
 

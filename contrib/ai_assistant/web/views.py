@@ -326,12 +326,11 @@ def journal_matches(memory, speaker: str = "", query: str = "", audience: str = 
 
     """
     seqs = []
-    step = on_reactor(memory.admin.journal_chunk)
+    journal = on_reactor(memory.admin.kind, "journal")
+    step = on_reactor(journal.chunk)
     # one chunk per visit to the reactor: a long journal never holds the game up for long
-    for start in range(0, on_reactor(memory.admin.journal_count), step):
-        seqs += on_reactor(
-            memory.admin.journal_matches, start, start + step, speaker, query, audience
-        )
+    for start in range(0, on_reactor(journal.count), step):
+        seqs += on_reactor(journal.matches, start, start + step, speaker, query, audience)
     return seqs
 
 
@@ -538,9 +537,9 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
     """
     handler = obj.assistant
     memory = handler.memory
-    journal_page = _get_page(memory.admin.newest_entries(seqs), pages.get("page"))
+    journal_page = _get_page(memory.admin.kind("journal").newest(seqs), pages.get("page"))
     people_page = _get_page(memory.admin.people_index(), pages.get("people_page"))
-    core_items, core_tokens, core_budget = handler.memory.admin.core_notes()
+    core_items, core_tokens, core_budget = handler.memory.admin.kind("core_notes").notes()
     return {
         "obj": obj,
         "key": obj.key,
@@ -553,14 +552,16 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
         "costs": handler.overview.costs(),
         "names": {str(key): str(name) for key, name in memory.admin.people_index()},
         "journal_page": journal_page,
-        "memories_page": _get_page(memory.admin.newest_memories(), pages.get("memories_page")),
+        "memories_page": _get_page(
+            memory.admin.kind("long_term").newest(), pages.get("memories_page")
+        ),
         "people_page": people_page,
         "profiles": [memory.admin.profile(key) for key, _ in people_page.object_list],
-        "links": handler.memory.admin.memory_links(200),
+        "links": handler.memory.admin.kind("links").strongest(200),
         "core_items": sorted(core_items.items()),
         "core_tokens": core_tokens,
         "core_budget": core_budget,
-        "sleeps": handler.memory.admin.sleeps(20),
+        "sleeps": handler.memory.admin.kind("sleep_history").recent(20),
         "turns_page": _get_page(handler.overview.recent_turns(), pages.get("turns_page")),
     }
 
@@ -614,7 +615,7 @@ def _person_data(obj, key: str, pages: dict) -> dict:
     # only a key of the index is a person (a crafted key never reaches another stored value)
     profile = memory.admin.profile(key)
     try:
-        found, name, relationship = memory.admin.relationship(key)
+        found, name, relationship = memory.admin.kind("relationships").find(key)
     except Refused:
         found, name, relationship = None, key, None
     if found != key:  # matched by a name, not this key: not this person's relationship
@@ -750,7 +751,7 @@ def do_confirmed(handler, action: str, data, by: str) -> str:
         # as `@assistant/memory <name>/people=<person>/<dimension>=<value> <reason>` sets it
         # bounded as the confirmation page read them (a longer one is refused there)
         dimension = data.get("dimension", "")[:1000]
-        name, after, before = memory.admin.set_relationship(
+        name, after, before = memory.admin.kind("relationships").set(
             data.get("person", "")[:MAX_KEY_CHARS],
             dimension,
             data.get("value", "")[:1000],
@@ -787,12 +788,12 @@ def edit_response(request, dbid: int, action: str):
 
 def _do_action(handler, action: str, data, by: str) -> str:
     if action == "set_core":
-        tokens = handler.memory.admin.set_core_note(
+        tokens = handler.memory.admin.kind("core_notes").set(
             data.get("key", ""), data.get("value", ""), by=by
         )
         return f"Core memory '{data.get('key', '').strip()}' set ({tokens} tokens in use)."
     if action == "remove_core":
-        handler.memory.admin.remove_core_note(data.get("key", ""), by=by)
+        handler.memory.admin.kind("core_notes").remove(data.get("key", ""), by=by)
         return f"Core memory '{data.get('key', '').strip()}' removed."
     if action == "pause":
         handler.pause()

@@ -10,6 +10,8 @@ its ids; one kept otherwise writes its own `export`, `check` and `write`.
 """
 
 import re
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,6 +28,8 @@ MAX_INNER_ITEMS = 2000
 MAX_NAME_CHARS = 80
 MAX_ID_CHARS = 200
 PERSON_KEY = re.compile(r"^(#\d{1,12}|name:.{1,200})$", re.DOTALL)
+# who made a correction, in the review log, when the caller did not say
+BUILDER = "a builder"
 
 Problems = list[str]
 
@@ -114,6 +118,21 @@ class Kind:
     def people(self, memory: KeyValueStore) -> dict[str, str]:
         """The names it knows people by, by person key (a file's `people`)."""
         return {}
+
+    def builder(self, brain, now: Callable[[], datetime]) -> Any:
+        """What builders read and correct of this kind, over a brain's stores
+        (`MemoryAdmin.kind`): None for a kind they only see through the operations across
+        kinds (the memory file, the counts, forgetting a person).
+
+        Args:
+            brain (Brain): The assistant's brain.
+            now (callable): `now()` -> the current real time.
+
+        Returns:
+            object or None: The kind's builder operations, bound to the brain.
+
+        """
+        return None
 
     def forget_person(self, review, person, state: KeyValueStore | None = None) -> int:
         """Remove the records of this kind that are a person's whole (their profile, their

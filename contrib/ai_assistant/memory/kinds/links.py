@@ -1,6 +1,8 @@
 """Links between memories as a kind of memory: which belong together (`memory.links`)."""
 
 import re
+from collections.abc import Callable
+from datetime import datetime
 
 from pydantic import Field
 
@@ -22,6 +24,39 @@ class LinksSection(Strict):
 
     cursor: int = Field(default=0, ge=0)
     items: list[Link] = Field(default_factory=list, max_length=MAX_ITEMS)
+
+
+class BuildersLinks:
+    """The links between memories as builders read them (`MemoryAdmin.kind("links")`).
+
+    Args:
+        brain (Brain): The assistant's brain (its links and recall index).
+        now (callable): `now()` -> the current real time.
+
+    """
+
+    def __init__(self, brain, now: Callable[[], datetime]):
+        self.brain = brain
+        self.now = now
+
+    def strongest(self, limit: int = 50) -> list[tuple[str, str, float, str, str]]:
+        """The strongest links between memories.
+
+        Args:
+            limit (int, optional): How many at most.
+
+        Returns:
+            list: (id, id, strength, text, text) tuples; a missing memory's text is "?".
+
+        """
+        brain = self.brain
+        rows = []
+        for one, other, strength in brain.links.all()[:limit]:
+            first, second = brain.index.doc(one), brain.index.doc(other)
+            rows.append(
+                (one, other, strength, first.text if first else "?", second.text if second else "?")
+            )
+        return rows
 
 
 class LinksKind(Kind):
@@ -64,6 +99,9 @@ class LinksKind(Kind):
             memory.set(MemoryLinks.INDEX, sorted(chunks))
         if section["cursor"]:
             MemoryLinks(memory).move_cursor(section["cursor"])
+
+    def builder(self, brain, now: Callable[[], datetime]) -> BuildersLinks:
+        return BuildersLinks(brain, now)
 
 
 KIND = LinksKind()

@@ -2,13 +2,92 @@
 sleep history (`sleep_history`)."""
 
 import re
+from collections.abc import Callable
+from datetime import datetime
 
 from pydantic import Field
 
+from ...errors import Refused
+from ...records import SleepRecord
+from ...sleep_history import SleepHistory
 from ...state import SLEEP_HISTORY, SLEEP_HISTORY_CHUNK
 from .. import gossip
 from ..store import KeyValueStore
 from .base import ChunkedKind, Kind, next_id_given
+
+# the most sleeps a builder lists at once
+MAX_SLEEPS_LISTED = 500
+
+
+class BuildersGossip:
+    """The gossip log as builders read it (`MemoryAdmin.kind("gossip_log")`).
+
+    Args:
+        brain (Brain): The assistant's brain (its gossip log).
+        now (callable): `now()` -> the current real time.
+
+    """
+
+    def __init__(self, brain, now: Callable[[], datetime]):
+        self.brain = brain
+        self.now = now
+
+    def records(self, limit: int | None = None, person: str | None = None) -> list[dict]:
+        """Who told whom what, as this assistant saw it (`memory.gossip.GossipLog`): what it
+        told other assistants and what it heard them tell, newest first.
+
+        Args:
+            limit (int, optional): How many at most.
+            person (str, optional): Only the records whose chain holds, or is about, this
+                person's key.
+
+        Returns:
+            list: The records, as dicts ("at", "direction", "teller", "to", "memory_id",
+                "text", "chain", "trust", "people", "location").
+
+        """
+        return self.brain.gossip_log.records(limit, person)
+
+
+class BuildersSleeps:
+    """The sleep history as builders read it (`MemoryAdmin.kind("sleep_history")`).
+
+    Args:
+        brain (Brain): The assistant's brain (its script's store).
+        now (callable): `now()` -> the current real time.
+
+    """
+
+    def __init__(self, brain, now: Callable[[], datetime]):
+        self.brain = brain
+        self.now = now
+
+    def recent(self, limit: int = 20, current: bool = False) -> list[SleepRecord]:
+        """The assistant's last sleeps, newest first (see `ai_assistant.sleep_history`).
+
+        Args:
+            limit (int): How many at most (1-500).
+            current (bool, optional): Put the sleep under way first, as far as it has got
+                (`SleepHistory.in_progress`), counted in the limit.
+
+        Returns:
+            list: Sleep records.
+
+        Raises:
+            Refused: A limit outside 1-500.
+
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            limit = -1
+        if not 1 <= limit <= MAX_SLEEPS_LISTED:
+            raise Refused(
+                f"The limit must be a whole number from 1 to {MAX_SLEEPS_LISTED}, not {limit!r}."
+            )
+        history = SleepHistory(self.brain.state)
+        under_way = history.in_progress() if current else None
+        if under_way is None:
+            return history.recent(limit)
+        return [under_way, *history.recent(limit - 1)]
 
 
 class GossipLogKind(Kind):
@@ -17,6 +96,9 @@ class GossipLogKind(Kind):
     one = "gossip record"
     keys = re.compile(rf"^{re.escape(gossip.LOG_KEY)}$")
     forgotten_label = "gossip log records"
+
+    def builder(self, brain, now: Callable[[], datetime]) -> BuildersGossip:
+        return BuildersGossip(brain, now)
 
     def forget_person(self, review, person, state=None) -> int:
         # by key, and by name: an assistant that knew them by name only holds records keyed
@@ -56,6 +138,9 @@ class SleepHistoryKind(ChunkedKind):
     counts_as_held = False
     always_written = True
     id_pattern = re.compile(r"^s\d{1,9}$")
+
+    def builder(self, brain, now: Callable[[], datetime]) -> BuildersSleeps:
+        return BuildersSleeps(brain, now)
 
     def owns(self, key: str) -> bool:
         return False  # on the script's store, not the character's

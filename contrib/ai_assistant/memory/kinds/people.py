@@ -1,14 +1,133 @@
 """Profiles and relationships as kinds of memory: one record a person, under their key, with an
 index of their names (`memory.entities`, `memory.relationships`)."""
 
+from collections.abc import Callable
+from datetime import datetime
 from typing import ClassVar
 
 from pydantic import Field
 
-from ...records import RelationshipChange, check_record
+from ...errors import Refused
+from ...records import MAX_REASON_CHARS, RelationshipChange, check_record
 from .. import entities, relationships
+from ..relationships import DIMENSIONS, Relationships, parse_value
 from ..store import KeyValueStore
 from .base import MAX_ITEMS, Kind, check_people
+
+
+class BuildersRelationships:
+    """The relationships (familiarity, warmth, trust: `memory.relationships`) a builder reads
+    and sets (`MemoryAdmin.kind("relationships")`); each setting is recorded in the reviews.
+
+    Args:
+        brain (Brain): The assistant's brain (its people's store and review).
+        now (callable): `now()` -> the current real time.
+
+    """
+
+    def __init__(self, brain, now: Callable[[], datetime]):
+        self.brain = brain
+        self.now = now
+
+    def all(self) -> list[dict]:
+        """Every relationship it has, by name (what a dashboard lists).
+
+        Returns:
+            list: The states (`memory.relationships`), reasons and their audiences included.
+
+        """
+        return Relationships(self.brain.entities.store).all()
+
+    def find(self, person: str) -> tuple[str, str, dict | None]:
+        """One person's relationship, by their name or key.
+
+        Args:
+            person (str): A name or key, matched case-insensitively among the people it has a
+                profile or a relationship for.
+
+        Returns:
+            tuple: (their key, their name, the state or None when it has none yet).
+
+        Raises:
+            Refused: Nobody of that name or key is known.
+
+        """
+        known_relationships = Relationships(self.brain.entities.store)
+        wanted = person.strip().lower()
+        known = {**known_relationships.index(), **self.brain.entities.index()}
+        for key, name in sorted(known.items(), key=lambda item: str(item[0])):
+            if wanted in (str(name).lower(), str(key).lower()):
+                return key, str(name), known_relationships.get(key)
+        names = ", ".join(sorted(str(n) for n in known.values())[:30]) or "nobody yet"
+        raise Refused(f"{self.brain.name} knows no one called '{person[:60]}'. Known: {names}.")
+
+    def check(self, person: str, dimension: str, value: str, reason: str) -> tuple:
+        """A builder's setting of one dimension, checked (nothing is written): what `set`
+        would set, for it and for a page that asks first.
+
+        Args:
+            person (str): Their name or key.
+            dimension (str): familiarity (0 to 1), warmth or trust (-1 to 1).
+            value (str): The value as typed.
+            reason (str): Why.
+
+        Returns:
+            tuple: (their key, their name, the dimension, the new value, the reason made one
+                line, their relationship state now or None).
+
+        Raises:
+            Refused: An unknown person or dimension, a value out of range or a reason too
+                long.
+
+        """
+        dimension = dimension.strip().lower()
+        if dimension not in DIMENSIONS:
+            raise Refused(
+                f"'{dimension[:30]}' is not a relationship dimension: use {', '.join(DIMENSIONS)}."
+            )
+        try:
+            number = parse_value(dimension, value.strip())
+        except ValueError as err:
+            raise Refused(str(err)) from None
+        reason = " ".join(reason.split())
+        if len(reason) > MAX_REASON_CHARS:
+            raise Refused(f"The reason is {len(reason)} characters; at most {MAX_REASON_CHARS}.")
+        key, name, state = self.find(person)
+        return key, name, dimension, number, reason, state
+
+    def set(
+        self, person: str, dimension: str, value: str, reason: str, by: str
+    ) -> tuple[str, float, float]:
+        """Set one dimension of a relationship (a builder's edit, recorded in the reviews).
+
+        Args:
+            person (str): Their name or key.
+            dimension (str): familiarity (0 to 1), warmth or trust (-1 to 1).
+            value (str): The value as typed.
+            reason (str): Why (at most `MAX_REASON_CHARS`); "set by <builder>" when empty.
+            by (str): Who set it.
+
+        Returns:
+            tuple: (their name, the new value, the value before).
+
+        Raises:
+            Refused: An unknown person or dimension, a value out of range or a reason too
+                long; nothing is changed.
+
+        """
+        key, name, dimension, number, reason, _ = self.check(person, dimension, value, reason)
+        now = self.now()
+        after, before = Relationships(self.brain.entities.store).change(
+            key,
+            name,
+            dimension,
+            value=number,
+            reason=reason or f"set by {by}",
+            at=self.brain.game_now(now),
+            by=by,
+        )
+        self.brain.review.record_relationship(key, dimension, after, before, reason, now, by)
+        return name, after, before
 
 
 class PersonKind(Kind):
@@ -70,6 +189,9 @@ class RelationshipsKind(PersonKind):
     prefix = relationships.PREFIX
     index = relationships.INDEX_KEY
     forgotten_label = "relationships"
+
+    def builder(self, brain, now: Callable[[], datetime]) -> BuildersRelationships:
+        return BuildersRelationships(brain, now)
 
     def forget_person(self, review, person, state=None) -> int:
         known = relationships.Relationships(review.core.store)
