@@ -81,7 +81,7 @@ class _ReactorCpu:
 def _io_process(client: Client) -> str:
     """Where the server makes its model calls (`QueueStats.io_process`)."""
     # (code from before the model I/O process has no such field: its calls were in the server)
-    stats = "__import__('ai_assistant.model_queue', fromlist=['_']).current_stats()"
+    stats = "__import__('ai_assistant.shell.model_queue', fromlist=['_']).current_stats()"
     return _value(client, f"getattr({stats}, 'io_process', 'in the server')")
 
 

@@ -16,7 +16,7 @@ import time
 
 from ai_assistant.memory import snapshots as snapshot_module
 from ai_assistant.memory.snapshots import Snapshots
-from ai_assistant.storage import step_transaction
+from ai_assistant.shell.storage import step_transaction
 
 from bench.cases import START, Result, World, _journal_entries
 

@@ -15,7 +15,7 @@ from evennia.utils.ansi import strip_ansi
 from evennia.utils.test_resources import EvenniaTest
 
 from ai_assistant.clock import ManualClock
-from ai_assistant.hearing import PLAYER_TOKENS, PLAYER_TURNS
+from ai_assistant.shell.hearing import PLAYER_TOKENS, PLAYER_TURNS
 from ai_assistant.testing.server import LocalModelServer, ScriptedResponder
 from ai_assistant.driver import inline
 

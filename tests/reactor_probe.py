@@ -66,7 +66,7 @@ def main():
         # resumed through the step queue, as the shell does on a live server
         runner = in_thread
         if "queue" in sys.argv[1:]:
-            from ai_assistant.model_queue import queued_runner
+            from ai_assistant.shell.model_queue import queued_runner
 
             runner = queued_runner("aria", max_in_flight=8, threads=2)
         drive(turn, runner, schedule=reactor_steps.submit_continuation).addBoth(finish)

@@ -13,7 +13,7 @@ from ai_assistant.events import EventQueue
 from ai_assistant.memory.history import wire_format
 from ai_assistant.driver import reactor_steps
 from ai_assistant.testing.server import error_reply, slow, text_reply, tool_call, tool_reply
-from ai_assistant.storage import MEMORY_CATEGORY, AttributeStore
+from ai_assistant.shell.storage import MEMORY_CATEGORY, AttributeStore
 
 from .helpers import AssistantTestCase
 
@@ -461,6 +461,6 @@ class TestEndpoints(AssistantTestCase):
             with override_settings(AI_ASSISTANT_EMBEDDING_API_KEY="sk-embed"):
                 endpoint = self.handler.brain.embedding_client_factory.args[0]
                 assert endpoint.api_key == "sk-embed" and "sk-embed" not in repr(endpoint)
-                from ai_assistant.game_settings import redacted
+                from ai_assistant.shell.game_settings import redacted
 
                 assert "sk-embed" not in redacted("the server said: bad key sk-embed")

@@ -16,7 +16,7 @@ from ai_assistant.conf import ConfigError, parse_override, resolve_config
 from ai_assistant.llm.client import EndpointSettings, OpenAIChatClient
 from ai_assistant.sleep.batch import request_key
 from ai_assistant.sleep.tick import sleep_tick
-from ai_assistant.sleep_history import SleepHistory
+from ai_assistant.memory.sleep_history import SleepHistory
 from ai_assistant.state import (
     BATCH_RESULTS,
     BATCH_UNSUPPORTED,

@@ -13,7 +13,7 @@ from ai_assistant.debt import SleepDebt
 from ai_assistant.llm.client import CONNECTION, LLMError
 from ai_assistant.sleep.consolidating import MAX_ENTRY_FAILURES, MAX_SLEEP_FAILURES
 from ai_assistant.sleep.tick import sleep_tick
-from ai_assistant.sleep_history import SleepHistory
+from ai_assistant.memory.sleep_history import SleepHistory
 from ai_assistant.status import status_of
 
 from .core_fakes import T0, ScriptedModel, active, drive_inline, facts, json_reply, make_assistant

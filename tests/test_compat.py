@@ -1,5 +1,5 @@
 """
-What differs between Evennia 5 and 6 (`ai_assistant.compat`), checked on the installed one.
+What differs between Evennia 5 and 6 (`ai_assistant.shell.compat`), checked on the installed one.
 `make test` runs on Evennia 6; `make test EVENNIA=5` (and CI) on Evennia 5.
 
 """
@@ -11,7 +11,8 @@ from django.conf import settings
 from evennia import settings_default
 from evennia.server.amp_client import AMPClientFactory
 
-from ai_assistant import compat, transport
+from ai_assistant import transport
+from ai_assistant.shell import compat
 
 # the demo game's module lists, which Evennia's defaults fill and newer versions extend
 MODULE_SETTINGS = (

@@ -27,7 +27,7 @@ from ai_assistant.memory.core import KEY as CORE_KEY
 from ai_assistant.sleep.core_memory import REM_PROMPT
 from ai_assistant.sleep.dreaming import DREAMING_STEPS, Budget, consolidate_core
 from ai_assistant.sleep.tick import MODEL_STEPS, sleep_tick
-from ai_assistant.sleep_history import SleepHistory
+from ai_assistant.memory.sleep_history import SleepHistory
 from ai_assistant.state import CORE_CONSOLIDATION, DREAMING_PROGRESS
 from ai_assistant.testing.scripted import ScriptedModel
 

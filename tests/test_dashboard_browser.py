@@ -287,7 +287,7 @@ class TestDashboardInBrowser(AssistantTestCase):
         self.shoot("settings")
 
         # the game's lore book, game-wide: from the link beside the tabs
-        from ai_assistant.lore_book import game_lore
+        from ai_assistant.shell.lore_book import game_lore
 
         game_lore().add("The bell", "The bell rings at dusk.", "town", None, by="Dev")
         driver.find_element(By.ID, "lore-link").click()

@@ -159,7 +159,7 @@ class TestClipping(DashboardCase):
         """Stored strings of 100,000 characters in every place the assistant's page shows one;
         each place has its own letter, so a failure names it."""
         from ai_assistant.memory.entities import INDEX_KEY
-        from ai_assistant.sleep_history import SleepHistory
+        from ai_assistant.memory.sleep_history import SleepHistory
         from ai_assistant.state import LAST_ERROR, RECENT_TURNS, REASON
 
         brain = self.handler.brain

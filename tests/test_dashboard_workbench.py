@@ -471,7 +471,7 @@ class TestReadingChangesNothing(WorkbenchTestCase):
         )
 
     def test_credentials_in_the_endpoints_address_are_on_no_page(self):
-        from ai_assistant.game_settings import redacted
+        from ai_assistant.shell.game_settings import redacted
 
         url = self.server.base_url.replace("http://", "http://proxyuser:hunter2pass@")
         with override_settings(AI_ASSISTANT_BASE_URL=url):

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from ai_assistant.lore_book import game_lore, lore_script
+from ai_assistant.shell.lore_book import game_lore, lore_script
 from ai_assistant.memory import gossip
 from ai_assistant.memory.provenance import CLAIM
 

@@ -18,7 +18,7 @@ from ai_assistant.memory.audience import served_by
 from ai_assistant.sleep.digest import DAYS_THIS_SLEEP, daily_digests
 from ai_assistant.sleep.dreaming import DREAMING_STEPS, digest_days, housekeeping
 from ai_assistant.sleep.tick import MODEL_STEPS, sleep_tick
-from ai_assistant.sleep_history import SleepHistory
+from ai_assistant.memory.sleep_history import SleepHistory
 from ai_assistant.state import DREAMING_PROGRESS
 
 from .core_fakes import T0, ScriptedModel, make_assistant

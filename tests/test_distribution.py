@@ -104,9 +104,16 @@ def test_the_sdist_installs_into_an_empty_folder_with_every_subpackage(built, tm
         in_wheel = {
             ".".join(Path(n).parent.parts) for n in archive.namelist() if n.endswith("__init__.py")
         }
-    for package in ("ai_assistant", "ai_assistant.sleep", "ai_assistant.llm", "ai_assistant.tools"):
+    for package in (
+        "ai_assistant",
+        "ai_assistant.shell",
+        "ai_assistant.sleep",
+        "ai_assistant.llm",
+        "ai_assistant.tools",
+        "ai_assistant.memory.kinds",
+    ):
         assert package in installed and package in in_wheel, package
-    assert (target / "ai_assistant" / "compat.py").exists()
+    assert (target / "ai_assistant" / "shell" / "compat.py").exists()
 
 
 def test_the_dashboard_templates_are_in_the_wheel_and_the_sdist(built, tmp_path):

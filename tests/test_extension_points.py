@@ -13,7 +13,7 @@ from ai_assistant.handler import AssistantHandler
 from ai_assistant.testing.server import tool_call, tool_reply
 from ai_assistant.tools import default_tools
 from ai_assistant.tools.base import Tool, ToolArgs, ToolRegistry, ToolResult
-from ai_assistant.world import CharacterWorld
+from ai_assistant.shell.world import CharacterWorld
 
 from .helpers import AssistantTestCase
 

@@ -476,7 +476,7 @@ class TestOneClockRule(CommandCase):
     def test_a_relationships_changes_are_marked_game_time(self):
         from django.test import override_settings
 
-        from ai_assistant.display import AssistantDisplay
+        from ai_assistant.shell.display import AssistantDisplay
 
         change = {"value": 0.1, "change": 0.1, "reason": "helped", "by": "sleep", "audience": None}
         state = {
@@ -490,7 +490,7 @@ class TestOneClockRule(CommandCase):
 
 
 def test_status_does_not_say_none_beside_a_count_of_calls():
-    from ai_assistant.display import AssistantDisplay
+    from ai_assistant.shell.display import AssistantDisplay
 
     line = AssistantDisplay().format_model_calls(None)
     assert "none made since the server started" not in line

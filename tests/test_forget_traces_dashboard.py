@@ -13,9 +13,9 @@ from django.test import Client
 from django.urls import reverse
 from evennia.utils import create
 
-from ai_assistant.assistants import forget_person
+from ai_assistant.shell.assistants import forget_person
 from ai_assistant.memory.working import WorkingMemory
-from ai_assistant.reminders import Reminders
+from ai_assistant.memory.reminders import Reminders
 
 from .helpers import AssistantTestCase
 

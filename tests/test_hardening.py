@@ -241,7 +241,7 @@ def test_shutdown_never_waits_for_the_model_call_queue():
         import asyncio, time
         from twisted.internet import reactor
         from ai_assistant.driver import ModelWork
-        from ai_assistant.model_queue import queued_runner
+        from ai_assistant.shell.model_queue import queued_runner
 
         async def hang():
             await asyncio.sleep(60)

@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import pytest
 from django.test import override_settings
 
-from ai_assistant import heap, scripts
+from ai_assistant import scripts
+from ai_assistant.shell import heap
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from ai_assistant.llm.client import (
 )
 from ai_assistant.llm import io_process
 from ai_assistant.llm.io_process import ModelIOProcess, _error_from, _error_message
-from ai_assistant.model_queue import ModelCallQueue
+from ai_assistant.shell.model_queue import ModelCallQueue
 from ai_assistant.testing.server import (
     LocalModelServer,
     ScriptedResponder,
@@ -275,7 +275,7 @@ def test_the_queue_sends_its_calls_through_the_child_and_ends_it_at_shutdown():
 
 
 def test_the_game_setting_is_checked():
-    from ai_assistant import game_settings
+    from ai_assistant.shell import game_settings
 
     assert game_settings.model_io_process() is True
     with override_settings(AI_ASSISTANT_MODEL_IO_PROCESS="yes"):

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.test import override_settings
 from evennia.utils.test_resources import EvenniaCommandTest
 
-from ai_assistant.lore_book import LORE_SCRIPT_KEY, game_lore, lore_script
+from ai_assistant.shell.lore_book import LORE_SCRIPT_KEY, game_lore, lore_script
 
 from .helpers import AssistantTestCase
 
@@ -172,7 +172,8 @@ class TestLoreCommand(AssistantTestCase, EvenniaCommandTest):
     def test_a_server_start_builds_the_lore_index_before_any_turn_recalls(self):
         from unittest.mock import patch
 
-        from ai_assistant import lore_book, scripts
+        from ai_assistant import scripts
+        from ai_assistant.shell import lore_book
 
         self.cmd(f"/lore add The founding={FOUNDING}")
         with (

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from ai_assistant.memory_api import AssistantMemory
 from ai_assistant.sleep.tick import sleep_tick
-from ai_assistant.sleep_history import SleepHistory
+from ai_assistant.memory.sleep_history import SleepHistory
 from ai_assistant.state import LAST_COMPACTION
 
 from ai_assistant.sleep.dreaming import consolidate_core, digest_days, reflect

@@ -104,9 +104,9 @@ def test_every_key_and_value_is_written_as_version_1_wrote_it(kept):
             if key in free:
                 continue
             # byte for byte: the order of a dict's keys too (an index lists people in order)
-            assert json.dumps(layout(written[store][key])) == json.dumps(layout(value)), (
-                f"{store} {key}"
-            )
+            assert json.dumps(layout(written[store][key])) == json.dumps(
+                layout(value)
+            ), f"{store} {key}"
 
 
 def test_the_kept_stores_hold_every_kind_of_memory(kept, kept_file):

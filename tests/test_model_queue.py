@@ -12,7 +12,7 @@ import pytest
 from django.test import override_settings
 
 from ai_assistant.llm.client import CANCELLED, RATE_LIMIT, LLMError
-from ai_assistant.model_queue import RATE_LIMIT_RETRIES, ModelCallQueue
+from ai_assistant.shell.model_queue import RATE_LIMIT_RETRIES, ModelCallQueue
 
 from .core_fakes import Results, until
 
@@ -185,7 +185,7 @@ def test_the_limit_must_be_at_least_one():
 
 
 def test_the_game_setting_is_checked():
-    from ai_assistant import game_settings
+    from ai_assistant.shell import game_settings
 
     with override_settings(AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT=0):
         with pytest.raises(ValueError, match="AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT"):

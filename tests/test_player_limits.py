@@ -17,9 +17,9 @@ from twisted.internet import defer
 from ai_assistant.budget import PlayerTokenBudget, TurnRateLimiter
 from ai_assistant.driver import inline
 from ai_assistant.events import DEFERRED_UNTIL, EventQueue, make_event
-from ai_assistant.hearing import PLAYER_TOKENS, PLAYER_TURNS
+from ai_assistant.shell.hearing import PLAYER_TOKENS, PLAYER_TURNS
 from ai_assistant.memory.store import DictStore
-from ai_assistant.storage import AttributeStore
+from ai_assistant.shell.storage import AttributeStore
 from ai_assistant.testing.server import error_reply, slow, text_reply, tool_call, tool_reply
 
 from .helpers import AssistantTestCase
@@ -88,7 +88,7 @@ def test_player_token_budget_shares_turns_and_forgets_old_players():
 def test_an_hour_of_ordinary_conversation_fits_the_default_limits():
     """A line every 6 s for an hour, each turn two calls of a real model's size (5,000 prompt
     tokens, 4,000 from the provider's cache, 100 completion), through the default limits."""
-    from ai_assistant import game_settings
+    from ai_assistant.shell import game_settings
     from ai_assistant.budget import billed_tokens
     from ai_assistant.llm.client import TokenUsage
 
@@ -510,7 +510,7 @@ class TestPlayerTokenBudget(LimitsCase, EvenniaCommandTest):
         assert "Aria, hello" in self.turn_lines(2)
 
     def test_the_turns_a_minute_setting_is_checked_when_read(self):
-        from ai_assistant import game_settings
+        from ai_assistant.shell import game_settings
 
         for bad in (-1, "ten", True, 2.5):
             with override_settings(AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE=bad):
@@ -520,7 +520,7 @@ class TestPlayerTokenBudget(LimitsCase, EvenniaCommandTest):
             assert game_settings.player_turns_per_minute() == 0
 
     def test_the_settings_are_checked_when_read_and_a_bad_one_loses_nothing(self):
-        from ai_assistant import game_settings
+        from ai_assistant.shell import game_settings
 
         for bad in (-5, "lots", True, 1.5):
             with override_settings(AI_ASSISTANT_PLAYER_TOKENS_PER_DAY=bad):

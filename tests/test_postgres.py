@@ -3,7 +3,7 @@ What a database other than SQLite changes for the contrib, checked on the databa
 
 `make test` runs this module on SQLite with the whole suite, then again on a real PostgreSQL
 server (`tests/settings_postgres.py`) with the storage, lifecycle and command tests. The direct
-UPDATE of a stored value (`ai_assistant.storage`) must write what Evennia's own save writes, join
+UPDATE of a stored value (`ai_assistant.shell.storage`) must write what Evennia's own save writes, join
 and respect the caller's transaction, and keep the Attribute cache and the monitors right. A
 failed statement aborts a PostgreSQL transaction, so the tick and the turn must report a
 database error without another query in it. The checks that need a second connection to the
@@ -24,7 +24,7 @@ from evennia.utils.test_resources import BaseEvenniaTest
 from twisted.internet import defer
 
 from ai_assistant.testing.server import tool_call, tool_reply
-from ai_assistant.storage import MEMORY_CATEGORY, AttributeStore
+from ai_assistant.shell.storage import MEMORY_CATEGORY, AttributeStore
 from ai_assistant.tools.memory import AddJournalEntryTool
 
 from . import postgres_server
@@ -103,7 +103,7 @@ class TestStoredValueUpdate(BaseEvenniaTest):
         assert attr.value == [1, 2]
 
     def test_a_steps_updates_go_in_one_batch_at_its_end(self):
-        from ai_assistant.storage import step_transaction
+        from ai_assistant.shell.storage import step_transaction
 
         store = AttributeStore(self.char1, MEMORY_CATEGORY)
         store.set("queue", [1])

@@ -20,7 +20,7 @@ from ai_assistant.context.compaction import compact_history
 from ai_assistant.events import Speaker
 from ai_assistant.llm.client import ChatReply, TokenUsage
 from ai_assistant.memory.core import CoreMemoryFull
-from ai_assistant.reminders import MAX_BUILDER_TRIGGERS, Reminders, TriggerError
+from ai_assistant.memory.reminders import MAX_BUILDER_TRIGGERS, Reminders, TriggerError
 from ai_assistant.sleep.digest import daily_digests
 from ai_assistant.status import status_of
 

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ai_assistant.llm.client import ChatReply, TokenUsage, ToolCall
-from ai_assistant.reminders import Reminders
+from ai_assistant.memory.reminders import Reminders
 
 from .core_fakes import T0, FakeWorld, hear, make_assistant, run_tick
 

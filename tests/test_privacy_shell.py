@@ -216,7 +216,7 @@ class TestPrivacyOnTheShell(AssistantTestCase, EvenniaCommandTest):
             "max_triggers_per_person": 2,
         }
         self.handler.forget_brain()
-        from ai_assistant.reminders import Reminders
+        from ai_assistant.memory.reminders import Reminders
 
         mira = Reminders(self.handler.brain.state)
         mira.add("x", "y", now=self.clock.now(), by="Aria", limit=4, owners={"#99": "Mira"})

@@ -13,7 +13,7 @@ from twisted.internet import defer
 
 from ai_assistant.driver import StepQueue
 from ai_assistant.events import EventQueue
-from ai_assistant.storage import AttributeStore
+from ai_assistant.shell.storage import AttributeStore
 from ai_assistant.testing.server import error_reply, tool_call, tool_reply
 
 from .helpers import AssistantTestCase

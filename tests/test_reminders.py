@@ -9,7 +9,7 @@ import pytest
 from ai_assistant.llm.client import ToolCall
 from ai_assistant.memory.audience import served_by
 from ai_assistant.memory.store import DictStore
-from ai_assistant.reminders import Reminders, TriggerError
+from ai_assistant.memory.reminders import Reminders, TriggerError
 from ai_assistant.tools.base import TURN
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick

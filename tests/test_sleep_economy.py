@@ -20,7 +20,7 @@ from ai_assistant.errors import Refused
 from ai_assistant.llm.client import RATE_LIMIT, LLMError
 from ai_assistant.memory.store import DictStore
 from ai_assistant.sleep.tick import sleep_tick
-from ai_assistant.sleep_history import SleepHistory
+from ai_assistant.memory.sleep_history import SleepHistory
 from ai_assistant.status import status_of
 
 from .core_fakes import T0, ScriptedModel, hear, make_assistant, reply, run_tick
@@ -530,7 +530,7 @@ class TestDebtAndSleepsCommands(AssistantTestCase, EvenniaCommandTest):
 
 
 def test_a_sleep_record_says_what_it_did_and_what_the_day_was():
-    from ai_assistant.sleep_history import summarise
+    from ai_assistant.memory.sleep_history import summarise
 
     history = SleepHistory(DictStore())
     history.start("2026-11-21T22:00:00", began="tool", depth="light", debt_before=5, quiet=False)

@@ -24,7 +24,7 @@ from ai_assistant.memory.snapshots import (
 )
 from ai_assistant.memory.store import DictStore
 from ai_assistant.sleep.dreaming import Budget, link_memories, prune_episodes
-from ai_assistant.sleep_history import SleepHistory
+from ai_assistant.memory.sleep_history import SleepHistory
 
 from .core_fakes import T0, make_assistant
 

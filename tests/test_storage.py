@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from evennia.typeclasses.attributes import Attribute
 from evennia.utils.test_resources import BaseEvenniaTest
 
-from ai_assistant.storage import MEMORY_CATEGORY, AttributeStore
+from ai_assistant.shell.storage import MEMORY_CATEGORY, AttributeStore
 
 
 class TestAttributeStore(BaseEvenniaTest):
@@ -115,7 +115,7 @@ class TestStepTransaction(BaseEvenniaTest):
         return store, attrs
 
     def test_updates_are_seen_at_once_and_sent_together_at_the_end(self):
-        from ai_assistant.storage import step_transaction
+        from ai_assistant.shell.storage import step_transaction
 
         store, attrs = self._store_with(queue=[1], usage={"calls": 1})
         with CaptureQueriesContext(connection) as queries:
@@ -131,7 +131,7 @@ class TestStepTransaction(BaseEvenniaTest):
         assert len(updates) <= 2, updates
 
     def test_a_step_that_raises_writes_nothing(self):
-        from ai_assistant.storage import step_transaction
+        from ai_assistant.shell.storage import step_transaction
 
         store, attrs = self._store_with(queue=[1])
         with pytest.raises(RuntimeError):
@@ -141,7 +141,7 @@ class TestStepTransaction(BaseEvenniaTest):
         assert _stored(attrs["queue"]) == [1]
 
     def test_a_step_marked_for_rollback_writes_nothing_and_says_so(self):
-        from ai_assistant.storage import StepRolledBack, step_transaction
+        from ai_assistant.shell.storage import StepRolledBack, step_transaction
 
         store, attrs = self._store_with(queue=[1])
         told = []
@@ -160,7 +160,7 @@ class TestStepTransaction(BaseEvenniaTest):
     def test_a_step_whose_writes_are_refused_leaves_no_stale_cache(self):
         from django.db import DatabaseError
 
-        from ai_assistant.storage import step_transaction
+        from ai_assistant.shell.storage import step_transaction
 
         store, attrs = self._store_with(queue=[1])
 
@@ -177,7 +177,7 @@ class TestStepTransaction(BaseEvenniaTest):
         assert store.get("queue") == [1]
 
     def test_a_step_that_stands_tells_no_one(self):
-        from ai_assistant.storage import step_transaction
+        from ai_assistant.shell.storage import step_transaction
 
         store, attrs = self._store_with(queue=[1])
         told = []
@@ -187,7 +187,7 @@ class TestStepTransaction(BaseEvenniaTest):
         assert store.get("queue") == [1, 2] and told == []
 
     def test_a_step_inside_a_step_joins_it(self):
-        from ai_assistant.storage import step_transaction
+        from ai_assistant.shell.storage import step_transaction
 
         store, attrs = self._store_with(queue=[1])
         with step_transaction():
@@ -199,7 +199,7 @@ class TestStepTransaction(BaseEvenniaTest):
     def test_monitors_hear_of_a_batched_change(self):
         from evennia.scripts.monitorhandler import MONITOR_HANDLER
 
-        from ai_assistant.storage import step_transaction
+        from ai_assistant.shell.storage import step_transaction
 
         store, _ = self._store_with(usage={"calls": 1})
         MONITOR_HANDLER.add(self.char1, "usage", _record_change, category=MEMORY_CATEGORY)
@@ -211,7 +211,7 @@ class TestStepTransaction(BaseEvenniaTest):
         assert CHANGES and CHANGES[-1] == {"calls": 5}
 
     def test_a_row_deleted_under_the_step_is_written_again(self):
-        from ai_assistant.storage import step_transaction
+        from ai_assistant.shell.storage import step_transaction
 
         store, attrs = self._store_with(queue=[1], usage={"calls": 1})
         with step_transaction():
@@ -222,7 +222,7 @@ class TestStepTransaction(BaseEvenniaTest):
         assert self.char1.attributes.get("queue", category=MEMORY_CATEGORY) == [1, 2]
 
     def test_a_value_changed_then_deleted_in_a_step_leaves_no_row(self):
-        from ai_assistant.storage import step_transaction
+        from ai_assistant.shell.storage import step_transaction
 
         store, attrs = self._store_with(current_sleep={"id": "s1"}, usage={"calls": 1})
         rows = Attribute.objects.count()

@@ -19,7 +19,7 @@ from evennia.utils import create
 from evennia.utils.dbserialize import deserialize
 from evennia.utils.test_resources import EvenniaCommandTest
 
-from ai_assistant.transfer_files import GAME_ID_KEY
+from ai_assistant.shell.transfer_files import GAME_ID_KEY
 
 from .helpers import AssistantTestCase
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from ai_assistant import lifecycle as life
 from ai_assistant.llm.client import SERVER_ERROR, ChatReply, LLMError, TokenUsage
-from ai_assistant.reminders import Reminders
+from ai_assistant.memory.reminders import Reminders
 from ai_assistant.sleep.dreaming import DREAMING_STEPS
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.sleep.triage import sleep_turn

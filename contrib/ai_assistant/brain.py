@@ -46,7 +46,7 @@ from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .memory.snapshots import RecordingStore, Snapshots
 from .memory.store import KeyValueStore
 from .prompt import SYSTEM_PROMPT, system_prompt
-from .reminders import Reminders
+from .memory.reminders import Reminders
 from .state import USAGE, USAGE_BY_HOUR
 from .memory.audience import Audience, message_audience, narrowest
 from .tools.base import TURN, Speaker, ToolContext, ToolRegistry, World

@@ -16,10 +16,10 @@ from evennia.objects.objects import DefaultCharacter
 from evennia.utils import logger
 from evennia.utils.utils import lazy_property
 
-from .assistants import ASSISTANT_TAG
+from .shell.assistants import ASSISTANT_TAG
 from .handler import DEFAULT_PERSONA, AssistantHandler
 from .memory.kinds import FIRST_READ
-from .storage import MEMORY_CATEGORY
+from .shell.storage import MEMORY_CATEGORY
 
 
 class AssistantCharacterMixin:

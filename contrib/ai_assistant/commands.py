@@ -19,12 +19,17 @@ from evennia.utils.utils import class_from_module
 
 from .clock import to_iso
 from .conf import AssistantConfig, unknown_key_message
-from .game_settings import game_defaults
-from .display import NAME_CHARS, TEXT_CHARS, YES, AssistantDisplay, _when, shown, shown_list
+from .shell.game_settings import game_defaults
+from .shell.display import NAME_CHARS, TEXT_CHARS, YES, AssistantDisplay, _when, shown, shown_list
 from .errors import Refused
-from .assistants import assistant_holdings, create_assistant, delete_assistant, find_assistants
-from .lore_commands import LoreSwitch
-from .memory_commands import MemorySwitches
+from .shell.assistants import (
+    assistant_holdings,
+    create_assistant,
+    delete_assistant,
+    find_assistants,
+)
+from .shell.lore_commands import LoreSwitch
+from .shell.memory_commands import MemorySwitches
 from .text import counted
 
 _DEFAULT_COMMAND_CLASS = class_from_module(settings.COMMAND_DEFAULT_CLASS)

@@ -11,7 +11,7 @@ elsewhere.
 Ways to run the work (a *runner*: work in, Deferred out):
 
 - on a live server, the shell hands it to the server's model call queue
-  (`ai_assistant.model_queue`), which awaits the coroutine on its own event loop;
+  (`ai_assistant.shell.model_queue`), which awaits the coroutine on its own event loop;
 - `in_thread`: the blocking form in a small daemon thread pool (the reactor must be running);
 - `inline`: in the calling thread, for tests, the headless demo and scripts where no reactor
   runs.

@@ -8,13 +8,13 @@ Everything outside the core comes in through it: the character's hearing, the sc
 off three parts:
 
 - its parts: `script`, `config()` and `brain` (the core's view, built again when a setting
-  changes, by `ai_assistant.assembly`), the clock (`now()`), `log()`;
+  changes, by `ai_assistant.shell.assembly`), the clock (`now()`), `log()`;
 - the tick: `tick()` queues what was heard and starts the awake turn or the sleep work that is
   due; `tick_rate()`; a prompt start when a direct line is heard;
 - `status()`: a snapshot, which reads and writes nothing;
 - the lifecycle orders: `sleep`, `wake`, `wait`, `pause`, `resume`, `instruct`, `tick_now`,
   `clear_errors`, the settings (`options`, `set_option`);
-- `hearing`: what the character is sent, turned into events (`ai_assistant.hearing.Hearing`);
+- `hearing`: what the character is sent, turned into events (`ai_assistant.shell.hearing.Hearing`);
 - `memory`: its memory, in the pure core (`memory_api.AssistantMemory` over the live brain),
   holding what builders read and correct as `memory.admin` (`memory_admin.MemoryAdmin`: the
   journal, memories, people, forget and trust, core notes, reminders, the sleep debt and
@@ -22,7 +22,7 @@ off three parts:
   (`live_memory.LiveMemory`: rollback, forgetting a person, export and import);
 - `overview`: what a list and the dashboard read besides the status (`summary()` for a list,
   which builds no brain; the model in use, the last turns, the transitions, the use per hour:
-  `ai_assistant.overview.Overview`).
+  `ai_assistant.shell.overview.Overview`).
 
 An operation validates its input and returns a result, or raises `errors.Refused` (also known
 here as `AssistantError`) with a message fit for a builder; nothing changes when it raises.
@@ -40,8 +40,9 @@ from functools import cached_property
 
 from evennia.utils import logger
 
-from . import game_settings, model_queue, telemetry
-from .assembly import BrainKey, EvenniaGameClock, brain_key, build_brain
+from . import telemetry
+from .shell import game_settings, model_queue
+from .shell.assembly import BrainKey, EvenniaGameClock, brain_key, build_brain
 from .awake.turn import TurnOutcome, awake_tick, clear_model_errors
 from .brain import Brain
 from .clock import SystemClock, to_iso
@@ -50,14 +51,14 @@ from .conf import resolve_config, unknown_key_message
 from .driver import default_runner
 from .errors import Refused
 from .events import mentions, triggers_model
-from .game_settings import redacted
-from .hearing import Hearing
+from .shell.game_settings import redacted
+from .shell.hearing import Hearing
 from .lifecycle import AWAKE, DEFAULT_HOURS, DEPTHS, LIGHT, SLEEP
-from .live_memory import LiveMemory
+from .shell.live_memory import LiveMemory
 from .memory import gossip
-from .lore_book import AssistantLore
+from .shell.lore_book import AssistantLore
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
-from .overview import Overview
+from .shell.overview import Overview
 from .prompt import SYSTEM_PROMPT
 from .records import MAX_PERSONA_CHARS
 from .sleep.tick import sleep_tick
@@ -76,10 +77,10 @@ from .state import (
     WAIT_UNTIL,
 )
 from .status import AssistantStatus, status_of
-from .storage import AttributeStore
+from .shell.storage import AttributeStore
 from .tools import default_registry
 from .tools.base import ToolRegistry, World
-from .world import CharacterWorld
+from .shell.world import CharacterWorld
 
 SCRIPT_KEY = "ai_assistant"
 DEFAULT_PERSONA = "A helpful assistant who lives in this game world."
@@ -207,7 +208,7 @@ class AssistantHandler:
 
     @cached_property
     def hearing(self) -> Hearing:
-        """What the character hears, until its next tick queues it (`ai_assistant.hearing`)."""
+        """What the character hears, until its next tick queues it (`ai_assistant.shell.hearing`)."""
         hearing = Hearing(
             self.obj,
             now=self.now,
@@ -230,7 +231,7 @@ class AssistantHandler:
     @cached_property
     def lore(self) -> AssistantLore:
         """The game's shared lore book, and what this assistant may know of it
-        (`ai_assistant.lore_book`): `lore.book` (every entry, for builders), `lore.known()`
+        (`ai_assistant.shell.lore_book`): `lore.book` (every entry, for builders), `lore.known()`
         and `lore.recall(...)` (what its recall merges in)."""
         return AssistantLore(self.obj)
 
@@ -238,7 +239,7 @@ class AssistantHandler:
     def overview(self) -> Overview:
         """What a list, `/status` and the dashboard read besides the status: a line for a list,
         the model in use, the last turns, the transitions, the model use per hour
-        (`ai_assistant.overview`); it only reads."""
+        (`ai_assistant.shell.overview`); it only reads."""
         return Overview(self)
 
     def now(self) -> datetime:
@@ -316,7 +317,7 @@ class AssistantHandler:
     @property
     def brain(self) -> Brain:
         """The core's view of this assistant, built again when its settings change
-        (`ai_assistant.assembly`)."""
+        (`ai_assistant.shell.assembly`)."""
         config, error = self.checked_config()
         if error and error != self._config_error_logged:
             # logged once per distinct error, not at every tick; /status shows it too

@@ -24,7 +24,7 @@ from .debt import MUST_SLEEP, SleepDebt
 from .memory.journal import Journal
 from .memory.snapshots import Snapshots
 from .memory.store import ChunkedList, KeyValueStore
-from .sleep_history import SleepHistory, nothing_new
+from .memory.sleep_history import SleepHistory, nothing_new
 from .state import (
     ACTIVITY,
     BATCH_WAITING,

@@ -46,7 +46,7 @@ from .records import (
     MAX_QUERY_CHARS,
     Profile,
 )
-from .sleep_history import SleepHistory
+from .memory.sleep_history import SleepHistory
 from .state import CORE_CONSOLIDATION, RECENT_TURNS, TRANSITION_REASON, TRIGGERS, WORKING_MEMORY
 
 

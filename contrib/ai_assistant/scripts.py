@@ -25,15 +25,15 @@ from evennia.scripts.tickerhandler import TICKER_HANDLER
 from evennia.utils import logger
 from twisted.internet import reactor
 
-from . import game_settings, heap
-from .assembly import chat_model_for, endpoint_for
+from .shell import game_settings, heap
+from .shell.assembly import chat_model_for, endpoint_for
 from .driver import drive, in_thread, inline, reactor_steps
 from .lifecycle import AWAKE
 from .llm.client import LLMError, client_for
 from .llm.tokens import encoding_for
-from .lore_book import warm_lore
-from .storage import step_transaction
-from .model_queue import model_queue, queued_runner
+from .shell.lore_book import warm_lore
+from .shell.storage import step_transaction
+from .shell.model_queue import model_queue, queued_runner
 from .state import (
     FIRST_TURN_VALUES,
     ACTIVITY,
@@ -359,7 +359,7 @@ def _warm_up(script) -> None:
 
 def _freeze_startup_objects() -> None:
     """Once per process, in a running server, when the game setting allows it (see
-    `ai_assistant.heap`). Tests and headless scripts, where no reactor runs, keep Python's
+    `ai_assistant.shell.heap`). Tests and headless scripts, where no reactor runs, keep Python's
     collections as they are."""
     if not reactor.running or not game_settings.freeze_startup_objects():
         return

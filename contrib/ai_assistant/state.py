@@ -52,7 +52,7 @@ RECENT_TURNS = "recent_turns"
 RECENT_TURNS_KEPT = 10
 # where the last turn's summary was kept alone before RECENT_TURNS; still read when it is all
 LAST_TURN = "last_turn"
-# contextual triggers: reminders that come back when a pattern comes up (ai_assistant.reminders)
+# contextual triggers: reminders that come back when a pattern comes up (ai_assistant.memory.reminders)
 TRIGGERS = "triggers"
 WORKING_MEMORY = "working_memory"
 

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from .debt import SleepDebt
 from .llm.usage import UsageStats
-from .sleep_history import SleepHistory
+from .memory.sleep_history import SleepHistory
 from .state import (
     ACTIVITY,
     BATCHES,

@@ -35,7 +35,7 @@ from evennia.server.portal.amp_server import AMPServerProtocol
 from evennia.server.portal.telnet import TelnetProtocol
 from evennia.utils import logger
 
-from .compat import amp_client_protocol_honoured, evennia_version
+from .shell.compat import amp_client_protocol_honoured, evennia_version
 
 
 class SendAtOnceMixin:

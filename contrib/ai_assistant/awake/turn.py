@@ -30,7 +30,7 @@ from ..clock import from_iso, to_iso
 from ..debt import SleepDebt, turn_id
 from ..driver import CLOSING_STEP
 from ..lifecycle import AWAKE
-from ..sleep_history import SleepHistory
+from ..memory.sleep_history import SleepHistory
 from ..context.compaction import compaction_summary, extract_then_compact, fit_to_budget
 from ..events import (
     DIRECT_MESSAGE,
@@ -48,7 +48,7 @@ from ..memory.working import WorkingMemory
 from ..prompt import events_message
 from ..memory.relationships import Relationships
 from ..records import TurnSummary
-from ..reminders import Reminders
+from ..memory.reminders import Reminders
 from ..react import LoopResult, StopPolicy, react
 from ..state import (
     ACTIVITY,

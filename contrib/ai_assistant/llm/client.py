@@ -7,7 +7,7 @@ OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio, OpenRouter).
 
 Each call comes in two forms that send the same request and build the same reply: blocking
 (`complete`, `embed`: tests, the headless demo, scripts) and a coroutine (`acomplete`,
-`aembed`), which the server's model call queue (`ai_assistant.model_queue`) runs on its own
+`aembed`), which the server's model call queue (`ai_assistant.shell.model_queue`) runs on its own
 event loop, many at once, without a thread per call. On a live server that loop has a model
 I/O process (`use_io_process`, `ai_assistant.llm.io_process`): the coroutines hand their
 requests to it, and it makes them with this same client in a child process. Neither form

@@ -3,7 +3,7 @@ Shared lore: what builders write once and every assistant allowed to may know.
 
 A lore book holds entries (an id such as `L12`, a title, a text, tags and who may know it),
 stored once for the whole game through a `KeyValueStore` (the shell keeps it on one global
-script: `ai_assistant.lore_book`). Who may know an entry is a list of any of:
+script: `ai_assistant.shell.lore_book`). Who may know an entry is a list of any of:
 
 | item | who |
 | --- | --- |

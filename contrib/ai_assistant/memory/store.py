@@ -2,7 +2,7 @@
 Storage primitives for memory that grows.
 
 `KeyValueStore` is the small protocol the core writes through: the shell implements it over
-Evennia Attributes (`ai_assistant.storage`), tests over a dict. Evennia re-pickles a whole
+Evennia Attributes (`ai_assistant.shell.storage`), tests over a dict. Evennia re-pickles a whole
 Attribute value on every write, so nothing that grows may live in one value: `ChunkedList`
 splits a list into fixed-size chunks, one stored value each, and writes back only the chunks a
 change touched, once. Appending therefore costs the same at 100 or 100,000 items. Each chunk is

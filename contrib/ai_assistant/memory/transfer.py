@@ -559,7 +559,11 @@ def describe_counts(found: dict[str, int]) -> str:
 
     """
     parts = [
-        counted(count, BY_NAME[kind].one, BY_NAME[kind].label) if kind in BY_NAME else f"{count} {kind}"
+        (
+            counted(count, BY_NAME[kind].one, BY_NAME[kind].label)
+            if kind in BY_NAME
+            else f"{count} {kind}"
+        )
         for kind, count in found.items()
         if count
     ]

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 
 from ..brain import Brain
 from ..clock import to_iso
-from ..sleep_history import SleepHistory
+from ..memory.sleep_history import SleepHistory
 
 RETENTION = "retention"
 # set once the old forget marks were looked for (`_old_forget_marks`)

@@ -36,7 +36,7 @@ from .consolidating import compacting_step
 from .digest import finished_days
 from .dreaming import DREAMING_STEPS, dreaming_tick
 from .triage import sleep_turn
-from ..sleep_history import SleepHistory
+from ..memory.sleep_history import SleepHistory
 from ..state import DREAMING_PROGRESS
 
 __all__ = ["DREAMING_STEPS", "sleep_tick"]

@@ -42,7 +42,7 @@ from ..lifecycle import DEEP, DREAMING, LIGHT
 from ..llm.client import ChatRequest, LLMError
 from ..memory.audience import served_by
 from ..prompt import render_event
-from ..reminders import Reminders
+from ..memory.reminders import Reminders
 from ..state import DEPTH, LAST_TRIAGE
 from ..tools.base import SLEEP_TURN
 

@@ -332,7 +332,7 @@ class ToolContext:
     witnessed: bool = False
     lifecycle: Any = None  # ai_assistant.lifecycle.Lifecycle
     core_memory: Any = None  # ai_assistant.memory.core.CoreMemory
-    reminders: Any = None  # ai_assistant.reminders.Reminders
+    reminders: Any = None  # ai_assistant.memory.reminders.Reminders
     served: frozenset | None = None
     audience: list[str] | None = None
     reply_to: str | None = None

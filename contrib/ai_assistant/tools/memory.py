@@ -30,7 +30,7 @@ from ..memory.lexical import terms
 from ..memory.provenance import INFERRED, OBSERVED, spoken_source
 from ..records import MAX_CORE_KEY_CHARS, MAX_CORE_VALUE_CHARS
 from ..text import comparable
-from ..reminders import (
+from ..memory.reminders import (
     DEFAULT_MAX_FIRES,
     MAX_FIRES_ALLOWED,
     MAX_PATTERN_CHARS,
@@ -460,7 +460,7 @@ class ReminderArgs(ToolArgs):
 
 
 class SetReminderTool(Tool):
-    """Tool that sets a contextual trigger (`ai_assistant.reminders`): when the pattern comes
+    """Tool that sets a contextual trigger (`ai_assistant.memory.reminders`): when the pattern comes
     up in what the assistant hears, the reminder rides in that turn's message.
 
     The trigger keeps the conversation's audience: set while answering a whisper, it comes

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.template import Library
 from django.utils.html import format_html
 
-from ..game_settings import redacted
+from ..shell.game_settings import redacted
 
 # a name, a key, a tool name, a stop reason, a place: one line of a table
 NAME_CHARS = 200

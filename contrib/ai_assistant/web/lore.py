@@ -1,5 +1,5 @@
 """
-The workbench's lore pages: the game's lore book (`ai_assistant.lore_book`), game-wide, beside
+The workbench's lore pages: the game's lore book (`ai_assistant.shell.lore_book`), game-wide, beside
 the list of assistants.
 
 - `lore/`: every entry paged by id (title, tags, who may know it, text), a search (the book's
@@ -28,7 +28,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from ..clock import to_iso
-from ..lore_book import game_lore
+from ..shell.lore_book import game_lore
 from ..memory.lore import FIELDS, MAX_ENTRIES, LoreError, lore_id
 from ..records import MAX_QUERY_CHARS  # a search as typed
 from . import views

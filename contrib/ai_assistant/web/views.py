@@ -43,8 +43,8 @@ from twisted.internet.threads import blockingCallFromThread
 from twisted.python import threadable
 
 from ..errors import Refused
-from ..assistants import ASSISTANT_TAG, find_assistants
-from ..game_settings import redacted
+from ..shell.assistants import ASSISTANT_TAG, find_assistants
+from ..shell.game_settings import redacted
 from ..lifecycle import DEFAULT_HOURS
 from .charts import hour_label, links_svg, timeline_svg, usage_svg
 from .filters import NAME_CHARS, TEXT_CHARS, audience_words, clip, clock_label, game_time

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from ...errors import Refused
 from ...records import SleepRecord
-from ...sleep_history import SleepHistory
+from ..sleep_history import SleepHistory
 from ...state import SLEEP_HISTORY, SLEEP_HISTORY_CHUNK
 from .. import gossip
 from ..store import KeyValueStore
@@ -63,7 +63,7 @@ class BuildersSleeps:
         self.now = now
 
     def recent(self, limit: int = 20, current: bool = False) -> list[SleepRecord]:
-        """The assistant's last sleeps, newest first (see `ai_assistant.sleep_history`).
+        """The assistant's last sleeps, newest first (see `ai_assistant.memory.sleep_history`).
 
         Args:
             limit (int): How many at most (1-500).

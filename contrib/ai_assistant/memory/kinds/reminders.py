@@ -7,7 +7,7 @@ from datetime import datetime
 from pydantic import Field
 
 from ...records import Trigger, check_record
-from ...reminders import Reminders
+from ..reminders import Reminders
 from ...state import TRIGGERS
 from ..store import KeyValueStore
 from .base import MAX_INNER_ITEMS, Kind, check_ids

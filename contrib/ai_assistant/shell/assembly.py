@@ -18,11 +18,11 @@ from typing import NamedTuple
 from django.db import DatabaseError
 
 from . import game_settings
-from .brain import Brain
-from .conf import AssistantConfig
-from .llm.client import EndpointSettings, client_for
-from .memory.snapshots import RecordingStore, Snapshots
-from .offline.rehearsal import REHEARSAL_MODEL, rehearsal_client
+from ..brain import Brain
+from ..conf import AssistantConfig
+from ..llm.client import EndpointSettings, client_for
+from ..memory.snapshots import RecordingStore, Snapshots
+from ..offline.rehearsal import REHEARSAL_MODEL, rehearsal_client
 from .storage import MEMORY_CATEGORY, AttributeStore
 
 

@@ -43,9 +43,9 @@ from typing import Any
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
-from .driver import DEFAULT_MODEL_THREADS, BlockingWork, AbandonedThreadPool
-from .llm.client import CANCELLED, RATE_LIMIT, LLMError, close_async_clients, use_io_process
-from .llm.io_process import ModelIOProcess
+from ..driver import DEFAULT_MODEL_THREADS, BlockingWork, AbandonedThreadPool
+from ..llm.client import CANCELLED, RATE_LIMIT, LLMError, close_async_clients, use_io_process
+from ..llm.io_process import ModelIOProcess
 
 DEFAULT_MAX_IN_FLIGHT = 128
 # how often a call refused with a 429 goes back into the queue before it fails

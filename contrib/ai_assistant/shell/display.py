@@ -19,14 +19,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from evennia.utils.evtable import EvTable
 from evennia.utils.utils import crop, fill
 
-from .conf import ESSENTIAL_KEYS, AssistantConfig, config_groups
+from ..conf import ESSENTIAL_KEYS, AssistantConfig, config_groups
 from .game_settings import redacted
-from .memory.audience import label as audience_label
-from .memory.forget_person import ONE as FORGOTTEN_ONE
-from .memory.relationships import DIMENSIONS as REL_DIMENSIONS
-from .memory.relationships import describe as rel_describe
-from .reminders import source as reminder_source
-from .text import counted
+from ..memory.audience import label as audience_label
+from ..memory.forget_person import ONE as FORGOTTEN_ONE
+from ..memory.relationships import DIMENSIONS as REL_DIMENSIONS
+from ..memory.relationships import describe as rel_describe
+from ..memory.reminders import source as reminder_source
+from ..text import counted
 
 # tables fit an 80-column client
 WIDTH = 78

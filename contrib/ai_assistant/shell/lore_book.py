@@ -19,10 +19,10 @@ from pathlib import Path
 from django.conf import settings
 from evennia.utils import create, search
 
-from .conf import AssistantConfig
+from ..conf import AssistantConfig
 from .game_settings import game_defaults
-from .memory.lexical import DEFAULT_STEMMER
-from .memory.lore import (
+from ..memory.lexical import DEFAULT_STEMMER
+from ..memory.lore import (
     MAX_FILE_BYTES,
     Knower,
     LoreBook,

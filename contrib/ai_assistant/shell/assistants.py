@@ -10,8 +10,8 @@ typeclass.
 from evennia.utils import create, search
 
 from . import game_settings
-from .errors import Refused
-from .handler import MAX_PERSONA_CHARS, AssistantHandler
+from ..errors import Refused
+from ..handler import MAX_PERSONA_CHARS, AssistantHandler
 
 ASSISTANT_TAG = ("ai_assistant", "ai_assistant")
 

@@ -19,10 +19,10 @@ from .display import (
     shown,
     shown_list,
 )
-from .errors import Refused
-from .memory.forget_person import AmbiguousPerson
-from .memory.transfer import describe_counts
-from .text import counted
+from ..errors import Refused
+from ..memory.forget_person import AmbiguousPerson
+from ..memory.transfer import describe_counts
+from ..text import counted
 
 # the views of `/memory <name>/<view>`
 MEMORY_VIEWS = (

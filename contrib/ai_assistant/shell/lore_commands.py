@@ -10,10 +10,10 @@ reading a game without lore makes nothing.
 
 from datetime import datetime, timezone
 
-from .clock import to_iso
+from ..clock import to_iso
 from .display import PAGE_SIZE, YES, page_span, shown
 from .lore_book import game_lore, read_lore_file
-from .memory.lore import LoreError
+from ..memory.lore import LoreError
 
 
 class LoreSwitch:

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from .llm.model_json import ModelJSONError, check_model_json
-from .memory.transfer import MAX_DEPTH, MAX_FILE_BYTES, TransferError
+from ..llm.model_json import ModelJSONError, check_model_json
+from ..memory.transfer import MAX_DEPTH, MAX_FILE_BYTES, TransferError
 
 GAME_ID_KEY = "ai_assistant_game_id"
 # where exports go, inside the game's folder; its own .gitignore keeps it out of version control

@@ -14,10 +14,10 @@ import os
 from . import game_settings
 from .assembly import EvenniaGameClock
 from .assembly import chat_model_for
-from .events import EventQueue
+from ..events import EventQueue
 from .game_settings import redacted
-from .lifecycle import AWAKE
-from .state import MODE, PAUSED, RECENT_TURNS, TICK_ERRORS, TICKER_SUBSCRIPTION
+from ..lifecycle import AWAKE
+from ..state import MODE, PAUSED, RECENT_TURNS, TICK_ERRORS, TICKER_SUBSCRIPTION
 from .storage import AttributeStore
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

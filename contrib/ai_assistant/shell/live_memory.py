@@ -15,10 +15,10 @@ imports nothing of it.
 
 from twisted.internet import defer
 
-from .driver import default_runner
-from .errors import Refused
+from ..driver import default_runner
+from ..errors import Refused
 from .lore_book import game_lore
-from .memory_api import AssistantMemory
+from ..memory_api import AssistantMemory
 from .storage import MEMORY_CATEGORY, step_transaction
 
 
@@ -184,8 +184,8 @@ class LiveMemory(AssistantMemory):
 
         """
         from . import game_settings
-        from .conf import config_keys
-        from .memory.transfer import counts, uncovered
+        from ..conf import config_keys
+        from ..memory.transfer import counts, uncovered
         from .transfer_files import game_identity, write_memory_file
 
         assistant = self.assistant
@@ -232,8 +232,8 @@ class LiveMemory(AssistantMemory):
 
         """
         from . import game_settings
-        from .conf import ConfigError, resolve_config
-        from .memory.transfer import TransferError
+        from ..conf import ConfigError, resolve_config
+        from ..memory.transfer import TransferError
         from .transfer_files import game_identity, read_memory_file
 
         self._not_busy()
@@ -261,7 +261,7 @@ class LiveMemory(AssistantMemory):
             Refused: A turn began since, or it fell asleep; nothing is changed.
 
         """
-        from .state import CONFIG_OVERRIDES
+        from ..state import CONFIG_OVERRIDES
 
         self._not_busy()
         assistant = self.assistant

@@ -16,7 +16,7 @@ from evennia.objects.objects import DefaultCharacter
 from evennia.utils import search
 from evennia.utils.ansi import strip_ansi
 
-from .tools.base import ToolError
+from ..tools.base import ToolError
 
 _SPEECH_RE = re.compile(r'"(?P<speech>.*)"\s*$', re.DOTALL)
 

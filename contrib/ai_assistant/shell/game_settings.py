@@ -35,9 +35,9 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from .driver import DEFAULT_MODEL_THREADS
+from ..driver import DEFAULT_MODEL_THREADS
 from .model_queue import DEFAULT_MAX_IN_FLIGHT
-from .text import redact
+from ..text import redact
 
 
 def base_url() -> str | None:
@@ -136,7 +136,7 @@ def model_threads() -> int:
 
 def model_calls_in_flight() -> int:
     """How many model calls may be in flight at once, server-wide
-    (`AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT`; see `ai_assistant.model_queue`).
+    (`AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT`; see `ai_assistant.shell.model_queue`).
 
     Returns:
         int: The limit, at least 1.
@@ -239,7 +239,7 @@ def player_tokens_per_day() -> int:
 
 def freeze_startup_objects() -> bool:
     """Whether to keep the process's start-up objects out of full garbage collections
-    (`AI_ASSISTANT_FREEZE_STARTUP_OBJECTS`; see `ai_assistant.heap`).
+    (`AI_ASSISTANT_FREEZE_STARTUP_OBJECTS`; see `ai_assistant.shell.heap`).
 
     Returns:
         bool: True to freeze them once, when the first assistant script starts.

@@ -20,10 +20,10 @@ are never reused.
 
 """
 
-from .llm.usage import UsageStats
-from .memory.store import ChunkedList, KeyValueStore
-from .records import SleepRecord
-from .state import (
+from ..llm.usage import UsageStats
+from .store import ChunkedList, KeyValueStore
+from ..records import SleepRecord
+from ..state import (
     CURRENT_SLEEP,
     DREAMING_PROGRESS,
     PROGRESS,
@@ -32,7 +32,7 @@ from .state import (
     USAGE,
     WAKE_TIME,
 )
-from .text import counted
+from ..text import counted
 
 # the phase `Lifecycle.wake_up` records when compacting consolidated everything (the lifecycle
 # imports this module, so its constant is not imported here)

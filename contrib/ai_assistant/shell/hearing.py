@@ -39,11 +39,11 @@ from datetime import datetime, timedelta
 from evennia.utils import search
 
 from . import game_settings
-from .budget import PlayerTokenBudget, TurnRateLimiter
-from .clock import to_iso
-from .conf import AssistantConfig
-from .events import DEFERRED_UNTIL, EventQueue, HeardLine, classify, is_urgent, triggers_model
-from .memory.store import KeyValueStore
+from ..budget import PlayerTokenBudget, TurnRateLimiter
+from ..clock import to_iso
+from ..conf import AssistantConfig
+from ..events import DEFERRED_UNTIL, EventQueue, HeardLine, classify, is_urgent, triggers_model
+from ..memory.store import KeyValueStore
 from .world import plain, speech_of
 
 # one for the server: a player's turns are counted across every assistant

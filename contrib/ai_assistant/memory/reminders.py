@@ -26,13 +26,13 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from .clock import to_iso
-from .errors import Refused
-from .records import MAX_PATTERN_CHARS, MAX_REMINDER_CHARS, Trigger
-from .memory.audience import Audience, visible
-from .memory.store import KeyValueStore
-from .state import TRIGGERS
-from .text import for_prompt
+from ..clock import to_iso
+from ..errors import Refused
+from ..records import MAX_PATTERN_CHARS, MAX_REMINDER_CHARS, Trigger
+from .audience import Audience, visible
+from .store import KeyValueStore
+from ..state import TRIGGERS
+from ..text import for_prompt
 
 MAX_FIRES_ALLOWED = 20
 DEFAULT_MAX_FIRES = 3
