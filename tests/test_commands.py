@@ -249,7 +249,7 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         assert "1 resting: the model failed on them" in text and "/clear" in text
         self.cmd(
             "/clear Aria",
-            "Aria: error counts and back-off cleared; 1 journal entries that rested will be "
+            "Aria: error counts and back-off cleared; 1 journal entry that rested will be "
             "consolidated at the next sleep.",
         )
         assert "resting" not in self.cmd("/status Aria")

@@ -60,10 +60,29 @@ def test_parse_override_types_and_errors():
     assert parse_override("model", "none") is None
     with pytest.raises(ConfigError, match="Unknown key 'colour'"):
         parse_override("colour", "red")
-    with pytest.raises(ConfigError, match="Bad value 'fast' for 'tick_rate'"):
+    with pytest.raises(ConfigError, match=r"tick_rate must be a whole number \(got fast\)"):
         parse_override("tick_rate", "fast")
     with pytest.raises(ConfigError, match="<= 2.0"):
         parse_override("temperature", "3")
+
+
+def test_a_bad_value_is_told_in_words_naming_the_key_and_what_is_allowed():
+    """Not pydantic's "Input should be greater than or equal to 1": the key, the rule, the value
+    typed, then what the key allows."""
+    cases = [
+        ("tick_rate", "0", "tick_rate must be at least 1 (got 0). Allowed: integer, >= 1"),
+        ("temperature", "9", "temperature must be at most 2.0 (got 9)."),
+        ("gossip_enabled", "maybe", "gossip_enabled must be true or false (got maybe)."),
+        ("model", "", "model must not be empty (got '')."),
+    ]
+    for key, typed, told in cases:
+        with pytest.raises(ConfigError) as err:
+            parse_override(key, typed)
+        assert str(err.value).startswith(told), str(err.value)
+        assert "Input should" not in str(err.value) and "should have" not in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        resolve_config({"tick_rate": 0})
+    assert str(err.value).startswith("AI_ASSISTANT_DEFAULTS: tick_rate must be at least 1 (got 0)")
 
 
 def test_parse_override_checks_against_existing_overrides():

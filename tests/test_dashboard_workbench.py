@@ -384,7 +384,9 @@ class TestContextSleepSettings(WorkbenchTestCase):
         response = self.post(action="set", key="tick_rate", value="-5")
         assert response.redirect_chain[-1][0] == self.url("settings")
         text = response.content.decode()
-        assert 'class="alert alert-danger"' in text and "Bad value &#x27;-5&#x27; for" in text
+        assert (
+            'class="alert alert-danger"' in text and "tick_rate must be at least 1 (got -5)" in text
+        )
         assert self.handler.overrides() == before
         self.post(action="set", key="tick_rate", value="45")
         assert self.handler.config().tick_rate == 45

@@ -59,7 +59,7 @@ def test_demo_scene_runs_offline_with_the_rehearsal_model(offline_demo):
     assert "model: offline-rehearsal, in process" in status and "gpt-4o-mini" not in status
     # day one: names, a whisper back, a page, an idle tick, a wait that ends with a turn
     assert 'Mira sees | Aria says, "Welcome, Mira. I will remember your name. (rehearsal)"' in out
-    assert 'Mira sees | Aria whispers: "Noted, Mira: my vault code is 7-3-1.' in out
+    assert 'Mira sees | Aria whispers: "Noted, Mira: your vault code is 7-3-1.' in out
     assert "Mira sees | You paged Aria" in out
     assert "tick: nothing needs the model" in out
     assert "ended by wait" in out and 'Aria says, "I am ready again. (rehearsal)"' in out

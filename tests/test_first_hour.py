@@ -71,7 +71,7 @@ class TestCreateAndDelete(CommandCase):
     def test_delete_asks_first_and_a_no_keeps_everything(self):
         self.handler.brain.journal.add("Bob likes tea.", author="Aria", now=NOW)
         text = self.cmd("/delete Aria", inputs=["n"])
-        assert "holds 1 journal entries" in text
+        assert "holds 1 journal entry" in text
         assert "Deletion cancelled" in text
         assert self.aria.pk and self.our_tickers()
 
@@ -82,7 +82,7 @@ class TestCreateAndDelete(CommandCase):
         assert self.our_tickers()
         assert Attribute.objects.filter(objectdb__id=self.aria.id).exists()
         text = self.cmd("/delete Aria", inputs=["y"])
-        assert f"Deleted assistant Aria (#{ids[0]})" in text and "1 journal entries" in text
+        assert f"Deleted assistant Aria (#{ids[0]})" in text and "1 journal entry," in text
         assert not self.our_tickers()
         assert not [
             key for key in TICKER_HANDLER.ticker_storage if key[4] == script.ticker_idstring
@@ -252,7 +252,7 @@ class TestSettingsOverview(CommandCase):
             return self.cmd("/set Aria")
 
     def test_grouped_by_topic_with_every_key_and_its_full_allowed_values(self):
-        from ai_assistant.conf import config_groups, config_keys
+        from ai_assistant.conf import ESSENTIAL_KEYS, config_groups, config_keys
 
         self.cmd("/set Aria/tick_rate=7")
         text = self.overview()
@@ -263,10 +263,14 @@ class TestSettingsOverview(CommandCase):
         # each topic heads its own keys, in the order conf.py declares them
         positions = [lines.index(topic) for topic in topics]
         assert positions == sorted(positions)
-        for topic, keys in config_groups():
+        # the settings most builders change come first, before the topics
+        assert lines.index("most changed") < min(positions)
+        for topic, keys in [("most changed", ESSENTIAL_KEYS), *config_groups()]:
+            keys = [k for k in keys if k not in ESSENTIAL_KEYS or topic == "most changed"]
             start = lines.index(topic)
             after = lines[start + 1 : start + 1 + len(keys) * 3]
             assert all(any(f"{key} = " in line for line in after) for key in keys), topic
+        assert text.count(" tick_rate = ") + text.count("*tick_rate = ") == 1  # listed once
         for key in config_keys():
             assert f" {key} = " in text or f"*{key} = " in text
         assert " *tick_rate = 7" in text and "  tick_rate_sleep = 60" in text

@@ -51,7 +51,7 @@ class TestLoreCommand(AssistantTestCase, EvenniaCommandTest):
         assert entry["tags"] == ["history", "town"] and entry["who"] == ["aria", "room:hall"]
         assert entry["by"] == "Char"
         listing = self.cmd("/lore")
-        assert "The game's lore (1 entries)" in listing and "L1" in listing
+        assert "The game's lore (1 entry)" in listing and "L1" in listing
         assert "aria, room:hall" in listing
         shown = self.cmd("/lore L1")
         assert "Lore L1: The founding of Millbrook" in shown and "river smith Oda" in shown

@@ -121,7 +121,7 @@ class TestMemoryInTheGame(AssistantTestCase, EvenniaCommandTest):
         links = self.cmd("/memory Aria/links")
         assert "strongest first" in links and "m000000" in links
         people = self.cmd("/memory Aria/people")
-        assert "Char2" in people and "knows 1 people" in people
+        assert "Char2" in people and "knows 1 person" in people
         profile = self.cmd("/memory Aria/people=Char2")
         assert "likes maps" in profile and "(from o1, o2; public)" in profile
         reflections = self.cmd("/memory Aria/reflections")

@@ -201,7 +201,8 @@ class TestSleepCommands(SleepTestCase, EvenniaCommandTest):
         assert "is asleep" in self.cmd("/sleep Aria")
 
     def test_wake_switch(self):
-        assert "Aria is not asleep." in self.cmd("/wake Aria")
+        said = self.cmd("/wake Aria")
+        assert "Aria is not asleep." in said and "Aria: Aria" not in said  # her name once
         self.cmd("/sleep Aria")
         assert "Aria is awake." in self.cmd("/wake Aria")
         assert "No assistant called 'Zed'" in self.cmd("/wake Zed")

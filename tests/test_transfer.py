@@ -306,7 +306,7 @@ def test_memory_held_is_replaced_only_when_asked():
     target = AssistantMemory("Aria")
     target.add_entry("The well is dry.", time=T0)
     before = copy.deepcopy(target.brain.memory_store.inner.data)
-    with pytest.raises(Refused, match="already remembers 1 journal entries.*Use /replace"):
+    with pytest.raises(Refused, match="already remembers 1 journal entry;.*Use /replace"):
         import_into(target, raw)
     assert target.brain.memory_store.inner.data == before
     import_into(target, raw, replace=True)

@@ -12,6 +12,7 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from django.test import override_settings
 from evennia.server.models import ServerConfig
 from evennia.utils import create
@@ -50,6 +51,7 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         games = override_settings(GAME_DIR=self.folder.name)
         games.enable()
         self.addCleanup(games.disable)
+        self.exports = Path(self.folder.name) / "server" / "assistant_memory"
         brain = self.handler.brain
         now = self.clock.now()
         brain.journal.add(
@@ -96,9 +98,11 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
 
     def test_export_then_import_with_confirmation(self):
         text = self.cmd("/export Aria=aria.json")
-        assert "Exported Aria's memory to aria.json: 2 journal entries" in text
-        assert "1 people's profiles, 1 core notes" in text
-        file = Path(self.folder.name) / "aria.json"
+        assert (
+            "Exported Aria's memory to server/assistant_memory/aria.json: 2 journal entries" in text
+        )
+        assert "1 person's profile, 1 core note" in text
+        file = self.exports / "aria.json"
         # private words: readable by the server's user alone, and no secret in it
         assert stat.S_IMODE(os.stat(file).st_mode) == 0o600
         raw = file.read_text(encoding="utf-8")
@@ -118,7 +122,7 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         assert memory_attributes(self.mira) == before
 
         text = self.cmd("/import Mira=aria.json", inputs=["y"])
-        assert "Imported into Mira: 2 journal entries, 1 people's profiles, 1 core notes" in text
+        assert "Imported into Mira: 2 journal entries, 1 person's profile, 1 core note" in text
         assert memory_attributes(self.mira) == memory_attributes(self.aria)
         assert self.mira.db.persona == "A cheerful librarian."
         # the whisper is still the whisperer's alone
@@ -135,14 +139,14 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         assert "Not changed." in text and "Use /replace" in text
         assert memory_attributes(self.aria) == before
 
-        bad = json.loads((Path(self.folder.name) / "aria.json").read_text())
+        bad = json.loads((self.exports / "aria.json").read_text())
         bad["memory"]["journal"]["items"][0]["audience"] = "everyone"
         (Path(self.folder.name) / "bad.json").write_text(json.dumps(bad))
         text = self.cmd("/import/replace Aria=bad.json", inputs=["y"])
         assert "memory.journal.items[0].audience" in text and "nothing was changed" in text
         assert memory_attributes(self.aria) == before
 
-        bad = json.loads((Path(self.folder.name) / "aria.json").read_text())
+        bad = json.loads((self.exports / "aria.json").read_text())
         bad["assistant"]["settings"] = {"tick_rate": "often"}
         (Path(self.folder.name) / "settings.json").write_text(json.dumps(bad))
         text = self.cmd("/import/replace Aria=settings.json", inputs=["y"])
@@ -170,10 +174,14 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         target = Path(outside.name) / "aria.json"
         text = self.cmd(f"/export Aria={target}")
         assert "only in the game's folder" in text and not target.exists()
-        text = self.cmd("/export Aria=../aria.json")
+        text = self.cmd("/export Aria=../../../aria.json")
         assert "only in the game's folder" in text
+        # inside the game, but out of the folder version control ignores: refused too
+        text = self.cmd("/export Aria=../aria.json")
+        assert "only in the game's server/assistant_memory folder" in text
+        assert not (Path(self.folder.name) / "server" / "aria.json").exists()
         self.cmd("/export Aria=aria.json")
-        target.write_text((Path(self.folder.name) / "aria.json").read_text())
+        target.write_text((self.exports / "aria.json").read_text())
         before = memory_attributes(self.mira)
         text = self.cmd(f"/import Mira={target}", inputs=["y"])
         assert "Not changed." in text and "only in the game's folder" in text
@@ -183,24 +191,24 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         assert "already exists" in text
 
     def test_an_export_never_goes_where_the_website_serves_it_to_everyone(self):
-        game = Path(self.folder.name)
-        for folder in ("web/static", "server/.static", "server/.media"):
-            (game / folder).mkdir(parents=True)
+        for folder in ("static", "media", "more"):
+            (self.exports / folder).mkdir(parents=True)
+        # a game whose settings serve a folder under the memory folder: still refused
         served = override_settings(
-            STATICFILES_DIRS=[str(game / "web/static")],
-            STATIC_ROOT=str(game / "server/.static"),
-            MEDIA_ROOT=str(game / "server/.media"),
+            STATICFILES_DIRS=[str(self.exports / "more")],
+            STATIC_ROOT=str(self.exports / "static"),
+            MEDIA_ROOT=str(self.exports / "media"),
         )
         served.enable()
         self.addCleanup(served.disable)
         for path, setting in (
-            ("web/static/aria.json", "STATICFILES_DIRS"),
-            ("server/.static/aria.json", "STATIC_ROOT"),
-            ("server/.media/aria.json", "MEDIA_ROOT"),
+            ("more/aria.json", "STATICFILES_DIRS"),
+            ("static/aria.json", "STATIC_ROOT"),
+            ("media/aria.json", "MEDIA_ROOT"),
         ):
             text = self.cmd(f"/export Aria={path}")
             assert "serves to everyone" in text and setting in text, path
-            assert not (game / path).exists()
+            assert not (self.exports / path).exists()
         assert "Exported" in self.cmd("/export Aria=aria.json")
 
     def test_a_file_from_another_game_keeps_the_whisper_from_whoever_has_the_dbref_here(self):
@@ -216,3 +224,31 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         assert f'"{self.char1.dbref}"' not in stored
         # a builder still sees it
         assert self.whisper_seen_by(self.mira, None)
+
+
+class TestExportFolder(AssistantTestCase):
+    """An export lands in a folder version control ignores, not as a new file of the game's
+    repository."""
+
+    def test_an_export_goes_into_a_folder_git_ignores(self):
+        import shutil
+        import subprocess
+
+        if not shutil.which("git"):
+            pytest.skip("git is not installed")
+        folder = tempfile.TemporaryDirectory()
+        self.addCleanup(folder.cleanup)
+        game = Path(folder.name)
+        subprocess.run(["git", "init", "-q", str(game)], check=True)
+        with override_settings(GAME_DIR=str(game)):
+            self.handler.brain.journal.add("Bob likes tea.", author="Aria", now=self.clock.now())
+            written, _ = self.handler.memory.export_to("aria.json")
+        assert Path(written) == game / "server" / "assistant_memory" / "aria.json"
+        untracked = subprocess.run(
+            ["git", "-C", str(game), "status", "--porcelain", "--untracked-files=all"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert untracked == "", untracked
+        assert stat.S_IMODE(os.stat(written).st_mode) == 0o600

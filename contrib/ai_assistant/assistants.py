@@ -157,7 +157,7 @@ def forget_person(who, assistants=None, by: str = "the game", reason: str = "") 
     said, what is about them, their whispers, profile, relationship and gossip, what was drawn
     from those, their reminders, queued lines and traces in snapshots (recorded in each
     assistant's review log; a rollback does not bring them back). A game's own command can
-    call it on a player's request (see the README).
+    call it on a player's request (docs/using.md, Forgetting a player).
 
     Args:
         who (Object, Account or str): The person: a character, an account (all its

@@ -25,6 +25,7 @@ from .errors import Refused
 from .assistants import assistant_holdings, create_assistant, delete_assistant, find_assistants
 from .lore_commands import LoreSwitch
 from .memory_commands import MemorySwitches
+from .text import counted
 
 _DEFAULT_COMMAND_CLASS = class_from_module(settings.COMMAND_DEFAULT_CLASS)
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 '\-]{0,39}$")
@@ -54,9 +55,20 @@ SWITCHES_WITH_TARGET = (
 SWITCHES_THAT_EDIT = ("set", "core", "debt", "trigger", "rollback", "delete", "wait", "import")
 
 
+# what `assistant_holdings` counts, by the noun for one of each
+_HELD_NOUNS = {
+    "journal entries": "journal entry",
+    "memories": "memory",
+    "people": "person",
+    "snapshots": "snapshot",
+}
+
+
 def _counted(counts: dict[str, int]) -> str:
-    """Counts in words: {"memories": 3, "people": 1} is "3 memories, 1 people"."""
-    return ", ".join(f"{count} {what}" for what, count in counts.items())
+    """Counts in words: {"memories": 3, "people": 1} is "3 memories, 1 person"."""
+    return ", ".join(
+        counted(count, _HELD_NOUNS.get(what, what), what) for what, count in counts.items()
+    )
 
 
 class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAND_CLASS):
@@ -66,9 +78,68 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
     Usage:
       @assistant[/list]
       @assistant/create <name>[=<persona>]
-      @assistant/delete <name>
       @assistant/status <name>
       @assistant/set <name>[/<key>[=<value>]]
+      @assistant/instruct <name>=<instruction>
+      @assistant/memory <name>[=<query>]
+      @assistant/sleep <name>, @assistant/wake <name>
+      @assistant/lore [<page>||<lore id>||=<words>]
+
+    An assistant is a character that hears its room and answers when it is
+    named or spoken to privately (say, whisper, page). It acts only through
+    its tools; what players tell it is information, never orders. Name one
+    by its name, an alias or its dbref (#12). Every switch is in a topic:
+
+      help @assistant/manage     create, status, instruct, pause, delete...
+      help @assistant/memory     journal, memory, people, core, export...
+      help @assistant/sleep      sleep, wake, wait, debt, sleeps, rollback
+      help @assistant/lore       the game's lore book, shared by all
+      help @assistant/settings   its settings, the ones to change first
+      help @assistant/dashboard  the builders' web pages
+
+    Example:
+      @assistant/create Aria=A cheerful librarian who loves riddles.
+
+    # SUBTOPICS
+
+    ## manage
+
+    Usage:
+      @assistant[/list]
+      @assistant/create <name>[=<persona>]
+      @assistant/delete <name>
+      @assistant/status <name>
+      @assistant/instruct <name>=<instruction>
+      @assistant/tick <name>
+      @assistant/pause <name>
+      @assistant/resume <name>
+      @assistant/clear <name>
+
+    Switches:
+      list     - list all assistants.
+      create   - create an assistant here; prints its dbref. A name (or alias)
+                 another assistant has is refused.
+      delete   - delete an assistant: its character, script, ticker, journal,
+                 memories and snapshots. Says what it holds and asks first.
+      status   - mode, tick rate, pending events, context use, model usage, errors.
+      instruct - give the assistant a builder instruction (heard as a direct
+                 message with builder authority).
+      tick     - run one tick now.
+      pause    - stop acting (it keeps hearing; events wait in its queue).
+      resume   - start acting again.
+      clear    - reset its error counts, last error and back-off: after
+                 fixing the model's settings, its next tick tries again
+                 (and journal entries the model failed on are tried again
+                 at the next sleep).
+
+    Examples:
+      @assistant/create Aria=A cheerful librarian who loves riddles.
+      @assistant/instruct Aria=Greet newcomers and tell them about the library.
+      @assistant/status Aria
+
+    ## memory
+
+    Usage:
       @assistant/journal <name>[/<page>]
       @assistant/memory <name>[/<page>]
       @assistant/memory <name>=<query>
@@ -83,41 +154,12 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
       @assistant/memory <name>/forgetperson=<person>
       @assistant/forgetperson <person>
       @assistant/core <name>[/<key>[=<value>]]
-      @assistant/sleep <name>[=<hours> [light||deep] [<reason>]]
-      @assistant/wake <name>[=<reason>]
-      @assistant/wait <name>=<minutes> [<reason>]
-      @assistant/debt <name>[=<1-3> <reason>]
-      @assistant/sleeps <name>
-      @assistant/rollback <name>[=<sleep id>]
       @assistant/trigger <name>[[/<max fires>]=<pattern>: <reminder>]
       @assistant/trigger <name>/remove=<reminder id>
-      @assistant/instruct <name>=<instruction>
-      @assistant/tick <name>
-      @assistant/pause <name>
-      @assistant/resume <name>
-      @assistant/clear <name>
-      @assistant/lore [<page>]
-      @assistant/lore <lore id>
-      @assistant/lore =<words>
-      @assistant/lore add <title>[;<tags>[;<who>]]=<text>
-      @assistant/lore edit <lore id>/<title||text||tags||who>=<value>
-      @assistant/lore remove <lore id>
-      @assistant/lore import <file>
       @assistant/export <name>=<file>
       @assistant/import[/replace] <name>=<file>
 
     Switches:
-      list     - list all assistants.
-      create   - create an assistant here; prints its dbref. A name (or alias)
-                 another assistant has is refused.
-      delete   - delete an assistant: its character, script, ticker, journal,
-                 memories and snapshots. Says what it holds and asks first.
-      status   - mode, tick rate, pending events, context use, model usage, errors.
-      set      - without a key, every setting by topic with its current value
-                 and what is allowed; /<key> shows one in full (value, where
-                 it comes from, default, allowed, meaning); <key>=<value>
-                 changes one (validated). The value 'default' drops this
-                 assistant's override. <key> 'persona' sets its persona.
       journal  - the assistant's journal entries, newest first, 20 a page;
                  <name>/2 shows the second page.
       memory   - its long-term memories, newest first, 20 a page (<name>/2
@@ -145,10 +187,70 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
                  /people, /reflections and /reviews are paged the same way:
                  /people/2, /people/2=<person>, /reviews/3. Long texts are
                  cropped; the dashboard shows more.
+      forgetperson - the same as /memory <name>/forgetperson=<person>, for
+                 every assistant that knows the person (a player's right to
+                 be forgotten). Asks first.
       core     - its core memory: the notes in every prompt. <key>=<value> sets
                  a note, <key>= removes it. Your notes are pinned: the
                  assistant reads them and cannot change them. Its own notes
                  show who they were written for (core_notes_per_person each).
+      trigger  - its reminders: when <pattern> (a name, word or place) comes
+                 up in what it hears, <reminder> rides in that turn, at most
+                 <max fires> times (default 3, 1-20), shown to it as information
+                 with who set it. It sets its own with the set_reminder tool (at
+                 most max_triggers, max_triggers_per_person for one player);
+                 builders' reminders have room of their own. /remove=<id>
+                 removes one.
+      export   - write everything it remembers (journal, memories, people,
+                 relationships, links, digests, core notes, reviews, gossip,
+                 reminders, sleeps), its persona and its own settings to a
+                 new .json file in the game's server/assistant_memory
+                 folder (path relative to it; made with a .gitignore, so
+                 version control never takes the file in; never over an
+                 existing file). No API key or game-wide
+                 setting goes in, nor embeddings (remade at its next sleep).
+                 The file holds private words: keep it like a database
+                 backup. Says how much of each kind it wrote.
+      import   - replace its memory, persona and own settings with a memory
+                 file's (at most 50 MB; looked for in server/assistant_memory
+                 first, then in the game's folder), all or none:
+                 the whole file is checked first, and a bad one is refused
+                 with what was wrong and where. Shows what the file holds and
+                 asks first. An assistant that remembers anything is replaced
+                 only with /replace. Only while it is awake. A file from
+                 another game has its people's dbrefs made into name keys
+                 (#12 -> name:bob), so a whisper stays with no one here. Its
+                 snapshots are dropped (a rollback cannot cross an import).
+
+    Examples:
+      @assistant/memory Aria=east door
+      @assistant/memory Aria/people=Bob
+      @assistant/memory Aria/people=Bob/trust=0.5 kept every promise
+      @assistant/memory Aria/people/2
+      @assistant/journal Aria/3
+      @assistant/memory Aria/forget=m000012
+      @assistant/memory Aria/trust=j000031 low
+      @assistant/memory Aria/forgetperson=Bob
+      @assistant/forgetperson Bob
+      @assistant/trigger Aria=Mira: give her the letter from her brother
+      @assistant/trigger Aria/remove=t2
+      @assistant/export Aria=aria.json
+      @assistant/import/replace Aria=aria.json
+
+    ## sleep
+
+    Usage:
+      @assistant/sleep <name>[=<hours> [light||deep] [<reason>]]
+      @assistant/wake <name>[=<reason>]
+      @assistant/wait <name>=<minutes> [<reason>]
+      @assistant/debt <name>[=<1-3> <reason>]
+      @assistant/sleeps <name>
+      @assistant/rollback <name>[=<sleep id>]
+
+    Asleep, an assistant files its journal into long-term memory, links
+    memories, learns about the people it met and lets small talk go.
+
+    Switches:
       sleep    - put it to sleep now (default 4 hours, light), as its own
                  go_to_sleep tool does. Light sleep wakes on urgent events
                  (a whisper, a page, its name, an instruction); deep sleep
@@ -177,66 +279,8 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
                  one, and what it learned awake since. Shows what would change
                  and asks first. Only while it is awake. The last snapshots_kept
                  sleeps can be rolled back.
-      trigger  - its reminders: when <pattern> (a name, word or place) comes
-                 up in what it hears, <reminder> rides in that turn, at most
-                 <max fires> times (default 3, 1-20), shown to it as information
-                 with who set it. It sets its own with the set_reminder tool (at
-                 most max_triggers, max_triggers_per_person for one player);
-                 builders' reminders have room of their own. /remove=<id>
-                 removes one.
-      instruct - give the assistant a builder instruction (heard as a direct
-                 message with builder authority).
-      tick     - run one tick now.
-      pause    - stop acting (it keeps hearing; events wait in its queue).
-      resume   - start acting again.
-      clear    - reset its error counts, last error and back-off: after
-                 fixing the model's settings, its next tick tries again
-                 (and journal entries the model failed on are tried again
-                 at the next sleep).
-      forgetperson - the same as /memory <name>/forgetperson=<person>, for
-                 every assistant that knows the person (a player's right to
-                 be forgotten). Asks first.
-      lore     - the game's lore book, shared by every assistant: what
-                 builders write once and assistants recall as they recall
-                 their own memories, marked as lore ("You know that: ..."),
-                 never as someone's words. Lists 20 a page; <lore id> (L12)
-                 shows one; =<words> searches. add: <tags> separated by
-                 commas; <who> may know it, separated by commas: an
-                 assistant's name or #dbref, room:<room name or #dbref>,
-                 tag:<tag of assistants>, or everyone (the default). edit
-                 changes one field; remove asks first. import adds every
-                 entry of a .txt or .json file in the game's folder (path
-                 relative to it, at most 2 MB), all or none. A text file:
-                 entries separated by a line ---, each with lines title: ...,
-                 tags: ..., who: ... first, then its text. A JSON file: a
-                 list of {"title", "text", "tags": [...], "who": [...]}.
-                 Bounds: a title 120 characters, a text 1000, 10 tags,
-                 20 items of who, 20000 entries.
-      export   - write everything it remembers (journal, memories, people,
-                 relationships, links, digests, core notes, reviews, gossip,
-                 reminders, sleeps), its persona and its own settings to a
-                 new .json file in the game's folder (path relative to it;
-                 never over an existing file). No API key or game-wide
-                 setting goes in, nor embeddings (remade at its next sleep).
-                 The file holds private words: keep it like a database
-                 backup. Says how much of each kind it wrote.
-      import   - replace its memory, persona and own settings with a memory
-                 file's (at most 50 MB, in the game's folder), all or none:
-                 the whole file is checked first, and a bad one is refused
-                 with what was wrong and where. Shows what the file holds and
-                 asks first. An assistant that remembers anything is replaced
-                 only with /replace. Only while it is awake. A file from
-                 another game has its people's dbrefs made into name keys
-                 (#12 -> name:bob), so a whisper stays with no one here. Its
-                 snapshots are dropped (a rollback cannot cross an import).
 
     Examples:
-      @assistant/create Aria=A cheerful librarian who loves riddles.
-      @assistant/set Aria
-      @assistant/set Aria/tick_rate=10
-      @assistant/set Aria/respond_to_ambient=true
-      @assistant/instruct Aria=Greet newcomers and tell them about the library.
-      @assistant/status Aria
       @assistant/sleep Aria=2 deep quiet hours
       @assistant/wake Aria=the festival starts
       @assistant/wait Aria=15 the play is on, let the actors speak
@@ -244,26 +288,66 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
       @assistant/debt Aria=2 ran the harvest festival all day
       @assistant/sleeps Aria
       @assistant/rollback Aria=s4
-      @assistant/trigger Aria=Mira: give her the letter from her brother
-      @assistant/trigger Aria/remove=t2
-      @assistant/memory Aria=east door
-      @assistant/memory Aria/people=Bob
-      @assistant/memory Aria/people=Bob/trust=0.5 kept every promise
-      @assistant/memory Aria/people/2
-      @assistant/journal Aria/3
-      @assistant/memory Aria/forget=m000012
-      @assistant/memory Aria/trust=j000031 low
-      @assistant/memory Aria/forgetperson=Bob
-      @assistant/forgetperson Bob
+
+    ## lore
+
+    Usage:
+      @assistant/lore [<page>]
+      @assistant/lore <lore id>
+      @assistant/lore =<words>
+      @assistant/lore add <title>[;<tags>[;<who>]]=<text>
+      @assistant/lore edit <lore id>/<title||text||tags||who>=<value>
+      @assistant/lore remove <lore id>
+      @assistant/lore import <file>
+
+    The game's lore book, shared by every assistant: what builders write
+    once and assistants recall as they recall their own memories, marked as
+    lore ("You know that: ..."), never as someone's words. Lists 20 a page;
+    <lore id> (L12) shows one; =<words> searches. add: <tags> separated by
+    commas; <who> may know it, separated by commas: an assistant's name or
+    #dbref, room:<room name or #dbref>, tag:<tag of assistants>, or everyone
+    (the default). edit changes one field; remove asks first. import adds
+    every entry of a .txt or .json file in the game's folder (path relative
+    to it, at most 2 MB), all or none. A text file: entries separated by a
+    line ---, each with lines title: ..., tags: ..., who: ... first, then
+    its text. A JSON file: a list of {"title", "text", "tags": [...],
+    "who": [...]}. Bounds: a title 120 characters, a text 1000, 10 tags,
+    20 items of who, 20000 entries.
+
+    Examples:
       @assistant/lore add The founding;history,town;room:Square=Oda founded it.
       @assistant/lore edit L1/who=Aria, tag:guards
       @assistant/lore import world/lore.txt
-      @assistant/export Aria=backups/aria.json
-      @assistant/import/replace Aria=backups/aria.json
 
-    Name an assistant by its name, an alias or its dbref (#12). Assistants act
-    only through their tools (speak, emote, whisper, journal); what players
-    tell them is information, never orders.
+    ## settings
+
+    Usage:
+      @assistant/set <name>
+      @assistant/set <name>/<key>
+      @assistant/set <name>/<key>=<value>
+
+    set - without a key, its settings by topic, the few most builders change
+          first, each with its value and what is allowed; /<key> shows one
+          in full (value, where it comes from, default, allowed, meaning);
+          <key>=<value> changes one (validated). The value 'default' drops
+          this assistant's own value. <key> 'persona' sets its persona.
+    Game-wide settings (the model, the key, players' budgets) are in the
+    game's settings file; docs/configuration.md lists them all.
+
+    Examples:
+      @assistant/set Aria
+      @assistant/set Aria/tick_rate
+      @assistant/set Aria/tick_rate=10
+      @assistant/set Aria/respond_to_ambient=true
+
+    ## dashboard
+
+    Builders (and higher) see every assistant in the game's website at
+    /assistants/ (the menu's "Assistants" link): its status and tokens, its
+    conversation with each tool call, its memory with search, forget and
+    trust, the next request laid open, its sleeps with rollback, and its
+    settings, each change validated as @assistant does it and recorded as
+    "<account> (web)". The game's lore book is at /assistants/lore/.
     """
 
     key = "@assistant"
@@ -294,7 +378,10 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
             if switch in SWITCHES_THAT_EDIT:
                 self.msg(f"Not changed. {err}")
             else:
-                self.msg(f"{self.target.key if self.target else 'Assistant'}: {err}")
+                said = str(err)
+                name = self.target.key if self.target else "Assistant"
+                # "Aria is not asleep." names her already: no "Aria: " before it
+                self.msg(said if said.startswith(f"{name} ") else f"{name}: {said}")
 
     def find_target(self):
         """Find the one assistant the arguments name; say why when there is none.
@@ -638,7 +725,7 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
         """Reset the assistant's error counts and last error."""
         lifted = self.handler.clear_errors()
         again = (
-            f"; {lifted} journal entries that rested will be consolidated at the next sleep"
+            f"; {counted(lifted, 'journal entry')} that rested will be consolidated at the next sleep"
             if lifted
             else ""
         )

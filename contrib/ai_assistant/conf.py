@@ -635,6 +635,45 @@ def _kind_of(annotation: Any) -> str:
     return names.get(annotation, str(annotation))
 
 
+# pydantic's error types in a builder's words: "{key} must be ... (got {input})"
+_PROBLEMS = {
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be more than {gt}",
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be less than {lt}",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "int_type": "must be a whole number",
+    "float_parsing": "must be a number",
+    "float_type": "must be a number",
+    "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false",
+    "literal_error": "must be one of {expected}",
+    "string_too_short": "must be at least {min_length} characters",
+    "string_too_long": "must be at most {max_length} characters",
+    "string_type": "must be text",
+}
+
+
+def _problem(err: dict, key: str) -> str:
+    """One pydantic error as "tick_rate must be at least 1 (got 0)"."""
+    template = _PROBLEMS.get(err["type"])
+    ctx = err.get("ctx") or {}
+    if template is None:
+        # a validator of our own says what is needed in its message ("Value error, one of ...")
+        said = str(err["msg"]).removeprefix("Value error, ")
+        return said if said.startswith(key) else f"{key}: {said}"
+    if err["type"] == "string_too_short" and ctx.get("min_length") == 1:
+        template = "must not be empty"
+    got = str(err.get("input"))[:60]
+    return f"{key} {template.format(**ctx)} (got {got if got.strip() else repr(got)})"
+
+
+def _allowed(key: str) -> str:
+    """What `key` allows, without its name: "integer, >= 1, <= 3600 (default 5)"."""
+    return describe_key(key).split(": ", 1)[1]
+
+
 def _first_error(exc: ValidationError, source: str) -> ConfigError:
     err = exc.errors()[0]
     key = str(err["loc"][0]) if err["loc"] else "?"
@@ -645,9 +684,7 @@ def _first_error(exc: ValidationError, source: str) -> ConfigError:
     if key not in AssistantConfig.model_fields:
         # a rule across keys (thresholds in order) names its keys in its message
         return ConfigError(f"{source}: {err['msg']}.")
-    return ConfigError(
-        f"{source}: bad value for '{key}' ({err['msg']}). Allowed: {describe_key(key)}."
-    )
+    return ConfigError(f"{source}: {_problem(err, key)}. Allowed: {_allowed(key)}.")
 
 
 # configs resolved before, by their layers' text: assistants share the game's defaults and
@@ -728,11 +765,24 @@ def parse_override(key: str, raw: str, current: dict | None = None) -> Any:
     except ValidationError as exc:
         err = exc.errors()[0]
         bad_key = str(err["loc"][0]) if err["loc"] else key
-        raise ConfigError(
-            f"Bad value {raw.strip()!r} for '{bad_key}' ({err['msg']}). "
-            f"Allowed: {describe_key(bad_key)}."
-        ) from None
+        if bad_key not in AssistantConfig.model_fields:
+            # a rule across keys (thresholds in order) names its keys in its message
+            raise ConfigError(f"{str(err['msg']).removeprefix('Value error, ')}.") from None
+        raise ConfigError(f"{_problem(err, bad_key)}. Allowed: {_allowed(bad_key)}.") from None
     return getattr(validated, key)
+
+
+# the settings most builders change first: `@assistant/set <name>` lists them before the topics
+ESSENTIAL_KEYS = (
+    "model",
+    "temperature",
+    "tick_rate",
+    "respond_to_ambient",
+    "room_speech_audience",
+    "sleep_schedule_enabled",
+    "gossip_enabled",
+    "token_budget_per_day",
+)
 
 
 def config_groups() -> list[tuple[str, list[str]]]:

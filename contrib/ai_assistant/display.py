@@ -17,11 +17,12 @@ import textwrap
 from evennia.utils.evtable import EvTable
 from evennia.utils.utils import crop, fill
 
-from .conf import AssistantConfig, config_groups
+from .conf import ESSENTIAL_KEYS, AssistantConfig, config_groups
 from .memory.audience import label as audience_label
 from .memory.relationships import DIMENSIONS as REL_DIMENSIONS
 from .memory.relationships import describe as rel_describe
 from .reminders import source as reminder_source
+from .text import counted
 
 # tables fit an 80-column client
 WIDTH = 78
@@ -253,7 +254,7 @@ class AssistantDisplay:
         last = _when(debt["last_sleep"]) if debt["last_sleep"] else "never"
         rows = [
             ("sleep debt", f"{debt['points']} ({debt['level']})"),
-            ("last sleep", f"{last}, {debt['turns_since_sleep']} turns since"),
+            ("last sleep", f"{last}, {counted(debt['turns_since_sleep'], 'turn')} since"),
             ("levels", "Alert 0-3, Drowsy 4-6, Sleepy 7-9, Must Sleep 10+"),
         ]
         if debt.get("last_reason"):
@@ -626,7 +627,7 @@ class AssistantDisplay:
             (
                 "last sleep",
                 f"{_when(status.last_sleep) if status.last_sleep else 'never'}, "
-                f"{status.turns_since_sleep} turns since",
+                f"{counted(status.turns_since_sleep, 'turn')} since",
             ),
             *(
                 (
@@ -776,11 +777,16 @@ class AssistantDisplay:
         by_key = {row[0]: row for row in rows}
         own = set(own)
         lines = [
-            f"|w{assistant.key}'s settings|n by topic: key = value, what is allowed",
-            "(* marks its own value, not the default)",
+            f"|w{assistant.key}'s settings|n, the most changed first, then by topic",
+            "key = value, what is allowed (* marks its own value, not the default)",
         ]
-        groups = [("persona", [key for key in by_key if key not in _grouped_keys()])]
+        groups = [
+            ("persona", [key for key in by_key if key not in _grouped_keys()]),
+            ("most changed", list(ESSENTIAL_KEYS)),
+        ]
         for topic, keys in (*groups, *config_groups()):
+            if topic != "most changed":
+                keys = [key for key in keys if key not in ESSENTIAL_KEYS]
             present = [by_key[key] for key in keys if key in by_key]
             if not present:
                 continue
@@ -788,7 +794,7 @@ class AssistantDisplay:
             lines.extend(
                 _option_line(key, value, allowed, key in own) for key, value, allowed in present
             )
-        lines.append(f"One key in full: @assistant/set {assistant.key}/<key>")
+        lines.append(f"One key in full, with its meaning: @assistant/set {assistant.key}/<key>")
         lines.append(
             f"Change one: @assistant/set {assistant.key}/<key>=<value> (=default drops its own)"
         )
@@ -852,7 +858,9 @@ class AssistantDisplay:
             )
         columns = [("id", 11), ("when", 15), ("imp", 7), ("source", 18), ("entry", 27)]
         total = len(entries) if total is None else total
-        return f"|w{assistant.key}'s journal ({total} entries)|n\n" + render_table(columns, rows)
+        return f"|w{assistant.key}'s journal ({counted(total, 'entry')})|n\n" + render_table(
+            columns, rows
+        )
 
     def format_memories(
         self, assistant, memories: list, title: str, names: dict | None = None
@@ -969,7 +977,9 @@ class AssistantDisplay:
             ]
             columns = [("person", 24), ("key", 20), ("observations", 16), ("attributes", 16)]
             total = len(profiles) if total is None else total
-            return f"|w{assistant.key} knows {total} people|n\n" + render_table(columns, rows)
+            return f"|w{assistant.key} knows {counted(total, 'person')}|n\n" + render_table(
+                columns, rows
+            )
         blocks = []
         for profile in profiles:
             notes = _person_rows(profile)
@@ -1212,7 +1222,9 @@ class AssistantDisplay:
             )
             for entry in entries
         ]
-        heading = f"|wThe game's lore ({total} entries)|n" + (f" {title}" if title else "")
+        heading = f"|wThe game's lore ({counted(total, 'entry')})|n" + (
+            f" {title}" if title else ""
+        )
         if not rows:
             return heading + "\nNo lore entry here. Add one with @assistant/lore add."
         table = render_table([("id", 8), ("title", 30), ("tags", 18), ("who may know", 22)], rows)

@@ -173,7 +173,8 @@ class LiveMemory(AssistantMemory):
         (no secret, no embedding: see `memory.transfer`).
 
         Args:
-            path (str): The file's path, relative to the game's folder (a new .json file).
+            path (str): The file's path, relative to the game's memory folder
+                (`transfer_files.EXPORT_FOLDER`; a new .json file).
 
         Returns:
             tuple: (the path written, the records by kind).

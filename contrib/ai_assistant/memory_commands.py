@@ -22,6 +22,7 @@ from .display import (
 from .errors import Refused
 from .memory.forget_person import AmbiguousPerson
 from .memory.transfer import describe_counts
+from .text import counted
 
 # the views of `/memory <name>/<view>`
 MEMORY_VIEWS = (
@@ -115,7 +116,7 @@ class MemorySwitches:
             self.msg(f"{self.target.key} has no long-term memories yet (they form in sleep).")
             return
         names = self.audience_names(memory.get("audience") for memory in shown_memories)
-        title = f"{count} memories, newest first"
+        title = f"{counted(count, 'memory')}, newest first"
         text = self.format_memories(self.target, shown_memories, title, names=names)
         self.more(text + self.page_footer(f"memory {self.target.key}", page, pages))
 
@@ -419,16 +420,24 @@ class MemorySwitches:
         )
 
     def do_export(self):
-        """Write the assistant's whole memory to a new file in the game's folder."""
+        """Write the assistant's whole memory to a new file in the game's memory folder."""
+        from pathlib import Path
+
+        from django.conf import settings
+
+        from .transfer_files import EXPORT_FOLDER
+
         path = (self.rhs or "").strip()
         if self.subkey or not path:
             self.msg(
-                "Usage: @assistant/export <name>=<file>, a new .json file in the game's folder."
+                f"Usage: @assistant/export <name>=<file>, a new .json file in the game's "
+                f"{EXPORT_FOLDER} folder."
             )
             return
         written, found = self.handler.memory.export_to(path)
+        where = Path(written).relative_to(Path(settings.GAME_DIR).resolve()).as_posix()
         self.msg(
-            f"Exported {self.target.key}'s memory to {shown(path, TEXT_CHARS)}: "
+            f"Exported {self.target.key}'s memory to {shown(where, TEXT_CHARS)}: "
             f"{describe_counts(found)}. It "
             "holds private words: keep it like a database backup."
         )

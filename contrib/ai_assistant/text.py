@@ -126,3 +126,34 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
             lambda match: (match.group(1) if match.re.groups else "") + REDACTED, text
         )
     return text
+
+
+# nouns whose plural is not the singular with an "s"
+_PLURALS = {"person": "people", "child": "children"}
+
+
+def counted(count: int, one: str, many: str | None = None) -> str:
+    """A count with its noun in the right number: "1 person", "3 people", "0 entries".
+
+    Args:
+        count (int): How many.
+        one (str): The noun for one ("journal entry").
+        many (str, optional): The noun for several; by default the last word made plural
+            ("journal entries", "people") or `one` with an "s".
+
+    Returns:
+        str: e.g. "1 journal entry".
+
+    """
+    if count == 1:
+        return f"1 {one}"
+    if many is None:
+        head, _, last = one.rpartition(" ")
+        if last in _PLURALS:
+            last = _PLURALS[last]
+        elif last.endswith("y") and last[-2:-1] not in "aeiou":
+            last = last[:-1] + "ies"
+        else:
+            last += "s"
+        many = f"{head} {last}" if head else last
+    return f"{count} {many}"

@@ -3,9 +3,12 @@ The game's side of memory files (`memory.transfer`): where they may be read and 
 which game this is.
 
 A memory file holds private words (whispers, pages, what the assistant was told in confidence),
-so it is kept like a database backup: written only inside the game's folder (never in a folder
-the website serves: static files and media), never over an existing file, readable by the server's user alone (mode 0600), and read only from inside the
-game's folder, at most `transfer.MAX_FILE_BYTES`. The path rules are those of a lore file
+so it is kept like a database backup: written only in the game's `server/assistant_memory/`
+folder (`EXPORT_FOLDER`), which carries a `.gitignore` of its own so that version control never
+takes it in (a game's repository would otherwise show every export as a new file), never in a
+folder the website serves (static files and media), never over an existing file, readable by the
+server's user alone (mode 0600). A file is read from that folder first, else from anywhere in
+the game's folder, at most `transfer.MAX_FILE_BYTES`. The path rules are those of a lore file
 (`lore_book.read_lore_file`), for `.json` files.
 
 The game's id (`game_identity`) is a random id made once and kept in Evennia's `ServerConfig`
@@ -24,6 +27,9 @@ from django.conf import settings
 from .memory.transfer import MAX_FILE_BYTES, TransferError
 
 GAME_ID_KEY = "ai_assistant_game_id"
+# where exports go, inside the game's folder; its own .gitignore keeps it out of version control
+EXPORT_FOLDER = "server/assistant_memory"
+_IGNORE_ALL = "# memory files hold private words: never in version control\n*\n"
 
 
 def game_identity() -> dict:
@@ -42,26 +48,52 @@ def game_identity() -> dict:
     return {"id": str(game_id), "name": str(getattr(settings, "SERVERNAME", ""))[:200]}
 
 
-def game_path(path: str) -> Path:
-    """A `.json` path inside the game's folder (`settings.GAME_DIR`).
+def export_folder(make: bool = False) -> Path:
+    """The game's folder for memory files (`EXPORT_FOLDER`), with its `.gitignore`.
 
     Args:
-        path (str): The path given, relative to the game's folder.
+        make (bool, optional): Create the folder (for the server's user alone) and its
+            `.gitignore` when they are missing.
+
+    Returns:
+        Path: The folder's resolved path.
+
+    """
+    folder = (Path(settings.GAME_DIR) / EXPORT_FOLDER).resolve()
+    if make:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text(_IGNORE_ALL, encoding="utf-8")
+    return folder
+
+
+def game_path(path: str, base: Path | None = None) -> Path:
+    """A `.json` path inside the game's folder (`settings.GAME_DIR`), or inside `base`.
+
+    Args:
+        path (str): The path given, relative to `base` (by default the game's folder).
+        base (Path, optional): The folder the path must stay in.
 
     Returns:
         Path: The resolved path.
 
     Raises:
-        TransferError: No path, a path outside the game's folder, or not a .json file.
+        TransferError: No path, a path outside the folder, or not a .json file.
 
     """
-    base = Path(settings.GAME_DIR).resolve()
+    game = Path(settings.GAME_DIR).resolve()
     given = str(path or "").strip()
     if not given:
         raise TransferError("Give the path of a .json file in the game's folder.")
-    file = (base / given).resolve()
-    if base != file and base not in file.parents:
+    file = ((base or game) / given).resolve()
+    if game != file and game not in file.parents:
         raise TransferError("Memory files are read and written only in the game's folder.")
+    if base is not None and base not in file.parents:
+        raise TransferError(
+            f"Memory files are written only in the game's {EXPORT_FOLDER} folder (version "
+            "control ignores it); give a path inside it."
+        )
     if file.suffix.lower() != ".json":
         raise TransferError("A memory file is a .json file.")
     return file
@@ -71,7 +103,8 @@ def read_memory_file(path: str) -> bytes:
     """The content of a memory file in the game's folder.
 
     Args:
-        path (str): Its path, relative to the game's folder.
+        path (str): Its path, relative to the game's memory folder (`EXPORT_FOLDER`: where
+            exports are) or, when not there, to the game's folder.
 
     Returns:
         bytes: What it holds.
@@ -80,7 +113,12 @@ def read_memory_file(path: str) -> bytes:
         TransferError: As `game_path`, no such file, too large, or not readable.
 
     """
-    file = game_path(path)
+    try:
+        file = game_path(path, export_folder())
+    except TransferError:
+        file = None
+    if file is None or not file.is_file():
+        file = game_path(path)
     if not file.is_file():
         raise TransferError(f"There is no file {str(path).strip()[:100]} in the game's folder.")
     if file.stat().st_size > MAX_FILE_BYTES:
@@ -95,7 +133,8 @@ def write_memory_file(path: str, data: dict) -> Path:
     """Write a memory file in the game's folder, readable by the server's user alone.
 
     Args:
-        path (str): Its path, relative to the game's folder (its folder must exist).
+        path (str): Its path, relative to the game's memory folder (`EXPORT_FOLDER`, made
+            with its `.gitignore` when missing; a folder inside it must exist).
         data (dict): The file's data.
 
     Returns:
@@ -105,7 +144,7 @@ def write_memory_file(path: str, data: dict) -> Path:
         TransferError: As `game_path`, a file already there, no such folder, or too large.
 
     """
-    file = game_path(path)
+    file = game_path(path, export_folder(make=True))
     for setting in ("STATIC_ROOT", "MEDIA_ROOT", "STATICFILES_DIRS"):
         served = getattr(settings, setting, None) or []
         for folder in [served] if isinstance(served, (str, Path)) else served:

@@ -60,7 +60,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import Refused
-from ..text import redact
+from ..text import counted, redact
 from .core import KEY as CORE_KEY
 from .core import _slot
 from .entities import INDEX_KEY as ENTITY_INDEX
@@ -973,18 +973,24 @@ def describe_counts(found: dict[str, int]) -> str:
 
     """
     labels = {
-        "journal": "journal entries",
-        "long_term": "long-term memories",
-        "links": "links",
-        "profiles": "people's profiles",
-        "relationships": "relationships",
-        "digests": "digests",
-        "core_notes": "core notes",
-        "review_log": "review records",
-        "gossip_log": "gossip records",
-        "reminders": "reminders",
-        "sleep_history": "sleeps",
-        "cursors": "sleep cursors",
+        "journal": "journal entry",
+        "long_term": "long-term memory",
+        "links": "link",
+        "profiles": "person's profile",
+        "relationships": "relationship",
+        "digests": "digest",
+        "core_notes": "core note",
+        "review_log": "review record",
+        "gossip_log": "gossip record",
+        "reminders": "reminder",
+        "sleep_history": "sleep",
+        # where each sleep step stopped reading the journal: bookkeeping, said plainly
+        "cursors": "sleep progress mark",
     }
-    parts = [f"{count} {labels.get(kind, kind)}" for kind, count in found.items() if count]
+    plurals = {"profiles": "people's profiles"}
+    parts = [
+        counted(count, labels.get(kind, kind), plurals.get(kind))
+        for kind, count in found.items()
+        if count
+    ]
     return ", ".join(parts) or "nothing"

@@ -27,7 +27,12 @@ Rules, applied to the newest event addressed to the assistant:
 - a notice from the game (a wait is over): says it is ready again;
 - a reminder riding in the turn's message (a trigger fired): says the first one aloud (whispers
   it in a private exchange);
-- anything else addressed to it: says a templated acknowledgement quoting what it heard.
+- anything else addressed to it: says a templated acknowledgement quoting what it heard;
+- a builder's instruction is never said aloud: it does what the rules above give without the
+  speech, or notes it with `noop`.
+
+What it says back is in its own voice: the speaker's "my key" is "your key" (`_in_my_voice`);
+what it journals keeps the speaker's words as theirs ("Mira asked me to remember: my key ...").
 
 The relationships step (`sleep.relationships`) is answered by keyword: an item whose evidence
 allows it raises warmth (and, a deed, trust) by 1 when it is kind (help, thanks, please, brought,
@@ -117,6 +122,34 @@ _CANDIDATE_RE = re.compile(
 )
 _CORE_LIMITS_RE = re.compile(r"at most (\d+) notes, about (\d+) tokens")
 _URGENT_RE = re.compile(r"\b(help|fire|danger|emergency|attack\w*)\b", re.I)
+# the speaker's words in the assistant's voice: "my key" said to it is "your key" said back
+_VOICE = {
+    "i": "you",
+    "me": "you",
+    "my": "your",
+    "mine": "yours",
+    "myself": "yourself",
+    "i'm": "you're",
+    "i've": "you've",
+    "i'll": "you'll",
+    "i'd": "you'd",
+    "am": "are",
+    "we": "you",
+    "us": "you",
+    "our": "your",
+    "ours": "yours",
+    "you": "I",
+    "your": "my",
+    "yours": "mine",
+    "yourself": "myself",
+    "you're": "I'm",
+    "you've": "I've",
+    "you'll": "I'll",
+    "you'd": "I'd",
+}
+_VOICE_RE = re.compile(
+    r"\b(?:" + "|".join(sorted(map(re.escape, _VOICE), key=len, reverse=True)) + r")\b", re.I
+)
 _SLEEP_RE = re.compile(r"\b(go to sleep|get some rest|go (?:and )?rest|take a rest)\b", re.I)
 
 
@@ -180,6 +213,8 @@ class RehearsalResponder:
             return tool_reply(self._telling(tell.group("to"), speaker, messages[-1]))
         reminder = _REMINDER_RE.search(messages[-1].get("content") or "")
         reminded = html.unescape(reminder.group("text")) if reminder else None
+        if event.group("type") == "instruction":
+            return tool_reply(*self._instructed(speaker, text, myself))
         return tool_reply(*self._calls_for(event.group("type"), speaker, text, myself, reminded))
 
     @staticmethod
@@ -390,7 +425,7 @@ class RehearsalResponder:
             what = bookmark.group("what").strip().rstrip(".!")
             salience = 2 if bookmark.group("level").lower() == "important" else 3
             return [
-                speak(f"I have bookmarked that, {speaker}: {what}. (rehearsal)"),
+                speak(f"I have bookmarked that, {speaker}: {_in_my_voice(what)}. (rehearsal)"),
                 tool_call(
                     "bookmark", {"text": f"{speaker} warned me: {what}.", "salience": salience}
                 ),
@@ -399,7 +434,7 @@ class RehearsalResponder:
         if remember:
             fact = remember.group(1).strip().rstrip(".!")
             return [
-                speak(f"Noted, {speaker}: {fact}. (rehearsal)"),
+                speak(f"Noted, {speaker}: {_in_my_voice(fact)}. (rehearsal)"),
                 tool_call(
                     "add_journal_entry",
                     {
@@ -427,6 +462,37 @@ class RehearsalResponder:
             ]
         quoted = text if len(text) <= 80 else text[:77] + "..."
         return [speak(f'{myself} heard you, {speaker}: "{quoted}" (rehearsal model)')]
+
+    @classmethod
+    def _instructed(cls, speaker: str, text: str, myself: str) -> list[dict]:
+        """A builder's instruction is for the assistant, not for the room: it does what the
+        rules give without a word aloud, or notes it with `noop`."""
+        calls = [
+            call
+            for call in cls._calls_for("instruction", speaker, text, myself)
+            if call["function"]["name"] not in ("say", "whisper", "emote")
+        ]
+        quoted = text if len(text) <= 80 else text[:77] + "..."
+        return calls or [
+            tool_call("noop", {"reason": f'instruction noted: "{quoted}" (rehearsal)'})
+        ]
+
+
+def _in_my_voice(text: str) -> str:
+    """A speaker's words turned for the assistant to say back: "my vault code" is "your vault
+    code", "you owe me" is "I owe you" (word by word: simple rules, as the whole model is)."""
+
+    def turned(match: re.Match) -> str:
+        word = match.group(0)
+        said = _VOICE[word.lower()]
+        if word.lower() == "you" and match.start() > 0:
+            # "you" after a verb or a preposition is an object: "told you" is "told me"
+            before = text[: match.start()].rstrip()
+            if before and before[-1].isalpha() and not before.endswith((" and", " that")):
+                said = "me"
+        return said
+
+    return _VOICE_RE.sub(turned, text)
 
 
 def _attributes(data: str) -> list[dict]:
