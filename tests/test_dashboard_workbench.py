@@ -126,7 +126,7 @@ class TestLayout(WorkbenchTestCase):
         journal.add("The east door of the library sticks in winter.", author="Aria", now=NOW)
         journal.add("Short one.", author="Aria", now=NOW)
         self.handler.brain.links.link([("j000000", "j000001", 0.8)], 5)
-        graph = self.page("memory").split('<svg class="links"')[1].split("</svg>")[0]
+        graph = self.page("memory", part="links").split('<svg class="links"')[1].split("</svg>")[0]
         assert "The east door of the library…" in graph and ">Short one.</text>" in graph
         assert graph.count("<circle") == 2 and graph.count("<line") == 1
 
@@ -268,9 +268,51 @@ class TestMemoryPage(WorkbenchTestCase):
     def test_reminders_reflections_and_people_are_listed(self):
         self.know_bob()
         self.handler.memory.admin.add_reminder("dragon", "Ask about the dragon.", 3, by="Dev")
-        text = self.page("memory")
+        text = self.page("memory", part="reminders")
         assert "Ask about the dragon." in text and "0 of 3" in text
-        assert ">Bob</a>" in text
+        assert ">Bob</a>" in self.page("memory", part="people")
+
+    def test_one_part_at_a_time_the_journal_first(self):
+        """The memory tab shows one part, chosen by its sub-tabs; the journal by default."""
+        self.know_bob()
+        self.handler.brain.journal.add("Heard at the desk.", author="Aria", now=NOW)
+        self.handler.memory.admin.add_reminder("dragon", "Ask about the dragon.", 3, by="Dev")
+        text = self.page("memory")
+        nav = text.split('id="memory-parts">')[1].split("</nav>")[0]
+        for label in (
+            "Journal",
+            "Memories",
+            "People",
+            "Links",
+            "Reflections",
+            "Digests",
+            "Reminders",
+            "Gossip",
+            "Corrections",
+        ):
+            assert f">{label}</a>" in nav
+        assert '<section id="journal">' in text and "Heard at the desk." in text
+        assert '<section id="reminders">' not in text and "Ask about the dragon." not in text
+        text = self.page("memory", part="reminders")
+        assert "Ask about the dragon." in text and '<section id="journal">' not in text
+        # a search shows its results; an unknown part is the journal
+        assert 'id="found"' in self.page("memory", q="desk")
+        assert '<section id="journal">' in self.page("memory", part="nonsense")
+
+    @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=2)
+    def test_the_journal_and_the_reflections_are_paged_and_filtered(self):
+        from ai_assistant.memory.journal import REFLECTION_KIND
+
+        journal = self.handler.brain.journal
+        for number in range(5):
+            journal.add(f"Insight {number}.", author="Aria", now=NOW, kind=REFLECTION_KIND)
+        text = self.page("memory", part="reflections", reflections_page=3)
+        assert "Page 3 of 3 (5 in all)" in text
+        assert [n for n in range(5) if f"Insight {n}." in text] == [0]
+        journal.add("Bob asked for maps.", author="Aria", now=NOW, heard_from="Bob")
+        text = self.page("memory", part="journal", speaker="Bob")
+        assert "Bob asked for maps." in text and "Insight" not in text
+        assert "Page 1 of 1 (1 in all)" in text
 
     def test_forget_is_confirmed_first_and_recorded_as_the_command_does(self):
         self.handler.brain.journal.add("Forget me.", author="Aria", now=NOW)
@@ -304,7 +346,8 @@ class TestMemoryPage(WorkbenchTestCase):
 
     def test_core_memory_edits_return_to_the_memory_page(self):
         response = self.post(action="set_core", key="motto", value="Books first.", back="memory")
-        assert response.redirect_chain[-1][0] == self.url("memory")
+        assert response.redirect_chain[-1][0] == self.url("memory", part="core")
+        assert "Books first." in response.content.decode()
         assert [n["value"] for n in self.handler.memory.admin.core_notes()[0].values()] == [
             "Books first."
         ]
@@ -329,6 +372,16 @@ class TestContextSleepSettings(WorkbenchTestCase):
         )
         assert "<code>say</code>" in text
         assert "sk-test-secret" not in text
+
+    def test_the_history_is_folded_and_keeps_its_line_breaks(self):
+        self.handler.brain.history.extend(
+            [{"role": "user", "content": "First line.\nSecond line."}]
+        )
+        text = self.page("context")
+        section = text.split('<section id="history">')[1].split("</section>")[0]
+        assert section.startswith("<details><summary>") and "<details open" not in section
+        cell = section.split('<td class="lines">')[1].split("</td>")[0]
+        assert "First line.\nSecond line." in cell
 
     def test_rollback_from_the_page_shows_the_plan_and_asks_first(self):
         self.handler.brain.journal.add("Before the night.", author="Aria", now=NOW)

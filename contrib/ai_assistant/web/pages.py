@@ -49,14 +49,10 @@ from .views import (
 
 # the sleeps the sleep page lists and the debt chart draws
 SLEEPS_SHOWN = 50
-# newest reflections, digests, reminders and review records the memory page shows
-MEMORY_LISTS = 20
 # a search query or a filter, as typed
 MAX_QUERY_CHARS = 200
 # the lore entries an assistant may know that its memory tab lists (all are on the lore page)
 LORE_PREVIEW = 10
-# the paged lists of the memory tab
-MEMORY_PAGES = ("memories_page", "people_page", "gossip_page")
 
 
 def _names(handler) -> dict:
@@ -244,16 +240,79 @@ def _memory_row(memory: dict, names: dict) -> dict:
     return row
 
 
+# the parts of the memory tab, one shown at a time (its sub-tabs): (part, label)
+MEMORY_PARTS = (
+    ("journal", "Journal"),
+    ("memories", "Memories"),
+    ("people", "People"),
+    ("links", "Links"),
+    ("reflections", "Reflections"),
+    ("digests", "Digests"),
+    ("reminders", "Reminders"),
+    ("gossip", "Gossip"),
+    ("corrections", "Corrections"),
+    ("core", "Core memory"),
+    ("lore", "Lore"),
+)
+# the page parameter of each part's list
+PART_PAGES = {
+    "journal": "journal_page",
+    "memories": "memories_page",
+    "people": "people_page",
+    "reflections": "reflections_page",
+    "digests": "digests_page",
+    "reminders": "reminders_page",
+    "gossip": "gossip_page",
+    "corrections": "corrections_page",
+}
+# the journal's filters on the memory tab, as typed
+JOURNAL_FILTERS = ("speaker", "text", "audience")
+
+
+def memory_part(query) -> str:
+    """The part of the memory tab a request asks for: its `part`, else the part its other
+    parameters belong to (a search, a page of one list, a filter), else the journal.
+
+    Args:
+        query (QueryDict): The request's GET parameters.
+
+    Returns:
+        str: One of MEMORY_PARTS' names, or "search" for a search's results.
+
+    """
+    part = query.get("part", "")
+    if part in dict(MEMORY_PARTS) or part == "search":
+        return part
+    if query.get("q"):
+        return "search"
+    if query.get("gossip_person"):
+        return "gossip"
+    for name, param in PART_PAGES.items():
+        if query.get(param):
+            return name
+    return "journal"
+
+
+def memory_url(dbid: int, part: str) -> str:
+    """The address of one part of an assistant's memory tab."""
+    return f"{reverse('ai_assistant:memory', args=[dbid])}?{urlencode({'part': part})}"
+
+
 @dashboard_view
 @builder_required
 def memory(request, dbid: int):
-    """Search, page through and correct an assistant's memory.
+    """Search, page through and correct an assistant's memory, one part at a time.
+
+    The tab's sub-tabs each show one part (journal, memories, people, links, reflections,
+    digests, reminders, gossip, corrections, core memory, lore), each list paged; only what
+    the part shows is read.
 
     Args:
-        request (HttpRequest): The request; `q` searches (the recall the assistant uses),
-            `memories_page`, `people_page` and `gossip_page` page the memories, the people
-            (with how it feels about each) and who told whom what; `gossip_person` keeps the
-            gossip that names a person (a name or key).
+        request (HttpRequest): The request; `part` picks the part; `q` searches (the recall
+            the assistant uses); `speaker`, `text` and `audience` filter the journal;
+            `<list>_page` pages a list (`journal_page`, `memories_page`, `people_page`,
+            `reflections_page`, `digests_page`, `reminders_page`, `gossip_page`,
+            `corrections_page`); `gossip_person` keeps the gossip that names a person.
         dbid (int): The assistant's database id.
 
     Returns:
@@ -261,104 +320,157 @@ def memory(request, dbid: int):
 
     """
     obj = on_reactor(get_assistant, dbid)
+    part = memory_part(request.GET)
     query = request.GET.get("q", "")[:MAX_QUERY_CHARS].strip()
     found, search_error = None, ""
-    if query:
+    if part == "search" and query:
         try:
             found = _waited(on_reactor(obj.assistant.memory.search_deferred, query))
         except Refused as err:
             search_error = str(err)
-    gossip_person = request.GET.get("gossip_person", "")[: people.MAX_PERSON_CHARS].strip()
-    pages = {name: request.GET.get(name) for name in MEMORY_PAGES}
-    data = on_reactor(_memory_data, obj, pages, gossip_person)
-    names = data["names"]
-    state = {
-        "q": query,
-        "gossip_person": gossip_person,
-        **{name: data[name].number for name in MEMORY_PAGES},
+    journal = {
+        name: request.GET.get(name, "")[:MAX_QUERY_CHARS].strip() for name in JOURNAL_FILTERS
     }
-    dbid_ = obj.id
-    return render(
-        request,
-        "ai_assistant/memory.html",
-        {
-            **data,
-            "tabs": tabs(dbid_, "memory"),
-            "query": query,
-            "search_error": search_error,
-            "how": "by meaning and words" if data["by_meaning"] else "by words, BM25",
-            "found": None if found is None else [_recalled_row(i, names) for i in found],
-            "memories": [_memory_row(m, names) for m in data["memories_page"].object_list],
-            "people": [
-                {**row, "url": views._person_url(dbid_, row["key"])} for row in data["people_rows"]
-            ],
-            "dimensions": people.DIMENSIONS,
-            "gossip": [people.gossip_row(r, names) for r in data["gossip_page"].object_list],
-            "gossip_person": gossip_person,
-            "page_links": views._page_links(state, MEMORY_PAGES),
-            "links_graph": mark_safe(charts.links_svg(data["links"], views._max_graph_nodes())),
-            "reflections": [
-                {**views._journal_row(e), "audience": audience_words(e.get("audience"), names)}
-                for e in data["reflections"]
-            ],
-            "digests": [
-                {
-                    "day": d.get("day"),
-                    "summary": d.get("summary"),
-                    "audience": audience_words(d.get("audience"), names),
-                    "private": bool(d.get("audience")),
-                }
-                for d in data["digests"]
-            ],
-            "reminders": [
-                {
-                    "id": r.get("id"),
-                    "pattern": r.get("pattern"),
-                    "reminder": r.get("reminder"),
-                    "fires": f"{r.get('fired_count', 0)} of {r.get('max_fires')}",
-                    "audience": audience_words(r.get("audience"), names),
-                }
-                for r in data["reminders"]
-            ],
-            "action_url": reverse("ai_assistant:action", args=[dbid_]),
-            "confirm_url": reverse("ai_assistant:confirm", args=[dbid_]),
-            "dbid": dbid_,
-        },
+    if journal["audience"] not in ("private", "public"):
+        journal["audience"] = ""
+    seqs = None
+    if part == "journal" and any(journal.values()):
+        seqs = views.journal_matches(
+            obj.assistant.memory, journal["speaker"], journal["text"], journal["audience"]
+        )
+    gossip_person = request.GET.get("gossip_person", "")[: people.MAX_PERSON_CHARS].strip()
+    param = PART_PAGES.get(part)
+    data = on_reactor(
+        _memory_data, obj, part, request.GET.get(param) if param else None, gossip_person, seqs
     )
+    names = data["names"]
+    list_page = data.get("list_page")
+    state = {"part": part, "gossip_person": gossip_person, **journal}
+    extra = urlencode([(name, value) for name, value in state.items() if value])
+    rows = list_page.object_list if list_page is not None else []
+    dbid_ = obj.id
+    context = {
+        **data,
+        "tabs": tabs(dbid_, "memory"),
+        "part": part,
+        "parts": [
+            {"name": name, "label": label, "url": memory_url(dbid_, name), "active": name == part}
+            for name, label in MEMORY_PARTS
+        ],
+        "page_param": param,
+        "page_extra": extra,
+        "query": query,
+        "journal_filters": journal,
+        "search_error": search_error,
+        "how": "by meaning and words" if data["by_meaning"] else "by words, BM25",
+        "found": None if found is None else [_recalled_row(i, names) for i in found],
+        "gossip_person": gossip_person,
+        "dimensions": people.DIMENSIONS,
+        "action_url": reverse("ai_assistant:action", args=[dbid_]),
+        "confirm_url": reverse("ai_assistant:confirm", args=[dbid_]),
+        "dbid": dbid_,
+    }
+    if part == "journal":
+        context["journal_rows"] = [
+            views._worded(views._journal_row(entry), entry, names) for entry in rows
+        ]
+    elif part == "memories":
+        context["memories"] = [_memory_row(m, names) for m in rows]
+    elif part == "people":
+        context["people"] = [
+            {**row, "url": views._person_url(dbid_, row["key"])} for row in data["people_rows"]
+        ]
+    elif part == "gossip":
+        context["gossip"] = [people.gossip_row(r, names) for r in rows]
+    elif part == "links":
+        context["links_graph"] = mark_safe(
+            charts.links_svg(data["links"], views._max_graph_nodes())
+        )
+    elif part == "reflections":
+        context["reflections"] = [
+            {**views._journal_row(e), "audience": audience_words(e.get("audience"), names)}
+            for e in rows
+        ]
+    elif part == "digests":
+        context["digests"] = [
+            {
+                "day": d.get("day"),
+                "summary": d.get("summary"),
+                "audience": audience_words(d.get("audience"), names),
+                "private": bool(d.get("audience")),
+            }
+            for d in rows
+        ]
+    elif part == "reminders":
+        context["reminders"] = [
+            {
+                "id": r.get("id"),
+                "pattern": r.get("pattern"),
+                "reminder": r.get("reminder"),
+                "fires": f"{r.get('fired_count', 0)} of {r.get('max_fires')}",
+                "audience": audience_words(r.get("audience"), names),
+                "private": bool(r.get("audience")),
+            }
+            for r in rows
+        ]
+    elif part == "corrections":
+        context["reviews"] = rows
+    return render(request, "ai_assistant/memory.html", context)
 
 
-def _memory_data(obj, pages: dict, gossip_person: str = "") -> dict:
-    """What the memory page shows, read on the reactor (nothing is written)."""
+def _memory_data(obj, part: str, number, gossip_person: str = "", seqs=None) -> dict:
+    """What one part of the memory page shows, read on the reactor (nothing is written):
+    `list_page` is the page `number` of the part's list."""
     handler = obj.assistant
     mem = handler.memory
-    core_items, core_tokens, core_budget = mem.admin.core_notes()
     names = _names(handler)
-    links = mem.admin.memory_links(200)
-    # every relationship, read once (each is one cached Attribute)
-    relationships = mem.admin.relationships()
-    people_page = views._get_page(people.everyone(mem, relationships), pages.get("people_page"))
-    for state in relationships:  # someone known only by a relationship, named
-        names.setdefault(str(state["key"]), str(state.get("name") or state["key"]))
-    gossip = mem.admin.gossip(None, people.person_key(mem, gossip_person))
-    return {
+    data = {
         "key": obj.key,
         "dbref": obj.dbref,
         "names": names,
         "by_meaning": mem.admin.searches_by_meaning(),
-        "memories_page": views._get_page(mem.admin.newest_memories(), pages.get("memories_page")),
-        "people_page": people_page,
-        "people_rows": people.people_rows(relationships, people_page.object_list, names),
-        "gossip_page": views._get_page(gossip, pages.get("gossip_page"), people.GOSSIP_PAGE),
-        "lore": known_preview(handler, LORE_PREVIEW),
-        "links": links,
-        "reflections": mem.admin.newest_reflections()[:MEMORY_LISTS],
-        "digests": list(reversed(mem.digests()))[:MEMORY_LISTS],
-        "reminders": list(mem.admin.reminders())[:MEMORY_LISTS],
-        "reviews": mem.admin.reviews(MEMORY_LISTS),
-        "core_items": sorted(core_items.items()),
-        "core_tokens": core_tokens,
-        "core_budget": core_budget,
+        "list_page": None,
     }
+    size = None
+    if part == "journal":
+        items = mem.admin.newest_entries(seqs)
+    elif part == "memories":
+        items = mem.admin.newest_memories()
+    elif part == "people":
+        # every relationship, read once (each is one cached Attribute)
+        relationships = mem.admin.relationships()
+        items = people.everyone(mem, relationships)
+        for state in relationships:  # someone known only by a relationship, named
+            names.setdefault(str(state["key"]), str(state.get("name") or state["key"]))
+    elif part == "gossip":
+        items = mem.admin.gossip(None, people.person_key(mem, gossip_person))
+        size = people.GOSSIP_PAGE
+    elif part == "reflections":
+        items = mem.admin.newest_reflections()
+    elif part == "digests":
+        items = list(reversed(mem.digests()))
+    elif part == "reminders":
+        items = list(mem.admin.reminders())
+    elif part == "corrections":
+        items = mem.admin.reviews(mem.admin.reviews_count())
+    else:
+        items = None
+    if items is not None:
+        data["list_page"] = views._get_page(items, number, size)
+    if part == "people":
+        data["people_rows"] = people.people_rows(
+            relationships, data["list_page"].object_list, names
+        )
+    elif part == "links":
+        data["links"] = mem.admin.memory_links(200)
+    elif part == "lore":
+        data["lore"] = known_preview(handler, LORE_PREVIEW)
+    elif part == "core":
+        core_items, core_tokens, core_budget = mem.admin.core_notes()
+        data.update(
+            core_items=sorted(core_items.items()), core_tokens=core_tokens, core_budget=core_budget
+        )
+    return data
 
 
 @dashboard_view
