@@ -422,17 +422,44 @@ class TestContextSleepSettings(WorkbenchTestCase):
         contents = [e["content"] for e in self.handler.brain.journal.all()]
         assert "Before the night." in contents and "Wrong, forget it." not in contents
 
+    def test_settings_say_what_each_means_and_ask_with_the_right_input(self):
+        from ai_assistant.conf import AssistantConfig
+
+        text = self.page("settings")
+        row = text.split('id="setting-tick_rate"')[1].split("</tr>")[0]
+        assert AssistantConfig.model_fields["tick_rate"].description in row
+        assert "integer, &gt;= 1, &lt;= 3600" in row and 'name="value" size="12"' in row
+        # true/false: a checkbox, checked as the value is
+        row = text.split('id="setting-respond_to_ambient"')[1].split("</tr>")[0]
+        assert 'type="checkbox" name="value" value="true"' in row and " checked" not in row
+        # a choice: a select of what is allowed, the value in force selected
+        row = text.split('id="setting-room_speech_audience"')[1].split("</tr>")[0]
+        assert "<select" in row and "<option selected>public</option>" in row
+        assert "<option>present</option>" in row
+        # the checkbox's form posts "true" when ticked, the hidden "false" when not
+        self.post(action="set", key="respond_to_ambient", value=["false", "true"])
+        assert self.handler.config().respond_to_ambient is True
+        self.post(action="set", key="respond_to_ambient", value="false")
+        assert self.handler.config().respond_to_ambient is False
+        self.post(action="set", key="room_speech_audience", value="present")
+        assert self.handler.config().room_speech_audience == "present"
+
     def test_settings_change_with_the_commands_validation(self):
         text = self.page("settings")
         assert 'id="setting-tick_rate"' in text and "A cheerful librarian." in text
-        # every key once, under its topic as @assistant/set groups them
-        from ai_assistant.conf import config_groups, config_keys
+        # every key once: the essentials first, open, then each other under its topic as
+        # @assistant/set groups them, folded
+        from ai_assistant.conf import ESSENTIAL_KEYS, config_groups, config_keys
 
         for key in config_keys():
             assert text.count(f'id="setting-{key}"') == 1, key
+        essentials = text.split('id="essentials" open>')[1].split("</details>")[0]
+        assert all(f'id="setting-{key}"' in essentials for key in ESSENTIAL_KEYS)
         topic, keys = config_groups()[0]
-        heading = f'<tr class="topic"><th colspan="4" class="pt-3">{topic[0].upper()}{topic[1:]}'
+        keys = [key for key in keys if key not in ESSENTIAL_KEYS]
+        heading = f"<summary><strong>{topic[0].upper()}{topic[1:]}</strong>"
         assert heading in text and text.index(heading) < text.index(f'id="setting-{keys[0]}"')
+        assert text.index('id="essentials"') < text.index(heading)
         before = self.handler.overrides()
         response = self.post(action="set", key="tick_rate", value="-5")
         assert response.redirect_chain[-1][0] == self.url("settings")

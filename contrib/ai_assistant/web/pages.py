@@ -628,13 +628,37 @@ def sleep(request, dbid: int):
 
 
 def _config_groups() -> list:
-    """The settings by topic, as `@assistant/set` groups them (`conf.config_groups`), or one
-    group when this version of the configuration has no topics."""
-    try:
-        from ..conf import config_groups
-    except ImportError:
-        return []
+    """The settings by topic, as `@assistant/set` groups them (`conf.config_groups`)."""
+    from ..conf import config_groups
+
     return config_groups()
+
+
+def _field_form(key: str) -> dict:
+    """How the settings form asks for one key: its meaning (the configuration's own
+    description) and its input: a checkbox for true/false, a select for a choice, else a box.
+
+    Args:
+        key (str): A configuration key.
+
+    Returns:
+        dict: "meaning", "input" ("bool", "choice" or "text") and "choices".
+
+    """
+    from typing import Literal, get_args, get_origin
+
+    from ..conf import AssistantConfig
+
+    field = AssistantConfig.model_fields.get(key)
+    if field is None:  # a key of a game's own: typed as text
+        return {"meaning": "", "input": "text", "choices": []}
+    annotation = field.annotation
+    form = {"meaning": field.description or "", "input": "text", "choices": []}
+    if annotation is bool:
+        form["input"] = "bool"
+    elif get_origin(annotation) is Literal:
+        form.update(input="choice", choices=[str(arg) for arg in get_args(annotation)])
+    return form
 
 
 @dashboard_view
@@ -642,14 +666,20 @@ def _config_groups() -> list:
 def settings_page(request, dbid: int):
     """Every setting and the persona, each changed with `@assistant/set`'s validation.
 
+    The settings most builders change first (`conf.ESSENTIAL_KEYS`) come first, open; every
+    other key is under its topic, folded. Each row says what the key means and what it allows, and asks for
+    true/false with a checkbox and for a choice with a select.
+
     Args:
-        request (HttpRequest): The request.
+        request (HttpRequest): The request; `topic` opens that topic's group.
         dbid (int): The assistant's database id.
 
     Returns:
         HttpResponse: The page.
 
     """
+    from ..conf import ESSENTIAL_KEYS
+
     obj = on_reactor(get_assistant, dbid)
 
     def read():
@@ -658,16 +688,32 @@ def settings_page(request, dbid: int):
 
     options, overrides, config_error = on_reactor(read)
     rows = {
-        key: {"key": key, "value": value, "allowed": allowed, "overridden": key in overrides}
+        key: {
+            "key": key,
+            "value": value,
+            "allowed": allowed,
+            "overridden": key in overrides,
+            **_field_form(key),
+        }
         for key, value, allowed in options[1:]
     }
-    groups = []
+    opened = request.GET.get("topic", "")[:MAX_QUERY_CHARS]
+    groups = [
+        {
+            "topic": "the settings most builders change first",
+            "rows": [rows.pop(key) for key in ESSENTIAL_KEYS if key in rows],
+            "open": True,
+            "slug": "essentials",
+        }
+    ]
     for topic, keys in _config_groups():
         members = [rows.pop(key) for key in keys if key in rows]
         if members:
-            groups.append({"topic": topic, "rows": members})
+            groups.append({"topic": topic, "rows": members, "open": topic == opened})
     if rows:  # a key of a game's own, in no topic
-        groups.append({"topic": "other", "rows": list(rows.values())})
+        groups.append({"topic": "other", "rows": list(rows.values()), "open": opened == "other"})
+    for group in groups[1:]:
+        group["slug"] = "topic-" + "-".join(group["topic"].split())
     return render(
         request,
         "ai_assistant/settings.html",

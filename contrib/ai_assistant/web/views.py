@@ -499,6 +499,7 @@ def assistant_detail(request, dbid: int):
         "sleep_reason": status.sleep_reason or "",
         "last_compaction": status.last_compaction or "",
         "action_url": reverse("ai_assistant:action", args=[dbid]),
+        "memory_url": reverse("ai_assistant:memory", args=[dbid]),
         "tabs": tabs(dbid, "detail"),
     }
     return render(request, "ai_assistant/detail.html", context)
