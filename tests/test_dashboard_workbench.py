@@ -166,9 +166,14 @@ class TestConversation(WorkbenchTestCase):
         # each tool call with its arguments and result; what was said; why it stopped
         calls = card.split('class="table table-sm calls"')[1].split("</table>")[0]
         assert (
-            calls.count('<tr class="call">') == 2
+            calls.count('<tr class="call">') == 1
             and "&quot;text&quot;: &quot;Hello there.&quot;" in calls
         )
+        # folded under the turn; the noop that ended it counted, not a box of its own
+        assert card.index('<details class="turn-details">') < card.index(
+            'class="table table-sm calls"'
+        )
+        assert '<tr class="call"><td><code>noop' not in card and "(and a noop)" in card
         assert "say: Hello there." in card
         turn = self.handler.overview.recent_turns()[0]
         assert f"stopped: <code>{turn['stop_reason']}</code>" in card
@@ -185,6 +190,31 @@ class TestConversation(WorkbenchTestCase):
         assert "Hello Aria" not in text and "No turn matches these filters" in text
         assert "Hello Aria" not in self.page("conversation", person="nobody")
 
+    def test_memory_ids_link_to_the_memory_they_name(self):
+        self.handler.brain.journal.add("The east door sticks.", author="Aria", now=NOW)
+        self.responder.add(
+            tool_reply(tool_call("recall", {"query": "east door"})),
+            tool_reply(tool_call("say", {"text": "It sticks."})),
+            tool_reply(tool_call("noop")),
+        )
+        self.char1.execute_cmd("say Aria, about the east door")
+        self.tick()
+        text = self.page("conversation")
+        link = f'<a class="memory-id" href="{self.url("memory")}?part=item&amp;id=j000000">'
+        assert link in text
+        item = self.page("memory", part="item", id="j000000")
+        section = item.split('<section id="item">')[1].split("</section>")[0]
+        assert "The east door sticks." in section and "do=forget&amp;id=j000000" in section
+        item = self.page("memory", part="item", id="m999999")
+        assert "Aria has no memory &#x27;m999999&#x27;." in item
+
+    def test_an_id_link_adds_nothing_a_player_wrote(self):
+        from ai_assistant.web.filters import linked_ids
+
+        html = linked_ids('<b onclick="x">j000001</b>', "/m/?part=item&id=")
+        assert "<b" not in html and "&lt;b onclick=&quot;x&quot;&gt;" in html
+        assert '<a class="memory-id" href="/m/?part=item&amp;id=j000001">j000001</a>' in html
+
     @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=3)
     def test_paged_newest_first(self):
         from ai_assistant.state import RECENT_TURNS
@@ -195,8 +225,8 @@ class TestConversation(WorkbenchTestCase):
         assert "Page 2 of 3" in text
         shown = [n for n in range(8) if f"2026-01-01 00:0{n}:00 UTC" in text]
         assert shown == [2, 3, 4]
-        # newest first on the page
-        where = [text.index(f"2026-01-01 00:0{n}:00 UTC") for n in (4, 3, 2)]
+        # the newest page first, but each page a chat log: oldest first
+        where = [text.index(f"2026-01-01 00:0{n}:00 UTC") for n in (2, 3, 4)]
         assert where == sorted(where)
 
     def test_a_private_turn_is_labelled_with_whom(self):

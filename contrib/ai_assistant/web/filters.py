@@ -10,11 +10,13 @@ and the full length after a cut.
 
 """
 
+import re
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.template import Library
-from django.utils.html import format_html
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import mark_safe
 
 from ..game_settings import redacted
 
@@ -53,6 +55,32 @@ def clip(value, limit: int = NAME_CHARS) -> str:
 
 # most names listed in an audience before "and N others"
 AUDIENCE_NAMES = 5
+# a memory's id as the model and the pages name it: a journal entry, a long-term memory, a digest
+MEMORY_ID = re.compile(r"\b[jmd][0-9]{6}\b")
+
+
+@register.filter(name="linked_ids")
+def linked_ids(value, item_url: str) -> str:
+    """Text with each memory id in it made a link to that memory (`{{ text|clip|linked_ids:url }}`).
+
+    The text is escaped first; an id is letters and digits only, so a link adds nothing a
+    player or the model wrote.
+
+    Args:
+        value (object): The text (already clipped).
+        item_url (str): The address a memory's id is appended to.
+
+    Returns:
+        str: Safe HTML.
+
+    """
+    text = str(conditional_escape("" if value is None else value))
+    url = str(conditional_escape(item_url))
+    return mark_safe(
+        MEMORY_ID.sub(
+            lambda m: f'<a class="memory-id" href="{url}{m.group(0)}">{m.group(0)}</a>', text
+        )
+    )
 
 
 def audience_words(audience, names: dict) -> str:

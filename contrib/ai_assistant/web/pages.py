@@ -120,6 +120,7 @@ def _turn_card(turn: dict, names: dict) -> dict:
             }
             for event in heard
         ],
+        # a noop ends a turn with nothing to do: counted, not shown as a call
         "calls": [
             {
                 "name": call.get("name"),
@@ -128,7 +129,9 @@ def _turn_card(turn: dict, names: dict) -> dict:
                 "ok": call.get("ok"),
             }
             for call in calls
+            if call.get("name") != "noop"
         ],
+        "noops": sum(1 for call in calls if call.get("name") == "noop"),
         # an older record has tool names only
         "tools": [] if calls else [clip(name) for name in (turn.get("tools") or [])[:50]],
         "said": _said(calls),
@@ -140,7 +143,7 @@ def _turn_card(turn: dict, names: dict) -> dict:
         "prompt_tokens": tokens.get("prompt"),
         "completion_tokens": tokens.get("completion"),
         "seconds": turn.get("seconds"),
-        "recalled": ", ".join(clip(i, 40) for i in (turn.get("recalled") or [])[:20]),
+        "recalled": [clip(i, 40) for i in (turn.get("recalled") or [])[:20]],
         "fixed": shape.get("fixed"),
         "conversation": shape.get("conversation"),
         "last_request": shape.get("last_request"),
@@ -188,7 +191,9 @@ def conversation(request, dbid: int):
 
     turns, names = on_reactor(read)
     kept = [t for t in turns if _turn_matches(t, person.lower(), tool.lower())]
+    # pages run from the newest turns back; a page reads as a chat log, oldest first
     page = views._get_page(kept, request.GET.get("page"))
+    page.object_list.reverse()
     filters = {"person": person, "tool": tool}
     return render(
         request,
@@ -203,9 +208,16 @@ def conversation(request, dbid: int):
             "extra": urlencode([(k, v) for k, v in filters.items() if v]),
             "kept": len(turns),
             "detail_url": reverse("ai_assistant:detail", args=[dbid]),
+            "memory_url": reverse("ai_assistant:memory", args=[dbid]),
+            "item_url": item_url(dbid),
             "action_url": reverse("ai_assistant:action", args=[dbid]),
         },
     )
+
+
+def item_url(dbid: int) -> str:
+    """The address of one memory on the memory tab, less the memory's id (appended)."""
+    return f"{reverse('ai_assistant:memory', args=[dbid])}?part=item&id="
 
 
 def _recalled_row(item, names: dict) -> dict:
@@ -277,11 +289,12 @@ def memory_part(query) -> str:
         query (QueryDict): The request's GET parameters.
 
     Returns:
-        str: One of MEMORY_PARTS' names, or "search" for a search's results.
+        str: One of MEMORY_PARTS' names, "search" for a search's results or "item" for one
+            memory (its `id`).
 
     """
     part = query.get("part", "")
-    if part in dict(MEMORY_PARTS) or part == "search":
+    if part in dict(MEMORY_PARTS) or part in ("search", "item"):
         return part
     if query.get("q"):
         return "search"
@@ -338,6 +351,12 @@ def memory(request, dbid: int):
         seqs = views.journal_matches(
             obj.assistant.memory, journal["speaker"], journal["text"], journal["audience"]
         )
+    item, item_error = None, ""
+    if part == "item":
+        try:
+            item = on_reactor(_memory_shown, obj, request.GET.get("id", "")[:60].strip())["memory"]
+        except Refused as err:
+            item_error = clip(err, TEXT_CHARS)
     gossip_person = request.GET.get("gossip_person", "")[: people.MAX_PERSON_CHARS].strip()
     param = PART_PAGES.get(part)
     data = on_reactor(
@@ -360,6 +379,8 @@ def memory(request, dbid: int):
         "page_param": param,
         "page_extra": extra,
         "query": query,
+        "item": item,
+        "item_error": item_error,
         "journal_filters": journal,
         "search_error": search_error,
         "how": "by meaning and words" if data["by_meaning"] else "by words, BM25",
