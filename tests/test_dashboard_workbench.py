@@ -147,6 +147,17 @@ class TestLayout(WorkbenchTestCase):
         width = float(chart.split("<rect")[1].split('width="')[1].split('"')[0])
         assert width <= 24
 
+    def test_the_usage_axis_runs_only_over_the_hours_with_data(self):
+        from ai_assistant.web.charts import usage_svg
+
+        chart = usage_svg({"2026-01-01T11": {"calls": 3, "prompt": 120}})
+        labels = [t.split(">")[1] for t in chart.split('font-size="10">')[1:3]]
+        # one hour of use: one label, that hour (not a day's axis running into the future)
+        assert chart.count("<rect") == 1 and "01-01 11:00" in chart
+        assert "01-01 12:00" not in chart and "01-02" not in chart, labels
+        chart = usage_svg({"2026-01-01T11": {"calls": 1}, "2026-01-01T14": {"calls": 2}})
+        assert "01-01 11:00" in chart and "01-01 15:00" not in chart
+
 
 class TestConversation(WorkbenchTestCase):
     def talk(self):
