@@ -121,6 +121,15 @@ class TestLayout(WorkbenchTestCase):
         row = [r for r in text.split('<tr class="entry">') if "A secret for Bob." in r][0]
         assert "private to Bob" in row and f">{key}<" not in row
 
+    def test_an_audience_is_in_names_even_for_someone_without_a_profile(self):
+        # a line private to Char, of whom it keeps no profile (a builder who whispered to it)
+        self.handler.brain.journal.add(
+            "For Char only.", author="Aria", now=NOW, audience=[f"#{self.char1.id}"]
+        )
+        for text in (self.page("detail"), self.page("memory")):
+            row = [r for r in text.split('<tr class="entry">') if "For Char only." in r][0]
+            assert "private to Char" in row and f"private to #{self.char1.id}" not in row
+
     def test_the_link_graph_labels_memories_by_their_text(self):
         journal = self.handler.brain.journal
         journal.add("The east door of the library sticks in winter.", author="Aria", now=NOW)

@@ -83,12 +83,30 @@ def linked_ids(value, item_url: str) -> str:
     )
 
 
+# a person's key that is a game object's dbref
+DBREF = re.compile(r"#[0-9]{1,12}")
+
+
+def _name_of(key, names: dict) -> str:
+    """A person's name: as the assistant knows them, else (someone it keeps no profile of, such
+    as a builder who whispered to it) the game object's own name, found once and kept in
+    `names` for the rest of the page; else the key."""
+    name = names.get(key)
+    if name is None and isinstance(key, str) and DBREF.fullmatch(key):
+        from evennia.objects.models import ObjectDB
+
+        found = ObjectDB.objects.filter(id=int(key[1:])).values_list("db_key", flat=True).first()
+        name = names[key] = str(found) if found else key
+    return name or str(key)
+
+
 def audience_words(audience, names: dict) -> str:
     """An audience in words: "public", or "private to Bob and Cid".
 
     Args:
         audience (list or None): Person keys (None or empty: public).
-        names (dict): Person key -> name, as the assistant knows them.
+        names (dict): Person key -> name, as the assistant knows them (a dbref it does not
+            know is looked up and added).
 
     Returns:
         str: The words (names clipped, at most `AUDIENCE_NAMES` of them).
@@ -97,7 +115,7 @@ def audience_words(audience, names: dict) -> str:
     if not audience:
         return "public"
     keys = list(audience) if isinstance(audience, (list, tuple, set, frozenset)) else [audience]
-    shown = [clip(names.get(key) or key, NAME_CHARS) for key in keys[:AUDIENCE_NAMES]]
+    shown = [clip(_name_of(key, names), NAME_CHARS) for key in keys[:AUDIENCE_NAMES]]
     if len(keys) > AUDIENCE_NAMES:
         shown.append(f"{len(keys) - AUDIENCE_NAMES} others")
     words = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
