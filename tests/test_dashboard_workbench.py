@@ -105,9 +105,17 @@ class TestLayout(WorkbenchTestCase):
         self.handler.wake("enough")
         start = self.handler.memory.admin.sleeps()[0]["start"]
         game = datetime.fromisoformat(start).strftime("%Y-%m-%d %H:%M")
-        for name in ("detail", "sleep"):
-            row = self.page(name).split('<tr class="sleep">')[1].split("</tr>")[0]
-            assert f"game {game}" in row and "UTC" not in row, name
+        row = self.page("detail").split('<tr class="sleep">')[1].split("</tr>")[0]
+        assert f"game {game}" in row and "UTC" not in row
+        # the sleep tab's table in its timeline's clock (real time), the game time marked
+        text = self.page("sleep")
+        record = self.handler.memory.admin.sleeps()[0]
+        row = text.split('<tr class="sleep">')[1].split("</tr>")[0]
+        began = [t for t in self.handler.overview.transitions() if t["mode"] != "awake"][-1]
+        assert record["real_start"] == began["at"]
+        cell = row.split('<td class="from">')[1].split("</td>")[0]
+        assert f'datetime="{began["at"][:19]}' in cell  # to the second
+        assert f"game {game}" in cell
         # the sleep page names both clocks now
         self.handler.game_clock = type("Clock", (), {"now": lambda self: NOW})()
         text = self.page("sleep")

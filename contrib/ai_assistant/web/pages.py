@@ -637,6 +637,9 @@ def sleep(request, dbid: int):
                     **views._sleep_row(record),
                     "start": game_time(record.get("start")),
                     "end": game_time(record["end"]) if record.get("end") else "asleep",
+                    # real time, as the timeline above it (older records kept game time only)
+                    "real_start": record.get("real_start"),
+                    "real_end": record.get("real_end"),
                     "rollback": record.get("id") in data["kept"],
                     "rolled_back": record.get("rolled_back") or None,
                 }
