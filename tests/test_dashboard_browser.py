@@ -135,6 +135,11 @@ class TestDashboardInBrowser(AssistantTestCase):
         )
         self.char1.execute_cmd("say Hello Aria")
         self.tick()
+        # as many turns as are kept, each like that one: the conversation at its longest
+        from ai_assistant.state import RECENT_TURNS, RECENT_TURNS_KEPT
+
+        turn = brain.state.get(RECENT_TURNS)[-1]
+        brain.state.set(RECENT_TURNS, [dict(turn) for _ in range(RECENT_TURNS_KEPT - 1)] + [turn])
         self.account.set_password(PASSWORD)
         self.account.save()
         self.server = self.start_web_server()
