@@ -1,18 +1,21 @@
 """
 The workbench's pages of one assistant, beside its overview (`views.assistant_detail`):
 
-- Conversation: each recent turn as it happened (what was heard, from whom, for whom; each
-  tool call with its arguments and result; what was said; the stop reason, tokens and time),
-  paged newest first, filtered by person and by tool.
-- Memory: a search with the recall the assistant uses (scores, sources, audiences in words),
-  every long-term memory paged, the people with how it feels about each (`people.py`), the
-  gossip log, the lore it may know (`lore.py`), the links drawn with readable labels,
-  reflections, digests, reminders, core memory and the review log, with forget, trust,
+- Conversation: the recent turns as a chat log (the newest page first, each page oldest first):
+  what was heard, from whom, for whom; what was said; each turn's tool calls (arguments and
+  results), stop reason, tokens and time folded under it; memory ids linked; filtered by person
+  and by tool.
+- Memory: sub-tabs, one part read and shown at a time, each list paged: the journal (filtered),
+  the long-term memories, the people with how it feels about each (`people.py`), the links
+  drawn with readable labels, reflections, digests, reminders, the gossip log, the builders'
+  corrections, core memory and the lore it may know (`lore.py`); one memory by its id; a search
+  with the recall the assistant uses (scores, sources, audiences in words); forget, trust,
   relationship and core-memory edits.
 - Context: the next request laid open in its parts with their tokens against the budget.
-- Sleep: the timeline with its legend and axis, each sleep's record, the debt over the sleeps,
-  and rollback.
-- Settings: every setting and the persona, changed with `@assistant/set`'s validation.
+- Sleep: the timeline with its legend and axis, each sleep's record in the same clock, the
+  debt over the sleeps, and rollback.
+- Settings: a form: the essentials first, every other setting under its topic, each with its
+  meaning and allowed values, changed with `@assistant/set`'s validation.
 - Confirm: what an edit (forget, trust, rollback, relationship) would change, asked before it
   is done.
 
