@@ -6,9 +6,10 @@ goes through every page of the workbench (conversation, memory, context, sleep, 
 the game's lore book, makes an edit through a page's form and sees it done, and checks that a
 player is refused.
 
-Each page is saved as a screenshot under the test's temporary folder (pytest's `tmp_path`,
-under `--basetemp` when given); the test prints where, so a reviewer can look at them
-(`pytest -s tests/test_dashboard_browser.py`).
+Each page (every tab, and every part of the Memory tab) is saved as a whole-page screenshot
+under the test's temporary folder (pytest's `tmp_path`, under `--basetemp` when given); the test
+prints where, so a reviewer can look at them (`pytest -s tests/test_dashboard_browser.py`). A
+page taller than `HEIGHT_BUDGET` at `WIDTH` fails the test: a long list is paged, not scrolled.
 
 Skipped, with the reason, when Chromium, chromedriver or Selenium is missing; the CI run sets
 `AI_ASSISTANT_REQUIRE_BROWSER=1`, which makes their absence a failure.
@@ -34,6 +35,12 @@ from .helpers import AssistantTestCase
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 PASSWORD = "a-builder-password"
+# the browser's width, and the most a page of the workbench may be tall there (in CSS pixels):
+# every tab's main content is on its first screen, and a long list is paged, not scrolled
+WIDTH = 1400
+HEIGHT_BUDGET = 2500
+# the journal entries the test writes: more than a page of them
+ENTRIES = 40
 
 
 def _browser_missing() -> str:
@@ -85,10 +92,24 @@ class TestDashboardInBrowser(AssistantTestCase):
         self.shots.mkdir()
 
     def shoot(self, name: str) -> Path:
+        """Save the whole page as a screenshot, and note its height against the budget."""
+        driver = self.driver
+        height = driver.execute_script("return document.documentElement.scrollHeight")
+        self.heights[name] = height
         shot = self.shots / f"{name}.png"
-        assert self.driver.save_screenshot(str(shot))
+        driver.set_window_size(WIDTH, max(height, 600) + self.chrome_height)
+        try:
+            assert driver.save_screenshot(str(shot))
+        finally:
+            driver.set_window_size(WIDTH, 1000 + self.chrome_height)
         assert shot.stat().st_size > 10_000 and shot.read_bytes()[:4] == b"\x89PNG"
         return shot
+
+    def assert_pages_fit(self):
+        """Every page shot so far fits the height budget (all are shot first, so that a
+        reviewer sees the one that does not)."""
+        tall = {name: h for name, h in self.heights.items() if h > HEIGHT_BUDGET}
+        assert not tall, f"taller than {HEIGHT_BUDGET} px at {WIDTH} px wide: {tall}"
 
     def setUp(self):
         super().setUp()
@@ -98,6 +119,13 @@ class TestDashboardInBrowser(AssistantTestCase):
         brain = self.handler.brain
         for number in range(3):
             brain.journal.add(f"Entry number {number}.", author="Aria", now=NOW, heard_from="Bob")
+        for number in range(3, ENTRIES):
+            brain.journal.add(
+                f"Bob talked about the map of the north road, part {number}.",
+                author="Aria",
+                now=NOW,
+                heard_from="Bob",
+            )
         brain.entities.observe("#77", "Bob", "Bob likes maps.", now=NOW, author="Aria")
         brain.links.link([("j000000", "j000001", 0.8), ("j000001", "j000002", 0.4)], 5)
         brain.state.set("usage_by_hour", {"2026-01-01T11": {"calls": 3, "prompt": 120}})
@@ -107,10 +135,20 @@ class TestDashboardInBrowser(AssistantTestCase):
         )
         self.char1.execute_cmd("say Hello Aria")
         self.tick()
+        # as many turns as are kept, each like that one: the conversation at its longest
+        from ai_assistant.state import RECENT_TURNS, RECENT_TURNS_KEPT
+
+        turn = brain.state.get(RECENT_TURNS)[-1]
+        brain.state.set(RECENT_TURNS, [dict(turn) for _ in range(RECENT_TURNS_KEPT - 1)] + [turn])
         self.account.set_password(PASSWORD)
         self.account.save()
         self.server = self.start_web_server()
         self.driver = self.start_browser()
+        self.heights = {}
+        # the window's height beyond its page (Chromium's own frame, none when headless)
+        self.chrome_height = self.driver.execute_script(
+            "return window.outerHeight - window.innerHeight"
+        )
 
     def start_web_server(self) -> LiveServerThread:
         # the test's in-memory database is shared with the server's thread, as Django's own
@@ -151,7 +189,7 @@ class TestDashboardInBrowser(AssistantTestCase):
             "--disable-component-update",
             "--disable-sync",
             "--no-first-run",
-            "--window-size=1280,2000",
+            f"--window-size={WIDTH},1000",
             f"--user-data-dir={tempfile.mkdtemp(prefix='chromium-')}",
         ):
             options.add_argument(flag)
@@ -222,8 +260,9 @@ class TestDashboardInBrowser(AssistantTestCase):
         for node in graph.find_elements(By.TAG_NAME, "circle"):
             assert box["x"] <= node.rect["x"] <= box["x"] + box["width"]
             assert box["y"] <= node.rect["y"] <= box["y"] + box["height"]
-        rows = driver.find_elements(By.CSS_SELECTOR, "#journal tr.entry")
-        assert [row.text.split()[-1] for row in rows] == ["2.", "1.", "0."]
+        # the journal is folded away too (it is on the Memory tab)
+        assert not driver.find_element(By.CSS_SELECTOR, "#journal table").is_displayed()
+        driver.find_element(By.CSS_SELECTOR, "#links summary").click()  # folded again
 
         # inside the website: its menu, with the builders' link to the dashboard
         assert driver.find_element(By.CSS_SELECTOR, "nav.navbar #ai-assistant-menu").is_displayed()
@@ -231,7 +270,8 @@ class TestDashboardInBrowser(AssistantTestCase):
         print(f"screenshot: {shot}")
         self.visit_each_page()
         self.edit_through_a_page()
-        print(f"screenshots of every page: {self.shots}")
+        print(f"screenshots of every page: {self.shots}; heights: {self.heights}")
+        self.assert_pages_fit()
 
     def log_in(self, account, page: str):
         from selenium.webdriver.common.by import By
@@ -248,6 +288,16 @@ class TestDashboardInBrowser(AssistantTestCase):
         self.driver.find_element(By.LINK_TEXT, name).click()
         self.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, ".tabs a.active").text == name)
 
+    def open_part(self, name: str):
+        from selenium.webdriver.common.by import By
+
+        self.driver.find_element(By.CSS_SELECTOR, "#memory-parts").find_element(
+            By.LINK_TEXT, name
+        ).click()
+        self.wait_for(
+            lambda d: d.find_element(By.CSS_SELECTOR, "#memory-parts a.active").text == name
+        )
+
     def visit_each_page(self):
         from selenium.webdriver.common.by import By
 
@@ -255,10 +305,32 @@ class TestDashboardInBrowser(AssistantTestCase):
         self.open_tab("Conversation")
         card = driver.find_element(By.CSS_SELECTOR, ".turn-card")
         assert "Hello Aria" in card.text and "say: Hello there." in card.text
-        assert len(card.find_elements(By.CSS_SELECTOR, "tr.call")) == 2
+        # the tool calls fold under the turn; the noop that ended it is not one of them
+        assert not card.find_element(By.CSS_SELECTOR, "table.calls").is_displayed()
+        card.find_element(By.CSS_SELECTOR, "details.turn-details summary").click()
+        assert len(card.find_elements(By.CSS_SELECTOR, "tr.call")) == 1
         self.shoot("conversation")
 
         self.open_tab("Memory")
+        # the journal first, paged: its newest entries, and the way to the older ones
+        rows = driver.find_elements(By.CSS_SELECTOR, "#journal tr.entry")
+        assert 0 < len(rows) < ENTRIES and f"part {ENTRIES - 1}." in rows[0].text
+        assert f"({ENTRIES} in all)" in driver.find_element(By.CSS_SELECTOR, ".pager").text
+        self.shoot("memory-journal")
+        for part in (
+            "Memories",
+            "People",
+            "Reflections",
+            "Digests",
+            "Reminders",
+            "Gossip",
+            "Corrections",
+            "Core memory",
+            "Lore",
+            "Links",
+        ):
+            self.open_part(part)
+            self.shoot(f"memory-{part.lower().replace(' ', '-')}")
         graph = driver.find_element(By.CSS_SELECTOR, "svg.links")
         labels = [t.text for t in graph.find_elements(By.TAG_NAME, "text")]
         assert "Entry number 0." in labels  # a memory's text, not its id
@@ -266,7 +338,7 @@ class TestDashboardInBrowser(AssistantTestCase):
         search.send_keys("entry number")
         search.submit()
         self.wait_for(lambda d: d.find_elements(By.CSS_SELECTOR, "#found tr.found"))
-        self.shoot("memory")
+        self.shoot("memory-search")
 
         self.open_tab("Context")
         parts = driver.find_elements(By.CSS_SELECTOR, "#parts tr.part")

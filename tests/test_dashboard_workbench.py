@@ -105,9 +105,17 @@ class TestLayout(WorkbenchTestCase):
         self.handler.wake("enough")
         start = self.handler.memory.admin.kind("sleep_history").recent()[0]["start"]
         game = datetime.fromisoformat(start).strftime("%Y-%m-%d %H:%M")
-        for name in ("detail", "sleep"):
-            row = self.page(name).split('<tr class="sleep">')[1].split("</tr>")[0]
-            assert f"game {game}" in row and "UTC" not in row, name
+        row = self.page("detail").split('<tr class="sleep">')[1].split("</tr>")[0]
+        assert f"game {game}" in row and "UTC" not in row
+        # the sleep tab's table in its timeline's clock (real time), the game time marked
+        text = self.page("sleep")
+        record = self.handler.memory.admin.kind("sleep_history").recent()[0]
+        row = text.split('<tr class="sleep">')[1].split("</tr>")[0]
+        began = [t for t in self.handler.overview.transitions() if t["mode"] != "awake"][-1]
+        assert record["real_start"] == began["at"]
+        cell = row.split('<td class="from">')[1].split("</td>")[0]
+        assert f'datetime="{began["at"][:19]}' in cell  # to the second
+        assert f"game {game}" in cell
         # the sleep page names both clocks now
         self.handler.game_clock = type("Clock", (), {"now": lambda self: NOW})()
         text = self.page("sleep")
@@ -121,12 +129,21 @@ class TestLayout(WorkbenchTestCase):
         row = [r for r in text.split('<tr class="entry">') if "A secret for Bob." in r][0]
         assert "private to Bob" in row and f">{key}<" not in row
 
+    def test_an_audience_is_in_names_even_for_someone_without_a_profile(self):
+        # a line private to Char, of whom it keeps no profile (a builder who whispered to it)
+        self.handler.brain.journal.add(
+            "For Char only.", author="Aria", now=NOW, audience=[f"#{self.char1.id}"]
+        )
+        for text in (self.page("detail"), self.page("memory")):
+            row = [r for r in text.split('<tr class="entry">') if "For Char only." in r][0]
+            assert "private to Char" in row and f"private to #{self.char1.id}" not in row
+
     def test_the_link_graph_labels_memories_by_their_text(self):
         journal = self.handler.brain.journal
         journal.add("The east door of the library sticks in winter.", author="Aria", now=NOW)
         journal.add("Short one.", author="Aria", now=NOW)
         self.handler.brain.links.link([("j000000", "j000001", 0.8)], 5)
-        graph = self.page("memory").split('<svg class="links"')[1].split("</svg>")[0]
+        graph = self.page("memory", part="links").split('<svg class="links"')[1].split("</svg>")[0]
         assert "The east door of the library…" in graph and ">Short one.</text>" in graph
         assert graph.count("<circle") == 2 and graph.count("<line") == 1
 
@@ -147,6 +164,17 @@ class TestLayout(WorkbenchTestCase):
         width = float(chart.split("<rect")[1].split('width="')[1].split('"')[0])
         assert width <= 24
 
+    def test_the_usage_axis_runs_only_over_the_hours_with_data(self):
+        from ai_assistant.web.charts import usage_svg
+
+        chart = usage_svg({"2026-01-01T11": {"calls": 3, "prompt": 120}})
+        labels = [t.split(">")[1] for t in chart.split('font-size="10">')[1:3]]
+        # one hour of use: one label, that hour (not a day's axis running into the future)
+        assert chart.count("<rect") == 1 and "01-01 11:00" in chart
+        assert "01-01 12:00" not in chart and "01-02" not in chart, labels
+        chart = usage_svg({"2026-01-01T11": {"calls": 1}, "2026-01-01T14": {"calls": 2}})
+        assert "01-01 11:00" in chart and "01-01 15:00" not in chart
+
 
 class TestConversation(WorkbenchTestCase):
     def talk(self):
@@ -166,9 +194,14 @@ class TestConversation(WorkbenchTestCase):
         # each tool call with its arguments and result; what was said; why it stopped
         calls = card.split('class="table table-sm calls"')[1].split("</table>")[0]
         assert (
-            calls.count('<tr class="call">') == 2
+            calls.count('<tr class="call">') == 1
             and "&quot;text&quot;: &quot;Hello there.&quot;" in calls
         )
+        # folded under the turn; the noop that ended it counted, not a box of its own
+        assert card.index('<details class="turn-details">') < card.index(
+            'class="table table-sm calls"'
+        )
+        assert '<tr class="call"><td><code>noop' not in card and "(and a noop)" in card
         assert "say: Hello there." in card
         turn = self.handler.overview.recent_turns()[0]
         assert f"stopped: <code>{turn['stop_reason']}</code>" in card
@@ -185,6 +218,31 @@ class TestConversation(WorkbenchTestCase):
         assert "Hello Aria" not in text and "No turn matches these filters" in text
         assert "Hello Aria" not in self.page("conversation", person="nobody")
 
+    def test_memory_ids_link_to_the_memory_they_name(self):
+        self.handler.brain.journal.add("The east door sticks.", author="Aria", now=NOW)
+        self.responder.add(
+            tool_reply(tool_call("recall", {"query": "east door"})),
+            tool_reply(tool_call("say", {"text": "It sticks."})),
+            tool_reply(tool_call("noop")),
+        )
+        self.char1.execute_cmd("say Aria, about the east door")
+        self.tick()
+        text = self.page("conversation")
+        link = f'<a class="memory-id" href="{self.url("memory")}?part=item&amp;id=j000000">'
+        assert link in text
+        item = self.page("memory", part="item", id="j000000")
+        section = item.split('<section id="item">')[1].split("</section>")[0]
+        assert "The east door sticks." in section and "do=forget&amp;id=j000000" in section
+        item = self.page("memory", part="item", id="m999999")
+        assert "Aria has no memory &#x27;m999999&#x27;." in item
+
+    def test_an_id_link_adds_nothing_a_player_wrote(self):
+        from ai_assistant.web.filters import linked_ids
+
+        html = linked_ids('<b onclick="x">j000001</b>', "/m/?part=item&id=")
+        assert "<b" not in html and "&lt;b onclick=&quot;x&quot;&gt;" in html
+        assert '<a class="memory-id" href="/m/?part=item&amp;id=j000001">j000001</a>' in html
+
     @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=3)
     def test_paged_newest_first(self):
         from ai_assistant.state import RECENT_TURNS
@@ -195,8 +253,8 @@ class TestConversation(WorkbenchTestCase):
         assert "Page 2 of 3" in text
         shown = [n for n in range(8) if f"2026-01-01 00:0{n}:00 UTC" in text]
         assert shown == [2, 3, 4]
-        # newest first on the page
-        where = [text.index(f"2026-01-01 00:0{n}:00 UTC") for n in (4, 3, 2)]
+        # the newest page first, but each page a chat log: oldest first
+        where = [text.index(f"2026-01-01 00:0{n}:00 UTC") for n in (2, 3, 4)]
         assert where == sorted(where)
 
     def test_a_private_turn_is_labelled_with_whom(self):
@@ -270,9 +328,53 @@ class TestMemoryPage(WorkbenchTestCase):
         self.handler.memory.admin.kind("reminders").add(
             "dragon", "Ask about the dragon.", 3, by="Dev"
         )
-        text = self.page("memory")
+        text = self.page("memory", part="reminders")
         assert "Ask about the dragon." in text and "0 of 3" in text
-        assert ">Bob</a>" in text
+        assert ">Bob</a>" in self.page("memory", part="people")
+
+    def test_one_part_at_a_time_the_journal_first(self):
+        """The memory tab shows one part, chosen by its sub-tabs; the journal by default."""
+        self.know_bob()
+        self.handler.brain.journal.add("Heard at the desk.", author="Aria", now=NOW)
+        self.handler.memory.admin.kind("reminders").add(
+            "dragon", "Ask about the dragon.", 3, by="Dev"
+        )
+        text = self.page("memory")
+        nav = text.split('id="memory-parts">')[1].split("</nav>")[0]
+        for label in (
+            "Journal",
+            "Memories",
+            "People",
+            "Links",
+            "Reflections",
+            "Digests",
+            "Reminders",
+            "Gossip",
+            "Corrections",
+        ):
+            assert f">{label}</a>" in nav
+        assert '<section id="journal">' in text and "Heard at the desk." in text
+        assert '<section id="reminders">' not in text and "Ask about the dragon." not in text
+        text = self.page("memory", part="reminders")
+        assert "Ask about the dragon." in text and '<section id="journal">' not in text
+        # a search shows its results; an unknown part is the journal
+        assert 'id="found"' in self.page("memory", q="desk")
+        assert '<section id="journal">' in self.page("memory", part="nonsense")
+
+    @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=2)
+    def test_the_journal_and_the_reflections_are_paged_and_filtered(self):
+        from ai_assistant.memory.journal import REFLECTION_KIND
+
+        journal = self.handler.brain.journal
+        for number in range(5):
+            journal.add(f"Insight {number}.", author="Aria", now=NOW, kind=REFLECTION_KIND)
+        text = self.page("memory", part="reflections", reflections_page=3)
+        assert "Page 3 of 3 (5 in all)" in text
+        assert [n for n in range(5) if f"Insight {n}." in text] == [0]
+        journal.add("Bob asked for maps.", author="Aria", now=NOW, heard_from="Bob")
+        text = self.page("memory", part="journal", speaker="Bob")
+        assert "Bob asked for maps." in text and "Insight" not in text
+        assert "Page 1 of 1 (1 in all)" in text
 
     def test_forget_is_confirmed_first_and_recorded_as_the_command_does(self):
         self.handler.brain.journal.add("Forget me.", author="Aria", now=NOW)
@@ -309,7 +411,8 @@ class TestMemoryPage(WorkbenchTestCase):
 
     def test_core_memory_edits_return_to_the_memory_page(self):
         response = self.post(action="set_core", key="motto", value="Books first.", back="memory")
-        assert response.redirect_chain[-1][0] == self.url("memory")
+        assert response.redirect_chain[-1][0] == self.url("memory", part="core")
+        assert "Books first." in response.content.decode()
         assert [
             n["value"] for n in self.handler.memory.admin.kind("core_notes").notes()[0].values()
         ] == ["Books first."]
@@ -334,6 +437,16 @@ class TestContextSleepSettings(WorkbenchTestCase):
         )
         assert "<code>say</code>" in text
         assert "sk-test-secret" not in text
+
+    def test_the_history_is_folded_and_keeps_its_line_breaks(self):
+        self.handler.brain.history.extend(
+            [{"role": "user", "content": "First line.\nSecond line."}]
+        )
+        text = self.page("context")
+        section = text.split('<section id="history">')[1].split("</section>")[0]
+        assert section.startswith("<details><summary>") and "<details open" not in section
+        cell = section.split('<td class="lines">')[1].split("</td>")[0]
+        assert "First line.\nSecond line." in cell
 
     def test_rollback_from_the_page_shows_the_plan_and_asks_first(self):
         self.handler.brain.journal.add("Before the night.", author="Aria", now=NOW)
@@ -376,17 +489,44 @@ class TestContextSleepSettings(WorkbenchTestCase):
         contents = [e["content"] for e in self.handler.brain.journal.all()]
         assert "Before the night." in contents and "Wrong, forget it." not in contents
 
+    def test_settings_say_what_each_means_and_ask_with_the_right_input(self):
+        from ai_assistant.conf import AssistantConfig
+
+        text = self.page("settings")
+        row = text.split('id="setting-tick_rate"')[1].split("</tr>")[0]
+        assert AssistantConfig.model_fields["tick_rate"].description in row
+        assert "integer, &gt;= 1, &lt;= 3600" in row and 'name="value" size="12"' in row
+        # true/false: a checkbox, checked as the value is
+        row = text.split('id="setting-respond_to_ambient"')[1].split("</tr>")[0]
+        assert 'type="checkbox" name="value" value="true"' in row and " checked" not in row
+        # a choice: a select of what is allowed, the value in force selected
+        row = text.split('id="setting-room_speech_audience"')[1].split("</tr>")[0]
+        assert "<select" in row and "<option selected>public</option>" in row
+        assert "<option>present</option>" in row
+        # the checkbox's form posts "true" when ticked, the hidden "false" when not
+        self.post(action="set", key="respond_to_ambient", value=["false", "true"])
+        assert self.handler.config().respond_to_ambient is True
+        self.post(action="set", key="respond_to_ambient", value="false")
+        assert self.handler.config().respond_to_ambient is False
+        self.post(action="set", key="room_speech_audience", value="present")
+        assert self.handler.config().room_speech_audience == "present"
+
     def test_settings_change_with_the_commands_validation(self):
         text = self.page("settings")
         assert 'id="setting-tick_rate"' in text and "A cheerful librarian." in text
-        # every key once, under its topic as @assistant/set groups them
-        from ai_assistant.conf import config_groups, config_keys
+        # every key once: the essentials first, open, then each other under its topic as
+        # @assistant/set groups them, folded
+        from ai_assistant.conf import ESSENTIAL_KEYS, config_groups, config_keys
 
         for key in config_keys():
             assert text.count(f'id="setting-{key}"') == 1, key
+        essentials = text.split('id="essentials" open>')[1].split("</details>")[0]
+        assert all(f'id="setting-{key}"' in essentials for key in ESSENTIAL_KEYS)
         topic, keys = config_groups()[0]
-        heading = f'<tr class="topic"><th colspan="4" class="pt-3">{topic[0].upper()}{topic[1:]}'
+        keys = [key for key in keys if key not in ESSENTIAL_KEYS]
+        heading = f"<summary><strong>{topic[0].upper()}{topic[1:]}</strong>"
         assert heading in text and text.index(heading) < text.index(f'id="setting-{keys[0]}"')
+        assert text.index('id="essentials"') < text.index(heading)
         before = self.handler.overrides()
         response = self.post(action="set", key="tick_rate", value="-5")
         assert response.redirect_chain[-1][0] == self.url("settings")

@@ -109,7 +109,7 @@ class TestLorePages(WorldTestCase):
     def test_a_game_without_lore_shows_an_empty_book_and_makes_no_script(self):
         text = self.lore_page()
         assert "(0 entries" in text and "No lore entry here" in text
-        assert "The game has no lore yet" in self.page("memory")
+        assert "The game has no lore yet" in self.page("memory", part="lore")
         assert lore_script(make=False) is None
 
     @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=3)
@@ -138,7 +138,9 @@ class TestLorePages(WorldTestCase):
         self.add_lore("For Aria", "Aria knows the bell.", who="Aria")
         self.add_lore("For guards", "The watch starts at ten.", who="tag:guards")
         self.add_lore("For all", "The river floods in spring.")
-        section = self.page("memory").split('<section id="lore">')[1].split("</section>")[0]
+        section = (
+            self.page("memory", part="lore").split('<section id="lore">')[1].split("</section>")[0]
+        )
         assert "For Aria" in section and "For all" in section and "For guards" not in section
         assert "2 entries in all" in section and "(3 in all)" in section
         # what it may know where it stands, in full on the lore page
@@ -220,7 +222,7 @@ class TestLorePages(WorldTestCase):
 class TestRelationships(WorldTestCase):
     def test_the_memory_tab_shows_each_dimension_with_its_latest_reason(self):
         self.warm_bob()
-        row = self.page("memory").split('<tr class="person">')[1].split("</tr>")[0]
+        row = self.page("memory", part="people").split('<tr class="person">')[1].split("</tr>")[0]
         warmth = row.split('class="dimension warmth"')[1].split("</td>")[0]
         assert "+0.40" in warmth and "warm" in warmth
         assert "he mended the east door for her" in warmth and "game 2026-01-01 12:00" in warmth
@@ -230,7 +232,7 @@ class TestRelationships(WorldTestCase):
 
     def test_a_private_reason_is_labelled_with_whom(self):
         self.warm_bob(private=True)
-        row = self.page("memory").split('<tr class="person">')[1].split("</tr>")[0]
+        row = self.page("memory", part="people").split('<tr class="person">')[1].split("</tr>")[0]
         warmth = row.split('class="dimension warmth"')[1].split("</td>")[0]
         assert "he mended the east door" in warmth and "private to Bob" in warmth
         person = self.page("person", key=f"#{self.char2.id}")
@@ -244,7 +246,7 @@ class TestRelationships(WorldTestCase):
         Relationships(self.handler.brain.entities.store).change(
             "name:cid", "Cid", "trust", value=-0.3, reason="he lied about the key", at=NOW
         )
-        assert ">Cid</a>" in self.page("memory")
+        assert ">Cid</a>" in self.page("memory", part="people")
         person = self.page("person", key="name:cid")
         assert "he lied about the key" in person and "-0.30" in person
 
@@ -265,7 +267,7 @@ class TestRelationships(WorldTestCase):
             and self.handler.memory.admin.kind("review_log").latest() == []
         )
         response = self.post(**form, confirmed="yes")
-        assert response.redirect_chain[-1][0] == self.url("memory") + "#people"
+        assert response.redirect_chain[-1][0] == self.url("memory", part="people")
         assert "Aria&#x27;s trust toward Bob is now +0.40 (was +0.00; recorded)." in (
             response.content.decode()
         )
@@ -318,7 +320,11 @@ class TestGossipLog(WorldTestCase):
                 "location": "Room",
             }
         )
-        section = self.page("memory").split('<section id="gossip">')[1].split("</section>")[0]
+        section = (
+            self.page("memory", part="gossip")
+            .split('<section id="gossip">')[1]
+            .split("</section>")[0]
+        )
         rows = section.split('<tr class="gossip">')[1:]
         assert len(rows) == 2
         assert "The well is dry." in rows[0] and "Aria &gt; Mira" in rows[0]

@@ -76,12 +76,19 @@ TOKEN_COUNTS = {
 }
 
 
+# fields later versions add to a record (old records, without them, still read): a sleep's
+# record keeps its real start and end beside its game times (issue 40's one clock)
+ADDED_FIELDS = {"real_start", "real_end"}
+
+
 def layout(value):
-    """`value` with its token counts zeroed (everything else as it is)."""
+    """`value` with its token counts zeroed and the fields added since version 1 left out
+    (everything else as it is)."""
     if isinstance(value, dict):
         return {
             key: 0 if key in TOKEN_COUNTS and isinstance(item, int) else layout(item)
             for key, item in value.items()
+            if key not in ADDED_FIELDS
         }
     if isinstance(value, list):
         return [layout(item) for item in value]

@@ -289,6 +289,7 @@ class Lifecycle:
             debt_before=SleepDebt(state).points,
             # the first sleep has no "last one" to compare with: everything is new to it
             quiet=len(history) > 0 and nothing_new(self.journal, self.entities),
+            real_now=to_iso(now),
         )
         # before anything of this sleep changes memory: its first writes keep what they replace.
         # A quiet sleep (nothing new: no model call, only housekeeping) takes none of its own
@@ -411,7 +412,10 @@ class Lifecycle:
         phases = [COMPACTING] if progress.get("completed") and progress.get("total_entries") else []
         phases += (state.get(DREAMING_PROGRESS) or {}).get("done", [])
         SleepHistory(state).finish(
-            to_iso(self.game_now(now)), phases=phases, debt_after=SleepDebt(state).points
+            to_iso(self.game_now(now)),
+            phases=phases,
+            debt_after=SleepDebt(state).points,
+            real_now=to_iso(now),
         )
         cooldown = now + timedelta(minutes=self.config.sleep_cooldown_minutes)
         state.set(COOLDOWN_UNTIL, to_iso(cooldown))

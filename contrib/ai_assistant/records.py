@@ -206,6 +206,8 @@ class SleepRecord(TypedDict, total=False):
     id: str  # "s4"
     start: str  # game time
     end: str | None
+    real_start: str | None  # real time (ISO); absent from records made before it was kept
+    real_end: str | None
     began: str  # tool, builder, schedule, debt
     depth: str
     quiet: bool

@@ -6,7 +6,8 @@ wakes (`Lifecycle.wake_up`); in between, each sleep tick's report is added to it
 (`tally`). Model calls and tokens are the difference of the usage stats between the two ends,
 so every call the sleep made is counted wherever it was made.
 
-A record: "id" (s1, s2, ...), "start" and "end" (game time, ISO), "began" (tool, builder,
+A record: "id" (s1, s2, ...), "start" and "end" (game time, ISO), "real_start" and "real_end"
+(real time, ISO: the dashboard's sleep table lines up with its timeline), "began" (tool, builder,
 schedule, debt), "depth", "quiet" (nothing new to consolidate), "phases" (done), "debt_before",
 "debt_after", "counts" (scored, consolidated, memories, links, profiles, reflections, core notes
 changed, pruned, digests, removed), "calls", "tokens", "errors", "summary" (one line: what it did,
@@ -152,7 +153,14 @@ class SleepHistory:
         return self.state.get(CURRENT_SLEEP)
 
     def start(
-        self, game_now: str, *, began: str, depth: str, debt_before: int, quiet: bool
+        self,
+        game_now: str,
+        *,
+        began: str,
+        depth: str,
+        debt_before: int,
+        quiet: bool,
+        real_now: str | None = None,
     ) -> dict:
         """Open the record of a sleep that begins now.
 
@@ -162,6 +170,7 @@ class SleepHistory:
             depth (str): "light" or "deep".
             debt_before (int): The sleep debt as it fell asleep.
             quiet (bool): Nothing new to consolidate since the last sleep.
+            real_now (str, optional): The real time (ISO).
 
         Returns:
             dict: The record.
@@ -177,6 +186,8 @@ class SleepHistory:
             "id": f"s{number}",
             "start": game_now,
             "end": None,
+            "real_start": real_now,
+            "real_end": None,
             "began": began,
             "depth": depth,
             "quiet": quiet,
@@ -275,13 +286,16 @@ class SleepHistory:
             record["debt_before"] += points
             self.state.set(CURRENT_SLEEP, record)
 
-    def finish(self, game_now: str, *, phases: list[str], debt_after: int) -> SleepRecord | None:
+    def finish(
+        self, game_now: str, *, phases: list[str], debt_after: int, real_now: str | None = None
+    ) -> SleepRecord | None:
         """Close the current record and keep it in the history.
 
         Args:
             game_now (str): The game time it woke (ISO).
             phases (list): The phases and dreaming steps done.
             debt_after (int): The sleep debt as it woke.
+            real_now (str, optional): The real time it woke (ISO).
 
         Returns:
             dict or None: The record kept; None when no sleep was under way.
@@ -294,6 +308,7 @@ class SleepHistory:
         start_calls, start_tokens = record.pop("_usage_at_start", [calls, tokens])
         record.update(
             end=game_now,
+            real_end=real_now,
             phases=list(phases),
             debt_after=debt_after,
             calls=calls - start_calls,

@@ -134,9 +134,9 @@ def usage_svg(by_hour: dict, width: int = 720, height: int = 160, costs: dict | 
         return "".join(parts)
     first, last = known[0][0], known[-1][0]
     first = max(first, last - timedelta(hours=MAX_HOURS - 1))
+    # only the hours with data and those between them: the axis never runs past the last
+    # hour used (one hour of data is one bar of at most MAX_BAR, not a solid block)
     slots = int((last - first).total_seconds() // 3600) + 1
-    # at least a day's slots: one hour of data is one bar among many, not a solid block
-    slots = max(slots, 24)
     step = width / slots
     bar_width = max(min(step * 0.8, MAX_BAR), 1.0)
     rows = [(m, k) for m, k in known if m >= first]

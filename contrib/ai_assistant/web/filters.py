@@ -10,11 +10,13 @@ and the full length after a cut.
 
 """
 
+import re
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.template import Library
-from django.utils.html import format_html
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import mark_safe
 
 from ..shell.game_settings import redacted
 
@@ -53,6 +55,49 @@ def clip(value, limit: int = NAME_CHARS) -> str:
 
 # most names listed in an audience before "and N others"
 AUDIENCE_NAMES = 5
+# a memory's id as the model and the pages name it: a journal entry, a long-term memory, a digest
+MEMORY_ID = re.compile(r"\b[jmd][0-9]{6}\b")
+
+
+@register.filter(name="linked_ids")
+def linked_ids(value, item_url: str) -> str:
+    """Text with each memory id in it made a link to that memory (`{{ text|clip|linked_ids:url }}`).
+
+    The text is escaped first; an id is letters and digits only, so a link adds nothing a
+    player or the model wrote.
+
+    Args:
+        value (object): The text (already clipped).
+        item_url (str): The address a memory's id is appended to.
+
+    Returns:
+        str: Safe HTML.
+
+    """
+    text = str(conditional_escape("" if value is None else value))
+    url = str(conditional_escape(item_url))
+    return mark_safe(
+        MEMORY_ID.sub(
+            lambda m: f'<a class="memory-id" href="{url}{m.group(0)}">{m.group(0)}</a>', text
+        )
+    )
+
+
+# a person's key that is a game object's dbref
+DBREF = re.compile(r"#[0-9]{1,12}")
+
+
+def _name_of(key, names: dict) -> str:
+    """A person's name: as the assistant knows them, else (someone it keeps no profile of, such
+    as a builder who whispered to it) the game object's own name, found once and kept in
+    `names` for the rest of the page; else the key."""
+    name = names.get(key)
+    if name is None and isinstance(key, str) and DBREF.fullmatch(key):
+        from evennia.objects.models import ObjectDB
+
+        found = ObjectDB.objects.filter(id=int(key[1:])).values_list("db_key", flat=True).first()
+        name = names[key] = str(found) if found else key
+    return name or str(key)
 
 
 def audience_words(audience, names: dict) -> str:
@@ -60,7 +105,8 @@ def audience_words(audience, names: dict) -> str:
 
     Args:
         audience (list or None): Person keys (None or empty: public).
-        names (dict): Person key -> name, as the assistant knows them.
+        names (dict): Person key -> name, as the assistant knows them (a dbref it does not
+            know is looked up and added).
 
     Returns:
         str: The words (names clipped, at most `AUDIENCE_NAMES` of them).
@@ -69,7 +115,7 @@ def audience_words(audience, names: dict) -> str:
     if not audience:
         return "public"
     keys = list(audience) if isinstance(audience, (list, tuple, set, frozenset)) else [audience]
-    shown = [clip(names.get(key) or key, NAME_CHARS) for key in keys[:AUDIENCE_NAMES]]
+    shown = [clip(_name_of(key, names), NAME_CHARS) for key in keys[:AUDIENCE_NAMES]]
     if len(keys) > AUDIENCE_NAMES:
         shown.append(f"{len(keys) - AUDIENCE_NAMES} others")
     words = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"

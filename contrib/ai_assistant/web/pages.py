@@ -1,18 +1,21 @@
 """
 The workbench's pages of one assistant, beside its overview (`views.assistant_detail`):
 
-- Conversation: each recent turn as it happened (what was heard, from whom, for whom; each
-  tool call with its arguments and result; what was said; the stop reason, tokens and time),
-  paged newest first, filtered by person and by tool.
-- Memory: a search with the recall the assistant uses (scores, sources, audiences in words),
-  every long-term memory paged, the people with how it feels about each (`people.py`), the
-  gossip log, the lore it may know (`lore.py`), the links drawn with readable labels,
-  reflections, digests, reminders, core memory and the review log, with forget, trust,
+- Conversation: the recent turns as a chat log (the newest page first, each page oldest first):
+  what was heard, from whom, for whom; what was said; each turn's tool calls (arguments and
+  results), stop reason, tokens and time folded under it; memory ids linked; filtered by person
+  and by tool.
+- Memory: sub-tabs, one part read and shown at a time, each list paged: the journal (filtered),
+  the long-term memories, the people with how it feels about each (`people.py`), the links
+  drawn with readable labels, reflections, digests, reminders, the gossip log, the builders'
+  corrections, core memory and the lore it may know (`lore.py`); one memory by its id; a search
+  with the recall the assistant uses (scores, sources, audiences in words); forget, trust,
   relationship and core-memory edits.
 - Context: the next request laid open in its parts with their tokens against the budget.
-- Sleep: the timeline with its legend and axis, each sleep's record, the debt over the sleeps,
-  and rollback.
-- Settings: every setting and the persona, changed with `@assistant/set`'s validation.
+- Sleep: the timeline with its legend and axis, each sleep's record in the same clock, the
+  debt over the sleeps, and rollback.
+- Settings: a form: the essentials first, every other setting under its topic, each with its
+  meaning and allowed values, changed with `@assistant/set`'s validation.
 - Confirm: what an edit (forget, trust, rollback, relationship) would change, asked before it
   is done.
 
@@ -50,12 +53,8 @@ from .views import (
 
 # the sleeps the sleep page lists and the debt chart draws
 SLEEPS_SHOWN = 50
-# newest reflections, digests, reminders and review records the memory page shows
-MEMORY_LISTS = 20
 # the lore entries an assistant may know that its memory tab lists (all are on the lore page)
 LORE_PREVIEW = 10
-# the paged lists of the memory tab
-MEMORY_PAGES = ("memories_page", "people_page", "gossip_page")
 
 
 def _names(handler) -> dict:
@@ -123,6 +122,7 @@ def _turn_card(turn: dict, names: dict) -> dict:
             }
             for event in heard
         ],
+        # a noop ends a turn with nothing to do: counted, not shown as a call
         "calls": [
             {
                 "name": call.get("name"),
@@ -131,7 +131,9 @@ def _turn_card(turn: dict, names: dict) -> dict:
                 "ok": call.get("ok"),
             }
             for call in calls
+            if call.get("name") != "noop"
         ],
+        "noops": sum(1 for call in calls if call.get("name") == "noop"),
         # an older record has tool names only
         "tools": [] if calls else [clip(name) for name in (turn.get("tools") or [])[:50]],
         "said": _said(calls),
@@ -143,7 +145,7 @@ def _turn_card(turn: dict, names: dict) -> dict:
         "prompt_tokens": tokens.get("prompt"),
         "completion_tokens": tokens.get("completion"),
         "seconds": turn.get("seconds"),
-        "recalled": ", ".join(clip(i, 40) for i in (turn.get("recalled") or [])[:20]),
+        "recalled": [clip(i, 40) for i in (turn.get("recalled") or [])[:20]],
         "fixed": shape.get("fixed"),
         "conversation": shape.get("conversation"),
         "last_request": shape.get("last_request"),
@@ -191,7 +193,9 @@ def conversation(request, dbid: int):
 
     turns, names = on_reactor(read)
     kept = [t for t in turns if _turn_matches(t, person.lower(), tool.lower())]
+    # pages run from the newest turns back; a page reads as a chat log, oldest first
     page = views._get_page(kept, request.GET.get("page"))
+    page.object_list.reverse()
     filters = {"person": person, "tool": tool}
     return render(
         request,
@@ -206,9 +210,16 @@ def conversation(request, dbid: int):
             "extra": urlencode([(k, v) for k, v in filters.items() if v]),
             "kept": len(turns),
             "detail_url": reverse("ai_assistant:detail", args=[dbid]),
+            "memory_url": reverse("ai_assistant:memory", args=[dbid]),
+            "item_url": item_url(dbid),
             "action_url": reverse("ai_assistant:action", args=[dbid]),
         },
     )
+
+
+def item_url(dbid: int) -> str:
+    """The address of one memory on the memory tab, less the memory's id (appended)."""
+    return f"{reverse('ai_assistant:memory', args=[dbid])}?part=item&id="
 
 
 def _recalled_row(item, names: dict) -> dict:
@@ -243,16 +254,80 @@ def _memory_row(memory: dict, names: dict) -> dict:
     return row
 
 
+# the parts of the memory tab, one shown at a time (its sub-tabs): (part, label)
+MEMORY_PARTS = (
+    ("journal", "Journal"),
+    ("memories", "Memories"),
+    ("people", "People"),
+    ("links", "Links"),
+    ("reflections", "Reflections"),
+    ("digests", "Digests"),
+    ("reminders", "Reminders"),
+    ("gossip", "Gossip"),
+    ("corrections", "Corrections"),
+    ("core", "Core memory"),
+    ("lore", "Lore"),
+)
+# the page parameter of each part's list
+PART_PAGES = {
+    "journal": "journal_page",
+    "memories": "memories_page",
+    "people": "people_page",
+    "reflections": "reflections_page",
+    "digests": "digests_page",
+    "reminders": "reminders_page",
+    "gossip": "gossip_page",
+    "corrections": "corrections_page",
+}
+# the journal's filters on the memory tab, as typed
+JOURNAL_FILTERS = ("speaker", "text", "audience")
+
+
+def memory_part(query) -> str:
+    """The part of the memory tab a request asks for: its `part`, else the part its other
+    parameters belong to (a search, a page of one list, a filter), else the journal.
+
+    Args:
+        query (QueryDict): The request's GET parameters.
+
+    Returns:
+        str: One of MEMORY_PARTS' names, "search" for a search's results or "item" for one
+            memory (its `id`).
+
+    """
+    part = query.get("part", "")
+    if part in dict(MEMORY_PARTS) or part in ("search", "item"):
+        return part
+    if query.get("q"):
+        return "search"
+    if query.get("gossip_person"):
+        return "gossip"
+    for name, param in PART_PAGES.items():
+        if query.get(param):
+            return name
+    return "journal"
+
+
+def memory_url(dbid: int, part: str) -> str:
+    """The address of one part of an assistant's memory tab."""
+    return f"{reverse('ai_assistant:memory', args=[dbid])}?{urlencode({'part': part})}"
+
+
 @dashboard_view
 @builder_required
 def memory(request, dbid: int):
-    """Search, page through and correct an assistant's memory.
+    """Search, page through and correct an assistant's memory, one part at a time.
+
+    The tab's sub-tabs each show one part (journal, memories, people, links, reflections,
+    digests, reminders, gossip, corrections, core memory, lore), each list paged; only what
+    the part shows is read.
 
     Args:
-        request (HttpRequest): The request; `q` searches (the recall the assistant uses),
-            `memories_page`, `people_page` and `gossip_page` page the memories, the people
-            (with how it feels about each) and who told whom what; `gossip_person` keeps the
-            gossip that names a person (a name or key).
+        request (HttpRequest): The request; `part` picks the part; `q` searches (the recall
+            the assistant uses); `speaker`, `text` and `audience` filter the journal;
+            `<list>_page` pages a list (`journal_page`, `memories_page`, `people_page`,
+            `reflections_page`, `digests_page`, `reminders_page`, `gossip_page`,
+            `corrections_page`); `gossip_person` keeps the gossip that names a person.
         dbid (int): The assistant's database id.
 
     Returns:
@@ -260,106 +335,166 @@ def memory(request, dbid: int):
 
     """
     obj = on_reactor(get_assistant, dbid)
+    part = memory_part(request.GET)
     query = request.GET.get("q", "")[:MAX_QUERY_CHARS].strip()
     found, search_error = None, ""
-    if query:
+    if part == "search" and query:
         try:
             found = _waited(on_reactor(obj.assistant.memory.search_deferred, query))
         except Refused as err:
             search_error = str(err)
-    gossip_person = request.GET.get("gossip_person", "")[: people.MAX_PERSON_CHARS].strip()
-    pages = {name: request.GET.get(name) for name in MEMORY_PAGES}
-    data = on_reactor(_memory_data, obj, pages, gossip_person)
-    names = data["names"]
-    state = {
-        "q": query,
-        "gossip_person": gossip_person,
-        **{name: data[name].number for name in MEMORY_PAGES},
+    journal = {
+        name: request.GET.get(name, "")[:MAX_QUERY_CHARS].strip() for name in JOURNAL_FILTERS
     }
-    dbid_ = obj.id
-    return render(
-        request,
-        "ai_assistant/memory.html",
-        {
-            **data,
-            "tabs": tabs(dbid_, "memory"),
-            "query": query,
-            "search_error": search_error,
-            "how": "by meaning and words" if data["by_meaning"] else "by words, BM25",
-            "found": None if found is None else [_recalled_row(i, names) for i in found],
-            "memories": [_memory_row(m, names) for m in data["memories_page"].object_list],
-            "people": [
-                {**row, "url": views._person_url(dbid_, row["key"])} for row in data["people_rows"]
-            ],
-            "dimensions": people.DIMENSIONS,
-            "gossip": [people.gossip_row(r, names) for r in data["gossip_page"].object_list],
-            "gossip_person": gossip_person,
-            "page_links": views._page_links(state, MEMORY_PAGES),
-            "links_graph": mark_safe(charts.links_svg(data["links"], views._max_graph_nodes())),
-            "reflections": [
-                {**views._journal_row(e), "audience": audience_words(e.get("audience"), names)}
-                for e in data["reflections"]
-            ],
-            "digests": [
-                {
-                    "day": d.get("day"),
-                    "summary": d.get("summary"),
-                    "audience": audience_words(d.get("audience"), names),
-                    "private": bool(d.get("audience")),
-                }
-                for d in data["digests"]
-            ],
-            "reminders": [
-                {
-                    "id": r.get("id"),
-                    "pattern": r.get("pattern"),
-                    "reminder": r.get("reminder"),
-                    "fires": f"{r.get('fired_count', 0)} of {r.get('max_fires')}",
-                    "audience": audience_words(r.get("audience"), names),
-                }
-                for r in data["reminders"]
-            ],
-            "action_url": reverse("ai_assistant:action", args=[dbid_]),
-            "confirm_url": reverse("ai_assistant:confirm", args=[dbid_]),
-            "dbid": dbid_,
-        },
+    if journal["audience"] not in ("private", "public"):
+        journal["audience"] = ""
+    seqs = None
+    if part == "journal" and any(journal.values()):
+        seqs = views.journal_matches(
+            obj.assistant.memory, journal["speaker"], journal["text"], journal["audience"]
+        )
+    item, item_error = None, ""
+    if part == "item":
+        try:
+            item = on_reactor(_memory_shown, obj, request.GET.get("id", "")[:60].strip())["memory"]
+        except Refused as err:
+            item_error = clip(err, TEXT_CHARS)
+    gossip_person = request.GET.get("gossip_person", "")[: people.MAX_PERSON_CHARS].strip()
+    param = PART_PAGES.get(part)
+    data = on_reactor(
+        _memory_data, obj, part, request.GET.get(param) if param else None, gossip_person, seqs
     )
+    names = data["names"]
+    list_page = data.get("list_page")
+    state = {"part": part, "gossip_person": gossip_person, **journal}
+    extra = urlencode([(name, value) for name, value in state.items() if value])
+    rows = list_page.object_list if list_page is not None else []
+    dbid_ = obj.id
+    context = {
+        **data,
+        "tabs": tabs(dbid_, "memory"),
+        "part": part,
+        "parts": [
+            {"name": name, "label": label, "url": memory_url(dbid_, name), "active": name == part}
+            for name, label in MEMORY_PARTS
+        ],
+        "page_param": param,
+        "page_extra": extra,
+        "query": query,
+        "item": item,
+        "item_error": item_error,
+        "journal_filters": journal,
+        "search_error": search_error,
+        "how": "by meaning and words" if data["by_meaning"] else "by words, BM25",
+        "found": None if found is None else [_recalled_row(i, names) for i in found],
+        "gossip_person": gossip_person,
+        "dimensions": people.DIMENSIONS,
+        "action_url": reverse("ai_assistant:action", args=[dbid_]),
+        "confirm_url": reverse("ai_assistant:confirm", args=[dbid_]),
+        "dbid": dbid_,
+    }
+    if part == "journal":
+        context["journal_rows"] = [
+            views._worded(views._journal_row(entry), entry, names) for entry in rows
+        ]
+    elif part == "memories":
+        context["memories"] = [_memory_row(m, names) for m in rows]
+    elif part == "people":
+        context["people"] = [
+            {**row, "url": views._person_url(dbid_, row["key"])} for row in data["people_rows"]
+        ]
+    elif part == "gossip":
+        context["gossip"] = [people.gossip_row(r, names) for r in rows]
+    elif part == "links":
+        context["links_graph"] = mark_safe(
+            charts.links_svg(data["links"], views._max_graph_nodes())
+        )
+    elif part == "reflections":
+        context["reflections"] = [
+            {**views._journal_row(e), "audience": audience_words(e.get("audience"), names)}
+            for e in rows
+        ]
+    elif part == "digests":
+        context["digests"] = [
+            {
+                "day": d.get("day"),
+                "summary": d.get("summary"),
+                "audience": audience_words(d.get("audience"), names),
+                "private": bool(d.get("audience")),
+            }
+            for d in rows
+        ]
+    elif part == "reminders":
+        context["reminders"] = [
+            {
+                "id": r.get("id"),
+                "pattern": r.get("pattern"),
+                "reminder": r.get("reminder"),
+                "fires": f"{r.get('fired_count', 0)} of {r.get('max_fires')}",
+                "audience": audience_words(r.get("audience"), names),
+                "private": bool(r.get("audience")),
+            }
+            for r in rows
+        ]
+    elif part == "corrections":
+        context["reviews"] = rows
+    return render(request, "ai_assistant/memory.html", context)
 
 
-def _memory_data(obj, pages: dict, gossip_person: str = "") -> dict:
-    """What the memory page shows, read on the reactor (nothing is written)."""
+def _memory_data(obj, part: str, number, gossip_person: str = "", seqs=None) -> dict:
+    """What one part of the memory page shows, read on the reactor (nothing is written):
+    `list_page` is the page `number` of the part's list."""
     handler = obj.assistant
     mem = handler.memory
-    core_items, core_tokens, core_budget = mem.admin.kind("core_notes").notes()
     names = _names(handler)
-    links = mem.admin.kind("links").strongest(200)
-    # every relationship, read once (each is one cached Attribute)
-    relationships = mem.admin.kind("relationships").all()
-    people_page = views._get_page(people.everyone(mem, relationships), pages.get("people_page"))
-    for state in relationships:  # someone known only by a relationship, named
-        names.setdefault(str(state["key"]), str(state.get("name") or state["key"]))
-    gossip = mem.admin.kind("gossip_log").records(None, people.person_key(mem, gossip_person))
-    return {
+    data = {
         "key": obj.key,
         "dbref": obj.dbref,
         "names": names,
         "by_meaning": mem.admin.searches_by_meaning(),
-        "memories_page": views._get_page(
-            mem.admin.kind("long_term").newest(), pages.get("memories_page")
-        ),
-        "people_page": people_page,
-        "people_rows": people.people_rows(relationships, people_page.object_list, names),
-        "gossip_page": views._get_page(gossip, pages.get("gossip_page"), people.GOSSIP_PAGE),
-        "lore": known_preview(handler, LORE_PREVIEW),
-        "links": links,
-        "reflections": mem.admin.kind("journal").reflections()[:MEMORY_LISTS],
-        "digests": list(reversed(mem.digests()))[:MEMORY_LISTS],
-        "reminders": list(mem.admin.kind("reminders").all())[:MEMORY_LISTS],
-        "reviews": mem.admin.kind("review_log").latest(MEMORY_LISTS),
-        "core_items": sorted(core_items.items()),
-        "core_tokens": core_tokens,
-        "core_budget": core_budget,
+        "list_page": None,
     }
+    size = None
+    if part == "journal":
+        items = mem.admin.kind("journal").newest(seqs)
+    elif part == "memories":
+        items = mem.admin.kind("long_term").newest()
+    elif part == "people":
+        # every relationship, read once (each is one cached Attribute)
+        relationships = mem.admin.kind("relationships").all()
+        items = people.everyone(mem, relationships)
+        for state in relationships:  # someone known only by a relationship, named
+            names.setdefault(str(state["key"]), str(state.get("name") or state["key"]))
+    elif part == "gossip":
+        items = mem.admin.kind("gossip_log").records(None, people.person_key(mem, gossip_person))
+        size = people.GOSSIP_PAGE
+    elif part == "reflections":
+        items = mem.admin.kind("journal").reflections()
+    elif part == "digests":
+        items = list(reversed(mem.digests()))
+    elif part == "reminders":
+        items = list(mem.admin.kind("reminders").all())
+    elif part == "corrections":
+        reviews = mem.admin.kind("review_log")
+        items = reviews.latest(reviews.count())
+    else:
+        items = None
+    if items is not None:
+        data["list_page"] = views._get_page(items, number, size)
+    if part == "people":
+        data["people_rows"] = people.people_rows(
+            relationships, data["list_page"].object_list, names
+        )
+    elif part == "links":
+        data["links"] = mem.admin.kind("links").strongest(200)
+    elif part == "lore":
+        data["lore"] = known_preview(handler, LORE_PREVIEW)
+    elif part == "core":
+        core_items, core_tokens, core_budget = mem.admin.kind("core_notes").notes()
+        data.update(
+            core_items=sorted(core_items.items()), core_tokens=core_tokens, core_budget=core_budget
+        )
+    return data
 
 
 @dashboard_view
@@ -505,6 +640,9 @@ def sleep(request, dbid: int):
                     **views._sleep_row(record),
                     "start": game_time(record.get("start")),
                     "end": game_time(record["end"]) if record.get("end") else "asleep",
+                    # real time, as the timeline above it (older records kept game time only)
+                    "real_start": record.get("real_start"),
+                    "real_end": record.get("real_end"),
                     "rollback": record.get("id") in data["kept"],
                     "rolled_back": record.get("rolled_back") or None,
                 }
@@ -517,13 +655,37 @@ def sleep(request, dbid: int):
 
 
 def _config_groups() -> list:
-    """The settings by topic, as `@assistant/set` groups them (`conf.config_groups`), or one
-    group when this version of the configuration has no topics."""
-    try:
-        from ..conf import config_groups
-    except ImportError:
-        return []
+    """The settings by topic, as `@assistant/set` groups them (`conf.config_groups`)."""
+    from ..conf import config_groups
+
     return config_groups()
+
+
+def _field_form(key: str) -> dict:
+    """How the settings form asks for one key: its meaning (the configuration's own
+    description) and its input: a checkbox for true/false, a select for a choice, else a box.
+
+    Args:
+        key (str): A configuration key.
+
+    Returns:
+        dict: "meaning", "input" ("bool", "choice" or "text") and "choices".
+
+    """
+    from typing import Literal, get_args, get_origin
+
+    from ..conf import AssistantConfig
+
+    field = AssistantConfig.model_fields.get(key)
+    if field is None:  # a key of a game's own: typed as text
+        return {"meaning": "", "input": "text", "choices": []}
+    annotation = field.annotation
+    form = {"meaning": field.description or "", "input": "text", "choices": []}
+    if annotation is bool:
+        form["input"] = "bool"
+    elif get_origin(annotation) is Literal:
+        form.update(input="choice", choices=[str(arg) for arg in get_args(annotation)])
+    return form
 
 
 @dashboard_view
@@ -531,14 +693,20 @@ def _config_groups() -> list:
 def settings_page(request, dbid: int):
     """Every setting and the persona, each changed with `@assistant/set`'s validation.
 
+    The settings most builders change first (`conf.ESSENTIAL_KEYS`) come first, open; every
+    other key is under its topic, folded. Each row says what the key means and what it allows, and asks for
+    true/false with a checkbox and for a choice with a select.
+
     Args:
-        request (HttpRequest): The request.
+        request (HttpRequest): The request; `topic` opens that topic's group.
         dbid (int): The assistant's database id.
 
     Returns:
         HttpResponse: The page.
 
     """
+    from ..conf import ESSENTIAL_KEYS
+
     obj = on_reactor(get_assistant, dbid)
 
     def read():
@@ -547,16 +715,32 @@ def settings_page(request, dbid: int):
 
     options, overrides, config_error = on_reactor(read)
     rows = {
-        key: {"key": key, "value": value, "allowed": allowed, "overridden": key in overrides}
+        key: {
+            "key": key,
+            "value": value,
+            "allowed": allowed,
+            "overridden": key in overrides,
+            **_field_form(key),
+        }
         for key, value, allowed in options[1:]
     }
-    groups = []
+    opened = request.GET.get("topic", "")[:MAX_QUERY_CHARS]
+    groups = [
+        {
+            "topic": "the settings most builders change first",
+            "rows": [rows.pop(key) for key in ESSENTIAL_KEYS if key in rows],
+            "open": True,
+            "slug": "essentials",
+        }
+    ]
     for topic, keys in _config_groups():
         members = [rows.pop(key) for key in keys if key in rows]
         if members:
-            groups.append({"topic": topic, "rows": members})
+            groups.append({"topic": topic, "rows": members, "open": topic == opened})
     if rows:  # a key of a game's own, in no topic
-        groups.append({"topic": "other", "rows": list(rows.values())})
+        groups.append({"topic": "other", "rows": list(rows.values()), "open": opened == "other"})
+    for group in groups[1:]:
+        group["slug"] = "topic-" + "-".join(group["topic"].split())
     return render(
         request,
         "ai_assistant/settings.html",

@@ -498,6 +498,7 @@ def assistant_detail(request, dbid: int):
         "sleep_reason": status.sleep_reason or "",
         "last_compaction": status.last_compaction or "",
         "action_url": reverse("ai_assistant:action", args=[dbid]),
+        "memory_url": reverse("ai_assistant:memory", args=[dbid]),
         "tabs": tabs(dbid, "detail"),
     }
     return render(request, "ai_assistant/detail.html", context)
@@ -771,7 +772,7 @@ def edit_response(request, dbid: int, action: str):
         person = _person_url(dbid, request.POST.get("person", ""))
         if request.POST.get("back") == "person" and person:
             return redirect(person)
-        return redirect(reverse("ai_assistant:memory", args=[dbid]) + "#people")
+        return redirect(reverse("ai_assistant:memory", args=[dbid]) + "?part=people")
     page = {
         "forget": "memory",
         "trust": "memory",
@@ -783,7 +784,9 @@ def edit_response(request, dbid: int, action: str):
     }.get(action, "detail")
     if page not in {url for _, url in TABS}:
         page = "detail"
-    return redirect(reverse(f"ai_assistant:{page}", args=[dbid]))
+    # a core note edited on the memory tab returns to its core part
+    part = "?part=core" if page == "memory" and action in ("set_core", "remove_core") else ""
+    return redirect(reverse(f"ai_assistant:{page}", args=[dbid]) + part)
 
 
 def _do_action(handler, action: str, data, by: str) -> str:
