@@ -9,9 +9,9 @@ typeclass.
 
 from evennia.utils import create, search
 
-from . import game_settings
-from ..errors import Refused
-from ..handler import MAX_PERSONA_CHARS, AssistantHandler
+from .shell import game_settings
+from .errors import Refused
+from .handler import MAX_PERSONA_CHARS, AssistantHandler
 
 ASSISTANT_TAG = ("ai_assistant", "ai_assistant")
 
