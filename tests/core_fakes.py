@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from ai_assistant import lifecycle as life
 from ai_assistant.events import EventQueue, make_event
 from ai_assistant.awake.turn import awake_tick
-from ai_assistant.brain import Brain
+from ai_assistant.agent.brain import Brain
 from ai_assistant.conf import AssistantConfig
 from ai_assistant.llm.client import ChatReply, LLMError, TokenUsage, ToolCall
 from ai_assistant.driver import drive, inline

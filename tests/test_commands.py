@@ -51,7 +51,7 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
         assert "Not created" in text and "already exists" in text
         assert len([obj for obj in self.room1.contents if obj.key == "Bob"]) == 1
         # made another way (code, a builder's `create`): commands by name say to use dbrefs
-        from ai_assistant.shell.assistants import create_assistant
+        from ai_assistant.assistants import create_assistant
 
         create_assistant("Bob", self.room1, "Another guard.")
         bobs = [obj for obj in self.room1.contents if obj.key == "Bob"]

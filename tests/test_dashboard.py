@@ -255,7 +255,7 @@ class TestDashboard(AssistantTestCase):
 
     @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=25)
     def test_list_is_paginated(self):
-        from ai_assistant.shell.assistants import create_assistant
+        from ai_assistant.assistants import create_assistant
 
         for number in range(30):
             create_assistant(f"Helper{number:02d}", self.room1)

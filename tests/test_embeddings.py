@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from ai_assistant.brain import Brain
+from ai_assistant.agent.brain import Brain
 from ai_assistant.conf import AssistantConfig
 from ai_assistant.llm.client import (
     MAX_MODEL_NAME_CHARS,

@@ -437,7 +437,7 @@ if EvenniaCommandTest is not None:
             assert _stored(self.aria) == before
 
         def test_every_assistant_that_knows_them_forgets_them_when_asked(self):
-            from ai_assistant.shell.assistants import create_assistant
+            from ai_assistant.assistants import create_assistant
 
             mira = create_assistant("Mira", self.room1)
             mira.assistant.clock = self.clock
@@ -449,7 +449,7 @@ if EvenniaCommandTest is not None:
                 assert "lighthouse" not in _stored(assistant)
 
         def test_the_command_asks_an_assistant_that_knew_them_only_through_gossip(self):
-            from ai_assistant.shell.assistants import create_assistant
+            from ai_assistant.assistants import create_assistant
 
             mira = create_assistant("Mira", self.room1)
             mira.assistant.clock = self.clock

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 from evennia.utils import create
 
-from ai_assistant.shell.assistants import forget_person
+from ai_assistant.assistants import forget_person
 from ai_assistant.memory.working import WorkingMemory
 from ai_assistant.memory.reminders import Reminders
 

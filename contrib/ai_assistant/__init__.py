@@ -18,7 +18,7 @@ The public API, importable from here:
   (`ai_assistant.commands`).
 - `AssistantConfig`, `ConfigError`: every tunable (`ai_assistant.conf`).
 - `forget_person(who, assistants=None, by=...)`: make every assistant (or some) forget a
-  person, on a player's request (`ai_assistant.shell.assistants`).
+  person, on a player's request (`ai_assistant.assistants`).
 
 They are imported lazily, on first use: importing `ai_assistant` touches nothing of Evennia, so
 settings files and the pure core can import it before Evennia is initialised.
@@ -38,7 +38,7 @@ _PUBLIC = {
     "AssistantCmdSet": "commands",
     "AssistantConfig": "conf",
     "ConfigError": "conf",
-    "forget_person": "shell.assistants",
+    "forget_person": "assistants",
 }
 
 __all__ = sorted(_PUBLIC)

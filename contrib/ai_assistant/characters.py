@@ -16,7 +16,7 @@ from evennia.objects.objects import DefaultCharacter
 from evennia.utils import logger
 from evennia.utils.utils import lazy_property
 
-from .shell.assistants import ASSISTANT_TAG
+from .assistants import ASSISTANT_TAG
 from .handler import DEFAULT_PERSONA, AssistantHandler
 from .memory.kinds import FIRST_READ
 from .shell.storage import MEMORY_CATEGORY

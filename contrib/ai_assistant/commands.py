@@ -22,7 +22,7 @@ from .conf import AssistantConfig, unknown_key_message
 from .shell.game_settings import game_defaults
 from .shell.display import NAME_CHARS, TEXT_CHARS, YES, AssistantDisplay, _when, shown, shown_list
 from .errors import Refused
-from .shell.assistants import (
+from .assistants import (
     assistant_holdings,
     create_assistant,
     delete_assistant,

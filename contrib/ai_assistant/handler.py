@@ -44,7 +44,7 @@ from . import telemetry
 from .shell import game_settings, model_queue
 from .shell.assembly import BrainKey, EvenniaGameClock, brain_key, build_brain
 from .awake.turn import TurnOutcome, awake_tick, clear_model_errors
-from .brain import Brain
+from .agent.brain import Brain
 from .clock import SystemClock, to_iso
 from .conf import AssistantConfig, ConfigError, config_keys, describe_key, parse_override
 from .conf import resolve_config, unknown_key_message

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from .brain import Brain
+from .agent.brain import Brain
 from .clock import to_iso, utcnow
 from .debt import SleepDebt
 from .errors import Refused

@@ -35,7 +35,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
-from .brain import Brain
+from .agent.brain import Brain
 from .clock import utcnow
 from .conf import AssistantConfig
 from .driver import drive, inline

@@ -177,7 +177,7 @@ class RelationshipChange(TypedDict, total=False):
 
 
 @with_config(ConfigDict(strict=True))
-class Trigger(TypedDict, total=False):
+class Reminder(TypedDict, total=False):
     """One reminder (`reminders.Reminders.add`)."""
 
     id: str  # "t3"
@@ -339,7 +339,7 @@ def _words(annotation: Any) -> str:
 
 
 # the records docs/memory.md describes field by field ("The records, field by field")
-DOCUMENTED = ("JournalEntry", "LongTermMemory", "CoreNote", "Trigger", "RelationshipChange")
+DOCUMENTED = ("JournalEntry", "LongTermMemory", "CoreNote", "Reminder", "RelationshipChange")
 
 
 def record_table(record_type: type) -> str:

@@ -6,7 +6,7 @@ only ambient chatter, a `wait` still running, backing off after errors) it retur
 tick costs nothing. Otherwise it returns a turn: a generator that yields blocking model calls
 (see `ai_assistant.driver`) and runs the tools between them.
 
-A turn is one conversation in the ReAct loop (`ai_assistant.react`): the new events go to the
+A turn is one conversation in the ReAct loop (`ai_assistant.agent.react`): the new events go to the
 model with the prefix and the history; tool calls run and their results go back; it ends on
 `noop`, `wait` or `go_to_sleep`, on a reply without tool calls, on a refusal or a reply cut off
 by the token limit, or at `max_react_iterations`. Before each request the history is compacted
@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .. import telemetry
-from ..brain import Brain
+from ..agent.brain import Brain
 from ..clock import from_iso, to_iso
 from ..debt import SleepDebt, turn_id
 from ..driver import CLOSING_STEP
@@ -49,7 +49,7 @@ from ..prompt import events_message
 from ..memory.relationships import Relationships
 from ..records import TurnSummary
 from ..memory.reminders import Reminders
-from ..react import LoopResult, StopPolicy, react
+from ..agent.react import LoopResult, StopPolicy, react
 from ..state import (
     ACTIVITY,
     CONSECUTIVE_ERRORS,

@@ -29,13 +29,13 @@ from pydantic import BaseModel, Field
 
 from ..clock import to_iso
 from ..llm.client import ChatRequest, LLMError
-from ..brain import Brain
+from ..agent.brain import Brain
 from ..events import SAID_CHARS, SPEECH_TYPES, Speaker
 from ..memory.audience import served_by
 from ..memory.journal import SYNTHESIS
 from ..memory.provenance import SUMMARY, derived, spoken_source
 from ..memory.recall import render
-from ..react import StopPolicy, react
+from ..agent.react import StopPolicy, react
 from ..state import CONTEXT_SIGNALS, LAST_COMPACTION
 from ..text import for_prompt
 from ..tools.base import EXTRACTION

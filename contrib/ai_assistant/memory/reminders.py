@@ -28,7 +28,7 @@ from datetime import datetime
 
 from ..clock import to_iso
 from ..errors import Refused
-from ..records import MAX_PATTERN_CHARS, MAX_REMINDER_CHARS, Trigger
+from ..records import MAX_PATTERN_CHARS, MAX_REMINDER_CHARS, Reminder
 from .audience import Audience, visible
 from .store import KeyValueStore
 from ..state import TRIGGERS
@@ -76,7 +76,7 @@ class Reminders:
     def __init__(self, state: KeyValueStore):
         self.state = state
 
-    def all(self) -> list[Trigger]:
+    def all(self) -> list[Reminder]:
         """Every trigger, oldest first.
 
         Returns:
@@ -99,7 +99,7 @@ class Reminders:
         owners: dict[str, str] | None = None,
         per_person: int | None = None,
         builder: bool = False,
-    ) -> Trigger:
+    ) -> Reminder:
         """Set a trigger.
 
         Args:
@@ -182,7 +182,7 @@ class Reminders:
         self.state.set(TRIGGERS, [*triggers, trigger])
         return trigger
 
-    def remove(self, trigger_id: str) -> Trigger:
+    def remove(self, trigger_id: str) -> Reminder:
         """Remove a trigger.
 
         Args:
@@ -251,7 +251,7 @@ class Reminders:
         self.state.set(TRIGGERS, kept)
 
 
-def source(trigger: Trigger) -> str:
+def source(trigger: Reminder) -> str:
     """Who set a trigger and where, in a few words: "a builder (Ann)", "the assistant, for
     Carol, in public", "the assistant, for Bob, in private".
 
@@ -270,7 +270,7 @@ def source(trigger: Trigger) -> str:
     return f"{trigger.get('by') or 'the assistant'}{whom}, {where}"
 
 
-def render(trigger: Trigger) -> str:
+def render(trigger: Reminder) -> str:
     """A trigger as a turn's message shows it: one escaped line, its text marked with who set
     it, where, and what brought it back.
 

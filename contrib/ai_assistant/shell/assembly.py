@@ -18,7 +18,7 @@ from typing import NamedTuple
 from django.db import DatabaseError
 
 from . import game_settings
-from ..brain import Brain
+from ..agent.brain import Brain
 from ..conf import AssistantConfig
 from ..llm.client import EndpointSettings, client_for
 from ..memory.snapshots import RecordingStore, Snapshots

@@ -9,7 +9,7 @@ parses and asks; every read and change goes through the assistant's `memory` doo
 
 """
 
-from .assistants import find_assistants
+from .finding import find_assistants
 from .display import (
     NAME_CHARS,
     TEXT_CHARS,

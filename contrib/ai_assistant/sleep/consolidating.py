@@ -40,7 +40,7 @@ from collections.abc import Generator
 from datetime import datetime
 
 from .. import telemetry
-from ..brain import Brain
+from ..agent.brain import Brain
 from ..clock import from_iso, to_iso
 from ..lifecycle import COMPACTING
 from ..llm.client import CONTEXT_LENGTH, INVALID_RESPONSE, LLMError

@@ -30,7 +30,7 @@ with the day it was upgraded instead of paying a call for every day of its past.
 from collections.abc import Callable, Generator
 from datetime import datetime
 
-from ..brain import Brain
+from ..agent.brain import Brain
 from ..clock import from_iso
 from .prompts import attributed_to, clean_facts, render_entries, resting_on, sleep_request
 from ..memory.digests import DIGEST_PROMPT, DayDigest, audience_key

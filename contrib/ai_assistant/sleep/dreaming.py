@@ -64,7 +64,7 @@ from types import GeneratorType
 from datetime import datetime, timedelta
 
 from .. import telemetry
-from ..brain import Brain
+from ..agent.brain import Brain
 from ..context.compaction import sleep_compaction_step
 from ..llm.client import LLMError
 from ..memory.audience import narrowest

@@ -17,7 +17,7 @@ A failed call changes nothing: the same entries are asked for at the next tick.
 from collections.abc import Generator
 from datetime import datetime
 
-from ..brain import Brain
+from ..agent.brain import Brain
 from ..llm.embedding_roles import DOCUMENT
 from ..memory.semantic import pack_vector
 from .steps import Budget, StepResult

@@ -24,7 +24,7 @@ length and a digest of it, as a forget does now (`memory.review`).
 import hashlib
 from datetime import datetime, timedelta
 
-from ..brain import Brain
+from ..agent.brain import Brain
 from ..clock import to_iso
 from ..memory.sleep_history import SleepHistory
 

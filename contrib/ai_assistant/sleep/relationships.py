@@ -44,7 +44,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field, field_validator
 
-from ..brain import Brain
+from ..agent.brain import Brain
 from ..clock import from_iso, to_iso
 from ..memory.audience import narrowest, served_by
 from ..memory.entities import name_key

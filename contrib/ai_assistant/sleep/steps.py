@@ -9,7 +9,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..brain import Brain
+from ..agent.brain import Brain
 from ..driver import BlockingWork
 from ..llm.client import ChatRequest
 from .batch import BatchRound, ask

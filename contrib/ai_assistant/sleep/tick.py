@@ -27,7 +27,7 @@ from collections.abc import Generator
 from datetime import datetime
 
 from .. import telemetry
-from ..brain import Brain
+from ..agent.brain import Brain
 from ..context.compaction import needs_sleep_compaction
 from ..debt import SleepDebt
 from ..lifecycle import COMPACTING, DREAMING

@@ -35,7 +35,7 @@ whisperer's flood cannot keep the others from their turn.
 from collections.abc import Generator
 from datetime import datetime, timedelta
 
-from ..brain import Brain
+from ..agent.brain import Brain
 from ..clock import from_iso, to_iso
 from ..events import AMBIENT, Event, mentions
 from ..lifecycle import DEEP, DREAMING, LIGHT

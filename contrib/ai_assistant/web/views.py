@@ -43,7 +43,7 @@ from twisted.internet.threads import blockingCallFromThread
 from twisted.python import threadable
 
 from ..errors import Refused
-from ..shell.assistants import ASSISTANT_TAG, find_assistants
+from ..assistants import ASSISTANT_TAG, find_assistants
 from ..shell.game_settings import redacted
 from ..lifecycle import DEFAULT_HOURS
 from .charts import hour_label, links_svg, timeline_svg, usage_svg

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from ...records import Trigger, check_record
+from ...records import Reminder, check_record
 from ..reminders import Reminders
 from ...state import TRIGGERS
 from ..store import KeyValueStore
@@ -26,16 +26,16 @@ class BuildersReminders:
         self.brain = brain
         self.now = now
 
-    def all(self) -> list[Trigger]:
+    def all(self) -> list[Reminder]:
         """The assistant's reminders (contextual triggers), oldest first.
 
         Returns:
-            list: `records.Trigger` dicts.
+            list: `records.Reminder` dicts.
 
         """
         return Reminders(self.brain.state).all()
 
-    def add(self, pattern: str, reminder: str, max_fires: int, by: str) -> Trigger:
+    def add(self, pattern: str, reminder: str, max_fires: int, by: str) -> Reminder:
         """Set a builder's reminder: when `pattern` comes up in what it hears, `reminder` rides
         in that turn's message, at most `max_fires` times. It is public, and has a room of its
         own (`reminders.MAX_BUILDER_TRIGGERS`): players cannot crowd it out.
@@ -64,7 +64,7 @@ class BuildersReminders:
             builder=True,
         )
 
-    def remove(self, reminder_id: str) -> Trigger:
+    def remove(self, reminder_id: str) -> Reminder:
         """Remove a reminder.
 
         Args:
@@ -100,7 +100,7 @@ class RemindersKind(Kind):
     def check(self, section: list[dict], known, problems) -> None:
         for number, trigger in enumerate(section):
             where = f"memory.reminders[{number}]"
-            problems.extend(check_record(Trigger, trigger, where, required=("pattern", "reminder")))
+            problems.extend(check_record(Reminder, trigger, where, required=("pattern", "reminder")))
 
     def builder(self, brain, now: Callable[[], datetime]) -> BuildersReminders:
         return BuildersReminders(brain, now)

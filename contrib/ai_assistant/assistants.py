@@ -3,38 +3,17 @@ The assistants of a game: finding them by name and creating one.
 
 An assistant is a character tagged `ASSISTANT_TAG` (its typeclass mixes in
 `characters.AssistantCharacterMixin`), so finding them is one tag search, whatever their
-typeclass.
+typeclass (`shell.finding`, which the shell's own modules use; both names are importable from
+here).
 
 """
 
-from evennia.utils import create, search
+from evennia.utils import create
 
-from . import game_settings
-from ..errors import Refused
-from ..handler import MAX_PERSONA_CHARS, AssistantHandler
-
-ASSISTANT_TAG = ("ai_assistant", "ai_assistant")
-
-
-def find_assistants(name: str | None = None) -> list:
-    """Every assistant in the game, or those called `name` (key, alias or dbref).
-
-    Args:
-        name (str, optional): What to match, case-insensitively.
-
-    Returns:
-        list: The matching assistant characters.
-
-    """
-    assistants = list(search.search_tag(ASSISTANT_TAG[0], category=ASSISTANT_TAG[1]))
-    if name is None:
-        return assistants
-    wanted = name.strip().lower()
-    return [
-        obj
-        for obj in assistants
-        if obj.key.lower() == wanted or obj.dbref == name.strip() or wanted in obj.aliases.all()
-    ]
+from .errors import Refused
+from .handler import MAX_PERSONA_CHARS, AssistantHandler
+from .shell import game_settings
+from .shell.finding import ASSISTANT_TAG, find_assistants  # noqa: F401 (their public place)
 
 
 def create_assistant(name: str, location, persona: str = "", typeclass: str | None = None):

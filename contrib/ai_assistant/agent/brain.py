@@ -18,38 +18,38 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from . import telemetry
-from .conf import AssistantConfig, ConfigError
-from .driver import BlockingWork, ModelWork
-from .budget import TokenBudget, billed_tokens
-from .events import EventQueue
-from .lifecycle import SLEEP, Lifecycle
-from .llm.calibration import Calibration
-from .llm.client import NOT_CONFIGURED, ChatClient, ChatRequest, LLMError
-from .llm.embedding_roles import DOCUMENT, QUERY, RolesResolver, aembed_texts, embed_texts
-from .llm.structured import acomplete_structured, complete_structured
-from .llm.tokens import TokenCounter
-from .llm.tool_choice import acomplete_with_tools, complete_with_tools
-from .llm.usage import UsageStats
-from .memory.core import CoreMemory
-from .memory.digests import DigestArchive
-from .memory.entities import EntityMemory
-from .memory.gossip import GossipLog
-from .memory.history import ConversationHistory, visible_history, wire_format
-from .memory.journal import Journal
-from .memory.links import MemoryLinks
-from .memory.lore import LORE, merged
-from .memory.recall import MemoryIndex, Recalled, RecallWeights, nearest
-from .memory.reranking import rerank_documents, reordered
-from .memory.review import MemoryReview
-from .memory.semantic import EmbeddedMemoryStore, MemoryStore
-from .memory.snapshots import RecordingStore, Snapshots
-from .memory.store import KeyValueStore
-from .prompt import SYSTEM_PROMPT, system_prompt
-from .memory.reminders import Reminders
-from .state import USAGE, USAGE_BY_HOUR
-from .memory.audience import Audience, message_audience, narrowest
-from .tools.base import TURN, Speaker, ToolContext, ToolRegistry, World
+from .. import telemetry
+from ..conf import AssistantConfig, ConfigError
+from ..driver import BlockingWork, ModelWork
+from ..budget import TokenBudget, billed_tokens
+from ..events import EventQueue
+from ..lifecycle import SLEEP, Lifecycle
+from ..llm.calibration import Calibration
+from ..llm.client import NOT_CONFIGURED, ChatClient, ChatRequest, LLMError
+from ..llm.embedding_roles import DOCUMENT, QUERY, RolesResolver, aembed_texts, embed_texts
+from ..llm.structured import acomplete_structured, complete_structured
+from ..llm.tokens import TokenCounter
+from ..llm.tool_choice import acomplete_with_tools, complete_with_tools
+from ..llm.usage import UsageStats
+from ..memory.core import CoreMemory
+from ..memory.digests import DigestArchive
+from ..memory.entities import EntityMemory
+from ..memory.gossip import GossipLog
+from ..memory.history import ConversationHistory, visible_history, wire_format
+from ..memory.journal import Journal
+from ..memory.links import MemoryLinks
+from ..memory.lore import LORE, merged
+from ..memory.recall import MemoryIndex, Recalled, RecallWeights, nearest
+from ..memory.reranking import rerank_documents, reordered
+from ..memory.review import MemoryReview
+from ..memory.semantic import EmbeddedMemoryStore, MemoryStore
+from ..memory.snapshots import RecordingStore, Snapshots
+from ..memory.store import KeyValueStore
+from ..prompt import SYSTEM_PROMPT, system_prompt
+from ..memory.reminders import Reminders
+from ..state import USAGE, USAGE_BY_HOUR
+from ..memory.audience import Audience, message_audience, narrowest
+from ..tools.base import TURN, Speaker, ToolContext, ToolRegistry, World
 
 # hours of usage kept for the charts (a week)
 HOURS_KEPT = 168

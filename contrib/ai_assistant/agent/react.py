@@ -36,10 +36,10 @@ from types import GeneratorType
 from typing import Any
 
 from .brain import Brain
-from .driver import CLOSING_STEP, NEXT_STEP
-from .llm.client import CONTENT_CUT, CONTEXT_LENGTH, ChatReply, LLMError, ToolCall
-from .events import Speaker
-from .tools.base import TOOL_EXCEPTION, TURN, ToolContext, ToolResult
+from ..driver import CLOSING_STEP, NEXT_STEP
+from ..llm.client import CONTENT_CUT, CONTEXT_LENGTH, ChatReply, LLMError, ToolCall
+from ..events import Speaker
+from ..tools.base import TOOL_EXCEPTION, TURN, ToolContext, ToolResult
 
 TOO_MANY_TOOL_CALLS = "too_many_tool_calls"
 
