@@ -157,7 +157,7 @@ class PersonKind(Kind):
             if isinstance(value := memory.get(self.prefix + key), dict)
         ]
 
-    def held(self, memory: KeyValueStore, state: KeyValueStore) -> int:
+    def stored(self, memory: KeyValueStore, state: KeyValueStore) -> int:
         return len(self.people(memory))
 
     def check(self, section: list[dict], known, problems) -> None:
