@@ -15,13 +15,13 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from ..errors import Refused
-from ..state import RECENT_TURNS, TRANSITION_REASON, TRIGGERS, WORKING_MEMORY
+from ..state import RECENT_TURNS, TRANSITION_REASON, WORKING_MEMORY
 from .forget_person import MAX_KEYS as MAX_PERSON_KEYS
 from .forget_person import MAX_NAME_CHARS, AmbiguousPerson, PersonForgotten, PersonMatch
 from .forget_person import Traces, forget_person, history_without, remaining
 from .forget_person import find as find_of_person
 from .forget_person import snapshot_change, spoken_in
-from .kinds.logs import GOSSIP_LOG
+from .kinds import REGISTRY
 from .provenance import FORGOTTEN_MARK, talk_without, words_out
 from .relationships import Relationships
 from .snapshots import Snapshots
@@ -313,15 +313,8 @@ class PersonForgetting:
             talked += 1
         if talked:
             report.counts["talk kept beside memories"] = talked
-        dropped = GOSSIP_LOG.forget_traces(brain.review.core.store, traces)
-        if dropped:
-            report.counts["gossip log records"] = report.counts.get("gossip log records", 0) + (
-                dropped
-            )
-        triggers = list(state.get(TRIGGERS) or [])
-        kept = [trigger for trigger in triggers if not traces.found(trigger)]
-        if len(kept) != len(triggers):
-            state.set(TRIGGERS, kept)
-            report.counts["reminders"] = report.counts.get("reminders", 0) + (
-                len(triggers) - len(kept)
-            )
+        for kind in REGISTRY:  # the gossip log's records, the reminders that hold one
+            dropped = kind.forget_traces(brain.review.core.store, state, traces)
+            if dropped:
+                label = kind.forgotten_label
+                report.counts[label] = report.counts.get(label, 0) + dropped

@@ -126,6 +126,12 @@ class Kind:
         """Its section of a checked file, into stores emptied of it."""
         raise NotImplementedError
 
+    def forget_traces(self, memory: KeyValueStore, state: KeyValueStore, traces) -> int:
+        """Drop the records that hold a trace of a forgotten person though they are not theirs
+        (`memory.forget_person.Traces.found`), after `forget_person`; returns how many went
+        (counted under `forgotten_label`); 0 for a kind that keeps no such records."""
+        return 0
+
     def people(self, memory: KeyValueStore) -> dict[str, str]:
         """The names it knows people by, by person key (a file's `people`)."""
         return {}

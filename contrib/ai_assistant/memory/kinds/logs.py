@@ -117,9 +117,7 @@ class GossipLogKind(Kind):
             review.core.store.set(gossip.LOG_KEY, kept)
         return dropped + len(records) - len(kept)
 
-    def forget_traces(self, memory: KeyValueStore, traces) -> int:
-        """Drop the records that hold a trace of a forgotten person though they are not theirs
-        (`memory.forget_person.Traces.found`); returns how many went."""
+    def forget_traces(self, memory: KeyValueStore, state: KeyValueStore, traces) -> int:
         records = list(memory.get(gossip.LOG_KEY) or [])
         kept = [record for record in records if not traces.found(record)]
         if len(kept) != len(records):
