@@ -1,7 +1,8 @@
 """
 The kinds of memory, one object each (`base.Kind`), in the order a memory file lists them: the
 operations across kinds (the memory file's export, check and write in `memory.transfer`, the
-counts an import asks about, the counts a status shows: `sizes`) loop over `REGISTRY`, as sleep's dreaming loops over its steps.
+counts an import asks about, the counts a status shows: `sizes`, forgetting a person's traces)
+loop over `REGISTRY`, as sleep's dreaming loops over its steps.
 
 Each kind's module says its storage layout (from its store's module, where the keys are
 spelled), its record type (`records`) and its share of each operation. To add a kind: a module

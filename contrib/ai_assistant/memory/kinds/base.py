@@ -61,8 +61,8 @@ class Kind:
             whole (`forget_person`); empty for a kind that removes none.
         first_read (tuple): The keys of the character's store a first turn reads (created
             empty with the character, so that the first turn finds them in one query).
-        in_status (bool): Whether a status counts it (`size`, `kinds.sizes`): not when counting would read
-            every record, nor for marks that are not records.
+        in_status (bool): Whether a status counts it (`size`, `kinds.sizes`): not when
+            counting would read every record, nor for marks that are not records.
 
     """
 
