@@ -8,7 +8,7 @@ without writing, pages what grows (journal, memories, people, reviews), and ever
 either happens or raises `errors.Refused`, naming what was wrong and what is allowed, and
 changing nothing.
 
-What it covers: searching memory, people, a builder's corrections (forget, trust), forgetting
+What it covers: searching memory, a builder's corrections (forget, trust), forgetting
 a person, the sleep debt,
 snapshots and rolling a sleep back, and export and import of the whole memory as a file
 (`memory.transfer`). What builders edit of one kind alone is that kind's (`memory.kinds`),
@@ -35,10 +35,7 @@ from .memory.review import parse_trust
 from .memory.semantic import EmbeddedMemoryStore
 from .memory.snapshots import Snapshots
 from .memory import transfer
-from .records import (
-    MAX_QUERY_CHARS,
-    Profile,
-)
+from .records import MAX_QUERY_CHARS
 from .memory.sleep_history import SleepHistory
 from .state import CORE_CONSOLIDATION
 
@@ -84,7 +81,8 @@ class MemoryAdmin:
         """What builders read and correct of one kind of memory (`memory.kinds`), bound to
         the current brain: `kind("journal")` pages and filters the journal,
         `kind("long_term")` pages the memories, `kind("links")` lists the strongest links,
-        `kind("relationships")` reads and sets relationships, `kind("core_notes")` reads, pins
+        `kind("profiles")` reads people's profiles, `kind("relationships")` reads and sets
+        relationships, `kind("core_notes")` reads, pins
         and removes core notes, `kind("reminders")` lists, adds and removes reminders,
         `kind("review_log")` lists the corrections, `kind("gossip_log")` who told whom what,
         `kind("sleep_history")` the last sleeps.
@@ -167,62 +165,6 @@ class MemoryAdmin:
             limit=brain.config.memory_search_limit if limit is None else limit,
             semantic=semantic,
         )
-
-    # ---- people ---------------------------------------------------------------------------------
-
-    def people_index(self) -> list[tuple[str, str]]:
-        """(key, name) of everyone the assistant knows, by name: one read (the index).
-
-        Returns:
-            list: The pairs, sorted by name.
-
-        """
-        index = self.brain.entities.index()
-        return sorted(index.items(), key=lambda item: (str(item[1]).lower(), str(item[0])))
-
-    def profile(self, key: str) -> Profile | None:
-        """One person's profile, by their key; only a key of the index is a person (a crafted
-        key never reaches another stored value).
-
-        Args:
-            key (str): The person's key (`#12`, `name:bob`).
-
-        Returns:
-            dict or None: The profile, or None for nobody known by that key.
-
-        """
-        entities = self.brain.entities
-        if entities.index().get(key) is None:
-            return None
-        profile = entities.profile(key)
-        return profile if isinstance(profile, dict) else None
-
-    def people(self, name: str | None = None) -> list[Profile]:
-        """Profiles (observations and attributes), or those whose name or key is `name`.
-
-        Args:
-            name (str, optional): A name or key to match, case-insensitively; all when empty.
-
-        Returns:
-            list: The profiles, as dicts.
-
-        Raises:
-            Refused: Nobody of that name is known.
-
-        """
-        if not name:
-            return self.brain.entities.profiles()
-        wanted = name.strip().lower()
-        matches = [
-            key
-            for key, known in self.people_index()
-            if str(known).lower() == wanted or str(key).lower() == wanted
-        ]
-        found = [profile for key in matches if (profile := self.profile(key)) is not None]
-        if not found:
-            known = ", ".join(sorted(str(n) for _, n in self.people_index())[:30]) or "nobody yet"
-            raise Refused(f"{self.brain.name} knows no one called '{name[:60]}'. Known: {known}.")
-        return found
 
     # ---- a builder's corrections ----------------------------------------------------------------
 

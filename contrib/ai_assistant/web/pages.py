@@ -60,7 +60,7 @@ MEMORY_PAGES = ("memories_page", "people_page", "gossip_page")
 
 def _names(handler) -> dict:
     """Person key -> name, for audiences in words (one read of the people's index)."""
-    return {str(key): str(name) for key, name in handler.memory.admin.people_index()}
+    return {str(key): str(name) for key, name in handler.memory.admin.kind("profiles").index()}
 
 
 def _waited(result):
