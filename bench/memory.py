@@ -749,7 +749,7 @@ def dreaming_cost(quick: bool = False) -> Result:
         f"in all: {sum(model.calls.values())} calls, {sum(model.prompt.values())} prompt + "
         f"{sum(model.completion.values())} completion tokens; "
         f"{len(memory.memories())} memories, {len(memory.reflections())} reflections, "
-        f"{sum(len(p.get('attributes', [])) for p in memory.admin.people())} attributes"
+        f"{sum(len(p.get('attributes', [])) for p in memory.admin.kind("profiles").find())} attributes"
     )
     if mismatch:
         details.append(f"the sleep's own reports count other calls for: {', '.join(mismatch)}")
@@ -772,7 +772,7 @@ def _people_groups(memory: AssistantMemory, minimum: int) -> Counter:
     """How many people have enough new observations for a profile, per audience (each a group
     the people step consolidates; groups of one audience share calls)."""
     groups: Counter = Counter()
-    for profile in memory.admin.people():
+    for profile in memory.admin.kind("profiles").find():
         fresh = Counter(
             _audience_key(o) for o in profile["observations"] if not o.get("consolidated")
         )

@@ -276,10 +276,10 @@ def test_a_builder_reaches_a_kinds_edits_by_its_name_and_an_unknown_name_is_refu
     assert [n["value"] for n in memory.admin.kind("core_notes").notes()[0].values()] == [
         "Books first."
     ]
-    for name in ("profiles", "no such kind"):
+    for name in ("digests", "no such kind"):
         with pytest.raises(
             Refused,
-            match="one of: journal, long_term, links, relationships, core_notes, review_log, gossip_log, reminders, sleep_history",
+            match="one of: journal, long_term, links, profiles, relationships, core_notes, review_log, gossip_log, reminders, sleep_history",
         ):
             memory.admin.kind(name)
     assert memory.admin.kind("reminders").all() == [added]

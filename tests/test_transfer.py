@@ -372,7 +372,7 @@ def test_a_file_from_another_game_is_rekeyed_so_a_stranger_with_the_dbref_learns
     everything = json.dumps(stored(elsewhere))
     assert '"#12"' not in everything and "#12/" not in everything
     assert elsewhere.brain.journal.get("j000001")["audience"] == ["name:bob"]
-    assert elsewhere.admin.profile("name:bob")["name"] == "Bob"
+    assert elsewhere.admin.kind("profiles").profile("name:bob")["name"] == "Bob"
     # a builder still sees it, and it keeps its words
     assert any("vault" in item.text for item in elsewhere.recall("vault code", k=5))
 

@@ -227,7 +227,7 @@ class TestTransferCommand(AssistantTestCase, EvenniaCommandTest):
         assert "made in another game" in text and "Imported into Mira" in text
         assert not self.whisper_seen_by(self.mira, frozenset({self.char1.dbref}))
         name_key = f"name:{self.char1.key.lower()}"
-        assert self.mira.assistant.memory.admin.profile(name_key) is not None
+        assert self.mira.assistant.memory.admin.kind("profiles").profile(name_key) is not None
         stored = json.dumps(memory_attributes(self.mira))
         assert f'"{self.char1.dbref}"' not in stored
         # a builder still sees it

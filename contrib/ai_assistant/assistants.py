@@ -62,7 +62,7 @@ def assistant_holdings(assistant) -> dict[str, int]:
     return {
         "journal entries": len(memory.admin.kind("journal").newest()),
         "memories": len(memory.admin.kind("long_term").newest()),
-        "people": len(memory.admin.people_index()),
+        "people": len(memory.admin.kind("profiles").index()),
         "snapshots": len(memory.admin.snapshots()),
     }
 

@@ -8,7 +8,7 @@ without writing, pages what grows (journal, memories, people, reviews), and ever
 either happens or raises `errors.Refused`, naming what was wrong and what is allowed, and
 changing nothing.
 
-What it covers: searching memory, people, a builder's corrections (forget, trust), forgetting
+What it covers: searching memory, a builder's corrections (forget, trust), forgetting
 a person, the sleep debt,
 snapshots and rolling a sleep back, and export and import of the whole memory as a file
 (`memory.transfer`). What builders edit of one kind alone is that kind's (`memory.kinds`),
@@ -28,49 +28,16 @@ from .clock import to_iso, utcnow
 from .debt import SleepDebt
 from .errors import Refused
 from .memory.recall import Recalled
-from .memory.provenance import FORGOTTEN_MARK, talk_without, words_out
-from .memory.relationships import Relationships
-from .memory.forget_person import MAX_NAME_CHARS, AmbiguousPerson, PersonForgotten, PersonMatch
-from .memory.forget_person import MAX_KEYS as MAX_PERSON_KEYS
-from .memory.forget_person import find as find_of_person
-from .memory.forget_person import Traces, forget_person, history_without, remaining
-from .memory.forget_person import snapshot_change, spoken_in
-from .memory.gossip import LOG_KEY as GOSSIP_LOG_KEY
+from .memory.forget_person import PersonForgotten
 from .memory.kinds import BY_NAME, REGISTRY
+from .memory.person_forgetting import PersonForgetting, unsay
 from .memory.review import parse_trust
 from .memory.semantic import EmbeddedMemoryStore
 from .memory.snapshots import Snapshots
-from .memory.working import WorkingMemory
 from .memory import transfer
-from .records import (
-    MAX_QUERY_CHARS,
-    Profile,
-)
+from .records import MAX_QUERY_CHARS
 from .memory.sleep_history import SleepHistory
-from .state import CORE_CONSOLIDATION, RECENT_TURNS, TRANSITION_REASON, TRIGGERS, WORKING_MEMORY
-
-
-def _turns_without(turns: list, match: PersonMatch) -> list:
-    """The recent turns (`state.RECENT_TURNS`) without a person: their private turns dropped,
-    and their heard lines in the others emptied of their words and who they were."""
-    kept = []
-    for turn in turns:
-        if not isinstance(turn, dict):
-            kept.append(turn)
-            continue
-        if match.private(turn.get("audience")):
-            continue
-        heard = []
-        for item in turn.get("heard") or []:
-            theirs = isinstance(item, dict) and (
-                item.get("person") in match.keys
-                or (match.named(item.get("speaker")) and item.get("person") not in match.others)
-            )
-            if theirs:
-                item = {**item, "speaker": None, "person": None, "text": FORGOTTEN_MARK}
-            heard.append(item)
-        kept.append({**turn, "heard": heard} if "heard" in turn else turn)
-    return kept
+from .state import CORE_CONSOLIDATION
 
 
 class MemoryAdmin:
@@ -114,7 +81,8 @@ class MemoryAdmin:
         """What builders read and correct of one kind of memory (`memory.kinds`), bound to
         the current brain: `kind("journal")` pages and filters the journal,
         `kind("long_term")` pages the memories, `kind("links")` lists the strongest links,
-        `kind("relationships")` reads and sets relationships, `kind("core_notes")` reads, pins
+        `kind("profiles")` reads people's profiles, `kind("relationships")` reads and sets
+        relationships, `kind("core_notes")` reads, pins
         and removes core notes, `kind("reminders")` lists, adds and removes reminders,
         `kind("review_log")` lists the corrections, `kind("gossip_log")` who told whom what,
         `kind("sleep_history")` the last sleeps.
@@ -198,62 +166,6 @@ class MemoryAdmin:
             semantic=semantic,
         )
 
-    # ---- people ---------------------------------------------------------------------------------
-
-    def people_index(self) -> list[tuple[str, str]]:
-        """(key, name) of everyone the assistant knows, by name: one read (the index).
-
-        Returns:
-            list: The pairs, sorted by name.
-
-        """
-        index = self.brain.entities.index()
-        return sorted(index.items(), key=lambda item: (str(item[1]).lower(), str(item[0])))
-
-    def profile(self, key: str) -> Profile | None:
-        """One person's profile, by their key; only a key of the index is a person (a crafted
-        key never reaches another stored value).
-
-        Args:
-            key (str): The person's key (`#12`, `name:bob`).
-
-        Returns:
-            dict or None: The profile, or None for nobody known by that key.
-
-        """
-        entities = self.brain.entities
-        if entities.index().get(key) is None:
-            return None
-        profile = entities.profile(key)
-        return profile if isinstance(profile, dict) else None
-
-    def people(self, name: str | None = None) -> list[Profile]:
-        """Profiles (observations and attributes), or those whose name or key is `name`.
-
-        Args:
-            name (str, optional): A name or key to match, case-insensitively; all when empty.
-
-        Returns:
-            list: The profiles, as dicts.
-
-        Raises:
-            Refused: Nobody of that name is known.
-
-        """
-        if not name:
-            return self.brain.entities.profiles()
-        wanted = name.strip().lower()
-        matches = [
-            key
-            for key, known in self.people_index()
-            if str(known).lower() == wanted or str(key).lower() == wanted
-        ]
-        found = [profile for key in matches if (profile := self.profile(key)) is not None]
-        if not found:
-            known = ", ".join(sorted(str(n) for _, n in self.people_index())[:30]) or "nobody yet"
-            raise Refused(f"{self.brain.name} knows no one called '{name[:60]}'. Known: {known}.")
-        return found
-
     # ---- a builder's corrections ----------------------------------------------------------------
 
     def forget(self, memory_id: str, by: str, reason: str = "") -> list[str]:
@@ -278,111 +190,20 @@ class MemoryAdmin:
         """
         gone = self.brain.review.forget(memory_id, self.now(), by, reason)
         Snapshots(self.brain.state).scrub(gone, gone.words)
-        gone.rewritten += self._unsay(gone.words)
+        gone.rewritten += unsay(self.brain, gone.words)
         return gone
 
-    def _unsay(self, words: list[str]) -> list[str]:
-        """Take forgotten words out of what still holds them as they were said: the
-        conversation history the next requests are built from, and the last turns kept for
-        the dashboard. Returns the names of those it changed."""
-        changed = []
-        history = self.brain.history
-        messages, touched = words_out(history.all(), words)
-        if touched:
-            history.replace(messages)
-            changed.append("the conversation history")
-        state = self.brain.state
-        turns, touched = words_out(state.get(RECENT_TURNS) or [], words)
-        if touched:
-            state.set(RECENT_TURNS, turns)
-            changed.append("the recent turns")
-        return changed
-
-    # ---- forgetting a person (`memory.forget_person`) --------------------------------------
+    # ---- forgetting a person (`memory.person_forgetting`) ----------------------------------
 
     def find_person(self, person: str) -> tuple[list[str], list[str]]:
-        """Someone it knows, by name or key: their keys and names.
-
-        Args:
-            person (str): A name or key (`#12`, `name:bob`), matched case-insensitively among
-                the people it has a profile or relationship for, and the names it heard.
-
-        Returns:
-            tuple: (their keys, their names).
-
-        Raises:
-            Refused: An empty or overlong name, nobody of that name or key is known
-                (the message names, at most 30, who is), or the name is that of several
-                characters (the message lists their #dbrefs, to name one).
-
-        """
-        wanted = (person or "").strip()
-        if not wanted or len(wanted) > MAX_NAME_CHARS:
-            raise Refused(
-                f"Name a person (1 to {MAX_NAME_CHARS} characters: a name, #dbref or name:key)."
-            )
-        lower = wanted.lower().lstrip("@")
-        known = {**Relationships(self.brain.entities.store).index(), **dict(self.people_index())}
-        keys = sorted(k for k, name in known.items() if lower in (str(name).lower(), k.lower()))
-        dbrefs = [key for key in keys if key.startswith("#")]
-        if len(dbrefs) > 1:
-            # two characters of one name: forgetting both by accident is not undone
-            raise AmbiguousPerson(
-                f"{len(dbrefs)} people {self.brain.name} knows are called '{wanted[:60]}': "
-                f"{', '.join(dbrefs[:30])}. Name one by its #dbref."
-            )
-        names = sorted({str(known[k]) for k in keys})
-        if not keys:
-            # someone heard but never profiled: known by the name they spoke under
-            # or known only through gossip: the origin or a teller of a told entry, or a name
-            # in the gossip log (another assistant's dbref for them is not this one's key)
-            heard = set()
-            for entry in self.brain.journal.all():
-                told = entry.get("gossip") or {}
-                hands = [told.get("origin") or {}, *(told.get("tellers") or [])]
-                for name in [entry.get("heard_from"), *(hand.get("name") for hand in hands)]:
-                    if isinstance(name, str) and name.strip().lower() == lower:
-                        heard.add(name.strip())
-            match = PersonMatch(names=[wanted])
-            for record in self.brain.gossip_log.records():
-                if any(match.mentions(record.get(part)) for part in ("teller", "to", "chain")):
-                    heard.add(wanted.lstrip("@"))
-            names = sorted(heard)
-        if not keys and not names:
-            listed = ", ".join(sorted({str(n) for n in known.values()})[:30]) or "nobody yet"
-            raise Refused(
-                f"{self.brain.name} knows no one called '{wanted[:60]}'. Known: {listed}."
-            )
-        return keys, names
-
-    def _known_as(self, name) -> bool:
-        """Whether a profile or relationship has this name (`find_person` checks it)."""
-        lower = str(name or "").strip().lower()
-        known = {**Relationships(self.brain.entities.store).index(), **dict(self.people_index())}
-        return bool(lower) and any(str(each).lower() == lower for each in known.values())
+        """Someone it knows, by name or key: their keys and names
+        (`memory.person_forgetting.PersonForgetting.find`, which says what it raises)."""
+        return PersonForgetting(self.brain, self.now).find(person)
 
     def forget_person_plan(self, person: str) -> dict:
-        """What forgetting a person would forget, without changing anything.
-
-        Args:
-            person (str): Their name or key (`find_person`).
-
-        Returns:
-            dict: "keys", "names" and "found" (kind -> how many; what is drawn from them
-                goes too).
-
-        Raises:
-            Refused: Nobody of that name or key is known.
-
-        """
-        keys, names = self.find_person(person)
-        match = PersonMatch(keys, names)
-        found = find_of_person(self.brain.review, match)
-        return {
-            "keys": sorted(match.keys),
-            "names": names,
-            "found": {kind: len(ids) for kind, ids in found.items()},
-        }
+        """What forgetting a person would forget, without changing anything: "keys", "names"
+        and "found" (`memory.person_forgetting.PersonForgetting.plan`)."""
+        return PersonForgetting(self.brain, self.now).plan(person)
 
     def forget_person(
         self,
@@ -393,161 +214,10 @@ class MemoryAdmin:
         names: Sequence[str] = (),
         lore=None,
     ) -> PersonForgotten:
-        """Forget everything about a person (recorded; a rollback does not bring them back):
-        what they said, what is about them, what is private to them, their profile,
-        relationship, the gossip naming them and the reminders they own, and everything drawn
-        from those (`memory.forget_person`); then their queued lines, their words and every
-        trace of theirs (`_forget_person_traces`) in the conversation history with its tool
-        calls, the recent turns, working memory, the talk kept beside others' memories, the
-        gossip log and reminders, and the snapshots' copies of all this.
-
-        Args:
-            person (str or None): Their name or key, as a builder types it (`find_person`);
-                None when `keys` and `names` say who (a game naming a character).
-            by (str): Who forgets them.
-            reason (str, optional): Why.
-            keys (list, optional): Their keys besides: `#12`, `account#3`.
-            names (list, optional): Their names and aliases besides.
-            lore (LoreBook, optional): The game's lore, whose entries naming them are listed
-                in what remains (never changed).
-
-        Returns:
-            PersonForgotten: What was forgotten (`counts`, `forgotten`) and what remains
-                (`remains`, by id; never anyone's words).
-
-        Raises:
-            Refused: Nobody of that name or key is known, or nobody is named; nothing is
-                changed.
-
-        """
-        keys, names = list(keys)[:MAX_PERSON_KEYS], list(names)[:MAX_PERSON_KEYS]
-        if person is not None:
-            found_keys, found_names = self.find_person(person)
-            keys, names = keys + found_keys, names + found_names
-        if not keys and not names:
-            raise Refused("Name the person to forget: a name, #dbref or account.")
-        if person is None and not any(str(key).startswith("#") for key in keys):
-            # a game naming someone by name only: refused when several characters have it
-            for name in names:
-                if self._known_as(name):
-                    self.find_person(str(name)[:MAX_NAME_CHARS])  # raises on two of one name
-        brain = self.brain
-        match = PersonMatch(keys, names)
-        state = brain.state
-        report = forget_person(brain.review, match, self.now(), by, reason, state=state)
-        # their words as the history holds them, besides those of the entries forgotten
-        words = list(report.words) + spoken_in(brain.history.all(), match)
-        queued = [
-            event
-            for event in brain.events.peek()
-            if event.person in match.keys
-            or match.named(event.speaker)
-            or match.private(event.audience)
-        ]
-        if queued:
-            brain.events.remove({event.id for event in queued})
-            words += [event.text for event in queued]
-            report.counts["queued lines"] = len(queued)
-        # the last turns kept for the dashboard: a turn private to them goes whole; in the
-        # others, what they were heard saying (cut to a length no forgotten text matches)
-        turns = state.get(RECENT_TURNS) or []
-        kept_turns = _turns_without(turns, match)
-        if kept_turns != turns:
-            state.set(RECENT_TURNS, kept_turns)
-            report.counts["the recent turns"] = 1
-        # the reasons it fell asleep and woke ("Urgent event: whisper from Bob", or the
-        # model's own words about what it heard) that name them or quote them
-        transitions = brain.lifecycle.log()
-        named = {
-            position: {**record, "reason": FORGOTTEN_MARK}
-            for position, record in enumerate(transitions.all())
-            if isinstance(record, dict)
-            and isinstance(record.get("reason"), str)
-            and (match.mentions(record["reason"]) or words_out(record["reason"], words)[1])
-        }
-        last = state.get(TRANSITION_REASON)
-        if isinstance(last, str) and (match.mentions(last) or words_out(last, words)[1]):
-            state.set(TRANSITION_REASON, FORGOTTEN_MARK)  # the newest, kept alone for /status
-        if named:
-            transitions.update(named)
-            report.counts["sleep and wake reasons"] = len(named)
-        # who it is talking with now: their line (their last words, their name) goes, and
-        # another's line that quotes them
-        working = WorkingMemory(state)
-        partners = working.partners()
-        words += [
-            str(partner.get("topic") or "")
-            for key, partner in partners.items()
-            if key in match.keys or (match.named(partner.get("name")) and key not in match.others)
-        ]
-        traces = Traces(match, words)
-        kept = {
-            key: partner
-            for key, partner in partners.items()
-            if key not in match.keys
-            and not (match.named(partner.get("name")) and key not in match.others)
-            and not traces.found(partner.get("topic"))
-        }
-        if len(kept) != len(partners):
-            state.set(WORKING_MEMORY, kept)
-            report.counts["conversations of the moment"] = len(partners) - len(kept)
-        self._forget_person_traces(match, traces, words, report)
-        snapshots = Snapshots(state)
-        snapshots.scrub(report.forgotten, words)
-        snapshots.rewrite(snapshot_change(match, report, traces))
-        for place in self._unsay(words):
-            report.counts[place] = 1
-        remaining(brain.review, match, report, lore)
-        report.words = []  # theirs: taken out everywhere, handed to no one
-        return report
-
-    def _forget_person_traces(
-        self, match, traces, words: list[str], report: PersonForgotten
-    ) -> None:
-        """Take out what holds a trace of a forgotten person though it is not theirs
-        (`memory.forget_person.Traces`: their name, key, a cut or quoted part of their lines,
-        a code of theirs): the conversation history's turns that hold one (a tool call's
-        arguments or result, a reminder or working-memory line), the recent turns that do,
-        the talk kept beside others' memories, the gossip log's records and the reminders
-        that hold one. Counted in `report.counts`."""
-        brain, state = self.brain, self.brain.state
-        messages, changed = history_without(brain.history.all(), match, traces)
-        if changed:
-            brain.history.replace(messages)
-            report.counts["the conversation history"] = 1
-        turns = state.get(RECENT_TURNS) or []
-        kept = [turn for turn in turns if not traces.found(turn)]
-        if len(kept) != len(turns):
-            state.set(RECENT_TURNS, kept)
-            report.counts["the recent turns"] = 1
-        long_term = brain.review.long_term
-        talked = 0
-        for memory in long_term.all() if hasattr(long_term, "all") else []:
-            provenance = memory.get("provenance") or {}
-            talk = provenance.get("talk") or ""
-            if not traces.found(talk):
-                continue
-            talk = talk_without(talk, words) or talk
-            talk = "" if traces.found(talk) else talk
-            long_term.update({**memory, "provenance": {**provenance, "talk": talk}})
-            talked += 1
-        if talked:
-            report.counts["talk kept beside memories"] = talked
-        store = brain.review.core.store
-        records = list(store.get(GOSSIP_LOG_KEY) or [])
-        kept = [record for record in records if not traces.found(record)]
-        if len(kept) != len(records):
-            store.set(GOSSIP_LOG_KEY, kept)
-            report.counts["gossip log records"] = report.counts.get("gossip log records", 0) + (
-                len(records) - len(kept)
-            )
-        triggers = list(state.get(TRIGGERS) or [])
-        kept = [trigger for trigger in triggers if not traces.found(trigger)]
-        if len(kept) != len(triggers):
-            state.set(TRIGGERS, kept)
-            report.counts["reminders"] = report.counts.get("reminders", 0) + (
-                len(triggers) - len(kept)
-            )
+        """Forget everything about a person (recorded; a rollback does not bring them back),
+        and every trace of theirs (`memory.person_forgetting.PersonForgetting.forget`, whose
+        docstring says what each argument is, what is returned and what is refused)."""
+        return PersonForgetting(self.brain, self.now).forget(person, by, reason, keys, names, lore)
 
     def set_trust(self, memory_id: str, level: str, by: str) -> tuple[float, float | None]:
         """Set how far a memory is trusted (recorded): (the new trust, the one it had set).

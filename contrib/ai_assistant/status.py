@@ -13,6 +13,7 @@ from datetime import datetime
 
 from .debt import SleepDebt
 from .llm.usage import UsageStats
+from .memory.kinds import sizes
 from .memory.sleep_history import SleepHistory
 from .state import (
     ACTIVITY,
@@ -58,11 +59,12 @@ class AssistantStatus:
             "source"}.
         core_memory_tokens (int): Tokens of the core memory block.
         memory_block_tokens (int): Its budget.
-        journal_size (int): Journal entries.
+        memory (dict): How many records of each kind it holds, by kind (`memory.kinds.sizes`:
+            "journal", "long_term", "profiles" ...); `journal_size` and `long_term_memories`
+            read two of them.
         journal_rested (int): Entries that rest from consolidation (the model failed on them).
         token_scale (float): The server's prompt tokens per token counted here (1.0 for an
             OpenAI model, or before the server reported usage; `Brain.calibrate_tokens`).
-        long_term_memories (int): Long-term memories.
         usage (UsageStats): Model calls, tokens, latency, errors.
         spend (dict): Tokens spent this game day ("day") and this real hour ("hour").
         budget (dict): The budgets ("day", "hour"; 0: none) and why no call is made now
@@ -121,10 +123,9 @@ class AssistantStatus:
     max_context_tokens: int
     core_memory_tokens: int
     memory_block_tokens: int
-    journal_size: int
+    memory: dict
     journal_rested: int
     token_scale: float
-    long_term_memories: int
     usage: UsageStats
     spend: dict
     budget: dict
@@ -155,6 +156,16 @@ class AssistantStatus:
     context_window: dict | None = None
     wait_reason: str | None = None
     cost: dict | None = None
+
+    @property
+    def journal_size(self) -> int:
+        """Journal entries."""
+        return self.memory.get("journal", 0)
+
+    @property
+    def long_term_memories(self) -> int:
+        """Long-term memories."""
+        return self.memory.get("long_term", 0)
 
     @property
     def asleep(self) -> bool:
@@ -209,10 +220,9 @@ def status_of(brain, now: datetime) -> AssistantStatus:
         context_window=brain.calibration.context_window(),
         core_memory_tokens=brain.core_memory.tokens(),
         memory_block_tokens=config.memory_block_tokens,
-        journal_size=len(brain.journal),
+        memory=sizes(brain),
         journal_rested=brain.journal.rested_count(),
         token_scale=brain.calibration.token_scale(),
-        long_term_memories=brain.long_term.count(),
         usage=brain.usage().model_copy(),
         spend=brain.budget().spent(now, brain.game_now(now)),
         budget={

@@ -587,7 +587,8 @@ def snapshot_change(person: PersonMatch, report: PersonForgotten, traces=None):
         person (PersonMatch): Who (their keys as `find` completed them).
         report (PersonForgotten): What was forgotten.
         traces (Traces, optional): Their traces: the gossip records and the talk kept beside
-            others' memories holding one go as they do live (`MemoryAdmin._forget_person_traces`).
+            others' memories holding one go as they do live
+            (`person_forgetting.PersonForgetting._traces`).
 
     Returns:
         callable: `change(key, value)` for `Snapshots.rewrite`.

@@ -134,7 +134,11 @@ class MemorySwitches:
         keys = {key for audience in audiences if audience for key in audience}
         if not keys:
             return {}
-        names = {key: name for key, name in self.handler.memory.admin.people_index() if key in keys}
+        names = {
+            key: name
+            for key, name in self.handler.memory.admin.kind("profiles").index()
+            if key in keys
+        }
         ids = [int(key[1:]) for key in keys - set(names) if key[:1] == "#" and key[1:].isdigit()]
         if ids:
             from evennia.objects.models import ObjectDB
@@ -348,7 +352,7 @@ class MemorySwitches:
                 ),
             )
             try:
-                profiles = memory.admin.people(name)
+                profiles = memory.admin.kind("profiles").find(name)
             except Refused:
                 profiles = []  # a relationship without a profile still shows
             if not profiles:
@@ -361,12 +365,16 @@ class MemorySwitches:
             self.more(text + footer)
             return
         # by name, as the dashboard lists them: one read of the index, then the page's profiles
-        index = memory.admin.people_index()
+        index = memory.admin.kind("profiles").index()
         if not index:
             self.msg(f"{key} has noted nothing about anyone yet.")
             return
         page, pages, start, stop = page_span(len(index), page)
-        profiles = [p for k, _ in index[start:stop] if (p := memory.admin.profile(k)) is not None]
+        profiles = [
+            p
+            for k, _ in index[start:stop]
+            if (p := memory.admin.kind("profiles").profile(k)) is not None
+        ]
         text = self.format_people(self.target, profiles, False, total=len(index))
         self.more(text + self.page_footer(f"memory {key}/people", page, pages))
 

@@ -59,7 +59,7 @@ LORE_PREVIEW = 10
 
 def _names(handler) -> dict:
     """Person key -> name, for audiences in words (one read of the people's index)."""
-    return {str(key): str(name) for key, name in handler.memory.admin.people_index()}
+    return {str(key): str(name) for key, name in handler.memory.admin.kind("profiles").index()}
 
 
 def _waited(result):

@@ -3,7 +3,7 @@ The people an assistant knows, as its memory tab and a person's page show them: 
 about each (`memory.relationships`: familiarity, warmth and trust, each with its latest reason,
 when and by whom) and who told whom what (`memory.gossip`).
 
-Read through the door (`character.assistant.memory`: `people_index`, `relationships`,
+Read through the door (`character.assistant.memory`: `admin.kind("profiles")`, `relationships`,
 `relationship`, `gossip`), on the reactor, writing nothing. A builder sees every reason, each
 one drawn from a private exchange labelled with whom it is private to ("private to Bob"), as
 the dashboard labels every private entry. Setting a dimension is confirmed first on the
@@ -113,7 +113,7 @@ def everyone(memory, relationships: list) -> list[tuple[str, str]]:
         list: (key, name) pairs.
 
     """
-    known = dict(memory.admin.people_index())
+    known = dict(memory.admin.kind("profiles").index())
     for state in relationships:
         known.setdefault(state["key"], state.get("name") or state["key"])
     return sorted(known.items(), key=lambda item: (str(item[1]).lower(), str(item[0])))

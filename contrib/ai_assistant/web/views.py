@@ -539,7 +539,7 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
     handler = obj.assistant
     memory = handler.memory
     journal_page = _get_page(memory.admin.kind("journal").newest(seqs), pages.get("page"))
-    people_page = _get_page(memory.admin.people_index(), pages.get("people_page"))
+    people_page = _get_page(memory.admin.kind("profiles").index(), pages.get("people_page"))
     core_items, core_tokens, core_budget = handler.memory.admin.kind("core_notes").notes()
     return {
         "obj": obj,
@@ -551,13 +551,15 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
         "transitions_all": handler.overview.transitions(200),
         "usage_by_hour": handler.overview.usage_by_hour(),
         "costs": handler.overview.costs(),
-        "names": {str(key): str(name) for key, name in memory.admin.people_index()},
+        "names": {str(key): str(name) for key, name in memory.admin.kind("profiles").index()},
         "journal_page": journal_page,
         "memories_page": _get_page(
             memory.admin.kind("long_term").newest(), pages.get("memories_page")
         ),
         "people_page": people_page,
-        "profiles": [memory.admin.profile(key) for key, _ in people_page.object_list],
+        "profiles": [
+            memory.admin.kind("profiles").profile(key) for key, _ in people_page.object_list
+        ],
         "links": handler.memory.admin.kind("links").strongest(200),
         "core_items": sorted(core_items.items()),
         "core_tokens": core_tokens,
@@ -614,7 +616,7 @@ def _person_data(obj, key: str, pages: dict) -> dict:
 
     memory = obj.assistant.memory
     # only a key of the index is a person (a crafted key never reaches another stored value)
-    profile = memory.admin.profile(key)
+    profile = memory.admin.kind("profiles").profile(key)
     try:
         found, name, relationship = memory.admin.kind("relationships").find(key)
     except Refused:
@@ -624,7 +626,7 @@ def _person_data(obj, key: str, pages: dict) -> dict:
     if profile is None and relationship is None:
         raise Http404("The assistant knows no one by that key.")
     profile = profile or {}
-    names = {str(k): str(n) for k, n in memory.admin.people_index()}
+    names = {str(k): str(n) for k, n in memory.admin.kind("profiles").index()}
     observations = list(reversed(profile.get("observations") or []))
     attributes = list(reversed(profile.get("attributes") or []))
     return {

@@ -1,7 +1,8 @@
 """
 The kinds of memory, one object each (`base.Kind`), in the order a memory file lists them: the
 operations across kinds (the memory file's export, check and write in `memory.transfer`, the
-counts an import asks about) loop over `REGISTRY`, as sleep's dreaming loops over its steps.
+counts an import asks about, the counts a status shows: `sizes`, forgetting a person's traces)
+loop over `REGISTRY`, as sleep's dreaming loops over its steps.
 
 Each kind's module says its storage layout (from its store's module, where the keys are
 spelled), its record type (`records`) and its share of each operation. To add a kind: a module
@@ -31,3 +32,16 @@ BY_NAME: dict[str, Kind] = {kind.name: kind for kind in REGISTRY}
 # the keys of the character's store a first turn reads: created empty with the character
 # (`characters.AssistantCharacterMixin`), so the first turn finds them in one query
 FIRST_READ: tuple[str, ...] = tuple(key for kind in REGISTRY for key in kind.first_read)
+
+
+def sizes(brain) -> dict[str, int]:
+    """How many records of each kind a brain holds now, for a status (`Kind.in_status`).
+
+    Args:
+        brain (Brain): The assistant's brain.
+
+    Returns:
+        dict: Counts keyed by kind, in `REGISTRY` order.
+
+    """
+    return {kind.name: kind.size(brain) for kind in REGISTRY if kind.in_status}

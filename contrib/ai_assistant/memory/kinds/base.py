@@ -61,6 +61,8 @@ class Kind:
             whole (`forget_person`); empty for a kind that removes none.
         first_read (tuple): The keys of the character's store a first turn reads (created
             empty with the character, so that the first turn finds them in one query).
+        in_status (bool): Whether a status counts it (`size`, `kinds.sizes`): not when
+            counting would read every record, nor for marks that are not records.
 
     """
 
@@ -73,6 +75,7 @@ class Kind:
     counts_as_held: ClassVar[bool] = True
     first_read: ClassVar[tuple[str, ...]] = ()
     forgotten_label: ClassVar[str] = ""
+    in_status: ClassVar[bool] = True
 
     def default(self) -> Any:
         """An empty section."""
@@ -99,9 +102,17 @@ class Kind:
             return len(section["items"])
         return len(section or [])
 
+    def stored(self, memory: KeyValueStore, state: KeyValueStore) -> int:
+        """How many records the stores hold now."""
+        return self.count(self.export(memory, state))
+
     def held(self, memory: KeyValueStore, state: KeyValueStore) -> int:
         """How many records the stores hold now (0 for a kind an import replaces unasked)."""
-        return self.count(self.export(memory, state)) if self.counts_as_held else 0
+        return self.stored(memory, state) if self.counts_as_held else 0
+
+    def size(self, brain) -> int:
+        """How many records a brain holds now, as a status counts them (`kinds.sizes`)."""
+        return self.stored(brain.memory_store, brain.state)
 
     def ids(self, section: Any, problems: Problems) -> set[str]:
         """Its ids, checked well formed and unique (others' references are checked on them)."""
@@ -114,6 +125,12 @@ class Kind:
     def write(self, section: Any, memory: KeyValueStore, state: KeyValueStore) -> None:
         """Its section of a checked file, into stores emptied of it."""
         raise NotImplementedError
+
+    def forget_traces(self, memory: KeyValueStore, state: KeyValueStore, traces) -> int:
+        """Drop the records that hold a trace of a forgotten person though they are not theirs
+        (`memory.forget_person.Traces.found`), after `forget_person`; returns how many went
+        (counted under `forgotten_label`); 0 for a kind that keeps no such records."""
+        return 0
 
     def people(self, memory: KeyValueStore) -> dict[str, str]:
         """The names it knows people by, by person key (a file's `people`)."""
@@ -198,8 +215,8 @@ class ChunkedKind(Kind):
         kept = {key: value for key, value in items.extra.items() if key not in self.left_out}
         return {"state": kept, "items": items.all()}
 
-    def held(self, memory: KeyValueStore, state: KeyValueStore) -> int:
-        return len(self.items(self.store(memory, state))) if self.counts_as_held else 0
+    def stored(self, memory: KeyValueStore, state: KeyValueStore) -> int:
+        return len(self.items(self.store(memory, state)))  # its count, without its records
 
     def ids(self, section: ChunkedSection, problems: Problems) -> set[str]:
         if self.id_pattern is None:

@@ -26,6 +26,7 @@ class CursorsKind(Kind):
     one = "sleep progress mark"
     section = dict[Literal[CURSOR_KEYS], dict[str, Any]]  # type: ignore[valid-type]
     counts_as_held = False
+    in_status = False  # marks of sleep's progress, not records
 
     def default(self) -> dict:
         return {}

@@ -66,6 +66,7 @@ class LinksKind(Kind):
     section = LinksSection
     keys = re.compile(rf"^{PREFIX}")
     counts_as_held = False
+    in_status = False  # counting reads every link
 
     def default(self) -> LinksSection:
         return LinksSection()

@@ -117,6 +117,13 @@ class GossipLogKind(Kind):
             review.core.store.set(gossip.LOG_KEY, kept)
         return dropped + len(records) - len(kept)
 
+    def forget_traces(self, memory: KeyValueStore, state: KeyValueStore, traces) -> int:
+        records = list(memory.get(gossip.LOG_KEY) or [])
+        kept = [record for record in records if not traces.found(record)]
+        if len(kept) != len(records):
+            memory.set(gossip.LOG_KEY, kept)
+        return len(records) - len(kept)
+
     def field(self):
         return list[dict], Field(default_factory=list, max_length=gossip.MAX_LOG)
 

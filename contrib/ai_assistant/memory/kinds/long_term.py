@@ -113,5 +113,9 @@ class LongTermKind(ChunkedKind):
     def builder(self, brain, now: Callable[[], datetime]) -> BuildersLongTerm:
         return BuildersLongTerm(brain, now)
 
+    def size(self, brain) -> int:
+        # a game may keep its memories in a store of its own (`make_long_term_store`)
+        return brain.long_term.count()
+
 
 KIND = LongTermKind()

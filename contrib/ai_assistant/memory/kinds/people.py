@@ -8,11 +8,80 @@ from typing import ClassVar
 from pydantic import Field
 
 from ...errors import Refused
-from ...records import MAX_REASON_CHARS, RelationshipChange, check_record
+from ...records import MAX_REASON_CHARS, Profile, RelationshipChange, check_record
 from .. import entities, relationships
 from ..relationships import DIMENSIONS, Relationships, parse_value
 from ..store import KeyValueStore
 from .base import MAX_ITEMS, Kind, check_people
+
+
+class BuildersProfiles:
+    """People's profiles (observations and attributes: `memory.entities`) as a builder reads
+    them (`MemoryAdmin.kind("profiles")`).
+
+    Args:
+        brain (Brain): The assistant's brain (its people's store).
+        now (callable): `now()` -> the current real time.
+
+    """
+
+    def __init__(self, brain, now: Callable[[], datetime]):
+        self.brain = brain
+        self.now = now
+
+    def index(self) -> list[tuple[str, str]]:
+        """(key, name) of everyone the assistant knows, by name: one read (the index).
+
+        Returns:
+            list: The pairs, sorted by name.
+
+        """
+        index = self.brain.entities.index()
+        return sorted(index.items(), key=lambda item: (str(item[1]).lower(), str(item[0])))
+
+    def profile(self, key: str) -> Profile | None:
+        """One person's profile, by their key; only a key of the index is a person (a crafted
+        key never reaches another stored value).
+
+        Args:
+            key (str): The person's key (`#12`, `name:bob`).
+
+        Returns:
+            dict or None: The profile, or None for nobody known by that key.
+
+        """
+        entities = self.brain.entities
+        if entities.index().get(key) is None:
+            return None
+        profile = entities.profile(key)
+        return profile if isinstance(profile, dict) else None
+
+    def find(self, name: str | None = None) -> list[Profile]:
+        """Profiles (observations and attributes), or those whose name or key is `name`.
+
+        Args:
+            name (str, optional): A name or key to match, case-insensitively; all when empty.
+
+        Returns:
+            list: The profiles, as dicts.
+
+        Raises:
+            Refused: Nobody of that name is known.
+
+        """
+        if not name:
+            return self.brain.entities.profiles()
+        wanted = name.strip().lower()
+        matches = [
+            key
+            for key, known in self.index()
+            if str(known).lower() == wanted or str(key).lower() == wanted
+        ]
+        found = [profile for key in matches if (profile := self.profile(key)) is not None]
+        if not found:
+            known = ", ".join(sorted(str(n) for _, n in self.index())[:30]) or "nobody yet"
+            raise Refused(f"{self.brain.name} knows no one called '{name[:60]}'. Known: {known}.")
+        return found
 
 
 class BuildersRelationships:
@@ -157,7 +226,7 @@ class PersonKind(Kind):
             if isinstance(value := memory.get(self.prefix + key), dict)
         ]
 
-    def held(self, memory: KeyValueStore, state: KeyValueStore) -> int:
+    def stored(self, memory: KeyValueStore, state: KeyValueStore) -> int:
         return len(self.people(memory))
 
     def check(self, section: list[dict], known, problems) -> None:
@@ -180,6 +249,9 @@ class ProfilesKind(PersonKind):
 
     def forget_person(self, review, person, state=None) -> int:
         return review.entities.remove(sorted(person.keys))
+
+    def builder(self, brain, now: Callable[[], datetime]) -> BuildersProfiles:
+        return BuildersProfiles(brain, now)
 
 
 class RelationshipsKind(PersonKind):

@@ -123,6 +123,13 @@ class RemindersKind(Kind):
             state.set(TRIGGERS, kept)
         return len(triggers) - len(kept)
 
+    def forget_traces(self, memory: KeyValueStore, state: KeyValueStore, traces) -> int:
+        triggers = list(state.get(TRIGGERS) or [])
+        kept = [trigger for trigger in triggers if not traces.found(trigger)]
+        if len(kept) != len(triggers):
+            state.set(TRIGGERS, kept)
+        return len(triggers) - len(kept)
+
     def write(self, section: list[dict], memory: KeyValueStore, state: KeyValueStore) -> None:
         state.set(TRIGGERS, section)
 
