@@ -123,7 +123,9 @@ def _requests(client, request: ChatRequest) -> Generator[ChatRequest, ChatReply,
     return reply
 
 
-def _advance(steps: Generator, reply: ChatReply | None = None, error: LLMError | None = None):
+def advance(steps: Generator, reply: ChatReply | None = None, error: LLMError | None = None):
+    """Give the steps a reply (or its error): (False, the next request) or (True, the result).
+    An error the steps do not handle is raised."""
     try:
         return False, (steps.throw(error) if error is not None else steps.send(reply))
     except StopIteration as done:
@@ -150,9 +152,9 @@ def complete_with_tools(client, request: ChatRequest) -> ChatReply:
     finished, value = False, next(steps)
     while not finished:
         try:
-            finished, value = _advance(steps, client.complete(value))
+            finished, value = advance(steps, client.complete(value))
         except LLMError as exc:
-            finished, value = _advance(steps, error=exc)
+            finished, value = advance(steps, error=exc)
     return value
 
 
@@ -179,7 +181,7 @@ async def acomplete_with_tools(client, request: ChatRequest) -> ChatReply:
                 reply = await client.acomplete(value)
             else:
                 reply = await asyncio.to_thread(client.complete, value)
-            finished, value = _advance(steps, reply)
+            finished, value = advance(steps, reply)
         except LLMError as exc:
-            finished, value = _advance(steps, error=exc)
+            finished, value = advance(steps, error=exc)
     return value
