@@ -51,7 +51,7 @@ from .client import (
 )
 from .model_json import ModelJSONError, check_model_json
 from .schemas import bounds_in_words
-from .tool_choice import advance, choice_refused
+from .tool_choice import advance, choice_refused, run
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -347,14 +347,7 @@ def complete_structured(
             replies received before it (their tokens were spent).
 
     """
-    steps = _requests(client, request, output_model, mode)
-    finished, value = False, next(steps)
-    while not finished:
-        try:
-            finished, value = advance(steps, client.complete(value))
-        except LLMError as exc:
-            finished, value = advance(steps, error=exc)
-    return value
+    return run(_requests(client, request, output_model, mode), client.complete)
 
 
 async def acomplete_structured(

@@ -132,6 +132,26 @@ def advance(steps: Generator, reply: ChatReply | None = None, error: LLMError | 
         return True, done.value
 
 
+def run(steps: Generator, complete):
+    """Drive the steps to their result, sending each request with `complete` (blocking).
+
+    Args:
+        steps (Generator): Yields requests, is sent their replies (or thrown their errors).
+        complete (callable): Sends one request, returning its reply.
+
+    Returns:
+        The steps' result.
+
+    """
+    finished, value = False, next(steps)
+    while not finished:
+        try:
+            finished, value = advance(steps, complete(value))
+        except LLMError as exc:
+            finished, value = advance(steps, error=exc)
+    return value
+
+
 def complete_with_tools(client, request: ChatRequest) -> ChatReply:
     """`client.complete(request)`, sending "auto" where the server refuses "required" or a
     named tool.
@@ -148,14 +168,7 @@ def complete_with_tools(client, request: ChatRequest) -> ChatReply:
             first error).
 
     """
-    steps = _requests(client, request)
-    finished, value = False, next(steps)
-    while not finished:
-        try:
-            finished, value = advance(steps, client.complete(value))
-        except LLMError as exc:
-            finished, value = advance(steps, error=exc)
-    return value
+    return run(_requests(client, request), client.complete)
 
 
 async def acomplete_with_tools(client, request: ChatRequest) -> ChatReply:
