@@ -76,19 +76,14 @@ DETAIL_CHARS = 600
 
 
 @dataclass
-class TurnOutcome:
-    """What one awake turn did, for the status, the log and the demo's transcript."""
+class TurnOutcome(LoopResult):
+    """What one awake turn did, for the status, the log and the demo's transcript.
+
+    Its conversation loop's counts, stop reason and error are the `LoopResult` fields.
+
+    """
 
     events: list[Event] = field(default_factory=list)
-    model_calls: int = 0
-    tool_calls: list[dict] = field(default_factory=list)
-    stop_reason: str = ""
-    error: str | None = None
-    error_kind: str | None = None
-    request_tokens: list[int] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    billed_tokens: int = 0
     compaction: dict | None = None
     recalled: list[str] = field(default_factory=list)
     debt_added: int = 0
@@ -108,18 +103,7 @@ class TurnOutcome:
             TurnOutcome: With the loop's calls, stop reason, error and token counts.
 
         """
-        return cls(
-            events=events,
-            model_calls=loop.model_calls,
-            tool_calls=loop.tool_calls,
-            stop_reason=loop.stop_reason,
-            error=loop.error,
-            error_kind=loop.error_kind,
-            request_tokens=loop.request_tokens,
-            prompt_tokens=loop.prompt_tokens,
-            completion_tokens=loop.completion_tokens,
-            billed_tokens=loop.billed_tokens,
-        )
+        return cls(events=events, **vars(loop))
 
     def summary(self) -> TurnSummary:
         """A short record of the turn, for the status and the log.

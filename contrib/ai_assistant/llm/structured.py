@@ -41,20 +41,17 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .client import (
-    BAD_REQUEST,
     CONTENT_CUT,
-    CONTEXT_LENGTH,
     INVALID_RESPONSE,
     MAX_REPLY_CHARS,
-    SERVER_ERROR,
     ChatClient,
     ChatReply,
     ChatRequest,
     LLMError,
-    names_context_length,
 )
 from .model_json import ModelJSONError, check_model_json
 from .schemas import bounds_in_words
+from .tool_choice import advance, choice_refused, run
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -116,10 +113,7 @@ def format_refused(error: LLMError) -> bool:
 
     """
     message = str(error).lower()
-    if error.kind == CONTEXT_LENGTH or names_context_length(message):
-        return False
-    refusal = error.kind in (BAD_REQUEST, SERVER_ERROR) or error.status in (400, 422, 500, 501)
-    return refusal and any(word in message for word in _FORMAT_WORDS)
+    return choice_refused(error) and any(word in message for word in _FORMAT_WORDS)
 
 
 def schema_format(output_model: type[BaseModel]) -> dict:
@@ -333,15 +327,6 @@ def _requests(
             raise
 
 
-def _advance(steps: Generator, reply: ChatReply | None = None, error: LLMError | None = None):
-    """Give the steps a reply (or its error): (False, the next request) or (True, the result).
-    An error the steps do not handle is raised."""
-    try:
-        return False, (steps.throw(error) if error is not None else steps.send(reply))
-    except StopIteration as done:
-        return True, done.value
-
-
 def complete_structured(
     client: ChatClient, request: ChatRequest, output_model: type[Model], mode: str = "auto"
 ) -> tuple[Model, list[ChatReply]]:
@@ -362,14 +347,7 @@ def complete_structured(
             replies received before it (their tokens were spent).
 
     """
-    steps = _requests(client, request, output_model, mode)
-    finished, value = False, next(steps)
-    while not finished:
-        try:
-            finished, value = _advance(steps, client.complete(value))
-        except LLMError as exc:
-            finished, value = _advance(steps, error=exc)
-    return value
+    return run(_requests(client, request, output_model, mode), client.complete)
 
 
 async def acomplete_structured(
@@ -394,7 +372,7 @@ async def acomplete_structured(
     finished, value = False, next(steps)
     while not finished:
         try:
-            finished, value = _advance(steps, await client.acomplete(value))
+            finished, value = advance(steps, await client.acomplete(value))
         except LLMError as exc:
-            finished, value = _advance(steps, error=exc)
+            finished, value = advance(steps, error=exc)
     return value

@@ -123,11 +123,33 @@ def _requests(client, request: ChatRequest) -> Generator[ChatRequest, ChatReply,
     return reply
 
 
-def _advance(steps: Generator, reply: ChatReply | None = None, error: LLMError | None = None):
+def advance(steps: Generator, reply: ChatReply | None = None, error: LLMError | None = None):
+    """Give the steps a reply (or its error): (False, the next request) or (True, the result).
+    An error the steps do not handle is raised."""
     try:
         return False, (steps.throw(error) if error is not None else steps.send(reply))
     except StopIteration as done:
         return True, done.value
+
+
+def run(steps: Generator, complete):
+    """Drive the steps to their result, sending each request with `complete` (blocking).
+
+    Args:
+        steps (Generator): Yields requests, is sent their replies (or thrown their errors).
+        complete (callable): Sends one request, returning its reply.
+
+    Returns:
+        The steps' result.
+
+    """
+    finished, value = False, next(steps)
+    while not finished:
+        try:
+            finished, value = advance(steps, complete(value))
+        except LLMError as exc:
+            finished, value = advance(steps, error=exc)
+    return value
 
 
 def complete_with_tools(client, request: ChatRequest) -> ChatReply:
@@ -146,14 +168,7 @@ def complete_with_tools(client, request: ChatRequest) -> ChatReply:
             first error).
 
     """
-    steps = _requests(client, request)
-    finished, value = False, next(steps)
-    while not finished:
-        try:
-            finished, value = _advance(steps, client.complete(value))
-        except LLMError as exc:
-            finished, value = _advance(steps, error=exc)
-    return value
+    return run(_requests(client, request), client.complete)
 
 
 async def acomplete_with_tools(client, request: ChatRequest) -> ChatReply:
@@ -179,7 +194,7 @@ async def acomplete_with_tools(client, request: ChatRequest) -> ChatReply:
                 reply = await client.acomplete(value)
             else:
                 reply = await asyncio.to_thread(client.complete, value)
-            finished, value = _advance(steps, reply)
+            finished, value = advance(steps, reply)
         except LLMError as exc:
-            finished, value = _advance(steps, error=exc)
+            finished, value = advance(steps, error=exc)
     return value

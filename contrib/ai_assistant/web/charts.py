@@ -13,7 +13,8 @@ from datetime import datetime, timedelta, timezone
 
 from django.utils.html import escape
 
-from .filters import NAME_CHARS, clip, parse_time, viewer_zone
+from ..shell.display import game_zone
+from .filters import NAME_CHARS, clip, parse_time
 
 AWAKE_COLOUR = "#f2c94c"
 ASLEEP_COLOUR = "#2f80ed"
@@ -31,7 +32,7 @@ PART_COLOURS = ("#9b51e0", "#f2994a", "#2d9cdb", "#27ae60", "#eb5757", "#828282"
 def _short(moment: datetime, span: float = 3600.0) -> str:
     """A real time as an axis label in the viewer's zone: "01-01 12:00", with the seconds
     when the axis spans less than an hour (its ticks would read alike)."""
-    return moment.astimezone(viewer_zone()).strftime(
+    return moment.astimezone(game_zone()).strftime(
         "%m-%d %H:%M:%S" if span < 3600 else "%m-%d %H:%M"
     )
 
@@ -106,7 +107,7 @@ def hour_label(key: str) -> str:
     moment = _hour(key)
     if moment is None:
         return clip(key, 40)
-    return moment.astimezone(viewer_zone()).strftime("%Y-%m-%d %H:%M %Z")
+    return moment.astimezone(game_zone()).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def usage_svg(by_hour: dict, width: int = 720, height: int = 160, costs: dict | None = None) -> str:

@@ -12,12 +12,12 @@ and the full length after a cut.
 
 import re
 from datetime import datetime, timezone
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.template import Library
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import mark_safe
 
+from ..shell.display import game_zone
 from ..shell.game_settings import redacted
 
 # a name, a key, a tool name, a stop reason, a place: one line of a table
@@ -161,21 +161,6 @@ def parse_time(value):
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def viewer_zone():
-    """The zone real times are shown in: the game's `TIME_ZONE` setting (UTC by default).
-
-    Returns:
-        tzinfo: The zone.
-
-    """
-    from django.conf import settings
-
-    try:
-        return ZoneInfo(getattr(settings, "TIME_ZONE", None) or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        return timezone.utc
-
-
 def clock_label() -> str:
     """The line every page shows above its content, naming the clock its times are in.
 
@@ -184,7 +169,7 @@ def clock_label() -> str:
 
     """
     return (
-        f"Times are real time in {viewer_zone()} (the game's TIME_ZONE setting), to the "
+        f"Times are real time in {game_zone()} (the game's TIME_ZONE setting), to the "
         "second; game time, where shown, is marked 'game'."
     )
 
@@ -202,7 +187,7 @@ def real_time(value) -> str:
     moment = parse_time(value)
     if moment is None:
         return clip(value, 40)
-    return moment.astimezone(viewer_zone()).strftime("%Y-%m-%d %H:%M:%S %Z")
+    return moment.astimezone(game_zone()).strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
 def game_time(value) -> str:
