@@ -745,11 +745,12 @@ def dreaming_cost(quick: bool = False) -> Result:
             f"{step:<13} {model.calls[step]:>5}  {bound:>12}  {model.prompt[step]:>13}  "
             f"{model.completion[step]:>17}"
         )
+    profiles = memory.admin.kind("profiles").find()
     details.append(
         f"in all: {sum(model.calls.values())} calls, {sum(model.prompt.values())} prompt + "
         f"{sum(model.completion.values())} completion tokens; "
         f"{len(memory.memories())} memories, {len(memory.reflections())} reflections, "
-        f"{sum(len(p.get('attributes', [])) for p in memory.admin.kind("profiles").find())} attributes"
+        f"{sum(len(p.get('attributes', [])) for p in profiles)} attributes"
     )
     if mismatch:
         details.append(f"the sleep's own reports count other calls for: {', '.join(mismatch)}")

@@ -16,7 +16,10 @@ and docs/memory.md's record tables are made from them (`record_table`).
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, TypedDict, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
+
+# pydantic validates a TypedDict only from typing_extensions on Python < 3.12 (Evennia 5)
+from typing_extensions import TypedDict
 
 from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationError, with_config
 

@@ -1,7 +1,9 @@
 """The small values sleep steps keep beside the memory, how far they have read it: the journal
 position relationships were updated through (`memory.relationships.CURSOR_KEY`)."""
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
+
+from typing_extensions import TypedDict  # pydantic on Python 3.11 needs this one
 
 from pydantic import Field
 

@@ -1,7 +1,7 @@
 """Day digests as a kind of memory: a day's summary, by audience (`memory.digests`)."""
 
 import re
-from typing import TypedDict
+from typing_extensions import TypedDict  # pydantic on Python 3.11 needs this one
 
 from ...records import Count, Text, check_record
 from ..digests import DigestArchive

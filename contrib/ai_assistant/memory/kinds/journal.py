@@ -3,7 +3,7 @@
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TypedDict
+from typing_extensions import TypedDict  # pydantic on Python 3.11 needs this one
 
 from ...records import Count, JournalEntry, Number, Texts, check_record
 from .. import journal

@@ -100,7 +100,9 @@ class RemindersKind(Kind):
     def check(self, section: list[dict], known, problems) -> None:
         for number, trigger in enumerate(section):
             where = f"memory.reminders[{number}]"
-            problems.extend(check_record(Reminder, trigger, where, required=("pattern", "reminder")))
+            problems.extend(
+                check_record(Reminder, trigger, where, required=("pattern", "reminder"))
+            )
 
     def builder(self, brain, now: Callable[[], datetime]) -> BuildersReminders:
         return BuildersReminders(brain, now)
