@@ -156,6 +156,10 @@ class LimitsCase(AssistantTestCase):
         PLAYER_TOKENS.__init__()  # game-wide, like the count of turns a minute
         self.addCleanup(PLAYER_TOKENS.__init__)
         self.as_player()
+        # the players' budgets count by the real clock's hour: start every test at the top of
+        # one, so a test's minutes never straddle two hours (it did when CI ran at 03:56)
+        now = self.clock.now()
+        self.clock.advance(3600 - now.minute * 60 - now.second - now.microsecond / 1e6)
 
     def pending(self) -> list:
         self.handler.hearing.flush()
