@@ -22,7 +22,14 @@ def default_tools() -> list[Tool]:
             turn).
 
     """
-    return [*WORLD_TOOLS, *MEMORY_TOOLS, RecallTool(), TellTool(), ShareWithGroupTool(), *SLEEP_TOOLS]
+    return [
+        *WORLD_TOOLS,
+        *MEMORY_TOOLS,
+        RecallTool(),
+        TellTool(),
+        ShareWithGroupTool(),
+        *SLEEP_TOOLS,
+    ]
 
 
 def default_registry() -> ToolRegistry:

@@ -74,9 +74,7 @@ class ShareWithGroupTool(Tool):
             raise ToolError("sharing with a group is off for you: nothing was shared.")
         groups = ctx.groups.sharing() if ctx.groups is not None else []
         if not groups or ctx.group_shares is None or ctx.remembered is None:
-            raise ToolError(
-                "you are in no group that shares what it learns: nothing was shared."
-            )
+            raise ToolError("you are in no group that shares what it learns: nothing was shared.")
         group = _which(groups, args.group)
         memory, told = checked_telling(
             ctx,
