@@ -247,3 +247,30 @@ def test_the_group_index_leaves_out_the_recallers_own_and_trusts_each_hand_less(
     assert [item.id for item in found] == ["g8.1"]
     assert found[0].trust == round(0.4 * 0.7, 4)
     assert "M8 of the guards reported that hand0 said that Bob said" in found[0].line()
+
+
+def test_forgetting_a_person_removes_the_shares_from_or_about_them_and_keeps_the_rest():
+    from ai_assistant.memory_api import AssistantMemory
+
+    memory = AssistantMemory("Bruno")
+    memory.add_entry("Bob says hello.", time=T0, speaker="Bob")
+    told = {
+        "memory_id": "j000000",
+        "origin": {"name": "Carol", "key": "name:carol", "how": "said"},
+        "tellers": [{"name": "Bruno", "key": "#7"}],
+        "teller": {"name": "Bruno", "key": "#7"},
+        "trust": 0.4,
+        "origin_trust": 0.4,
+        "rests_on": CLAIM,
+        "importance": 5,
+        "about": [],
+        "people": ["name:carol", "#7"],
+        "at": T0.isoformat(),
+    }
+    shares = memory.brain.group_shares
+    shares.add({**told, "text": GATE}, "guards")
+    # about Bob by key, and by name only
+    shares.add({**told, "text": "Bob owes the guards.", "people": ["name:bob"]}, "guards")
+    shares.add({**told, "memory_id": "j1", "text": "Bob was seen at the gate."}, "guards")
+    memory.admin.forget_person("Bob", by="Ann", reason="asked", keys=["name:bob"])
+    assert [share["text"] for share in shares.all()] == [GATE]
