@@ -35,6 +35,9 @@ SETTINGS_SCRIPT_KEY = "ai_assistant_groups"
 SHARING_OFF = "sharing_off"
 # each group's index, with what it was built from: group -> (members' share values, index)
 _indexes: dict[str, tuple[tuple, GroupIndex]] = {}
+# the settings script found last, and whether a look found none (see `_settings`)
+_script = None
+_none = False
 
 
 def groups_of(character) -> list[str]:
@@ -60,15 +63,29 @@ def every_group() -> list[str]:
 
 
 def _settings(make: bool):
+    """The global script of the groups switched off: found once (a recall asks for it, and
+    queries nothing while Evennia's object cache holds it; when there is none, it is looked
+    for again only after a builder switched a group)."""
+    global _script, _none
+    script = _script
+    if script is not None and script.pk and type(script).get_cached_instance(script.pk) is script:
+        return script
+    if not make and _none:
+        return None
     found = search.search_script(SETTINGS_SCRIPT_KEY)
     if found or not make:
-        return found[0] if found else None
-    return create.create_script(
-        "evennia.scripts.scripts.DefaultScript",
-        key=SETTINGS_SCRIPT_KEY,
-        desc="The AI assistants' groups whose sharing builders switched off (@assistant/group).",
-        persistent=True,
+        _script, _none = (found[0], False) if found else (None, True)
+        return _script
+    _script, _none = (
+        create.create_script(
+            "evennia.scripts.scripts.DefaultScript",
+            key=SETTINGS_SCRIPT_KEY,
+            desc="The AI assistants' groups whose sharing builders switched off (@assistant/group).",
+            persistent=True,
+        ),
+        False,
     )
+    return _script
 
 
 def sharing_on(group: str) -> bool:
