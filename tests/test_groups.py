@@ -97,10 +97,20 @@ class GroupCase(AssistantTestCase, EvenniaCommandTest):
         return self.call(commands.CmdAssistant(), args)
 
 
+def offered(handler) -> list[str]:
+    """The tools an assistant's turn is offered, as its requests carry them."""
+    brain = handler.brain
+    return [
+        tool["function"]["name"] for tool in brain.registry.schemas("turn", brain.tool_settings())
+    ]
+
+
 class TestSharing(GroupCase):
     def test_another_guard_who_never_heard_it_knows_it_and_says_from_whom(self):
         (result,) = self.share()
         assert "You shared it with the guards" in result
+        sent = [tool["function"]["name"] for tool in self.responder.requests[0]["tools"]]
+        assert "share_with_group" in sent  # the requests carry what `offered` reads
         # Aria never heard Bob: she recalls it as what Bruno reported, with the chain
         assert len(self.handler.brain.journal) == 0
         (found,) = self.recall()
@@ -163,13 +173,15 @@ class TestSharing(GroupCase):
         assert "no group that shares" in refused
         set_sharing("guards", True)
         assert len(self.recall()) == 1
-        # an assistant whose setting is off is not offered the tool, nor recalls the group's
+        # the tool is offered to a member of a sharing group only: not to Cid (in none), nor
+        # while the guards' sharing is off, nor to a member whose own setting is off
+        assert "share_with_group" in offered(self.handler)
+        assert "share_with_group" not in offered(cid.assistant)
+        set_sharing("guards", False)
+        assert "share_with_group" not in offered(self.handler)
+        set_sharing("guards", True)
         self.handler.set_option("group_sharing_enabled", "false")
-        names = [
-            t["function"]["name"]
-            for t in self.handler.brain.registry.schemas("turn", self.handler.brain.config)
-        ]
-        assert "share_with_group" not in names and "recall" in names
+        assert "share_with_group" not in offered(self.handler) and "recall" in offered(self.handler)
         assert self.recall() == []
 
     def test_forgetting_a_person_reaches_the_group(self):

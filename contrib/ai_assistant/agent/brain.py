@@ -159,6 +159,8 @@ class Brain:
         self._usage: UsageStats | None = None
         self._tool_tokens: dict[str, int] = {}
         self._weights: RecallWeights | None = None
+        # the configuration with group sharing off, for a brain in no sharing group
+        self._unshared: tuple[AssistantConfig, AssistantConfig] | None = None
         self.lifecycle = Lifecycle(
             self.state,
             self.journal,
@@ -190,6 +192,22 @@ class Brain:
             self.links,
             digests=self.digests,
         )
+
+    def tool_settings(self) -> AssistantConfig:
+        """The configuration the tools' `setting`s are read from (`ToolRegistry.schemas`): its
+        own, but with group sharing off while it is in no group whose sharing is on, so that
+        `share_with_group` is offered only to a member (no tokens spent on it otherwise).
+
+        Returns:
+            AssistantConfig: The configuration, or a copy with `group_sharing_enabled` off.
+
+        """
+        config = self.config
+        if not config.group_sharing_enabled or (self.groups is not None and self.groups.sharing()):
+            return config
+        if self._unshared is None or self._unshared[0] is not config:
+            self._unshared = (config, config.model_copy(update={"group_sharing_enabled": False}))
+        return self._unshared[1]
 
     @property
     def names(self) -> list[str]:
@@ -585,7 +603,7 @@ class Brain:
         request = ChatRequest(
             model=self.model,
             messages=messages,
-            tools=self.registry.schemas(TURN, self.config) if tools is None else tools,
+            tools=self.registry.schemas(TURN, self.tool_settings()) if tools is None else tools,
             temperature=self.config.temperature,
             max_tokens=self.config.max_reply_tokens,
             tool_choice=self.config.tool_choice,
@@ -745,7 +763,7 @@ class Brain:
         """
         if scope not in self._tool_tokens:  # the schemas never change; checked every awake tick
             self._tool_tokens[scope] = self.counter.count_tools(
-                self.registry.schemas(scope, self.config)
+                self.registry.schemas(scope, self.tool_settings())
             )
         # the core notes of the largest block one conversation is sent (each sees only its own)
         prefix = [system_prompt(self.name, self.persona, self.prompt_template)]
