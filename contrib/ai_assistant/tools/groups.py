@@ -51,7 +51,8 @@ class ShareWithGroupTool(Tool):
     )
     Args = ShareArgs
     scopes = frozenset({TURN})
-    # offered only to an assistant that takes part in its groups' knowledge
+    # offered only to an assistant that takes part in its groups' knowledge, and only while it
+    # is in a group whose sharing is on (`Brain.tool_settings`)
     setting = "group_sharing_enabled"
 
     def run(self, ctx: ToolContext, args: ShareArgs) -> ToolResult:
