@@ -286,3 +286,25 @@ def test_forgetting_a_person_removes_the_shares_from_or_about_them_and_keeps_the
     shares.add({**told, "memory_id": "j1", "text": "Bob was seen at the gate."}, "guards")
     memory.admin.forget_person("Bob", by="Ann", reason="asked", keys=["name:bob"])
     assert [share["text"] for share in shares.all()] == [GATE]
+
+
+def test_a_fellow_members_share_is_found_behind_many_of_the_recallers_own():
+    def share(number, member):
+        return {
+            "gid": f"g{member[1:]}.{number}",
+            "group": "guards",
+            "text": GATE if member == "#7" else f"{GATE} Bob said so.",
+            "origin": {"name": "Bob", "key": "#3", "how": "said"},
+            "tellers": [{"name": "M", "key": member}],
+            "member": {"name": "M", "key": member},
+            "trust": 0.4,
+            "origin_trust": 0.4,
+            "importance": 5,
+            "people": ["#3"],
+            "at": T0.isoformat(),
+        }
+
+    index = GroupIndex([share(n, "#7") for n in range(40)] + [share(1, "#8")])
+    weights = RecallWeights.from_config(AssistantConfig())
+    found = index.recall(GATE, recaller="#7", limit=1, weights=weights, claim_trust=0.4, decay=0.7)
+    assert [item.id for item in found] == ["g8.1"]

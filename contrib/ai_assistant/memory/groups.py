@@ -296,14 +296,21 @@ class GroupIndex:
             return []
         wanted = frozenset(terms(query, self.stemmer))
         enough = min(MIN_SHARED_WORDS, len(wanted))
-        hits = []
-        for gid, score in self._index.search(query, limit * 3):
-            share = self.shares[gid]
-            if (share.get("member") or {}).get("key") == recaller:
-                continue
-            if enough > 1 and len(wanted & self._terms[gid]) < enough:
-                continue
-            hits.append((share, score))
+        want = limit * 3
+        while True:
+            found = self._index.search(query, want)
+            hits = []
+            for gid, score in found:
+                share = self.shares[gid]
+                if (share.get("member") or {}).get("key") == recaller:
+                    continue  # its own: a memory of its own already
+                if enough > 1 and len(wanted & self._terms[gid]) < enough:
+                    continue
+                hits.append((share, score))
+            # too few of the first candidates were fellow members': look at more
+            if len(hits) >= limit or len(found) < want:
+                break
+            want *= 8
         if not hits:
             return []
         best = max(score for _, score in hits) or 1.0
