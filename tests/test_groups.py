@@ -145,9 +145,11 @@ class TestSharing(GroupCase):
         )
         (kept,) = exported["memory"]["group_shares"]["items"]
         assert (kept["id"], kept["group"], kept["text"]) == ("g1", "guards", GATE)
-        # sharing it twice is refused
+        # sharing it twice is refused, and so is passing on a fellow member's share
         (again,) = self.share()
         assert "already" in again and len(bruno.group_shares.all()) == 1
+        (theirs,) = self.share(group_id(self.aria.dbref, "g1"))
+        assert "a fellow member of your group reported" in theirs
 
     def test_a_whisper_never_reaches_the_group(self):
         # the model names the whispered memory, though no one showed it to it here

@@ -21,6 +21,7 @@ from pydantic import Field
 
 from ..errors import Refused
 from ..memory.audience import visible
+from ..memory.groups import GROUP_ID
 from ..memory.gossip import LOG_TEXT_CHARS, chain_names, check_hops, may_tell, telling
 from ..clock import to_iso
 from .base import TURN, Tool, ToolArgs, ToolContext, ToolError, ToolResult
@@ -147,6 +148,12 @@ def checked_telling(
         raise ToolError(
             "that is lore of the world, not something you were told: those who may know it "
             "know it already. Nothing was told."
+        )
+    if GROUP_ID.match(memory_id.strip().lower()):
+        # a fellow member's share is its member's to pass on: it keeps the chain
+        raise ToolError(
+            "that is what a fellow member of your group reported, not a memory of your own: "
+            "it is not passed on. Nothing was told."
         )
     memory = ctx.remembered(memory_id.strip())
     if memory is None:
