@@ -21,8 +21,8 @@ from pydantic import Field
 
 from ..errors import Refused
 from ..memory.audience import visible
-from ..memory.groups import GROUP_ID
 from ..memory.gossip import LOG_TEXT_CHARS, chain_names, check_hops, may_tell, telling
+from ..memory.groups import GROUP_ID
 from ..clock import to_iso
 from .base import TURN, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from .world import _room_may_know, _shown
