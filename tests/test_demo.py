@@ -118,6 +118,17 @@ def test_demo_shows_a_second_assistant_learning_through_gossip_and_naming_its_so
     assert "Oskar's gossip, newest first" in out and "Tobin > Aria >" in out
 
 
+def test_demo_shows_a_guard_knowing_what_another_guard_learned_and_saying_from_whom(
+    offline_demo,
+):
+    out = section(offline_demo.stdout, "A group: what one guard", "What Aria wrote down")
+    # Brann shares with his group what Wren told him; the builder sees it, kept once
+    assert 'Brann  did | share_with_group({"memory_id": "j000000", "group": "guards"}) -> ok' in out
+    assert "What the guards share (1), sharing on" in out and "Wren > Brann" in out
+    # Edda, in the office, never heard Wren nor Brann, and says from whom she knows it
+    assert 'Edda says, "I remember this: Brann of the guards reported to me that Wren said:' in out
+
+
 def test_demo_stops_early_naming_a_failing_endpoint():
     # a configured endpoint nobody listens on
     done = run_demo(

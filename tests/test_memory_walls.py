@@ -12,6 +12,7 @@ from datetime import timedelta
 
 import pytest
 
+from ai_assistant.memory.kinds import BY_NAME
 from ai_assistant.memory.store import DictStore
 from ai_assistant.memory_api import AssistantMemory
 
@@ -126,6 +127,16 @@ def test_the_kept_stores_hold_every_kind_of_memory(kept, kept_file):
     assert any(entry["audience"] for entry in journal)  # a private entry among them
 
 
+def since_version_1(data: dict) -> dict:
+    """A file without the sections of kinds added since version 1 wrote the fixtures, once
+    checked empty: version 1's stores hold nothing of theirs (an older file without them still
+    imports)."""
+    kept_kinds = json.loads(MEMORY_FILE.read_text())["memory"]
+    added = {name: data["memory"][name] for name in data["memory"] if name not in kept_kinds}
+    assert all(BY_NAME[name].count(section) == 0 for name, section in added.items()), added
+    return {**data, "memory": {k: v for k, v in data["memory"].items() if k in kept_kinds}}
+
+
 def test_stores_written_by_version_1_read_back_as_the_same_records(kept, kept_file):
     memory = loaded(kept)
     data = plain(
@@ -134,7 +145,7 @@ def test_stores_written_by_version_1_read_back_as_the_same_records(kept, kept_fi
             "exported_at": EXPORTED_AT,
         }
     )
-    assert data == kept_file
+    assert since_version_1(data) == kept_file
     assert recalled(memory) == recalled(remembering())
 
 
@@ -154,7 +165,7 @@ def test_a_file_exported_by_version_1_imports_with_the_same_records_audiences_an
     assert whisper["audience"] == ["#12"]
     assert recalled(memory) == recalled(loaded(kept))
     # and it exports as the same file
-    assert exported(memory) == kept_file
+    assert since_version_1(exported(memory)) == kept_file
 
 
 def test_the_record_tables_in_the_docs_are_made_from_the_records():

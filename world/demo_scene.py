@@ -17,7 +17,9 @@ turns for a minute (as her own `wait` tool does); sent to a deep nap with `/slee
 put to her in a sleep turn and her own `wake_up` wakes her; and `/wake` ends a last nap. Last, a
 second assistant, Oskar, comes in: with gossip switched on, Aria tells him what Tobin said of
 the east door (her `tell` tool, aloud), he keeps it with its chain and no model call of his
-own, and asked, he names his source.
+own, and asked, he names his source. Then two guards, tagged into one group: Brann learns
+something at the gatehouse from Wren, a player, and shares it with the guards (`share_with_group`); Edda, in the office,
+never heard it, yet knows it and says Brann reported it, and whose words they were.
 Each night also updates how she feels about the people she met: the builder's view of Mira after
 the first night shows familiarity counted from their talk, and the view of Tobin after the second
 night shows it grown over two days, each change with its reason and game time, and her warmth
@@ -541,6 +543,22 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     oskar.assistant.script.at_assistant_tick()
     act(builder, "@assistant/memory Oskar/gossip")
 
+    title("A group: what one guard learns, the other guard knows, and says from whom")
+    gatehouse = create.create_object("typeclasses.rooms.Room", key="Gatehouse", nohome=True)
+    wren = create.create_object(
+        "typeclasses.characters.Character", key="Wren", location=gatehouse, home=gatehouse
+    )
+    show.watch(wren)
+    brann, edda = meet_guards(gatehouse, office, clock, runner, show)
+    act(wren, "say Brann, remember that the east gate is left unlocked at midnight.")
+    brann.assistant.script.at_assistant_tick()
+    act(wren, "say Brann, share what you know about the east gate with the guards.")
+    brann.assistant.script.at_assistant_tick()
+    act(builder, "@assistant/group guards")
+    # Edda was in the office all along: she never heard Mira, nor Brann
+    act(builder, "say Edda, what do you know about the east gate?")
+    edda.assistant.script.at_assistant_tick()
+
     title("What Aria wrote down, and what it cost (the builder's view)")
     brain = handler.brain  # rebuilt since: her settings changed
     for entry in brain.journal.all():
@@ -594,6 +612,39 @@ def meet_oskar(room, clock, runner, show):
 
     handler.on_turn = on_turn
     return oskar
+
+
+def meet_guards(gatehouse, office, clock, runner, show):
+    """Two guards, Brann at the gatehouse and Edda in the office, tagged into one group (the
+    guards) with group sharing on: what Brann shares, Edda recalls as what he reported."""
+    from evennia.utils import create
+
+    from ai_assistant.shell.groups import GROUP_CATEGORY
+
+    guards = []
+    for name, place in (("Brann", gatehouse), ("Edda", office)):
+        guard = create.create_object(
+            "typeclasses.characters.Assistant", key=name, location=place, home=place
+        )
+        guard.db.persona = f"{name} is one of the town's guards."
+        guard.tags.add("guards", category=GROUP_CATEGORY)
+        handler = guard.assistant
+        handler.clock, handler.game_clock, handler.runner = clock, SceneGameClock(clock), runner
+        handler.script.db.config_overrides = {"group_sharing_enabled": True}
+
+        def on_turn(_handler, outcome, name=name):
+            for call in outcome.tool_calls:
+                if call["name"] == "noop" and call["ok"]:
+                    continue
+                mark = "ok" if call["ok"] else "REFUSED"
+                show.line(
+                    f"{call['name']}({crop(call['arguments'])}) -> {mark}: {crop(call['result'])}",
+                    f"{name:>7}  did | ",
+                )
+
+        handler.on_turn = on_turn
+        guards.append(guard)
+    return guards
 
 
 def bookmark_name(entry: dict) -> str:

@@ -28,6 +28,7 @@ from .assistants import (
     delete_assistant,
     find_assistants,
 )
+from .shell.group_commands import GroupSwitch
 from .shell.lore_commands import LoreSwitch
 from .shell.memory_commands import MemorySwitches
 from .text import counted
@@ -76,7 +77,9 @@ def _counted(counts: dict[str, int]) -> str:
     )
 
 
-class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAND_CLASS):
+class CmdAssistant(
+    MemorySwitches, LoreSwitch, GroupSwitch, AssistantDisplay, _DEFAULT_COMMAND_CLASS
+):
     """
     create, inspect and manage AI assistants
 
@@ -89,6 +92,7 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
       @assistant/memory <name>[=<query>]
       @assistant/sleep <name>, @assistant/wake <name>
       @assistant/lore [<page>||<lore id>||=<words>]
+      @assistant/group [<group>[=on||off||remove <id>]]
 
     An assistant is a character that hears its room and answers when it is
     named or spoken to privately (say, whisper, page). It acts only through
@@ -99,6 +103,7 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
       help @assistant/memory     journal, memory, people, core, export...
       help @assistant/sleep      sleep, wake, wait, debt, sleeps, rollback
       help @assistant/lore       the game's lore book, shared by all
+      help @assistant/group      what groups of assistants share
       help @assistant/settings   its settings, the ones to change first
       help @assistant/dashboard  the builders' web pages
 
@@ -324,6 +329,32 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
       @assistant/lore edit L1/who=Aria, tag:guards
       @assistant/lore import world/lore.txt
 
+    ## group
+
+    Usage:
+      @assistant/group
+      @assistant/group <group>
+      @assistant/group <group>=on||off
+      @assistant/group <group>=remove <share id>
+
+    Assistants tagged with one name in the category ai_assistant_group
+    form a group (the guards, a guild). A member whose setting
+    group_sharing_enabled is on may share a memory anyone may know with
+    its group (never a whisper or anything drawn from one); the others
+    recall it as what that member reported, with its chain of sources and
+    less trust per hand. Each share is kept once, by its member. Without a
+    group: every group, its members, what it holds and whether it shares.
+    <group>: what it shares (id, chain, trust, text). on/off switches its
+    sharing (off: nothing is shared or recalled, what it holds is kept);
+    remove takes one share away (its id, as g17.3). Forgetting a person
+    removes their shares too.
+
+    Examples:
+      @tag Aria = guards:ai_assistant_group
+      @assistant/set Aria/group_sharing_enabled=true
+      @assistant/group guards
+      @assistant/group guards=remove g17.3
+
     ## settings
 
     Usage:
@@ -357,7 +388,15 @@ class CmdAssistant(MemorySwitches, LoreSwitch, AssistantDisplay, _DEFAULT_COMMAN
 
     key = "@assistant"
     aliases = ["assistant"]
-    switch_options = ("list", "create", *SWITCHES_WITH_TARGET, "lore", "forgetperson", "replace")
+    switch_options = (
+        "list",
+        "create",
+        *SWITCHES_WITH_TARGET,
+        "lore",
+        "group",
+        "forgetperson",
+        "replace",
+    )
     locks = "cmd:perm(Builder)"
     help_category = "Building"
 

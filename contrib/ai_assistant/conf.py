@@ -348,6 +348,13 @@ class AssistantConfig(BaseModel):
     gossip_max_hops: int = Field(
         3, ge=1, le=10, description="Most hands a memory passes through; then it goes no further."
     )
+    group_sharing_enabled: bool = Field(
+        False,
+        description=(
+            "Takes part in its groups' knowledge (tag category ai_assistant_group): may share "
+            "what it knows (share_with_group) and recalls what fellow members shared."
+        ),
+    )
 
     # --- long-term memory ---
     embedding_model: str | None = Field(

@@ -56,6 +56,7 @@ from .shell.hearing import Hearing
 from .lifecycle import AWAKE, DEFAULT_HOURS, DEPTHS, LIGHT, SLEEP
 from .shell.live_memory import LiveMemory
 from .memory import gossip
+from .shell.groups import AssistantGroups
 from .shell.lore_book import AssistantLore
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .shell.overview import Overview
@@ -234,6 +235,12 @@ class AssistantHandler:
         (`ai_assistant.shell.lore_book`): `lore.book` (every entry, for builders), `lore.known()`
         and `lore.recall(...)` (what its recall merges in)."""
         return AssistantLore(self.obj)
+
+    @cached_property
+    def groups(self) -> AssistantGroups:
+        """Its groups of assistants and what their members share (`ai_assistant.shell.groups`):
+        what its recall merges in and `share_with_group` writes to."""
+        return AssistantGroups(self.obj)
 
     @cached_property
     def overview(self) -> Overview:

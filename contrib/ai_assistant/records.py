@@ -32,6 +32,8 @@ MAX_TIME_CHARS = 40
 MAX_REASON_CHARS = 200  # a relationship change's
 MAX_PERSONA_CHARS = 2000  # an assistant's persona (`handler.AssistantHandler.persona`)
 MAX_QUERY_CHARS = 200  # a builder's search of the memory or the lore
+MAX_SHARE_CHARS = 500  # what a member shares with its group (`memory.groups`)
+MAX_GROUP_NAME_CHARS = 40
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,36 @@ class Reminder(TypedDict, total=False):
     created_at: str
 
 
+@with_config(ConfigDict(strict=True))
+class GroupShare(TypedDict, total=False):
+    """What a member shared with its group (`memory.groups.GroupShares.add`): a telling
+    (`memory.gossip.telling`) kept once, with the member."""
+
+    id: str  # "g3" (in its group: "g17.3", the member's dbref first)
+    group: Annotated[
+        str,
+        Field(min_length=1, max_length=MAX_GROUP_NAME_CHARS),
+        Allowed(f"a group's name of 1 to {MAX_GROUP_NAME_CHARS} characters"),
+    ]
+    memory_id: str  # the member's memory it shared ("j000004")
+    text: Annotated[
+        str,
+        Field(min_length=1, max_length=MAX_SHARE_CHARS),
+        Allowed(f"a text of 1 to {MAX_SHARE_CHARS} characters"),
+    ]
+    origin: Object  # who first said, saw or concluded it: name, key, how
+    tellers: list[Object]  # the hands it passed through, oldest first, the member last
+    member: Object  # name and key of the member who shared it
+    trust: Annotated[float, Field(ge=0, le=1), Allowed("a number from 0 to 1")]
+    origin_trust: Annotated[float, Field(ge=0, le=1), Allowed("a number from 0 to 1")]
+    rests_on: str | None
+    importance: Annotated[int, Field(ge=1, le=10), Allowed("a whole number from 1 to 10")]
+    about: Texts  # keys of the people it is about
+    people: Texts  # keys of everyone in its chain and whom it is about
+    location: str | None
+    at: Time
+
+
 class SleepRecord(TypedDict, total=False):
     """One sleep (`sleep_history.SleepHistory`)."""
 
@@ -342,7 +374,14 @@ def _words(annotation: Any) -> str:
 
 
 # the records docs/memory.md describes field by field ("The records, field by field")
-DOCUMENTED = ("JournalEntry", "LongTermMemory", "CoreNote", "Reminder", "RelationshipChange")
+DOCUMENTED = (
+    "JournalEntry",
+    "LongTermMemory",
+    "CoreNote",
+    "Reminder",
+    "RelationshipChange",
+    "GroupShare",
+)
 
 
 def record_table(record_type: type) -> str:

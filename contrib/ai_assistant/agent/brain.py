@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from .. import telemetry
 from ..conf import AssistantConfig, ConfigError
@@ -35,6 +36,8 @@ from ..memory.core import CoreMemory
 from ..memory.digests import DigestArchive
 from ..memory.entities import EntityMemory
 from ..memory.gossip import GossipLog
+from ..memory.groups import GROUP, GroupShares
+from ..memory.groups import merged as merged_shares
 from ..memory.history import ConversationHistory, visible_history, wire_format
 from ..memory.journal import Journal
 from ..memory.links import MemoryLinks
@@ -103,6 +106,10 @@ class Brain:
             budget counts game days); by default real time.
         lore (callable, optional): `lore(query, limit, weights)` -> the game's lore this
             assistant may know, recalled (`memory.lore.LoreBook.recall`); None: no lore.
+        groups (object, optional): Its groups (`shell.groups.AssistantGroups`): `sharing()`
+            (the names of those whose sharing is on), `size(group)` (their shares) and
+            `recall(query, limit, weights, config)` (fellow members' shares,
+            `memory.groups.GroupRecalled`); None: in none.
 
     """
 
@@ -127,6 +134,8 @@ class Brain:
     # the game's lore this assistant may know: lore(query, limit, weights) -> recalled items
     # (`memory.lore.LoreBook.recall` for where it stands now); None: no lore
     lore: Callable[[str, int, RecallWeights], list[Recalled]] | None = None
+    # its groups and what their members shared (`memory.groups`); None: in none
+    groups: Any = None
 
     def __post_init__(self):
         if not isinstance(self.memory_store, RecordingStore):
@@ -144,10 +153,14 @@ class Brain:
         self.entities = EntityMemory(self.memory_store)
         # who told whom what (`memory.gossip`)
         self.gossip_log = GossipLog(self.memory_store)
+        # what it shared with its groups (`memory.groups`)
+        self.group_shares = GroupShares(self.memory_store)
         self.core_memory = CoreMemory(self.memory_store, self.counter)
         self._usage: UsageStats | None = None
         self._tool_tokens: dict[str, int] = {}
         self._weights: RecallWeights | None = None
+        # the configuration with group sharing off, for a brain in no sharing group
+        self._unshared: tuple[AssistantConfig, AssistantConfig] | None = None
         self.lifecycle = Lifecycle(
             self.state,
             self.journal,
@@ -179,6 +192,22 @@ class Brain:
             self.links,
             digests=self.digests,
         )
+
+    def tool_settings(self) -> AssistantConfig:
+        """The configuration the tools' `setting`s are read from (`ToolRegistry.schemas`): its
+        own, but with group sharing off while it is in no group whose sharing is on, so that
+        `share_with_group` is offered only to a member (no tokens spent on it otherwise).
+
+        Returns:
+            AssistantConfig: The configuration, or a copy with `group_sharing_enabled` off.
+
+        """
+        config = self.config
+        if not config.group_sharing_enabled or (self.groups is not None and self.groups.sharing()):
+            return config
+        if self._unshared is None or self._unshared[0] is not config:
+            self._unshared = (config, config.model_copy(update={"group_sharing_enabled": False}))
+        return self._unshared[1]
 
     @property
     def names(self) -> list[str]:
@@ -344,11 +373,16 @@ class Brain:
             neighbours=config.recall_link_neighbours,
             kinds=kinds,
         )
-        if self.lore is None or (kinds is not None and LORE not in kinds):
-            return found
-        # the game's lore, ranked with its own memories and marked as lore (`memory.lore`)
         limit = config.recall_limit if limit is None else limit
-        return merged(found, self.lore(query, limit, self.recall_weights()), limit)
+        if self.lore is not None and (kinds is None or LORE in kinds):
+            # the game's lore, ranked with its own memories and marked as lore (`memory.lore`)
+            found = merged(found, self.lore(query, limit, self.recall_weights()), limit)
+        if self.groups is not None and config.group_sharing_enabled:
+            if kinds is None or GROUP in kinds:
+                # what fellow members of its groups reported, with its chain (`memory.groups`)
+                shared = self.groups.recall(query, limit, self.recall_weights(), config)
+                found = merged_shares(found, shared, limit)
+        return found
 
     def recall_pool(self, limit: int) -> int:
         """How many memories a recall of `limit` asks the first pass for: the reranker's
@@ -569,7 +603,7 @@ class Brain:
         request = ChatRequest(
             model=self.model,
             messages=messages,
-            tools=self.registry.schemas(TURN, self.config) if tools is None else tools,
+            tools=self.registry.schemas(TURN, self.tool_settings()) if tools is None else tools,
             temperature=self.config.temperature,
             max_tokens=self.config.max_reply_tokens,
             tool_choice=self.config.tool_choice,
@@ -658,6 +692,8 @@ class Brain:
             reminders=Reminders(self.state),
             remembered=self.remembered,
             gossip_log=self.gossip_log,
+            groups=self.groups,
+            group_shares=self.group_shares,
             owners=(
                 dict(owners)
                 if owners is not None
@@ -727,7 +763,7 @@ class Brain:
         """
         if scope not in self._tool_tokens:  # the schemas never change; checked every awake tick
             self._tool_tokens[scope] = self.counter.count_tools(
-                self.registry.schemas(scope, self.config)
+                self.registry.schemas(scope, self.tool_settings())
             )
         # the core notes of the largest block one conversation is sent (each sees only its own)
         prefix = [system_prompt(self.name, self.persona, self.prompt_template)]

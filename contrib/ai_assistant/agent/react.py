@@ -135,7 +135,7 @@ def react(
     """
     usage = brain.usage()
     result = LoopResult()
-    tools = brain.registry.schemas(policy.scope, brain.config)
+    tools = brain.registry.schemas(policy.scope, brain.tool_settings())
     pending = list(pending)
     answered = False
     try:

@@ -531,9 +531,11 @@ def run_turn(
         except LLMError as err:
             brain.usage().record_error(err.kind)  # the first pass's order still answers
     recalled = brain.reranked(pool, scores)
-    # with gossip on, each line ends with its id: what the `tell` tool names
+    # with gossip or group sharing on, each line ends with its id: what `tell` and
+    # `share_with_group` name
+    show_ids = config.gossip_enabled or config.group_sharing_enabled
     recalled_lines = render(
-        recalled, config.recall_budget_tokens, brain.counter.count_text, config.gossip_enabled
+        recalled, config.recall_budget_tokens, brain.counter.count_text, show_ids
     )
     shown = recalled[: len(recalled_lines)]
     working = WorkingMemory(state)

@@ -282,11 +282,13 @@ def source_label(record: dict) -> str:
     return "you observed"
 
 
-def told_label(gossip: dict) -> str:
+def told_label(gossip: dict, first: str | None = None) -> str:
     """How a told memory's source is said back: "Mira told you that Bob said".
 
     Args:
         gossip (dict): A told entry's `gossip`: `origin`, `tellers`, `overheard`.
+        first (str, optional): How the newest hand is said, instead of "Mira told you"
+            ("Mira of the guards reported": `memory.groups`).
 
     Returns:
         str: The words, newest hand first.
@@ -297,7 +299,9 @@ def told_label(gossip: dict) -> str:
     if not tellers:
         return "you were told"
     last = tellers[-1]
-    if gossip.get("overheard"):
+    if first:
+        words = [first]
+    elif gossip.get("overheard"):
         words = [f"you overheard {last} tell {gossip.get('to') or 'someone'}"]
     else:
         words = [f"{last} told you"]

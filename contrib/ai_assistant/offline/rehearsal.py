@@ -24,6 +24,10 @@ Rules, applied to the newest event addressed to the assistant:
   that Tobin said: ..."), and the game's lore as what it knows of the world;
 - "tell <assistant> about ...", when `tell` is offered (gossip on): tells that assistant the
   first memory recalled into the turn's message, by its id, or says it has nothing to tell;
+- "share ... with the <group>", when `share_with_group` is offered (group sharing on): shares
+  the first memory recalled into the turn's message with that group, by its id; what a fellow
+  member of a group reported is said with who reported it ("Brann of the guards reported to
+  me that Mira said: ...");
 - a notice from the game (a wait is over): says it is ready again;
 - a reminder riding in the turn's message (a trigger fired): says the first one aloud (whispers
   it in a private exchange);
@@ -111,6 +115,9 @@ _REMEMBERED_RE = re.compile(
 _TELL_RE = re.compile(r"\btell (?P<to>[A-Z][\w'-]{1,30}) (?:about|what you know about)\b", re.I)
 # a memory another assistant told: "Aria told you that Tobin said"
 _TOLD_RE = re.compile(r"^(?P<who>[^;]+?) told you (?P<chain>that [^;]+)")
+_SHARE_RE = re.compile(r"\bshare\b.*?\bwith (?:the |your )?(?P<group>[a-z][\w'-]{0,39})\b", re.I)
+# what a fellow member of a group reported: "Brann of the guards reported that Mira said"
+_REPORTED_RE = re.compile(r"^(?P<who>[^;]+? of the [^;]+?) reported (?P<chain>that [^;]+)")
 _BOOKMARK_RE = re.compile(r"\b(?P<level>critical|urgent|important)\s*:\s*(?P<what>.{3,300})", re.I)
 _REMINDER_RE = re.compile(
     r"^- \[reminder t\d+, set by .{1,200}?, when '.{1,200}?' comes up\] (?P<text>.+)$",
@@ -211,6 +218,9 @@ class RehearsalResponder:
         tell = _TELL_RE.search(text)
         if tell and "tell" in offered:
             return tool_reply(self._telling(tell.group("to"), speaker, messages[-1]))
+        share = _SHARE_RE.search(text)
+        if share and "share_with_group" in offered:
+            return tool_reply(self._sharing(share.group("group"), messages[-1]))
         reminder = _REMINDER_RE.search(messages[-1].get("content") or "")
         reminded = html.unescape(reminder.group("text")) if reminder else None
         if event.group("type") == "instruction":
@@ -255,6 +265,15 @@ class RehearsalResponder:
             "tell", {"to": to, "memory_id": best.group("id"), "text": f"{words[:470]} (rehearsal)"}
         )
 
+    def _sharing(self, group: str, message: dict) -> dict:
+        """Share the best recalled memory with a group, by its id; or say there is none."""
+        found = [m for m in self._remembered(message) if m.group("id")]
+        if not found:
+            return tool_call(
+                "say", {"text": f"I have nothing to share with the {group}. (rehearsal)"}
+            )
+        return tool_call("share_with_group", {"memory_id": found[0].group("id"), "group": group})
+
     @classmethod
     def _recollection(cls, event_type: str, speaker: str, message: dict) -> dict:
         """Say the best recalled memory of the turn's message, or that nothing comes back."""
@@ -262,10 +281,15 @@ class RehearsalResponder:
         words = "Nothing comes back to me about that. (rehearsal)"
         if remembered:
             text = html.unescape(remembered[0].group("text"))
-            told = _TOLD_RE.match(html.unescape(remembered[0].group("tags")))
+            tags = html.unescape(remembered[0].group("tags"))
+            told = _TOLD_RE.match(tags)
+            reported = _REPORTED_RE.match(tags)
             if told:
                 # another assistant told it: say who, and whose words they were
                 text = f"{told.group('who')} told me {told.group('chain')}: {text}"
+            elif reported:
+                # a fellow member of its group reported it (`memory.groups`)
+                text = f"{reported.group('who')} reported to me {reported.group('chain')}: {text}"
             words = f"I remember this: {text} (rehearsal)"
             if text.startswith(LORE_LINE):
                 # the game's lore (`memory.lore`): known, not told by anyone

@@ -151,7 +151,7 @@ def build_brain(handler, key: BrainKey) -> Brain:
     Args:
         handler (AssistantHandler): The character's handler: its character (`obj`), `script`,
             `forget_brain` (after a rollback), the parts games override, `_on_transition`,
-            `game_clock` and `lore`.
+            `game_clock`, `lore` and `groups`.
         key (BrainKey): What to build it from.
 
     Returns:
@@ -190,4 +190,6 @@ def build_brain(handler, key: BrainKey) -> Brain:
         game_now=lambda now: (handler.game_clock or EvenniaGameClock()).now(),
         # the game's lore it may know, where it stands when it recalls (`lore_book`)
         lore=handler.lore.recall,
+        # its groups and what fellow members shared (`groups`)
+        groups=handler.groups,
     )

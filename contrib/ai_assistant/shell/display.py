@@ -23,6 +23,7 @@ from ..conf import ESSENTIAL_KEYS, AssistantConfig, config_groups
 from .game_settings import redacted
 from ..memory.audience import label as audience_label
 from ..memory.forget_person import ONE as FORGOTTEN_ONE
+from ..memory.gossip import chain_names
 from ..memory.relationships import DIMENSIONS as REL_DIMENSIONS
 from ..memory.relationships import describe as rel_describe
 from ..memory.reminders import source as reminder_source
@@ -1223,6 +1224,52 @@ class AssistantDisplay:
         ]
         columns = [("when", 15), ("", 10), ("chain", 20), ("trust", 8), ("what", 25)]
         return f"|w{assistant.key}'s gossip, newest first|n\n" + render_table(columns, rows)
+
+    def format_groups(self, rows: list) -> str:
+        """Render a table of the groups of assistants (`shell.groups`).
+
+        Args:
+            rows (list): (group, member names, shares, sharing on) per group.
+
+        Returns:
+            str: A title and the table.
+
+        """
+        cells = [
+            (shown(group, 20), shown_list(names, NAME_CHARS), str(count), "on" if on else "off")
+            for group, names, count, on in rows
+        ]
+        columns = [("group", 22), ("members", 34), ("shared", 10), ("sharing", 10)]
+        return "|wGroups of assistants|n\n" + render_table(columns, cells)
+
+    def format_group_shares(self, group: str, shares: list, on: bool) -> str:
+        """Render a table of what a group's members shared (`memory.groups`).
+
+        Args:
+            group (str): The group's name.
+            shares (list): The shares, each with its `gid` and `member`.
+            on (bool): Whether the group's sharing is on.
+
+        Returns:
+            str: A title and the table.
+
+        """
+        rows = [
+            (
+                shown(share["gid"], 12),
+                _short_when(share.get("at")),
+                shown(chain_names(share), NAME_CHARS),
+                f"{share.get('trust', 0):.2f}",
+                shown(share.get("text"), TEXT_CHARS),
+            )
+            for share in shares
+        ]
+        state = "on" if on else "off (its members neither share nor recall it)"
+        title = f"|wWhat the {shown(group, 40)} share ({len(shares)}), sharing {state}|n\n"
+        if not rows:
+            return title + "Nothing shared yet."
+        columns = [("id", 12), ("when", 15), ("chain", 20), ("trust", 8), ("what", 23)]
+        return title + render_table(columns, rows)
 
     def format_core(self, assistant, items: dict, tokens: int, budget: int, pinned: int = 0) -> str:
         """Render a table of the core memory notes.

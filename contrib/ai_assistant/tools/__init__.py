@@ -6,6 +6,7 @@ The assistant's tools. `default_registry()` returns the registry the shell uses;
 
 from .base import EXTRACTION, SLEEP_TURN, TURN, Tool, ToolContext, ToolRegistry, ToolResult
 from .gossip import TellTool
+from .groups import ShareWithGroupTool
 from .memory import MEMORY_TOOLS
 from .recall import RecallTool
 from .sleep import SLEEP_TOOLS
@@ -16,12 +17,19 @@ def default_tools() -> list[Tool]:
     """Make one of each of the assistant's tools.
 
     Returns:
-        list[Tool]: The world, memory, recall, gossip (`tell`, offered when gossip is on)
-            and sleep tools (`go_to_sleep` awake; `wake_up` and `stay_asleep` in the sleep
+        list[Tool]: The world, memory, recall, gossip (`tell`, offered when gossip is on),
+            group (`share_with_group`, offered when group sharing is on) and sleep tools (`go_to_sleep` awake; `wake_up` and `stay_asleep` in the sleep
             turn).
 
     """
-    return [*WORLD_TOOLS, *MEMORY_TOOLS, RecallTool(), TellTool(), *SLEEP_TOOLS]
+    return [
+        *WORLD_TOOLS,
+        *MEMORY_TOOLS,
+        RecallTool(),
+        TellTool(),
+        ShareWithGroupTool(),
+        *SLEEP_TOOLS,
+    ]
 
 
 def default_registry() -> ToolRegistry:

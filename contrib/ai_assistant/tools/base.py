@@ -316,6 +316,9 @@ class ToolContext:
         remembered (callable): `remembered(memory_id)` -> one memory by id, with its
             audience, trust and provenance (`Brain.remembered`), or None.
         gossip_log (GossipLog or None): Who told whom what (`memory.gossip`).
+        groups (object or None): The assistant's groups (`Brain.groups`: `sharing()`,
+            `size(group)`); None: in none.
+        group_shares (GroupShares or None): What it shared with them (`memory.groups`).
 
     """
 
@@ -343,6 +346,8 @@ class ToolContext:
     reranker: Any = None
     remembered: Callable[[str], dict | None] | None = None
     gossip_log: Any = None  # ai_assistant.memory.gossip.GossipLog
+    groups: Any = None  # Brain.groups
+    group_shares: Any = None  # ai_assistant.memory.groups.GroupShares
 
     @property
     def instructed(self) -> bool:

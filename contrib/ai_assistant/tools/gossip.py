@@ -22,6 +22,7 @@ from pydantic import Field
 from ..errors import Refused
 from ..memory.audience import visible
 from ..memory.gossip import LOG_TEXT_CHARS, chain_names, check_hops, may_tell, telling
+from ..memory.groups import GROUP_ID
 from ..clock import to_iso
 from .base import TURN, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from .world import _room_may_know, _shown
@@ -79,46 +80,16 @@ class TellTool(Tool):
         if find is None or ctx.remembered is None:
             raise ToolError("you cannot tell other assistants anything here.")
         to_key, to_name = find(args.to)
-        if args.memory_id.strip().lower().startswith("lore:"):
-            # the game's lore is the builders' to share: each assistant knows what it may know
-            raise ToolError(
-                "that is lore of the world, not something you were told: those who may know it "
-                "know it already. Nothing was told."
-            )
-        memory = ctx.remembered(args.memory_id.strip())
-        if memory is None:
-            raise ToolError(
-                f"you remember nothing with the id '{args.memory_id[:40]}': use an id from "
-                "what you recalled, such as (id j000012). Nothing was told."
-            )
         hearers = [key for key, _ in ctx.world.present_people()]
         if to_key not in hearers:
             hearers.append(to_key)
-        if not visible(memory["audience"], ctx.served) or not may_tell(memory["audience"], hearers):
-            raise ToolError(
-                "that memory is private (a whisper, or drawn from one): it is never told to "
-                "anyone outside those it was told to. Nothing was said."
-            )
-        _room_may_know(ctx, "told")
-        teller = {"name": ctx.assistant_name, "key": getattr(ctx.world, "own_key", None)}
-        try:
-            check_hops(memory["provenance"], config.gossip_max_hops)
-            told = telling(
-                memory_id=memory["id"],
-                text=memory["text"],
-                record=memory["provenance"],
-                audience=memory["audience"],
-                trust=memory["trust"],
-                importance=memory["importance"],
-                about=memory["about"],
-                teller=teller,
-                to={"name": to_name, "key": to_key},
-                location=ctx.location,
-                now=ctx.now,
-                trusts=config.trusts(),
-            )
-        except Refused as exc:
-            raise ToolError(f"{exc} Nothing was told.") from exc
+        memory, told = checked_telling(
+            ctx,
+            args.memory_id,
+            {"name": to_name, "key": to_key},
+            hearers,
+            lambda: _room_may_know(ctx, "told"),
+        )
         recorded = ctx.world.tell(to_key, text, told)
         if ctx.gossip_log is not None:
             ctx.gossip_log.add(
@@ -142,3 +113,77 @@ class TellTool(Tool):
             else ("they heard you, but keep no gossip")
         )
         return ToolResult(ok=True, content=f"You told {to_name} aloud; {heard}.")
+
+
+def checked_telling(
+    ctx: ToolContext, memory_id: str, to: dict, hearers: list[str], conversation_check
+) -> tuple[dict, dict]:
+    """The memory named and its telling, once every check passed: the one privacy rule of
+    what assistants pass on (`tell`, and `share_with_group`: `tools.groups`).
+
+    Refused: lore (each assistant knows what it may know of it already), an unknown id, a
+    memory the conversation's people may not know or that not every hearer may know (a
+    whisper, anything drawn from one: `may_tell`), what `conversation_check` refuses (what the
+    conversation saw), a memory passed on `gossip_max_hops` times already, and anything not
+    public (`memory.gossip.telling`).
+
+    Args:
+        ctx (ToolContext): The conversation's context (its `remembered`, `served`, config).
+        memory_id (str): The memory named, as recalled.
+        to (dict): `{"name", "key"}` of whom it is told to.
+        hearers (list): The keys of everyone who will know it.
+        conversation_check (callable): Raises ToolError when what this conversation saw may
+            not go to them.
+
+    Returns:
+        tuple: (the memory, `Brain.remembered`'s; the telling).
+
+    Raises:
+        ToolError: Naming why; nothing was told.
+
+    """
+    config = ctx.config
+    if memory_id.strip().lower().startswith("lore:"):
+        # the game's lore is the builders' to share: each assistant knows what it may know
+        raise ToolError(
+            "that is lore of the world, not something you were told: those who may know it "
+            "know it already. Nothing was told."
+        )
+    if GROUP_ID.match(memory_id.strip().lower()):
+        # a fellow member's share is its member's to pass on: it keeps the chain
+        raise ToolError(
+            "that is what a fellow member of your group reported, not a memory of your own: "
+            "it is not passed on. Nothing was told."
+        )
+    memory = ctx.remembered(memory_id.strip())
+    if memory is None:
+        raise ToolError(
+            f"you remember nothing with the id '{memory_id[:40]}': use an id from "
+            "what you recalled, such as (id j000012). Nothing was told."
+        )
+    if not visible(memory["audience"], ctx.served) or not may_tell(memory["audience"], hearers):
+        raise ToolError(
+            "that memory is private (a whisper, or drawn from one): it is never told to "
+            "anyone outside those it was told to. Nothing was said."
+        )
+    conversation_check()
+    teller = {"name": ctx.assistant_name, "key": getattr(ctx.world, "own_key", None)}
+    try:
+        check_hops(memory["provenance"], config.gossip_max_hops)
+        told = telling(
+            memory_id=memory["id"],
+            text=memory["text"],
+            record=memory["provenance"],
+            audience=memory["audience"],
+            trust=memory["trust"],
+            importance=memory["importance"],
+            about=memory["about"],
+            teller=teller,
+            to=to,
+            location=ctx.location,
+            now=ctx.now,
+            trusts=config.trusts(),
+        )
+    except Refused as exc:
+        raise ToolError(f"{exc} Nothing was told.") from exc
+    return memory, told

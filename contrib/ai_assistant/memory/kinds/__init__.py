@@ -10,8 +10,8 @@ here with a `Kind`, and one line below (docs/architecture.md, "How to add a kind
 
 """
 
-from . import core_notes, cursors, digests, journal, links, logs, long_term, people, reminders
-from . import review_log
+from . import core_notes, cursors, digests, groups, journal, links, logs, long_term, people
+from . import reminders, review_log
 from .base import Kind
 
 REGISTRY: tuple[Kind, ...] = (
@@ -24,6 +24,7 @@ REGISTRY: tuple[Kind, ...] = (
     core_notes.KIND,
     review_log.KIND,
     logs.GOSSIP_LOG,
+    groups.KIND,
     reminders.KIND,
     logs.SLEEP_HISTORY_KIND,
     cursors.KIND,
