@@ -259,3 +259,29 @@ def test_the_games_scene_cap_names_what_is_allowed():
             raise AssertionError("a bad setting was taken")
     with override_settings(AI_ASSISTANT_SCENES_PER_HOUR=3):
         assert game_settings.scenes_per_hour() == 3
+
+
+def test_the_scenes_bench_runs_and_meets_its_target():
+    """`python -m bench.scenes --quick`: the measured calls per hour of scenes (cannot rot)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_SETTINGS", "OPENAI_", "AI_ASSISTANT_"))
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.scenes", "--quick"],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-3000:]
+    assert "with no player: 0 calls, 0 tokens, 0 scenes" in out
+    assert "1 scene, 6 lines said" in out and out.rstrip().endswith("PASS")

@@ -24,7 +24,8 @@ Rules, applied to the newest event addressed to the assistant:
   that Tobin said: ..."), and the game's lore as what it knows of the world;
 - "tell <assistant> about ...", when `tell` is offered (gossip on): tells that assistant the
   first memory recalled into the turn's message, by its id, or says it has nothing to tell;
-- a notice from the game (a wait is over): says it is ready again;
+- a notice from the game (a wait is over): says it is ready again; a scene's opening notice:
+  asks its partner, by name, for news (`shell/scenes.py`);
 - a reminder riding in the turn's message (a trigger fired): says the first one aloud (whispers
   it in a private exchange);
 - anything else addressed to it: says a templated acknowledgement quoting what it heard;
@@ -71,6 +72,7 @@ _EVENT_RE = re.compile(
 _NAME_RE = re.compile(r"\b(?i:my name is|call me|i am|i'm)\s+([A-Z][\w'-]{1,30})")
 _REMEMBER_RE = re.compile(r"\bremember(?: that)?\s+(.{3,300})", re.IGNORECASE)
 _SELF_NAME_RE = re.compile(r"You are ([^,\n]{1,80}), a character")
+_SCENE_RE = re.compile(r"open a short exchange with (?P<partner>[^:]{1,80}):")
 _ENTRY_RE = re.compile(
     r'<entry id="(?P<id>[^"]+)"(?: source="(?P<source>[^"]*)")?(?: heard_from="(?P<heard>[^"]*)")?>'
     r"(?P<text>.*?)</entry>",
@@ -399,6 +401,10 @@ class RehearsalResponder:
             return tool_call("say", {"text": words})
 
         if event_type == "notice":  # the game tells it something, e.g. its wait is over
+            scene = _SCENE_RE.search(text)
+            if scene:  # a scene opens: a line to its partner, by name
+                partner = scene.group("partner")
+                return [tool_call("say", {"text": f"{partner}, what news today? (rehearsal)"})]
             return [tool_call("say", {"text": "I am ready again. (rehearsal)"})]
         if reminder:  # a trigger fired: what it was set for comes first
             return [speak(f"{speaker}, a reminder: {reminder.rstrip('.')}. (rehearsal)")]
