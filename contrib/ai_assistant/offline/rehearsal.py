@@ -25,7 +25,8 @@ Rules, applied to the newest event addressed to the assistant:
 - "tell <assistant> about ...", when `tell` is offered (gossip on): tells that assistant the
   first memory recalled into the turn's message, by its id, or says it has nothing to tell;
 - a notice from the game (a wait is over): says it is ready again; a scene's opening notice:
-  asks its partner, by name, for news (`shell/scenes.py`);
+  asks its partner, by name, for news (`shell/scenes.py`); a line said to it in a scene: says
+  its best recalled memory back to the speaker, by name;
 - a reminder riding in the turn's message (a trigger fired): says the first one aloud (whispers
   it in a private exchange);
 - anything else addressed to it: says a templated acknowledgement quoting what it heard;
@@ -57,6 +58,7 @@ import re
 import threading
 
 from ..memory.importance import heuristic_importance
+from ..prompt import SCENE_ANSWER
 from .replies import Reply, ResponderClient, text_reply, tool_call, tool_reply
 
 # the model name requests carry and status shows in rehearsal mode
@@ -210,6 +212,8 @@ class RehearsalResponder:
         text = html.unescape(event.group("text"))
         if _RECALL_RE.search(text):
             return tool_reply(self._recollection(event.group("type"), speaker, messages[-1]))
+        if SCENE_ANSWER in (messages[-1].get("content") or "") and event.group("type") == "say":
+            return tool_reply(self._scene_line(speaker, messages[-1]))
         tell = _TELL_RE.search(text)
         if tell and "tell" in offered:
             return tool_reply(self._telling(tell.group("to"), speaker, messages[-1]))
@@ -256,6 +260,15 @@ class RehearsalResponder:
         return tool_call(
             "tell", {"to": to, "memory_id": best.group("id"), "text": f"{words[:470]} (rehearsal)"}
         )
+
+    @classmethod
+    def _scene_line(cls, speaker: str, message: dict) -> dict:
+        """Answer another character in a scene with the best recalled memory, by name."""
+        remembered = cls._remembered(message)
+        if not remembered:
+            return tool_call("say", {"text": f"{speaker}, nothing new with me. (rehearsal)"})
+        text = html.unescape(remembered[0].group("text"))[:300]
+        return tool_call("say", {"text": f"{speaker}, that reminds me: {text} (rehearsal)"})
 
     @classmethod
     def _recollection(cls, event_type: str, speaker: str, message: dict) -> dict:
