@@ -17,6 +17,7 @@ from ai_assistant.memory.provenance import CLAIM
 from ai_assistant.prompt import SCENE_ANSWER
 from ai_assistant.shell import game_settings
 from ai_assistant.shell.scenes import SCENES
+from ai_assistant.state import WAIT_UNTIL
 from ai_assistant.testing.server import tool_call, tool_reply
 
 from .helpers import AssistantTestCase
@@ -119,6 +120,31 @@ class TestScenes(SceneCase):
         self.char1.location = self.room1
         self.responder.add(quiet())
         self.tick()
+        assert len(self.responder.requests) == 1
+
+    def test_a_scene_ends_when_no_player_is_left_to_hear_it(self):
+        self.responder.add(says(OPENING), says(ANSWER))
+        self.tick()
+        self.char1.location = self.room2  # the player leaves after the opening line
+        self.tick_bram(0)  # Bram heard it while the player was there: he answers
+        assert len(self.responder.requests) == 2
+        self.ticks(20)  # no one hears Bram's answer now: Aria does not take it up
+        assert len(self.responder.requests) == 2
+        assert SCENES.rooms == {}
+
+    def test_a_partner_who_sleeps_or_waits_is_no_partner(self):
+        # (Aria's ticks alone: she is the one who would open a scene)
+        self.bram.assistant.sleep(hours=1)
+        for _ in range(20):
+            self.tick()
+        self.bram.assistant.wake()
+        self.bram.assistant.wait(30, reason="a builder asked")  # a scene's line would not end it
+        for _ in range(20):
+            self.tick()
+        assert self.responder.requests == []
+        self.bram.assistant.brain.state.delete(WAIT_UNTIL)  # the wait is over
+        self.responder.add(quiet())
+        self.tick()  # the same room, Bram free again: a scene opens
         assert len(self.responder.requests) == 1
 
     def test_scenes_are_off_unless_both_turn_them_on(self):

@@ -147,7 +147,7 @@ class Hearing:
         from_assistant = self._admits(speaker)
         options = text[1] if isinstance(text, (tuple, list)) and len(text) > 1 else {}
         msg_type = (options or {}).get("type") or kwargs.get("type")
-        if from_assistant is not False and msg_type == "say":
+        if from_assistant is not False and msg_type == "say" and SCENES.rooms:
             # another assistant's speech: heard in a scene both take part in (`scenes`)
             speech = speech_of(plain(text))
             scene = SCENES.heard(self.obj, speaker, speech, self.now())
@@ -232,7 +232,7 @@ class Hearing:
                 metadata=metadata,
             )
         )
-        if not from_assistant and event_type in _SPEECH_TYPES and self.obj.location is not None:
+        if SCENES.rooms and not from_assistant and event_type in _SPEECH_TYPES:
             SCENES.player_spoke(self.obj.location)  # the player has the floor
         if from_assistant or (event_type in _PLAIN_TYPES and not metadata):
             # arrivals and departures are never direct: no more work on the hot path. Other

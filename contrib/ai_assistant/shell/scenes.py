@@ -159,12 +159,7 @@ class Scenes:
             return False
         brain = handler.brain
         config = brain.config
-        return (
-            config.scenes_enabled
-            and brain.lifecycle.mode == AWAKE
-            and self._free(obj.id, config, now)
-            and not brain.budget_spent(now)
-        )
+        return config.scenes_enabled and self._free(obj.id, config, now) and _available(brain, now)
 
     def _free(self, member: int, config, now: datetime) -> bool:
         """Whether an assistant's own caps let it take part in a scene now."""
@@ -275,14 +270,19 @@ def is_player(obj) -> bool:
     return bool(sessions is not None and sessions.count())
 
 
-def _idle(brain, now: datetime) -> bool:
-    """Whether an assistant has nothing else to do: awake, within its budget, not waiting or
-    backing off, no line waiting for an answer."""
+def _available(brain, now: datetime) -> bool:
+    """Whether an assistant may take part in a scene: awake, within its budget, not waiting
+    (a scene's line would not end its wait) or backing off after errors."""
     state = brain.state
     if brain.lifecycle.mode != AWAKE or state.get(WAIT_UNTIL) or brain.budget_spent(now):
         return False
     retry_after = from_iso(state.get(RETRY_AFTER))
-    if retry_after and now < retry_after:
+    return not (retry_after and now < retry_after)
+
+
+def _idle(brain, now: datetime) -> bool:
+    """Whether an assistant may open a scene: available, and no line waits for its answer."""
+    if not _available(brain, now):
         return False
     config = brain.config
     return not any(
