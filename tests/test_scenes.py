@@ -203,7 +203,7 @@ class TestScenes(SceneCase):
         self.handler.set_option("token_budget_per_hour", "1")
         self.bram.assistant.set_option("token_budget_per_hour", "default")
         self.spend(self.handler.brain)
-        self.tick()  # nor may Aria open one (and Bram, whose turn would open it, is free)
+        self.tick()  # nor may Aria, whose own budget is spent, open one
         assert all("open a short exchange with Bram" not in str(r) for r in self.responder.requests)
 
     def test_a_player_who_speaks_up_is_answered_first_and_the_scene_gives_way(self):

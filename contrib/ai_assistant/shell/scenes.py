@@ -190,10 +190,8 @@ class Scenes:
         scene = self.rooms.get(room)
         if scene is None:
             return None
-        if scene.ended is None and now - scene.last_at >= IDLE:
-            scene.ended = "no line came"
-        if scene.ended is not None:
-            del self.rooms[room]
+        if now - scene.last_at >= IDLE:
+            self._end(scene, "no line came")
             return None
         return scene
 
@@ -237,10 +235,16 @@ class Scenes:
             scene.last_at = now
             scene.lines += 1
             if scene.lines >= scene.max_lines:
-                scene.ended = "its lines are said"
-            elif not any(is_player(obj) for obj in room.contents):
-                scene.ended = "no player is left to hear it"
-        return scene.id if scene.ended is None else None
+                return self._end(scene, "its lines are said")
+            if not any(is_player(obj) for obj in room.contents):
+                return self._end(scene, "no player is left to hear it")
+        return scene.id
+
+    def _end(self, scene: Scene, why: str) -> None:
+        """End a scene now: its room is free (for a scene of its own later)."""
+        scene.ended = why
+        if self.rooms.get(scene.room) is scene:
+            del self.rooms[scene.room]
 
     def player_spoke(self, room) -> None:
         """A player spoke up in a room: its scene, if any, ends (the player has the floor).
@@ -250,8 +254,8 @@ class Scenes:
 
         """
         scene = self.rooms.get(room.id) if room is not None else None
-        if scene is not None and scene.ended is None:
-            scene.ended = "a player spoke"
+        if scene is not None:
+            self._end(scene, "a player spoke")
 
 
 def is_player(obj) -> bool:
