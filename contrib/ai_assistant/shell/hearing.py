@@ -11,6 +11,9 @@ What an assistant character hears: Evennia's messages turned into events for its
 - an untyped notice from a character ("Bob has entered the game."): logging in or out, told
   apart by the speaker's sessions.
 
+Other assistants are not heard (unless `respond_to_assistants`), but for a line of a scene both
+take part in (`scenes`), marked with it; a player's say or emote ends the room's scene.
+
 Hearing is a hot path: one `say` reaches every assistant in the room. A heard line waits here,
 in memory, and is written to the event queue at the next tick (`flush`), in one write with any
 others, classified and scored there (`events.HeardLine.to_event`). A line that needs an answer
