@@ -129,6 +129,20 @@ def test_demo_shows_a_guard_knowing_what_another_guard_learned_and_saying_from_w
     assert 'Edda says, "I remember this: Brann of the guards reported to me that Wren said:' in out
 
 
+def test_demo_shows_two_assistants_talking_while_a_player_listens(offline_demo):
+    out = section(offline_demo.stdout, "A scene: Aria and Oskar talk", "What Aria wrote down")
+    # alone together, with scenes on: no call at all
+    assert "alone together, 20 ticks each: 0 model calls, no scene" in out
+    # Tobin, a player, comes back: Aria opens, Oskar answers, and he hears all of it
+    listened = out[out.index("Tobin  >> north") :]
+    lines = re.findall(r"Tobin sees \| (Aria|Oskar) says, \"", listened)
+    assert lines == ["Aria", "Oskar", "Aria", "Oskar"]  # scene_max_lines 4, then it ends
+    assert 'Tobin sees | Aria says, "Oskar, what news today? (rehearsal)"' in listened
+    assert 'Tobin sees | Oskar says, "Aria, that reminds me:' in listened
+    last = listened.rstrip("=\n").splitlines()[-1]
+    assert last.endswith("tick: nothing needs the model (0 events waiting, 0 tokens)")
+
+
 def test_demo_stops_early_naming_a_failing_endpoint():
     # a configured endpoint nobody listens on
     done = run_demo(

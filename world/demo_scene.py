@@ -18,8 +18,11 @@ put to her in a sleep turn and her own `wake_up` wakes her; and `/wake` ends a l
 second assistant, Oskar, comes in: with gossip switched on, Aria tells him what Tobin said of
 the east door (her `tell` tool, aloud), he keeps it with its chain and no model call of his
 own, and asked, he names his source. Then two guards, tagged into one group: Brann learns
-something at the gatehouse from Wren, a player, and shares it with the guards (`share_with_group`); Edda, in the office,
-never heard it, yet knows it and says Brann reported it, and whose words they were.
+something at the gatehouse from Wren, a player, and shares it with the guards
+(`share_with_group`); Edda, in the office, never heard it, yet knows it and says Brann reported
+it, and whose words they were. Then, with scenes switched on for Aria and Oskar, the two of them
+alone make no model call at all; when Tobin, a player, comes back in, Aria opens a scene and
+they talk to each other in front of him, a few lines, until the scene's cap ends it.
 Each night also updates how she feels about the people she met: the builder's view of Mira after
 the first night shows familiarity counted from their talk, and the view of Tobin after the second
 night shows it grown over two days, each change with its reason and game time, and her warmth
@@ -46,7 +49,7 @@ import sys
 import tempfile
 from datetime import datetime, timezone
 
-from world.headless import create_home_room, setup_evennia
+from world.headless import connect, create_home_room, setup_evennia
 
 WIDTH = 78
 
@@ -558,6 +561,30 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     # Edda was in the office all along: she never heard Mira, nor Brann
     act(builder, "say Edda, what do you know about the east gate?")
     edda.assistant.script.at_assistant_tick()
+
+    title("A scene: Aria and Oskar talk while Tobin listens, and never when no one does")
+    for name in ("Aria", "Oskar"):
+        act(builder, f"@assistant/set {name}/scenes_enabled=true")
+        act(builder, f"@assistant/set {name}/scene_chance=1")
+    act(builder, "@assistant/set Aria/scene_max_lines=4")
+    act(mira, "south")
+    act(tobin, "south")
+    calls = [handler.status().usage.calls, oskar.assistant.status().usage.calls]
+
+    def tick_both(count: int) -> None:
+        for _ in range(count):
+            tick()
+            oskar.assistant.script.at_assistant_tick()
+
+    tick_both(20)
+    spent = handler.status().usage.calls + oskar.assistant.status().usage.calls - sum(calls)
+    show.line(f"alone together, 20 ticks each: {counted(spent, 'model call')}, no scene", did)
+    act(tobin, "north")
+    # Tobin is a player at the keyboard: a connected session plays him (the demo's characters
+    # have none, and so hear no scene), someone to hear them
+    session = connect(tobin)
+    tick_both(6)
+    tobin.sessions.remove(session)
 
     title("What Aria wrote down, and what it cost (the builder's view)")
     brain = handler.brain  # rebuilt since: her settings changed

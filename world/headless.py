@@ -29,3 +29,27 @@ def create_home_room(key: str = "Reading Room"):
     room = create.create_object("typeclasses.rooms.Room", key=key, nohome=True)
     settings.DEFAULT_HOME = room.dbref
     return room
+
+
+def connect(character):
+    """Give a character a session, as a player's client would (no network, no account): the
+    game then counts it as a player present (a scene starts only where one listens). What the
+    character is sent still goes to its `msg`, which the demo and benchmarks replace.
+
+    Args:
+        character (Object): The character.
+
+    Returns:
+        ServerSession: Its session.
+
+    """
+    import evennia
+    from evennia.server.serversession import ServerSession
+
+    sessions = evennia.SESSION_HANDLER
+    session = ServerSession()
+    session.init_session("telnet", ("localhost", "headless"), sessions)
+    session.sessid = max(sessions, default=0) + 1
+    sessions[session.sessid] = session
+    character.sessions.add(session)
+    return session

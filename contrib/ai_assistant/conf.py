@@ -356,6 +356,33 @@ class AssistantConfig(BaseModel):
         ),
     )
 
+    # --- scenes: assistants who talk to each other (see ai_assistant.shell.scenes) ---
+    scenes_enabled: bool = Field(
+        False,
+        description="May open, and answer, a short exchange with another assistant here (it "
+        "too with scenes on) while a player is present to hear it; never with no player.",
+    )
+    scene_chance: float = Field(
+        0.05,
+        ge=0.0,
+        le=1.0,
+        description="Chance, at an idle awake tick with a partner and a player here, that it "
+        "opens a scene.",
+    )
+    scene_gap_minutes: int = Field(
+        15, ge=1, le=1440, description="Fewest real minutes between two scenes it takes part in."
+    )
+    scenes_per_hour: int = Field(
+        2, ge=1, le=60, description="Most scenes it takes part in per real hour."
+    )
+    scene_max_lines: int = Field(
+        6,
+        ge=2,
+        le=20,
+        description="Most lines said in a scene it opens (the opening line included); then "
+        "the others no longer hear it as a scene.",
+    )
+
     # --- long-term memory ---
     embedding_model: str | None = Field(
         None,

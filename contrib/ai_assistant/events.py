@@ -49,6 +49,9 @@ BUILDER_BONUS = 2
 URGENT_PRIORITY = 8
 # the metadata of a line deferred by the per-player turn limit: when it may start its turn
 DEFERRED_UNTIL = "deferred_until"
+# the metadata of a line said in a scene (`shell/scenes.py`): the scene's id. Such a line from
+# another assistant starts a turn at the tick (never at once: a scene is never urgent)
+SCENE = "scene"
 
 
 class Event(BaseModel):
@@ -420,16 +423,18 @@ def triggers_model(event: Event, respond_to_ambient: bool, respond_to_assistants
         respond_to_assistants (bool): Whether events from other assistants may start a turn.
 
     Returns:
-        bool: True for an urgent event (or an ambient say/emote when allowed), unless it
-            comes from an assistant that is not answered, or was held back by a limit on
-            players (deferred until the player's minute has room, or its token budget spent).
+        bool: True for an urgent event, a line of a scene it takes part in (`SCENE`), or an
+            ambient say/emote when allowed; unless it comes from an assistant that is not
+            answered (outside a scene), or was held back by a limit on players (deferred until
+            the player's minute has room, or its token budget spent).
 
     """
-    if event.from_assistant and not respond_to_assistants:
+    scene = bool(event.metadata.get(SCENE))
+    if event.from_assistant and not (respond_to_assistants or scene):
         return False
     if event.metadata.get("held_back"):
         return False  # its speaker starts too many turns a minute
-    return event.urgent or (respond_to_ambient and event.type in ("say", "emote"))
+    return event.urgent or scene or (respond_to_ambient and event.type in ("say", "emote"))
 
 
 class EventQueue:

@@ -10,7 +10,8 @@ off three parts:
 - its parts: `script`, `config()` and `brain` (the core's view, built again when a setting
   changes, by `ai_assistant.shell.assembly`), the clock (`now()`), `log()`;
 - the tick: `tick()` queues what was heard and starts the awake turn or the sleep work that is
-  due; `tick_rate()`; a prompt start when a direct line is heard;
+  due (idle and awake, maybe a scene: `ai_assistant.shell.scenes`); `tick_rate()`; a prompt
+  start when a direct line is heard;
 - `status()`: a snapshot, which reads and writes nothing;
 - the lifecycle orders: `sleep`, `wake`, `wait`, `pause`, `resume`, `instruct`, `tick_now`,
   `clear_errors`, the settings (`options`, `set_option`);
@@ -60,6 +61,7 @@ from .shell.groups import AssistantGroups
 from .shell.lore_book import AssistantLore
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .shell.overview import Overview
+from .shell.scenes import SCENES
 from .prompt import SYSTEM_PROMPT
 from .records import MAX_PERSONA_CHARS
 from .sleep.tick import sleep_tick
@@ -383,7 +385,8 @@ class AssistantHandler:
             # urgent lines of people only, as in hearing: ambient speech and other assistants
             # stay on the ticker
             wanted = brain.config.prompt_start and any(
-                triggers_model(event, respond_to_ambient=False, respond_to_assistants=False)
+                not event.from_assistant
+                and triggers_model(event, respond_to_ambient=False, respond_to_assistants=False)
                 for event in brain.events.peek()
             )
         if wanted and not self._prompt_queued:
@@ -459,7 +462,10 @@ class AssistantHandler:
                 now, game_clock.now(), game_clock.time_factor
             ):
                 return
-            self._start(awake_tick(brain, now), self._turn_done)
+            work = awake_tick(brain, now)
+            if work is None and SCENES.open_for(self, brain, now) is not None:
+                work = awake_tick(brain, now)  # the scene's opening, queued: its turn
+            self._start(work, self._turn_done)
             return
         work = sleep_tick(brain, now)
         if work is None:

@@ -35,6 +35,7 @@ from ..context.compaction import compaction_summary, extract_then_compact, fit_t
 from ..events import (
     DIRECT_MESSAGE,
     ROOM,
+    SCENE,
     SPEECH_TYPES,
     Event,
     said_by,
@@ -45,7 +46,7 @@ from ..llm.client import CONTEXT_LENGTH, LLMError
 from ..memory.audience import NOBODY, narrowest, served_by
 from ..memory.recall import render
 from ..memory.working import WorkingMemory
-from ..prompt import events_message
+from ..prompt import SCENE_ANSWER, events_message
 from ..memory.relationships import Relationships
 from ..records import TurnSummary
 from ..memory.reminders import Reminders
@@ -505,7 +506,10 @@ def run_turn(
     else:
         served = served_by([key for key, _ in present] + [s.key for s in speakers.values()])
     # what the model is shown: recalled memories for these events, who it is talking with
-    query = " ".join(event.text for event in events if event.type != "notice")
+    # a scene's opening names the partner: what it remembers of them is a subject
+    query = " ".join(
+        event.text for event in events if event.type != "notice" or SCENE in event.metadata
+    )
     people = [name for _, name in present[:MAX_PRESENT_LISTED]]
     people += [s.name for s in speakers.values()] + [s.key for s in speakers.values()]
     semantic = None
@@ -586,6 +590,8 @@ def run_turn(
         waiting = len(events) - len(lines)
         if waiting:
             message["content"] += f"\n({waiting} later lines wait for your next turn.)"
+        if any(event.from_assistant and SCENE in event.metadata for event in lines):
+            message["content"] += f"\n{SCENE_ANSWER}"
         message["metadata"] = {"audience": audience}
         return message
 

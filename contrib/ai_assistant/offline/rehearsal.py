@@ -28,7 +28,9 @@ Rules, applied to the newest event addressed to the assistant:
   the first memory recalled into the turn's message with that group, by its id; what a fellow
   member of a group reported is said with who reported it ("Brann of the guards reported to
   me that Mira said: ...");
-- a notice from the game (a wait is over): says it is ready again;
+- a notice from the game (a wait is over): says it is ready again; a scene's opening notice:
+  asks its partner, by name, for news (`shell/scenes.py`); a line said to it in a scene: says
+  its best recalled memory back to the speaker, by name;
 - a reminder riding in the turn's message (a trigger fired): says the first one aloud (whispers
   it in a private exchange);
 - anything else addressed to it: says a templated acknowledgement quoting what it heard;
@@ -60,6 +62,7 @@ import re
 import threading
 
 from ..memory.importance import heuristic_importance
+from ..prompt import SCENE_ANSWER
 from .replies import Reply, ResponderClient, text_reply, tool_call, tool_reply
 
 # the model name requests carry and status shows in rehearsal mode
@@ -75,6 +78,7 @@ _EVENT_RE = re.compile(
 _NAME_RE = re.compile(r"\b(?i:my name is|call me|i am|i'm)\s+([A-Z][\w'-]{1,30})")
 _REMEMBER_RE = re.compile(r"\bremember(?: that)?\s+(.{3,300})", re.IGNORECASE)
 _SELF_NAME_RE = re.compile(r"You are ([^,\n]{1,80}), a character")
+_SCENE_RE = re.compile(r"open a short exchange with (?P<partner>[^:]{1,80}):")
 _ENTRY_RE = re.compile(
     r'<entry id="(?P<id>[^"]+)"(?: source="(?P<source>[^"]*)")?(?: heard_from="(?P<heard>[^"]*)")?>'
     r"(?P<text>.*?)</entry>",
@@ -215,6 +219,8 @@ class RehearsalResponder:
         text = html.unescape(event.group("text"))
         if _RECALL_RE.search(text):
             return tool_reply(self._recollection(event.group("type"), speaker, messages[-1]))
+        if SCENE_ANSWER in (messages[-1].get("content") or "") and event.group("type") == "say":
+            return tool_reply(self._scene_line(speaker, messages[-1]))
         tell = _TELL_RE.search(text)
         if tell and "tell" in offered:
             return tool_reply(self._telling(tell.group("to"), speaker, messages[-1]))
@@ -273,6 +279,15 @@ class RehearsalResponder:
                 "say", {"text": f"I have nothing to share with the {group}. (rehearsal)"}
             )
         return tool_call("share_with_group", {"memory_id": found[0].group("id"), "group": group})
+
+    @classmethod
+    def _scene_line(cls, speaker: str, message: dict) -> dict:
+        """Answer another character in a scene with the best recalled memory, by name."""
+        remembered = cls._remembered(message)
+        if not remembered:
+            return tool_call("say", {"text": f"{speaker}, nothing new with me. (rehearsal)"})
+        text = html.unescape(remembered[0].group("text"))[:300]
+        return tool_call("say", {"text": f"{speaker}, that reminds me: {text} (rehearsal)"})
 
     @classmethod
     def _recollection(cls, event_type: str, speaker: str, message: dict) -> dict:
@@ -423,6 +438,10 @@ class RehearsalResponder:
             return tool_call("say", {"text": words})
 
         if event_type == "notice":  # the game tells it something, e.g. its wait is over
+            scene = _SCENE_RE.search(text)
+            if scene:  # a scene opens: a line to its partner, by name
+                partner = scene.group("partner")
+                return [tool_call("say", {"text": f"{partner}, what news today? (rehearsal)"})]
             return [tool_call("say", {"text": "I am ready again. (rehearsal)"})]
         if reminder:  # a trigger fired: what it was set for comes first
             return [speak(f"{speaker}, a reminder: {reminder.rstrip('.')}. (rehearsal)")]

@@ -20,6 +20,7 @@ import, so a game can change them in its tests or between reloads.
 | `AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE` | 10 | turns one player's lines (any of their account's characters) may start per minute, all assistants together; more wait their turn, in order (0: no limit) |
 | `AI_ASSISTANT_PLAYER_TOKENS_PER_HOUR` | 2000000 | tokens that cost (prompt tokens not served from the provider's cache, and completion tokens; none for the rehearsal model) the turns one player (account) starts may spend per real hour, all assistants together; builders are not limited (0: no limit) |
 | `AI_ASSISTANT_PLAYER_TOKENS_PER_DAY` | 10000000 | the same per game day (0: no limit) |
+| `AI_ASSISTANT_SCENES_PER_HOUR` | 12 | scenes (assistants talking to each other while a player listens: `shell/scenes.py`) that may start per real hour in the whole game (0: none) |
 | `AI_ASSISTANT_TYPECLASS` | "ai_assistant.characters.AssistantCharacter" | what `/create` makes |
 | `AI_ASSISTANT_FREEZE_STARTUP_OBJECTS` | True | keep start-up objects out of full garbage collections (`heap.py`) |
 | `AI_ASSISTANT_TELEMETRY` | True | OpenTelemetry spans and metrics, when `opentelemetry-api` is installed (`telemetry.py`) |
@@ -235,6 +236,31 @@ def player_tokens_per_day() -> int:
 
     """
     return _token_count("AI_ASSISTANT_PLAYER_TOKENS_PER_DAY", DEFAULT_PLAYER_TOKENS_PER_DAY)
+
+
+# a quiet hour in a busy game: a scene every few minutes somewhere, never a din
+DEFAULT_SCENES_PER_HOUR = 12
+
+
+def scenes_per_hour() -> int:
+    """How many scenes (assistants who talk to each other while a player listens) may start
+    per real hour in the whole game (`AI_ASSISTANT_SCENES_PER_HOUR`; see
+    `ai_assistant.shell.scenes`). Each assistant's own caps come on top of it.
+
+    Returns:
+        int: The cap; 0 means no scene starts anywhere.
+
+    Raises:
+        ValueError: The setting is not a whole number of 0 or more.
+
+    """
+    value = getattr(settings, "AI_ASSISTANT_SCENES_PER_HOUR", DEFAULT_SCENES_PER_HOUR)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(
+            "AI_ASSISTANT_SCENES_PER_HOUR must be a whole number of scenes, 0 or more "
+            f"(0: none), not {value!r}."
+        )
+    return value
 
 
 def freeze_startup_objects() -> bool:

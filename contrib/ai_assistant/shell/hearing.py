@@ -11,6 +11,9 @@ What an assistant character hears: Evennia's messages turned into events for its
 - an untyped notice from a character ("Bob has entered the game."): logging in or out, told
   apart by the speaker's sessions.
 
+Other assistants are not heard (unless `respond_to_assistants`), but for a line of a scene both
+take part in (`scenes`), marked with it; a player's say or emote ends the room's scene.
+
 Hearing is a hot path: one `say` reaches every assistant in the room. A heard line waits here,
 in memory, and is written to the event queue at the next tick (`flush`), in one write with any
 others, classified and scored there (`events.HeardLine.to_event`). A line that needs an answer
@@ -42,8 +45,10 @@ from . import game_settings
 from ..budget import PlayerTokenBudget, TurnRateLimiter
 from ..clock import to_iso
 from ..conf import AssistantConfig
-from ..events import DEFERRED_UNTIL, EventQueue, HeardLine, classify, is_urgent, triggers_model
+from ..events import DEFERRED_UNTIL, SCENE, EventQueue, HeardLine, classify, is_urgent
+from ..events import triggers_model
 from ..memory.store import KeyValueStore
+from .scenes import SCENES
 from .world import plain, speech_of
 
 # one for the server: a player's turns are counted across every assistant
@@ -143,10 +148,17 @@ class Hearing:
         if speaker is None or speaker is self.obj or not text:
             return
         from_assistant = self._admits(speaker)
-        if from_assistant is None:
-            return
         options = text[1] if isinstance(text, (tuple, list)) and len(text) > 1 else {}
         msg_type = (options or {}).get("type") or kwargs.get("type")
+        if from_assistant is not False and msg_type == "say" and SCENES.rooms:
+            # another assistant's speech: heard in a scene both take part in (`scenes`)
+            speech = speech_of(plain(text))
+            scene = SCENES.heard(self.obj, speaker, speech, self.now())
+            if scene is not None:
+                self.note("say", speaker, speech, True, {SCENE: scene})
+                return
+        if from_assistant is None:
+            return
         if msg_type in ("say", "whisper"):
             self.note(msg_type, speaker, speech_of(plain(text)), from_assistant)
         elif msg_type == "pose":
@@ -223,6 +235,8 @@ class Hearing:
                 metadata=metadata,
             )
         )
+        if SCENES.rooms and not from_assistant and event_type in _SPEECH_TYPES:
+            SCENES.player_spoke(self.obj.location)  # the player has the floor
         if from_assistant or (event_type in _PLAIN_TYPES and not metadata):
             # arrivals and departures are never direct: no more work on the hot path. Other
             # assistants wait for the tick, which keeps two of them talking at its pace
@@ -269,9 +283,18 @@ class Hearing:
         room = config.room_speech_audience
         witnesses = [f"#{pk}" for pk in self.presence()] if room == "present" else None
         events = []
+        now = self.now()
         for line in heard:
             last_id = max(time.time_ns(), last_id + 1)
-            events.append(line.to_event(last_id, names, config.max_event_chars, witnesses, room))
+            event = line.to_event(last_id, names, config.max_event_chars, witnesses, room)
+            if SCENE in event.metadata:
+                # a scene's line waits for the tick and wakes no one; a scene that ended
+                # meanwhile (a player spoke up) leaves it as context
+                event.urgent = False
+                location = self.obj.location
+                if not SCENES.is_live(event.metadata[SCENE], location and location.id, now):
+                    del event.metadata[SCENE]
+            events.append(event)
         self._limit_players(events, *limits, respond_to_ambient=config.respond_to_ambient)
         queue.push_many(events, config.max_pending_events)
         self._release(queue)
