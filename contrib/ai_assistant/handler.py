@@ -20,6 +20,7 @@ off three parts:
   journal, memories, people, forget and trust, core notes, reminders, the sleep debt and
   history, snapshots), with what the game runs its own way wrapped around it
   (`live_memory.LiveMemory`: rollback, forgetting a person, export and import);
+- `plans`: its routine and today's plan, walked on the tick (`ai_assistant.shell.plans`);
 - `overview`: what a list and the dashboard read besides the status (`summary()` for a list,
   which builds no brain; the model in use, the last turns, the transitions, the use per hour:
   `ai_assistant.shell.overview.Overview`).
@@ -59,6 +60,7 @@ from .memory import gossip
 from .shell.lore_book import AssistantLore
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .shell.overview import Overview
+from .shell.plans import AssistantPlans
 from .prompt import SYSTEM_PROMPT
 from .records import MAX_PERSONA_CHARS
 from .sleep.tick import sleep_tick
@@ -241,6 +243,12 @@ class AssistantHandler:
         the model in use, the last turns, the transitions, the model use per hour
         (`ai_assistant.shell.overview`); it only reads."""
         return Overview(self)
+
+    @cached_property
+    def plans(self) -> AssistantPlans:
+        """Its routine and today's plan, carried out on the tick with no model call
+        (`ai_assistant.shell.plans`)."""
+        return AssistantPlans(self)
 
     def now(self) -> datetime:
         """The current real time, from the handler's clock (the system clock by default).
@@ -453,6 +461,8 @@ class AssistantHandler:
             ):
                 return
             self._start(awake_tick(brain, now), self._turn_done)
+            if not self.in_flight:
+                self.plans.step(now)  # nothing to answer: today's plan, without the model
             return
         work = sleep_tick(brain, now)
         if work is None:

@@ -1,0 +1,225 @@
+"""
+Carrying out today's plan in the game: walking through exits and acting, with no model call.
+
+`AssistantPlans` is the handler's `plans` part (`character.assistant.plans`). On an awake tick
+with nothing to answer, `step` looks at the item in force on the game clock
+(`ai_assistant.awake.plans.DayPlan`) and takes one step toward it: one exit of the shortest way
+to its room, passed as a character walking passes it (the exit's `traverse` lock is checked,
+then `exit.at_traverse`, a normal move with the exit's own messages and hooks), never a
+teleport. Only exits its rights pass are part of the way: with none, the item is marked
+blocked. Arrived, it emotes the item's activity once. A sleep item puts it to sleep until the
+next item, as a scheduled sleep does (`Lifecycle.sleep_until`).
+
+A plan gives way to whoever addresses it: a line that calls for the model waiting in its queue,
+a turn in flight, a turn in the last `PLAN_YIELD_SECONDS` or a wait of its own mean it stays.
+
+"""
+
+from datetime import timedelta
+
+from evennia.objects.objects import DefaultRoom
+from evennia.utils.search import search_object
+from evennia.utils.utils import inherits_from
+
+from ..awake.plans import (
+    ARRIVED,
+    BLOCKED,
+    MAX_PATH_ROOMS,
+    SLEPT,
+    DayPlan,
+    PlanError,
+    find_path,
+    parse_routine,
+    statuses,
+)
+from ..clock import from_iso
+from ..events import triggers_model
+from ..lifecycle import AWAKE, SleepRefused
+from ..state import PLAN, ROUTINE, WAIT_UNTIL, last_turn
+from .assembly import EvenniaGameClock
+from .world import CharacterWorld
+
+# after a turn, the plan waits this long (real seconds) for the conversation to go on
+PLAN_YIELD_SECONDS = 60
+
+
+def resolve_room(name: str) -> tuple[str, str]:
+    """A room named in a routine: its dbref and its name.
+
+    Args:
+        name (str): A room's name, alias or #dbref.
+
+    Returns:
+        tuple: `("#12", "Library")`.
+
+    Raises:
+        PlanError: No room, or several, answer to the name.
+
+    """
+    rooms = [obj for obj in search_object(name.strip()) if inherits_from(obj, DefaultRoom)]
+    if not rooms:
+        raise PlanError(f"No room called '{name[:40]}': name a room by its name or #dbref.")
+    if len(rooms) > 1:
+        listed = ", ".join(f"{room.key}({room.dbref})" for room in rooms[:5])
+        raise PlanError(f"Several rooms are called '{name[:40]}': {listed}. Use the dbref.")
+    return rooms[0].dbref, rooms[0].key
+
+
+def passable_exits(character, room) -> list[tuple]:
+    """The exits out of a room that a character's own rights let it pass.
+
+    Args:
+        character (Object): Who walks.
+        room (Object): The room.
+
+    Returns:
+        list[tuple]: `(exit, destination)` pairs.
+
+    """
+    return [
+        (obj, obj.destination)
+        for obj in room.exits
+        if obj.destination and obj.access(character, "traverse")
+    ]
+
+
+class AssistantPlans:
+    """An assistant's routine and today's plan, in the game.
+
+    Args:
+        handler (AssistantHandler): The assistant's handler.
+
+    """
+
+    def __init__(self, handler):
+        self.handler = handler
+
+    def clock(self):
+        """The game clock (the handler's, else Evennia's)."""
+        return self.handler.game_clock or EvenniaGameClock()
+
+    def day_plan(self) -> DayPlan:
+        """The routine and today's plan on the assistant's state."""
+        return DayPlan(self.handler.brain.state)
+
+    # ---- builders --------------------------------------------------------------------------
+
+    def set_routine(self, text: str) -> list[dict]:
+        """Set the routine a builder wrote (empty: none); today's plan follows it.
+
+        Args:
+            text (str): The routine (`awake.plans.ROUTINE_FORMAT`).
+
+        Returns:
+            list[dict]: The routine's items.
+
+        Raises:
+            PlanError: The routine was refused (nothing changed).
+
+        """
+        items = parse_routine(text, resolve_room)
+        self.day_plan().set_routine(items, self.clock().now())
+        return items
+
+    def clear_today(self) -> int:
+        """Empty today's plan (the routine makes tomorrow's).
+
+        Returns:
+            int: The items dropped.
+
+        """
+        return self.day_plan().clear(self.clock().now())
+
+    def today(self) -> tuple[dict, list[str]]:
+        """Today's plan and what each item is now.
+
+        Returns:
+            tuple: The plan (`{"day", "items"}`) and one status word each (`awake.plans.statuses`).
+
+        """
+        game_now = self.clock().now()
+        plan = self.day_plan().today(game_now)
+        return plan, statuses(plan["items"], game_now)
+
+    # ---- the tick --------------------------------------------------------------------------
+
+    def step(self, now) -> str | None:
+        """One step of today's plan, from an awake tick with no work in flight. No model call.
+
+        Args:
+            now (datetime): The real time.
+
+        Returns:
+            str or None: What it did ("walked", "arrived", "blocked", "asleep"), or None.
+
+        """
+        handler = self.handler
+        brain = handler.brain
+        if brain.lifecycle.mode != AWAKE or handler.in_flight:
+            return None
+        if brain.state.get(ROUTINE) is None and brain.state.get(PLAN) is None:
+            return None  # most assistants: nothing more read
+        clock = self.clock()
+        game_now = clock.now()
+        day = DayPlan(brain.state)
+        due = day.due(game_now)
+        if due is None or due[1].get("status") or self._busy(brain, now):
+            return None
+        index, item = due
+        if item["room"] is None:
+            end = day.sleep_until(game_now, index, brain.config.sleep_duration_hours)
+            try:
+                brain.lifecycle.sleep_until(now, game_now, end, clock.time_factor, "Routine sleep")
+            except SleepRefused as err:
+                day.mark(game_now, index, BLOCKED, str(err))
+                return "blocked"
+            day.mark(game_now, index, SLEPT)
+            return "asleep"
+        character = handler.obj
+        goal = _room(item["room"])
+        if goal is None:
+            day.mark(game_now, index, BLOCKED, "the room is gone")
+            return "blocked"
+        if character.location != goal:
+            start = character.location
+            path = start and find_path(
+                start, goal, lambda room: passable_exits(character, room), MAX_PATH_ROOMS
+            )
+            if not path:
+                day.mark(game_now, index, BLOCKED, "no way there it may pass")
+                return "blocked"
+            exit_ = path[0]
+            exit_.at_traverse(character, exit_.destination)
+            if character.location == start:
+                day.mark(game_now, index, BLOCKED, f"could not pass {exit_.key}"[:80])
+                return "blocked"
+            if character.location != goal:
+                return "walked"
+        if item["activity"] and item.get("audience") is None:
+            # an item agreed in private is carried out without saying what it is
+            CharacterWorld(character).emote(item["activity"])
+        day.mark(game_now, index, ARRIVED)
+        return "arrived"
+
+    @staticmethod
+    def _busy(brain, now) -> bool:
+        """Someone addresses it, it just answered someone, or it was told to wait."""
+        config = brain.config
+        if any(
+            triggers_model(event, config.respond_to_ambient, config.respond_to_assistants)
+            for event in brain.events.peek()
+        ):
+            return True
+        turn_at = from_iso((last_turn(brain.state) or {}).get("at"))
+        if turn_at and now - turn_at < timedelta(seconds=PLAN_YIELD_SECONDS):
+            return True
+        wait_until = from_iso(brain.state.get(WAIT_UNTIL))
+        return bool(wait_until and now < wait_until)
+
+
+def _room(dbref: str):
+    found = [obj for obj in search_object(dbref) if inherits_from(obj, DefaultRoom)]
+    return found[0] if found else None
+
+
+__all__ = ["AssistantPlans", "PlanError", "passable_exits", "resolve_room"]

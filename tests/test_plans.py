@@ -1,0 +1,227 @@
+"""Routines and today's plan: the pure core (`awake.plans`) and the game side (`shell.plans`):
+walking through exits with the assistant's own rights, a locked exit refused, the plan giving
+way to whoever speaks to it, a routine's sleep, `@assistant/plan`, no model call."""
+
+from datetime import datetime, timezone
+
+import pytest
+from evennia.objects.objects import DefaultExit, DefaultRoom
+from evennia.utils import create
+from evennia.utils.test_resources import EvenniaCommandTest
+
+from ai_assistant.awake.plans import (
+    MAX_ITEMS,
+    DayPlan,
+    PlanError,
+    find_path,
+    format_routine,
+    parse_routine,
+    statuses,
+)
+from ai_assistant.clock import ManualClock
+from ai_assistant.memory.store import DictStore
+from ai_assistant.testing.server import text_reply
+
+from .helpers import AssistantTestCase
+
+ROOMS = {"library": ("#5", "Library"), "tavern": ("#6", "Tavern")}
+
+
+def resolve(name):
+    try:
+        return ROOMS[name.strip().lower()]
+    except KeyError:
+        raise PlanError(f"No room called '{name}'.") from None
+
+
+def at(hour, minute=0, day=1):
+    return datetime(2026, 3, day, hour, minute, tzinfo=timezone.utc)
+
+
+# ---- the pure core -------------------------------------------------------------------------
+
+
+def test_a_routine_is_read_by_time_and_written_back():
+    items = parse_routine(
+        "12:00 tavern: has lunch\n8:00 Library: opens the library;22:00 sleep", resolve
+    )
+    assert [(i["at"], i["room"], i["activity"]) for i in items] == [
+        ("08:00", "#5", "opens the library"),
+        ("12:00", "#6", "has lunch"),
+        ("22:00", None, "sleep"),
+    ]
+    assert parse_routine(format_routine(items), resolve) == items
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("25:00 Library: reads", "is not a time"),
+        ("8 Library", "is not a time"),
+        ("08:00 Cellar: hides", "No room called 'Cellar'"),
+        ("08:00 : reads", "names no room"),
+        ("08:00 Library: a; 08:00 Tavern: b", "Two items at 08:00"),
+        ("08:00 Library: " + "x" * 121, "at most 120 characters"),
+        (";".join(f"{h:02d}:{m:02d} Library" for h in range(13) for m in (0, 30)), "at most 24"),
+        ("x" * 4001, "at most 4000 characters"),
+    ],
+)
+def test_bad_routines_are_refused_with_what_is_allowed(text, says):
+    with pytest.raises(PlanError, match=says):
+        parse_routine(text, resolve)
+
+
+def test_todays_plan_comes_from_the_routine_each_day_and_clearing_lasts_the_day():
+    day = DayPlan(DictStore())
+    assert day.today(at(9))["items"] == [] and day.due(at(9)) is None
+    day.set_routine(parse_routine("08:00 Library: reads; 12:00 Tavern: eats", resolve), at(9))
+    index, item = day.due(at(9))
+    assert (index, item["room_name"], item["source"]) == (0, "Library", "routine")
+    assert day.due(at(7)) is None and day.due(at(12, 30))[1]["room_name"] == "Tavern"
+    day.mark(at(9), 0, "arrived")
+    assert statuses(day.today(at(12, 5))["items"], at(12, 5)) == ["done", "now"]
+    assert day.clear(at(12, 5)) == 2
+    assert day.today(at(13))["items"] == []  # cleared for the day
+    tomorrow = day.today(at(8, day=2))["items"]
+    assert [i["room_name"] for i in tomorrow] == ["Library", "Tavern"]
+    assert not any(i.get("status") for i in tomorrow)
+
+
+def test_a_sleep_item_ends_at_the_next_item_or_tomorrows_first():
+    day = DayPlan(DictStore())
+    day.set_routine(
+        parse_routine("08:00 Library; 13:00 sleep; 15:00 Tavern; 22:00 sleep", resolve), at(13)
+    )
+    assert day.sleep_until(at(13), 1, 4) == at(15)
+    assert day.sleep_until(at(22), 3, 4) == at(8, day=2)
+    alone = DayPlan(DictStore())
+    alone.set_routine(parse_routine("22:00 sleep", resolve), at(22))
+    assert alone.sleep_until(at(22), 0, 4) == at(22).replace(day=2, hour=2)
+
+
+def test_find_path_is_shortest_avoids_what_is_not_given_and_is_bounded():
+    graph = {"a": [("ab", "b"), ("ac", "c")], "b": [("bd", "d")], "c": [("cd", "d")], "d": []}
+    assert find_path("a", "d", lambda room: graph[room]) == ["ab", "bd"]
+    assert find_path("a", "a", lambda room: graph[room]) == []
+    graph["a"] = [("ac", "c")]  # the exit to b is locked: not given
+    assert find_path("a", "d", lambda room: graph[room]) == ["ac", "cd"]
+    assert find_path("d", "a", lambda room: graph[room]) is None
+    # a corridor of 1000 rooms: the search gives up after the bound, not at the end
+    visited = []
+
+    def corridor(room):
+        visited.append(room)
+        return [(f"e{room}", room + 1)] if room < 1000 else []
+
+    assert find_path(0, 1000, corridor, max_rooms=50) is None
+    assert len(visited) < 50
+
+
+# ---- in the game -------------------------------------------------------------------------
+
+
+class PlanCase(AssistantTestCase, EvenniaCommandTest):
+    def setUp(self):
+        super().setUp()
+        # Room -out-> Room2 -east-> Hall; Hall -> Room by a locked door
+        self.hall = create.create_object(DefaultRoom, key="Hall")
+        self.east = create.create_object(
+            DefaultExit, key="east", location=self.room2, destination=self.hall
+        )
+        self.game = ManualClock(datetime(2026, 3, 1, 7, 0, tzinfo=timezone.utc))
+        self.handler.game_clock = self.game
+
+    def cmd(self, args):
+        from ai_assistant import commands
+
+        return self.call(commands.CmdAssistant(), args)
+
+    def walk(self, ticks=1):
+        for _ in range(ticks):
+            self.tick(advance=5)
+
+    def test_it_walks_one_exit_a_tick_and_emotes_on_arrival_without_the_model(self):
+        self.cmd("/plan Aria=08:00 Hall: dusts the shelves; 12:00 Room: rests")
+        self.walk()
+        assert self.aria.location == self.room1  # 07:00: nothing due yet
+        self.game.advance(3600)
+        self.walk()
+        assert self.aria.location == self.room2
+        self.walk()
+        assert self.aria.location == self.hall
+        self.walk(3)
+        assert self.aria.location == self.hall
+        plan = self.script.db.day_plan
+        assert plan["items"][0]["status"] == "arrived"
+        assert self.responder.requests == []  # no model call
+
+    def test_the_emote_is_seen_once_by_the_room(self):
+        self.aria.location = self.room2
+        self.char2.location = self.hall
+        self.game.advance(3600)
+        self.cmd("/plan Aria=08:00 Hall: dusts the shelves")
+        self.walk(4)
+        seen = [line for line in self.received(self.char2) if "dusts the shelves" in line]
+        assert seen == ["Aria dusts the shelves"]
+
+    def test_a_locked_exit_is_never_passed_and_the_item_is_blocked(self):
+        self.exit.locks.add("traverse:false()")
+        self.game.advance(3600)
+        self.cmd("/plan Aria=08:00 Hall: dusts the shelves")
+        self.walk(3)
+        assert self.aria.location == self.room1
+        text = self.cmd("/plan Aria")
+        assert "blocked: no" in text and "08:00" in text
+        assert self.script.db.day_plan["items"][0]["status"] == "blocked"
+
+    def test_another_way_round_a_locked_exit_is_taken(self):
+        self.exit.locks.add("traverse:false()")
+        create.create_object(DefaultExit, key="hatch", location=self.room1, destination=self.hall)
+        self.game.advance(3600)
+        self.cmd("/plan Aria=08:00 Hall")
+        self.walk()
+        assert self.aria.location == self.hall
+
+    def test_the_plan_gives_way_to_a_speaker(self):
+        self.game.advance(3600)
+        self.cmd("/plan Aria=08:00 Hall: dusts the shelves")
+        self.responder.add(text_reply("Hello! I was just leaving."))
+        self.char1.execute_cmd("say Aria, wait a moment")
+        self.walk()  # the turn answers; the plan waits
+        assert self.aria.location == self.room1
+        assert len(self.responder.requests) == 1
+        self.walk(5)  # 25 seconds after the talk: still waiting for it to go on
+        assert self.aria.location == self.room1
+        self.walk(8)  # a minute on: off it goes
+        assert self.aria.location in (self.room2, self.hall)
+        assert len(self.responder.requests) == 1
+
+    def test_a_routine_sleep_is_a_scheduled_sleep_until_the_next_item(self):
+        self.game.advance(15 * 3600)  # 22:00
+        self.cmd("/plan Aria=08:00 Room: opens up; 22:00 sleep")
+        self.walk()
+        assert self.script.db.operating_mode == "sleep"
+        assert self.script.db.sleep_initiated_by == "schedule"
+        assert "until 08:00 game time" in self.script.db.sleep_reason
+        assert self.responder.requests == []
+
+    def test_the_command_shows_sets_and_clears_and_refuses_bad_input(self):
+        before = self.script.db.routine
+        text = self.cmd("/plan Aria=08:00 Nowhere: waits")
+        assert "Not changed." in text and "No room called 'Nowhere'" in text
+        assert self.script.db.routine == before
+        text = self.cmd("/plan Aria=09:00 Hall: dusts the shelves; 12:00 #%d: eats" % self.room2.id)
+        assert "routine (2 items) is set" in text
+        text = self.cmd("/plan Aria")
+        for word in ("09:00", "Hall", "dusts the shelves", "routine", "Room2", "later"):
+            assert word in text, word
+        assert "12:00 Room2: eats" in self.cmd("/plan Aria/routine")
+        assert "cleared (2 items)" in self.cmd("/plan Aria/clear")
+        assert "Nothing planned" in self.cmd("/plan Aria")
+        assert "Not changed." in self.cmd("/plan Aria/bogus")
+        assert "no routine now" in self.cmd("/plan Aria=")
+        assert self.script.db.routine == []
+
+    def test_an_assistant_without_a_routine_reads_nothing_more(self):
+        self.walk(2)
+        assert self.script.attributes.get("day_plan") is None
