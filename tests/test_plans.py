@@ -2,6 +2,7 @@
 walking through exits with the assistant's own rights, a locked exit refused, the plan giving
 way to whoever speaks to it, a routine's sleep, `@assistant/plan`, no model call."""
 
+import json
 from datetime import datetime, timezone
 
 import pytest
@@ -120,7 +121,7 @@ def test_find_path_is_shortest_avoids_what_is_not_given_and_is_bounded():
 # ---- in the game -------------------------------------------------------------------------
 
 
-class PlanCase(AssistantTestCase, EvenniaCommandTest):
+class PlanWorld(AssistantTestCase, EvenniaCommandTest):
     def setUp(self):
         super().setUp()
         # Room -out-> Room2 -east-> Hall; Hall -> Room by a locked door
@@ -140,6 +141,8 @@ class PlanCase(AssistantTestCase, EvenniaCommandTest):
         for _ in range(ticks):
             self.tick(advance=5)
 
+
+class PlanCase(PlanWorld):
     def test_it_walks_one_exit_a_tick_and_emotes_on_arrival_without_the_model(self):
         self.cmd("/plan Aria=08:00 Hall: dusts the shelves; 12:00 Room: rests")
         self.walk()
@@ -225,3 +228,68 @@ class PlanCase(AssistantTestCase, EvenniaCommandTest):
     def test_an_assistant_without_a_routine_reads_nothing_more(self):
         self.walk(2)
         assert self.script.attributes.get("day_plan") is None
+
+
+class PlanningCase(PlanWorld):
+    overrides = {**AssistantTestCase.overrides, "planning_enabled": True}
+
+    def plan_reply(self, *items):
+        self.responder.add(text_reply(json.dumps({"items": [dict(i) for i in items]})))
+
+    def test_it_plans_its_day_once_a_game_day_from_public_material(self):
+        brain, now = self.handler.brain, self.clock.now()
+        key = self.char1.dbref
+        brain.journal.add("Bob's password is swordfish.", author="Aria", now=now, audience=[key])
+        brain.journal.add("The Hall's shelves are dusty.", author="Aria", now=now)
+        brain.core_memory.set("secret", "the vault code is 4471", now, 2000, audience=[key])
+        brain.core_memory.set("duty", "keep the library tidy", now, 2000)
+        self.cmd("/plan Aria=09:00 Hall: dusts the shelves")
+        self.plan_reply(
+            {"at": "10:30", "room": "room2", "activity": "reads by the window"},
+            {"at": "11:00", "room": "The Moon", "activity": "flies"},  # not a room it may name
+            {"at": "09:00", "room": "Room", "activity": "naps"},  # the routine's time
+            {"at": "06:00", "room": "Room", "activity": "ate breakfast"},  # already past
+        )
+        self.tick(advance=5)  # the day's planning call
+        assert len(self.responder.requests) == 1
+        sent = json.dumps(self.responder.requests[-1]["messages"])
+        assert "swordfish" not in sent and "4471" not in sent  # private to Char
+        for public in ("shelves are dusty", "keep the library tidy", "Hall", "Room2"):
+            assert public in sent, public
+        plan = self.script.db.day_plan
+        assert [(i["at"], i["room_name"], i["source"]) for i in plan["items"]] == [
+            ("09:00", "Hall", "routine"),
+            ("10:30", "Room2", "own plan"),
+        ]
+        assert self.handler.last_plan_report["dropped"] == 3
+        self.walk(10)
+        self.game.advance(6 * 3600)  # the same game day: no second call
+        self.walk(3)
+        assert len(self.responder.requests) == 1
+        self.game.advance(20 * 3600)  # the next game day: one more
+        self.plan_reply()
+        self.walk(1)
+        assert len(self.responder.requests) == 2
+        self.walk(3)
+        assert len(self.responder.requests) == 2
+        text = self.cmd("/plan Aria")
+        assert "routine" in text
+
+    def test_no_planning_call_with_the_budget_spent_nor_later_that_day(self):
+        self.script.db.config_overrides = {**self.overrides, "token_budget_per_day": 1}
+        self.handler.brain.budget().add(5, self.clock.now(), self.game.now())
+        self.walk(3)
+        assert self.responder.requests == []
+        self.script.db.config_overrides = dict(self.overrides)
+        self.walk(3)
+        assert self.responder.requests == []  # one try a game day
+        assert self.script.db.day_plan["planned"] is True
+
+    def test_a_failed_planning_call_is_not_repeated_all_day(self):
+        self.responder.add(text_reply("not json"))
+        self.walk(1)
+        calls = len(self.responder.requests)
+        assert calls >= 1
+        self.walk(5)
+        assert len(self.responder.requests) == calls
+        assert self.handler.last_plan_report["error"]

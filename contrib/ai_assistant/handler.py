@@ -139,6 +139,7 @@ class AssistantHandler:
         self.last_tick: str | None = None
         self.last_outcome: TurnOutcome | None = None
         self.last_sleep_report = None
+        self.last_plan_report = None
         self._brain: Brain | None = None
         self._brain_key: BrainKey | None = None
         self._script = None
@@ -462,7 +463,8 @@ class AssistantHandler:
                 return
             self._start(awake_tick(brain, now), self._turn_done)
             if not self.in_flight:
-                self.plans.step(now)  # nothing to answer: today's plan, without the model
+                # nothing to answer: today's plan (a walk without the model, or its planning call)
+                self._start(self.plans.step(now), self._plan_done)
             return
         work = sleep_tick(brain, now)
         if work is None:
@@ -522,6 +524,13 @@ class AssistantHandler:
         if self.on_turn:
             self.on_turn(self, outcome)
         self._after_work(answered=bool(outcome.events) and not outcome.error)
+
+    def _plan_done(self, report) -> None:
+        """After the day's planning call (`awake.planning`): a line heard meanwhile is
+        answered now."""
+        self.in_flight = False
+        self.last_plan_report = report
+        self._after_work()
 
     def _sleep_work_done(self, report) -> None:
         """After a sleep step: the wake conditions; woken, what it heard is answered at once."""

@@ -207,7 +207,46 @@ class DayPlan:
             plan = {"day": day, "items": [_from_routine(item) for item in self.routine()]}
             if plan["items"] or self.state.get(PLAN) is not None:
                 self.state.set(PLAN, plan)
-        return {"day": plan["day"], "items": [dict(item) for item in plan["items"]]}
+        return {**plan, "items": [dict(item) for item in plan["items"]]}
+
+    def add(
+        self, items: list[dict], source: str, game_now: datetime, audience: list | None = None
+    ) -> int:
+        """Add items to today's plan; one at a time already planned, or past `MAX_ITEMS`, is
+        left out.
+
+        Args:
+            items (list[dict]): `{"at", "room", "room_name", "activity"}` each, checked.
+            source (str): Where they came from ("own plan", "agreed with Bob").
+            game_now (datetime): The game clock's time.
+            audience (list, optional): Who may know of them (None: anyone).
+
+        Returns:
+            int: How many were added.
+
+        """
+        plan = self.today(game_now)
+        taken = {item["at"] for item in plan["items"]}
+        added = 0
+        for item in items:
+            if item["at"] in taken or len(plan["items"]) >= MAX_ITEMS:
+                continue
+            taken.add(item["at"])
+            plan["items"].append({**item, "source": source, "audience": audience})
+            added += 1
+        if added:
+            plan["items"] = _by_time(plan["items"])
+            self.state.set(PLAN, plan)
+        return added
+
+    def mark_planned(self, game_now: datetime) -> None:
+        """Note that today's planning call was made (one a game day).
+
+        Args:
+            game_now (datetime): The game clock's time.
+
+        """
+        self.state.set(PLAN, {**self.today(game_now), "planned": True})
 
     def clear(self, game_now: datetime) -> int:
         """Empty today's plan (the routine is kept, and makes tomorrow's).
@@ -219,9 +258,9 @@ class DayPlan:
             int: How many items were dropped.
 
         """
-        dropped = len(self.today(game_now)["items"])
-        self.state.set(PLAN, {"day": game_now.date().isoformat(), "items": []})
-        return dropped
+        plan = self.today(game_now)
+        self.state.set(PLAN, {**plan, "items": []})  # planned today stays planned
+        return len(plan["items"])
 
     def due(self, game_now: datetime) -> tuple[int, dict] | None:
         """The item in force now: the latest whose time has come (it holds until the next).

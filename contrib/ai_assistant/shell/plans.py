@@ -16,6 +16,7 @@ a turn in flight, a turn in the last `PLAN_YIELD_SECONDS` or a wait of its own m
 """
 
 from datetime import timedelta
+from typing import Generator
 
 from evennia.objects.objects import DefaultRoom
 from evennia.utils.search import search_object
@@ -32,6 +33,7 @@ from ..awake.plans import (
     parse_routine,
     statuses,
 )
+from ..awake.planning import MAX_ROOMS, plan_day, planning_due
 from ..clock import from_iso
 from ..events import triggers_model
 from ..lifecycle import AWAKE, SleepRefused
@@ -143,11 +145,66 @@ class AssistantPlans:
 
     # ---- the tick --------------------------------------------------------------------------
 
-    def step(self, now) -> str | None:
-        """One step of today's plan, from an awake tick with no work in flight. No model call.
+    def step(self, now) -> Generator | None:
+        """Today's plan, from an awake tick with no work in flight: the day's planning call
+        when one is due (`planning_enabled`), else one step of the plan (no model call).
 
         Args:
             now (datetime): The real time.
+
+        Returns:
+            Generator or None: The planning call, as work for the handler to drive, or None.
+
+        """
+        handler = self.handler
+        brain = handler.brain
+        if brain.lifecycle.mode != AWAKE or handler.in_flight:
+            return None
+        planning = brain.config.planning_enabled
+        if not planning and brain.state.get(ROUTINE) is None and brain.state.get(PLAN) is None:
+            return None  # most assistants: nothing more read
+        clock = self.clock()
+        game_now = clock.now()
+        if self._busy(brain, now):
+            return None
+        if planning and planning_due(brain, game_now):
+            return plan_day(brain, now, game_now, self.known_rooms())
+        self.walk(now, clock, game_now)
+        return None
+
+    def known_rooms(self) -> dict[str, tuple[str, str]]:
+        """The rooms it may name in its own plan: its routine's, and those it can reach.
+
+        Returns:
+            dict: Lower-case name -> `(dbref, name)`, at most `planning.MAX_ROOMS` reached
+                rooms beside the routine's.
+
+        """
+        character = self.handler.obj
+        rooms = {}
+        for item in self.day_plan().routine():
+            if item["room"]:
+                rooms.setdefault(item["room_name"].lower(), (item["room"], item["room_name"]))
+        start = character.location
+        if start is None:
+            return rooms
+        seen, queue = {start}, [start]
+        while queue and len(seen) <= MAX_ROOMS:
+            room = queue.pop(0)
+            rooms.setdefault(room.key.lower(), (room.dbref, room.key))
+            for _, destination in passable_exits(character, room):
+                if destination not in seen:
+                    seen.add(destination)
+                    queue.append(destination)
+        return rooms
+
+    def walk(self, now, clock, game_now) -> str | None:
+        """One step toward the item in force, or its activity, or its sleep. No model call.
+
+        Args:
+            now (datetime): The real time.
+            clock: The game clock (its `time_factor`).
+            game_now (datetime): Its time.
 
         Returns:
             str or None: What it did ("walked", "arrived", "blocked", "asleep"), or None.
@@ -155,15 +212,9 @@ class AssistantPlans:
         """
         handler = self.handler
         brain = handler.brain
-        if brain.lifecycle.mode != AWAKE or handler.in_flight:
-            return None
-        if brain.state.get(ROUTINE) is None and brain.state.get(PLAN) is None:
-            return None  # most assistants: nothing more read
-        clock = self.clock()
-        game_now = clock.now()
         day = DayPlan(brain.state)
         due = day.due(game_now)
-        if due is None or due[1].get("status") or self._busy(brain, now):
+        if due is None or due[1].get("status"):
             return None
         index, item = due
         if item["room"] is None:
