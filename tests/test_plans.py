@@ -21,7 +21,7 @@ from ai_assistant.awake.plans import (
 )
 from ai_assistant.clock import ManualClock
 from ai_assistant.memory.store import DictStore
-from ai_assistant.testing.server import text_reply
+from ai_assistant.testing.server import text_reply, tool_call, tool_reply
 
 from .helpers import AssistantTestCase
 
@@ -293,3 +293,61 @@ class PlanningCase(PlanWorld):
         self.walk(5)
         assert len(self.responder.requests) == calls
         assert self.handler.last_plan_report["error"]
+
+    def agree(self, how, **args):
+        self.responder.add(
+            tool_reply(tool_call("agree_to_meet", args)), tool_reply(tool_call("noop", {}))
+        )
+        self.char1.execute_cmd(how)
+        self.tick(advance=5)
+        return self.tool_results(self.sent_messages())[-1]  # the agree_to_meet call's
+
+    def test_agreed_in_a_whisper_it_goes_there_and_shows_it_to_no_one_else(self):
+        self.day_planned()
+        self.game.advance(2 * 3600)  # 09:00
+        result = self.agree(
+            "whisper Aria = meet me in the hall at ten",
+            at="10:00",
+            place="hall",
+            activity="meets Char",
+        )
+        assert "Added to your plan: Hall at 10:00" in result
+        (item,) = self.script.db.day_plan["items"]
+        assert item["source"] == "agreed with Char" and item["audience"] == [self.char1.dbref]
+        text = self.cmd("/plan Aria")
+        assert "agreed with" in text and "private" in text
+        self.char2.location = self.hall
+        self.game.advance(3600)
+        self.walk(15)  # a minute after the talk, then two exits
+        assert self.aria.location == self.hall
+        assert self.script.db.day_plan["items"][0]["status"] == "arrived"
+        seen = " ".join(self.received(self.char2))
+        assert "Aria arrives to Hall" in seen
+        assert "meets Char" not in seen  # the private item's activity is never emoted
+
+    def test_a_room_behind_a_locked_exit_cannot_be_agreed(self):
+        self.day_planned()
+        self.exit.locks.add("traverse:false()")
+        self.game.advance(2 * 3600)
+        result = self.agree("say Aria, meet me in the Hall at ten", at="10:00", place="Hall")
+        assert "no way to a place called 'Hall'" in result
+        assert self.script.db.day_plan["items"] == []
+
+    def test_agreements_are_bounded_per_person_and_in_time(self):
+        self.day_planned()
+        self.game.advance(2 * 3600)  # 09:00
+        past = self.agree("say Aria, meet me at eight", at="08:00", place="Room")
+        assert "It is already 09:00" in past
+        for hour in (10, 11, 12):
+            ok = self.agree("say Aria, and then?", at=f"{hour}:00", place="Room2")
+            assert "Added" in ok
+        refused = self.agree("say Aria, and at one?", at="13:00", place="Room2")
+        assert "at most 3" in refused
+        assert len(self.script.db.day_plan["items"]) == 3
+        assert {i["source"] for i in self.script.db.day_plan["items"]} == {"agreed with Char"}
+
+    def day_planned(self):
+        """Today's planning call made (an empty plan), so the tests' turns are the only calls."""
+        self.plan_reply()
+        self.walk(1)
+        assert len(self.responder.requests) == 1

@@ -528,7 +528,10 @@ class AssistantConfig(BaseModel):
     # --- routines and plans (see ai_assistant.awake.plans) ---
     planning_enabled: bool = Field(
         False,
-        description="Plans its own day when awake: one structured call a game day, in budget.",
+        description=(
+            "Plans its own day (one structured call a game day, in budget) and may agree to "
+            "meet people (the agree_to_meet tool)."
+        ),
     )
 
     @field_validator("recall_stemmer")

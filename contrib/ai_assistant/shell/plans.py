@@ -39,7 +39,7 @@ from ..events import triggers_model
 from ..lifecycle import AWAKE, SleepRefused
 from ..state import PLAN, ROUTINE, WAIT_UNTIL, last_turn
 from .assembly import EvenniaGameClock
-from .world import CharacterWorld
+from .world import passable_exits, reachable_rooms
 
 # after a turn, the plan waits this long (real seconds) for the conversation to go on
 PLAN_YIELD_SECONDS = 60
@@ -65,24 +65,6 @@ def resolve_room(name: str) -> tuple[str, str]:
         listed = ", ".join(f"{room.key}({room.dbref})" for room in rooms[:5])
         raise PlanError(f"Several rooms are called '{name[:40]}': {listed}. Use the dbref.")
     return rooms[0].dbref, rooms[0].key
-
-
-def passable_exits(character, room) -> list[tuple]:
-    """The exits out of a room that a character's own rights let it pass.
-
-    Args:
-        character (Object): Who walks.
-        room (Object): The room.
-
-    Returns:
-        list[tuple]: `(exit, destination)` pairs.
-
-    """
-    return [
-        (obj, obj.destination)
-        for obj in room.exits
-        if obj.destination and obj.access(character, "traverse")
-    ]
 
 
 class AssistantPlans:
@@ -180,22 +162,12 @@ class AssistantPlans:
                 rooms beside the routine's.
 
         """
-        character = self.handler.obj
         rooms = {}
         for item in self.day_plan().routine():
             if item["room"]:
                 rooms.setdefault(item["room_name"].lower(), (item["room"], item["room_name"]))
-        start = character.location
-        if start is None:
-            return rooms
-        seen, queue = {start}, [start]
-        while queue and len(seen) <= MAX_ROOMS:
-            room = queue.pop(0)
+        for room in reachable_rooms(self.handler.obj, MAX_ROOMS):
             rooms.setdefault(room.key.lower(), (room.dbref, room.key))
-            for _, destination in passable_exits(character, room):
-                if destination not in seen:
-                    seen.add(destination)
-                    queue.append(destination)
         return rooms
 
     def walk(self, now, clock, game_now) -> str | None:
@@ -248,7 +220,7 @@ class AssistantPlans:
                 return "walked"
         if item["activity"] and item.get("audience") is None:
             # an item agreed in private is carried out without saying what it is
-            CharacterWorld(character).emote(item["activity"])
+            brain.world.emote(item["activity"])
         day.mark(game_now, index, ARRIVED)
         return "arrived"
 
@@ -273,4 +245,4 @@ def _room(dbref: str):
     return found[0] if found else None
 
 
-__all__ = ["AssistantPlans", "PlanError", "passable_exits", "resolve_room"]
+__all__ = ["AssistantPlans", "PlanError", "resolve_room"]

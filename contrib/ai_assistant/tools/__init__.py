@@ -7,6 +7,7 @@ The assistant's tools. `default_registry()` returns the registry the shell uses;
 from .base import EXTRACTION, SLEEP_TURN, TURN, Tool, ToolContext, ToolRegistry, ToolResult
 from .gossip import TellTool
 from .memory import MEMORY_TOOLS
+from .plans import PLAN_TOOLS
 from .recall import RecallTool
 from .sleep import SLEEP_TOOLS
 from .world import WORLD_TOOLS
@@ -16,12 +17,12 @@ def default_tools() -> list[Tool]:
     """Make one of each of the assistant's tools.
 
     Returns:
-        list[Tool]: The world, memory, recall, gossip (`tell`, offered when gossip is on)
-            and sleep tools (`go_to_sleep` awake; `wake_up` and `stay_asleep` in the sleep
+        list[Tool]: The world, memory, recall, gossip (`tell`, offered when gossip is on),
+            plan (`agree_to_meet`, offered when planning is on) and sleep tools (`go_to_sleep` awake; `wake_up` and `stay_asleep` in the sleep
             turn).
 
     """
-    return [*WORLD_TOOLS, *MEMORY_TOOLS, RecallTool(), TellTool(), *SLEEP_TOOLS]
+    return [*WORLD_TOOLS, *MEMORY_TOOLS, RecallTool(), TellTool(), *PLAN_TOOLS, *SLEEP_TOOLS]
 
 
 def default_registry() -> ToolRegistry:
