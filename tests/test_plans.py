@@ -225,6 +225,29 @@ class PlanCase(PlanWorld):
         assert "no routine now" in self.cmd("/plan Aria=")
         assert self.script.db.routine == []
 
+    def test_the_dashboard_shows_todays_plan_and_reading_it_writes_nothing(self):
+        from django.test import Client
+        from django.urls import reverse
+
+        self.cmd("/plan Aria=09:00 Hall: dusts the shelves")
+        DayPlan(self.handler.brain.state).add(
+            [{"at": "11:00", "room": self.room2.dbref, "room_name": "Room2", "activity": "meets"}],
+            "agreed with Char",
+            self.game.now(),
+            [self.char1.dbref],
+        )
+        builder = Client()
+        builder.force_login(self.account)
+        text = builder.get(reverse("ai_assistant:detail", args=[self.aria.id])).content.decode()
+        section = text[text.index('id="plan"') :][:2000]
+        for shown in ("2026-03-01", "09:00", "Hall", "dusts the shelves", "routine", "later"):
+            assert shown in section, shown
+        assert "agreed with Char" in section and "private" in section
+        self.game.advance(24 * 3600)  # a new game day: the page shows it, keeps nothing
+        text = builder.get(reverse("ai_assistant:detail", args=[self.aria.id])).content.decode()
+        assert "2026-03-02" in text[text.index('id="plan"') :][:300]
+        assert self.script.db.day_plan["day"] == "2026-03-01"
+
     def test_an_assistant_without_a_routine_reads_nothing_more(self):
         self.walk(2)
         assert self.script.attributes.get("day_plan") is None

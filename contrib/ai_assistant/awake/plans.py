@@ -191,11 +191,12 @@ class DayPlan:
         plan["items"] = _by_time(kept + [_from_routine(item) for item in items])[:MAX_ITEMS]
         self.state.set(PLAN, plan)
 
-    def today(self, game_now: datetime) -> dict:
+    def today(self, game_now: datetime, save: bool = True) -> dict:
         """Today's plan, made from the routine on the first read of a game day (a write).
 
         Args:
             game_now (datetime): The game clock's time.
+            save (bool, optional): Keep a plan made now (False: a reading that writes nothing).
 
         Returns:
             dict: `{"day": "YYYY-MM-DD", "items": [...]}`, the items by time.
@@ -205,7 +206,7 @@ class DayPlan:
         plan = self.state.get(PLAN)
         if not plan or plan.get("day") != day:
             plan = {"day": day, "items": [_from_routine(item) for item in self.routine()]}
-            if plan["items"] or self.state.get(PLAN) is not None:
+            if save and (plan["items"] or self.state.get(PLAN) is not None):
                 self.state.set(PLAN, plan)
         return {**plan, "items": [dict(item) for item in plan["items"]]}
 

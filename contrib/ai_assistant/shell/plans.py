@@ -115,14 +115,14 @@ class AssistantPlans:
         return self.day_plan().clear(self.clock().now())
 
     def today(self) -> tuple[dict, list[str]]:
-        """Today's plan and what each item is now.
+        """Today's plan and what each item is now; reading it writes nothing.
 
         Returns:
             tuple: The plan (`{"day", "items"}`) and one status word each (`awake.plans.statuses`).
 
         """
         game_now = self.clock().now()
-        plan = self.day_plan().today(game_now)
+        plan = self.day_plan().today(game_now, save=False)
         return plan, statuses(plan["items"], game_now)
 
     # ---- the tick --------------------------------------------------------------------------
