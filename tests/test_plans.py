@@ -165,7 +165,7 @@ class PlanCase(PlanWorld):
         self.cmd("/plan Aria=08:00 Hall: dusts the shelves")
         self.walk(4)
         seen = [line for line in self.received(self.char2) if "dusts the shelves" in line]
-        assert seen == ["Aria dusts the shelves"]
+        assert seen == ["Aria dusts the shelves."]
 
     def test_a_locked_exit_is_never_passed_and_the_item_is_blocked(self):
         self.exit.locks.add("traverse:false()")

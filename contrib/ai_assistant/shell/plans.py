@@ -220,7 +220,8 @@ class AssistantPlans:
                 return "walked"
         if item["activity"] and item.get("audience") is None:
             # an item agreed in private is carried out without saying what it is
-            brain.world.emote(item["activity"])
+            activity = item["activity"]
+            brain.world.emote(activity if activity[-1] in ".!?" else f"{activity}.")
         day.mark(game_now, index, ARRIVED)
         return "arrived"
 
