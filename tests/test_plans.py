@@ -374,3 +374,16 @@ class PlanningCase(PlanWorld):
         self.plan_reply()
         self.walk(1)
         assert len(self.responder.requests) == 1
+
+    def test_forgetting_a_person_takes_what_was_agreed_with_them_out_of_the_plan(self):
+        self.day_planned()
+        self.game.advance(2 * 3600)  # 09:00
+        self.cmd("/plan Aria=15:00 Hall: dusts the shelves")
+        self.agree("whisper Aria = meet me in the hall at ten", at="10:00", place="Hall")
+        assert [i["at"] for i in self.script.db.day_plan["items"]] == ["10:00", "15:00"]
+        report = self.handler.memory.forget_person(
+            None, by="a builder", keys=[self.char1.dbref], names=["Char"]
+        )
+        assert report.counts["plan items"] == 1
+        (left,) = self.script.db.day_plan["items"]
+        assert left["source"] == "routine" and "Char" not in repr(dict(left))
