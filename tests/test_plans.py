@@ -167,6 +167,12 @@ class PlanCase(PlanWorld):
         seen = [line for line in self.received(self.char2) if "dusts the shelves" in line]
         assert seen == ["Aria dusts the shelves."]
 
+    def test_markup_in_an_activity_is_shown_as_typed(self):
+        self.game.advance(3600)
+        self.cmd("/plan Aria=08:00 Room: waves a |rred|n flag")
+        self.walk()
+        assert "Aria waves a |rred|n flag." in self.received(self.char2)
+
     def test_a_locked_exit_is_never_passed_and_the_item_is_blocked(self):
         self.exit.locks.add("traverse:false()")
         self.game.advance(3600)

@@ -37,6 +37,7 @@ from ..awake.planning import MAX_ROOMS, plan_day, planning_due
 from ..clock import from_iso
 from ..events import triggers_model
 from ..lifecycle import AWAKE, SleepRefused
+from ..text import for_players
 from ..state import PLAN, ROUTINE, WAIT_UNTIL, last_turn
 from .assembly import EvenniaGameClock
 from .world import passable_exits, reachable_rooms
@@ -218,9 +219,10 @@ class AssistantPlans:
                 return "blocked"
             if character.location != goal:
                 return "walked"
-        if item["activity"] and item.get("audience") is None:
-            # an item agreed in private is carried out without saying what it is
-            activity = item["activity"]
+        # a builder's or the model's words, shown to players as typed, on one line; an item
+        # agreed in private is carried out without saying what it is
+        activity = for_players(item["activity"], brain.config.allow_color_markup)
+        if activity and item.get("audience") is None:
             brain.world.emote(activity if activity[-1] in ".!?" else f"{activity}.")
         day.mark(game_now, index, ARRIVED)
         return "arrived"
