@@ -254,7 +254,24 @@ class PlanCase(PlanWorld):
         assert "2026-03-02" in text[text.index('id="plan"') :][:300]
         assert self.script.db.day_plan["day"] == "2026-03-01"
 
-    def test_an_assistant_without_a_routine_reads_nothing_more(self):
+    def test_help_has_a_plan_topic_named_on_the_main_page(self):
+        from evennia.commands.default.help import CmdHelp
+        from evennia.utils.ansi import parse_ansi
+
+        from ai_assistant import commands
+
+        cmdset = commands.AssistantCmdSet()
+        cmdset.add(CmdHelp())
+
+        def help_text(args):
+            text = self.call(CmdHelp(), args, caller=self.char1, cmdset=cmdset)
+            return parse_ansi(text, strip_ansi=True)
+
+        assert "help @assistant/plan" in help_text("@assistant")
+        topic = help_text("@assistant/plan")
+        assert "'HH:MM <room>: <activity>'" in topic and "/clear empties today's plan" in topic
+
+    def test_an_assistant_without_a_routine_writes_no_plan(self):
         self.walk(2)
         assert self.script.attributes.get("day_plan") is None
 
