@@ -18,7 +18,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="smallest sizes (smoke test)")
     parser.add_argument("--only", default="", help="comma-separated benchmark numbers, e.g. 1,3")
     args = parser.parse_args(argv)
-    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 15))
+    wanted = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, 16))
     results = []
     with tempfile.TemporaryDirectory(prefix="ai-assistant-bench-") as folder:
         if 1 in wanted:
@@ -31,7 +31,7 @@ def main(argv=None) -> int:
             latency_folder = os.path.join(folder, "latency")
             os.makedirs(latency_folder)
             results += reply_latency(latency_folder, quick=args.quick)
-        if wanted & {*range(2, 8), 12, 13, 14}:
+        if wanted & {*range(2, 8), 12, 13, 14, 15}:
             results += run_in_process(folder, wanted, args.quick)
         if wanted & {9, 10, 11}:
             results += run_memory(wanted, args.quick)
@@ -89,6 +89,10 @@ def run_in_process(folder: str, wanted: set[int], quick: bool) -> list:
 
         sizes = dict(small=100, large=1000, rounds=3) if quick else {}
         results.append(snapshot_cost(world, **sizes))
+    if 15 in wanted:
+        from bench.plans import village_day
+
+        results.append(village_day(world, ticks=96 if quick else 288))
     return results
 
 

@@ -130,7 +130,7 @@ def test_demo_shows_a_guard_knowing_what_another_guard_learned_and_saying_from_w
 
 
 def test_demo_shows_two_assistants_talking_while_a_player_listens(offline_demo):
-    out = section(offline_demo.stdout, "A scene: Aria and Oskar talk", "What Aria wrote down")
+    out = section(offline_demo.stdout, "A scene: Aria and Oskar talk", "A routine: Aria opens")
     # alone together, with scenes on: no call at all
     assert "alone together, 20 ticks each: 0 model calls, no scene" in out
     # Tobin, a player, comes back: Aria opens, Oskar answers, and he hears all of it
@@ -422,3 +422,21 @@ def test_demo_shows_familiarity_growing_over_two_days_and_words_moving_no_feelin
     assert "0.15 an" in second and "1 interaction on 2026-11-22" in second
     assert "interactions on 2026-11-21 (game time" in second  # the first night's change, kept
     assert "+0.00 neutral" in second and "kindness seen" not in second
+
+
+def test_demo_shows_aria_keep_her_routine_without_the_model(offline_demo):
+    out = section(offline_demo.stdout, "A routine: Aria opens the library", "What Aria wrote down")
+    assert "Aria's routine (2 items) is set:" in out
+    # the morning's item: she is in the library already, and opens it (seen by the room)
+    assert "Tobin sees | Aria opens the library." in out
+    # at noon she walks, one exit a tick, and Tobin, gone ahead, sees her come in and sit down
+    assert "12:00:00]    Mira sees | Aria is leaving Reading Room, heading for Hallway." in out
+    assert "Tobin sees | Aria arrives to Tavern from Hallway." in out
+    assert "Tobin sees | Aria sits down to lunch by the fire." in out
+    assert out.index("arrives to Tavern") > out.index("Aria opens the library.")
+    # none of it called the model
+    assert not re.search(r"Aria  did \| \w+\(", out)
+    # the builder's view: where each item came from and what became of it
+    plan = out[out.index("@assistant/plan Aria\n") :]
+    for shown in ("opens the library", "done", "Tavern", "here", "routine"):
+        assert shown in plan, shown

@@ -586,6 +586,29 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     tick_both(6)
     tobin.sessions.remove(session)
 
+    title("A routine: Aria opens the library in the morning and walks to the tavern at noon")
+    tavern = create.create_object("typeclasses.rooms.Room", key="Tavern", nohome=True)
+    for key, here, there in (("east", hall, tavern), ("west", tavern, hall)):
+        create.create_object(
+            "evennia.objects.objects.DefaultExit", key=key, location=here, destination=there
+        )
+    act(
+        builder,
+        f"@assistant/plan Aria=08:00 {room.key}: opens the library; "
+        "12:00 Tavern: sits down to lunch by the fire",
+    )
+    show.line("(a quiet minute: her plan waits while people talk to her)")
+    clock.advance(60)
+    tick()  # the morning's item: she is there, and opens the library (no model call)
+    act(tobin, "south")
+    act(tobin, "east")
+    noon = clock.now().replace(hour=12, minute=0, second=0)
+    if noon > clock.now():
+        show.line("(the morning passes)")
+        clock.advance((noon - clock.now()).total_seconds() - 5)
+    tick(3)  # one exit a tick, through exits her own rights pass: south, then east
+    act(builder, "@assistant/plan Aria")
+
     title("What Aria wrote down, and what it cost (the builder's view)")
     brain = handler.brain  # rebuilt since: her settings changed
     for entry in brain.journal.all():

@@ -31,6 +31,7 @@ from .assistants import (
 from .shell.group_commands import GroupSwitch
 from .shell.lore_commands import LoreSwitch
 from .shell.memory_commands import MemorySwitches
+from .shell.plan_commands import PlanSwitch
 from .text import counted
 
 _DEFAULT_COMMAND_CLASS = class_from_module(settings.COMMAND_DEFAULT_CLASS)
@@ -57,8 +58,19 @@ SWITCHES_WITH_TARGET = (
     "delete",
     "export",
     "import",
+    "plan",
 )
-SWITCHES_THAT_EDIT = ("set", "core", "debt", "trigger", "rollback", "delete", "wait", "import")
+SWITCHES_THAT_EDIT = (
+    "set",
+    "core",
+    "debt",
+    "trigger",
+    "rollback",
+    "delete",
+    "wait",
+    "import",
+    "plan",
+)
 
 
 # what `assistant_holdings` counts, by the noun for one of each
@@ -78,7 +90,7 @@ def _counted(counts: dict[str, int]) -> str:
 
 
 class CmdAssistant(
-    MemorySwitches, LoreSwitch, GroupSwitch, AssistantDisplay, _DEFAULT_COMMAND_CLASS
+    MemorySwitches, LoreSwitch, GroupSwitch, PlanSwitch, AssistantDisplay, _DEFAULT_COMMAND_CLASS
 ):
     """
     create, inspect and manage AI assistants
@@ -104,6 +116,7 @@ class CmdAssistant(
       help @assistant/sleep      sleep, wake, wait, debt, sleeps, rollback
       help @assistant/lore       the game's lore book, shared by all
       help @assistant/group      what groups of assistants share
+      help @assistant/plan       its routine and today's plan
       help @assistant/settings   its settings, the ones to change first
       help @assistant/dashboard  the builders' web pages
 
@@ -298,6 +311,41 @@ class CmdAssistant(
       @assistant/debt Aria=2 ran the harvest festival all day
       @assistant/sleeps Aria
       @assistant/rollback Aria=s4
+
+    ## plan
+
+    Usage:
+      @assistant/plan <name>
+      @assistant/plan <name>=<routine>
+      @assistant/plan <name>/routine
+      @assistant/plan <name>/clear
+
+    A routine says where an assistant goes and what it does by the game's
+    clock. Each game day its plan is made from it; awake, with no one to
+    answer, it walks there one exit a tick through exits its own rights
+    pass (locks hold; it never teleports) and emotes the activity once
+    on arrival, with no model call. Whoever speaks to it comes first: it
+    walks on a minute after the talk. An item with no way it may pass is
+    marked blocked. A sleep item puts it to sleep until the next item.
+
+    Switches:
+      plan     - today's plan: time (game time), where, what, where each
+                 item came from (routine, its own plan, agreed with
+                 someone) and what became of it (now, here, done, later,
+                 missed, blocked and why).
+                 =<routine> sets its routine, replacing the old one, and
+                 today's plan follows it: one item a line or separated by
+                 ;, 'HH:MM <room>: <activity>' (the activity is optional,
+                 the room a name or #dbref) or 'HH:MM sleep'. At most 24
+                 items, an activity 120 characters. = with nothing after
+                 it removes the routine.
+                 /routine shows the routine as you would type it.
+                 /clear empties today's plan (the routine makes tomorrow's).
+
+    Examples:
+      @assistant/plan Aria=08:00 Library: opens the library; 22:00 sleep
+      @assistant/plan Aria
+      @assistant/plan Aria/clear
 
     ## lore
 

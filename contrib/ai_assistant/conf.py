@@ -559,6 +559,15 @@ class AssistantConfig(BaseModel):
         24, ge=1, le=168, description="Hours a batch may stay unfinished before direct calls."
     )
 
+    # --- routines and plans (see ai_assistant.awake.plans) ---
+    planning_enabled: bool = Field(
+        False,
+        description=(
+            "Plans its own day (one structured call a game day, in budget) and may agree to "
+            "meet people (the agree_to_meet tool)."
+        ),
+    )
+
     @field_validator("recall_stemmer")
     @classmethod
     def _a_known_stemmer(cls, name: str) -> str:

@@ -21,6 +21,7 @@ off three parts:
   journal, memories, people, forget and trust, core notes, reminders, the sleep debt and
   history, snapshots), with what the game runs its own way wrapped around it
   (`live_memory.LiveMemory`: rollback, forgetting a person, export and import);
+- `plans`: its routine and today's plan, walked on the tick (`ai_assistant.shell.plans`);
 - `overview`: what a list and the dashboard read besides the status (`summary()` for a list,
   which builds no brain; the model in use, the last turns, the transitions, the use per hour:
   `ai_assistant.shell.overview.Overview`).
@@ -62,6 +63,7 @@ from .shell.lore_book import AssistantLore
 from .memory.semantic import EmbeddedMemoryStore, MemoryStore
 from .shell.overview import Overview
 from .shell.scenes import SCENES
+from .shell.plans import AssistantPlans
 from .prompt import SYSTEM_PROMPT
 from .records import MAX_PERSONA_CHARS
 from .sleep.tick import sleep_tick
@@ -140,6 +142,7 @@ class AssistantHandler:
         self.last_tick: str | None = None
         self.last_outcome: TurnOutcome | None = None
         self.last_sleep_report = None
+        self.last_plan_report = None
         self._brain: Brain | None = None
         self._brain_key: BrainKey | None = None
         self._script = None
@@ -250,6 +253,12 @@ class AssistantHandler:
         the model in use, the last turns, the transitions, the model use per hour
         (`ai_assistant.shell.overview`); it only reads."""
         return Overview(self)
+
+    @cached_property
+    def plans(self) -> AssistantPlans:
+        """Its routine and today's plan, carried out on the tick with no model call
+        (`ai_assistant.shell.plans`)."""
+        return AssistantPlans(self)
 
     def now(self) -> datetime:
         """The current real time, from the handler's clock (the system clock by default).
@@ -466,6 +475,9 @@ class AssistantHandler:
             if work is None and SCENES.open_for(self, brain, now) is not None:
                 work = awake_tick(brain, now)  # the scene's opening, queued: its turn
             self._start(work, self._turn_done)
+            if not self.in_flight:
+                # nothing to answer: today's plan (a walk without the model, or its planning call)
+                self._start(self.plans.step(now), self._plan_done)
             return
         work = sleep_tick(brain, now)
         if work is None:
@@ -525,6 +537,13 @@ class AssistantHandler:
         if self.on_turn:
             self.on_turn(self, outcome)
         self._after_work(answered=bool(outcome.events) and not outcome.error)
+
+    def _plan_done(self, report) -> None:
+        """After the day's planning call (`awake.planning`): a line heard meanwhile is
+        answered now."""
+        self.in_flight = False
+        self.last_plan_report = report
+        self._after_work()
 
     def _sleep_work_done(self, report) -> None:
         """After a sleep step: the wake conditions; woken, what it heard is answered at once."""

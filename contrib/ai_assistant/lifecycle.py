@@ -508,17 +508,38 @@ class Lifecycle:
         due, window_end = self.schedule_due(game_now)
         if not due:
             return False
-        real_seconds = (window_end - game_now).total_seconds() / max(time_factor, 1e-9)
+        self.sleep_until(now, game_now, window_end, time_factor, "Scheduled sleep")
+        return True
+
+    def sleep_until(
+        self,
+        now: datetime,
+        game_now: datetime,
+        game_end: datetime,
+        time_factor: float,
+        why: str,
+    ) -> None:
+        """Start a scheduled light sleep (no safeguards) that ends at a game time: the sleep
+        schedule's window, or a routine's sleep item (`ai_assistant.shell.plans`).
+
+        Args:
+            now (datetime): Real time (timers run on it).
+            game_now (datetime): The game clock's time.
+            game_end (datetime): The game time it wakes.
+            time_factor (float): Game seconds per real second.
+            why (str): The reason's start, e.g. "Scheduled sleep".
+
+        """
+        real_seconds = (game_end - game_now).total_seconds() / max(time_factor, 1e-9)
         self.go_to_sleep(
             now,
             hours=min(MAX_HOURS, max(MIN_HOURS, math.ceil(real_seconds / 3600))),
             depth=LIGHT,
-            reason=f"Scheduled sleep until {window_end:%H:%M} game time",
+            reason=f"{why} until {game_end:%H:%M} game time",
             initiated_by="schedule",
             enforce_safeguards=False,
             wake_time=now + timedelta(seconds=real_seconds),
         )
-        return True
 
     def maybe_sleep_off_debt(self, now: datetime, pending_events: int) -> bool:
         """From the awake tick: at Must Sleep, after `auto_sleep_at_must_sleep_idle_minutes`

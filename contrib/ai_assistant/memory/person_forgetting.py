@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from ..errors import Refused
-from ..state import RECENT_TURNS, TRANSITION_REASON, WORKING_MEMORY
+from ..state import PLAN, RECENT_TURNS, TRANSITION_REASON, WORKING_MEMORY
 from .forget_person import MAX_KEYS as MAX_PERSON_KEYS
 from .forget_person import MAX_NAME_CHARS, AmbiguousPerson, PersonForgotten, PersonMatch
 from .forget_person import Traces, forget_person, history_without, remaining
@@ -273,6 +273,22 @@ class PersonForgetting:
         if len(kept) != len(partners):
             state.set(WORKING_MEMORY, kept)
             report.counts["conversations of the moment"] = len(partners) - len(kept)
+        # today's plan (`awake.plans`): what it agreed with them, or for them alone, or that
+        # quotes them
+        plan = state.get(PLAN)
+        if plan and plan.get("items"):
+            items = [
+                item
+                for item in plan["items"]
+                if not (
+                    match.keys & set(item.get("with") or ())
+                    or match.private(item.get("audience"))
+                    or traces.found(item)
+                )
+            ]
+            if len(items) != len(plan["items"]):
+                state.set(PLAN, {**plan, "items": items})
+                report.counts["plan items"] = len(plan["items"]) - len(items)
         self._traces(match, traces, words, report)
         snapshots = Snapshots(state)
         snapshots.scrub(report.forgotten, words)

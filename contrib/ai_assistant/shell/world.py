@@ -325,3 +325,66 @@ class CharacterWorld:
                 return f"#{found[0].id}", found[0].key
             return f"name:{clean.lower()}", clean
         return f"#{obj.id}", obj.key
+
+    def find_room(self, name: str) -> tuple[str, str]:
+        """A room the character can walk to now, by name or alias (`agree_to_meet`): only
+        rooms reached through exits its own rights pass, so no one can send it elsewhere.
+
+        Args:
+            name (str): The room's name or alias.
+
+        Returns:
+            tuple: `("#12", "Library")`.
+
+        Raises:
+            ToolError: No room it can reach has that name.
+
+        """
+        wanted = " ".join(name.split()).lower()
+        for room in reachable_rooms(self.character):
+            names = [room.key, *room.aliases.all()]
+            if any(wanted == other.lower() for other in names):
+                return room.dbref, room.key
+        raise ToolError(f"You know no way to a place called {name[:60]!r} from here.")
+
+
+def passable_exits(character, room) -> list[tuple]:
+    """The exits out of a room that a character's own rights let it pass.
+
+    Args:
+        character (Object): Who walks.
+        room (Object): The room.
+
+    Returns:
+        list[tuple]: `(exit, destination)` pairs.
+
+    """
+    return [
+        (obj, obj.destination)
+        for obj in room.exits
+        if obj.destination and obj.access(character, "traverse")
+    ]
+
+
+def reachable_rooms(character, limit: int = 200) -> list:
+    """The rooms a character can walk to from where it is, nearest first (itself included),
+    through exits its rights pass, breadth first, at most `limit`.
+
+    Args:
+        character (Object): Who walks.
+        limit (int, optional): The most rooms visited.
+
+    Returns:
+        list: The rooms.
+
+    """
+    start = character.location
+    if start is None:
+        return []
+    seen, queue = [start], 0
+    while queue < len(seen) and len(seen) < limit:
+        for _, destination in passable_exits(character, seen[queue]):
+            if destination not in seen and len(seen) < limit:
+                seen.append(destination)
+        queue += 1
+    return seen

@@ -8,6 +8,7 @@ from .base import EXTRACTION, SLEEP_TURN, TURN, Tool, ToolContext, ToolRegistry,
 from .gossip import TellTool
 from .groups import ShareWithGroupTool
 from .memory import MEMORY_TOOLS
+from .plans import PLAN_TOOLS
 from .recall import RecallTool
 from .sleep import SLEEP_TOOLS
 from .world import WORLD_TOOLS
@@ -18,8 +19,9 @@ def default_tools() -> list[Tool]:
 
     Returns:
         list[Tool]: The world, memory, recall, gossip (`tell`, offered when gossip is on),
-            group (`share_with_group`, offered when group sharing is on) and sleep tools (`go_to_sleep` awake; `wake_up` and `stay_asleep` in the sleep
-            turn).
+            group (`share_with_group`, offered when group sharing is on), plan (`agree_to_meet`,
+            offered when planning is on) and sleep tools (`go_to_sleep` awake; `wake_up` and
+            `stay_asleep` in the sleep turn).
 
     """
     return [
@@ -28,6 +30,7 @@ def default_tools() -> list[Tool]:
         RecallTool(),
         TellTool(),
         ShareWithGroupTool(),
+        *PLAN_TOOLS,
         *SLEEP_TOOLS,
     ]
 

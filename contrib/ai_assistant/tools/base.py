@@ -228,6 +228,22 @@ class World(Protocol):
         """
         ...
 
+    def find_room(self, name: str) -> tuple[str, str]:
+        """A room the assistant can walk to now through exits it may pass (`agree_to_meet`).
+        Optional: a world without it keeps no plan agreed in conversation.
+
+        Args:
+            name (str): The room's name.
+
+        Returns:
+            tuple[str, str]: Its `(key, name)`.
+
+        Raises:
+            ToolError: No room it can reach has that name.
+
+        """
+        ...
+
     def assistant_here(self, name: str) -> tuple[str, str]:
         """Another assistant in the room, awake, to tell something (`tell`, gossip).
         Optional: a world without it (and `tell`, `own_key`) has no gossip.

@@ -500,8 +500,17 @@ def assistant_detail(request, dbid: int):
         "action_url": reverse("ai_assistant:action", args=[dbid]),
         "memory_url": reverse("ai_assistant:memory", args=[dbid]),
         "tabs": tabs(dbid, "detail"),
+        "plan_rows": _plan_rows(*data["plan"], names),
     }
     return render(request, "ai_assistant/detail.html", context)
+
+
+def _plan_rows(plan: dict, words: list[str], names: dict) -> list[dict]:
+    """Today's plan as the detail page shows it: each item with what became of it and, for
+    one agreed in private, who may know of it."""
+    return [
+        {**_worded(item, item, names), "status": word} for item, word in zip(plan["items"], words)
+    ]
 
 
 def _worded(row: dict, stored: dict, names: dict) -> dict:
@@ -566,6 +575,7 @@ def _detail_data(obj, seqs, pages: dict) -> dict:
         "core_budget": core_budget,
         "sleeps": handler.memory.admin.kind("sleep_history").recent(20),
         "turns_page": _get_page(handler.overview.recent_turns(), pages.get("turns_page")),
+        "plan": handler.plans.today(),
     }
 
 
