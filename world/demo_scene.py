@@ -587,6 +587,7 @@ def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     tobin.sessions.remove(session)
 
     title("A routine: Aria opens the library in the morning and walks to the tavern at noon")
+    act(mira, "north")  # back from the scene's corridor, to read in the library
     tavern = create.create_object("typeclasses.rooms.Room", key="Tavern", nohome=True)
     for key, here, there in (("east", hall, tavern), ("west", tavern, hall)):
         create.create_object(
