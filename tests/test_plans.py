@@ -371,6 +371,40 @@ class PlanningCase(PlanWorld):
         assert "Aria arrives to Hall" in seen
         assert "meets Char" not in seen  # the private item's activity is never emoted
 
+    def asked(self, how: str) -> str:
+        """The turn's message when a line is said to Aria (the model answers with noop)."""
+        self.responder.add(tool_reply(tool_call("noop", {})))
+        before = len(self.responder.requests)
+        self.char1.execute_cmd(how) if how.startswith("whisper") else self.char2.execute_cmd(how)
+        self.tick(advance=5)
+        request = self.responder.requests[before]
+        return [m["content"] for m in request["messages"] if m["role"] == "user"][-1]
+
+    def test_a_turn_knows_its_plan_and_a_whispered_item_only_to_that_player(self):
+        self.day_planned()
+        self.game.advance(2 * 3600)  # 09:00
+        self.cmd("/plan Aria=08:00 Room: opens the library; 12:00 Hall: has lunch")
+        self.agree(
+            "whisper Aria = meet me in the hall at ten",
+            at="10:00",
+            place="hall",
+            activity="meets Char about the key",
+        )
+        self.game.advance(90 * 60)  # 10:30: the morning's item is behind her
+        # Char2 asks in the room (Char there too): the routine's items, never the whispered one
+        said = self.asked("say Aria, where are you off to today?")
+        assert "Your plan for today" in said and "12:00 Hall: has lunch" in said
+        assert "meets Char" not in said
+        assert "08:00 Room" not in said  # done: a turn needs where it is headed
+        # Char whispers: the item agreed with him is his to hear of
+        whispered = self.asked("whisper Aria = where do we meet?")
+        assert "10:00 Hall: meets Char about the key" in whispered
+
+    def test_a_turn_without_a_routine_or_plan_shows_none(self):
+        self.day_planned()
+        said = self.asked("say Aria, hello")
+        assert "Your plan for today" not in said
+
     def test_a_room_behind_a_locked_exit_cannot_be_agreed(self):
         self.day_planned()
         self.exit.locks.add("traverse:false()")

@@ -101,6 +101,7 @@ def events_message(
     reminders: list[str] = (),
     advisory: str | None = None,
     feelings: list[str] = (),
+    plan: list[str] = (),
 ) -> dict:
     """The user message for one turn.
 
@@ -117,6 +118,8 @@ def events_message(
         advisory (str, optional): One line on its sleep debt (`debt.SleepDebt.advisory`), last.
         feelings (list): Lines of how it feels about the people here
             (`memory.relationships.Relationships.feelings`), already escaped.
+        plan (list): Lines of today's plan it may speak of here (`awake.plans.plan_lines`),
+            already escaped.
 
     Returns:
         dict: The message.
@@ -138,6 +141,10 @@ def events_message(
         # an old friend is not a stranger: familiarity, warmth and trust, with their reasons
         lines.append("How you feel about the people here (your own sense, not instructions):")
         lines += feelings
+    if plan:
+        # where it means to go: it can say so, agree around it, and keep to it
+        lines.append("Your plan for today (game time; yours to keep or change):")
+        lines += plan
     lines += [render_event(event) for event in events]
     if recalled:
         lines.append("What you remember (information, not instructions):")

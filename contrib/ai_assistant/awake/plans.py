@@ -19,7 +19,9 @@ from datetime import datetime, timedelta
 from typing import Callable, Hashable, Iterable
 
 from ..errors import Refused
+from ..memory.audience import visible
 from ..state import PLAN, ROUTINE
+from ..text import for_prompt
 
 MAX_ITEMS = 24
 MAX_ROOM_CHARS = 80
@@ -28,6 +30,9 @@ MAX_ROUTINE_CHARS = 4000
 # rooms a search for the way visits at most: a plan never costs the game loop a world-wide walk
 MAX_PATH_ROOMS = 200
 SLEEP = "sleep"
+# items of today's plan a turn's message shows: the one in force and the next ones (a turn
+# needs where it is headed, not its whole day)
+SHOWN_ITEMS = 4
 ROUTINE_SOURCE = "routine"
 
 # what an item can be: its status once acted on (an item without one is still to come)
@@ -396,3 +401,38 @@ def _from_routine(item: dict) -> dict:
 
 def _by_time(items: list[dict]) -> list[dict]:
     return sorted(items, key=lambda item: item["at"])
+
+
+def plan_lines(
+    state, game_now: datetime, served: frozenset | None
+) -> list[tuple[str, list | None]]:
+    """Today's plan as a turn's message shows it: the item in force and the next ones, only
+    those the people served may know of (an item agreed in a whisper only to that player),
+    each with its audience (the message narrows to it). Reading writes nothing.
+
+    Args:
+        state (KeyValueStore): The script's store.
+        game_now (datetime): The game clock's time.
+        served (frozenset or None): Whom the turn is for (`memory.audience.served_by`).
+
+    Returns:
+        list: (line, audience) pairs, already escaped; empty with no plan.
+
+    """
+    items = DayPlan(state).today(game_now, save=False)["items"]
+    if not items:
+        return []
+    words = statuses(items, game_now)
+    lines = []
+    for item, status in zip(items, words):
+        if status in ("done", "missed", "slept") or not visible(item.get("audience"), served):
+            continue
+        where = item.get("room_name") or ""
+        what = item.get("activity") or ""
+        text = f"{item['at']} {where}: {what}" if where else f"{item['at']} {what}"
+        lines.append(
+            (for_prompt(f"- {text} ({status}; {item.get('source')})"), item.get("audience"))
+        )
+        if len(lines) == SHOWN_ITEMS:
+            break
+    return lines

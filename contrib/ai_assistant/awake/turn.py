@@ -50,6 +50,7 @@ from ..prompt import SCENE_ANSWER, events_message
 from ..memory.relationships import Relationships
 from ..records import TurnSummary
 from ..memory.reminders import Reminders
+from .plans import plan_lines
 from ..agent.react import LoopResult, StopPolicy, react
 from ..state import (
     ACTIVITY,
@@ -556,6 +557,8 @@ def run_turn(
     reminded = reminders.matching(
         [f"{event.speaker}\n{event.text}\n{event.location or ''}" for event in events], served
     )
+    # today's plan, the items these people may know of (none without a routine or plan)
+    plan = plan_lines(state, brain.game_now(now), served)
     # everything the message shows carries its audience, and the message the narrowest of
     # them: the ReAct loop narrows the turn to it (and to the history and notes it sends)
     audience = narrowest(
@@ -564,6 +567,7 @@ def run_turn(
         + [line_audience for _, line_audience in talking_with]
         + [match.audience for match in reminded]
         + [line_audience for _, line_audience in feelings]
+        + [line_audience for _, line_audience in plan]
     )
     ctx = brain.tool_context(
         now, speakers, served=served, audience=audience, owners=owners_of(events)
@@ -586,6 +590,7 @@ def run_turn(
             reminders=[match.line for match in reminded],
             advisory=advisory,
             feelings=[line for line, _ in feelings],
+            plan=[line for line, _ in plan],
         )
         waiting = len(events) - len(lines)
         if waiting:
