@@ -108,6 +108,8 @@ FIRST_TURN_VALUES = (
     USAGE,
     USAGE_BY_HOUR,
     WORKING_MEMORY,
+    ROUTINE,
+    PLAN,
     "pending_events",
     "history:meta",
     "history:000000",
