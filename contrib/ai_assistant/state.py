@@ -117,4 +117,3 @@ FIRST_TURN_VALUES = (
     "history:000000",
 )
 # (the same for the memory a first turn reads on the character: `memory.kinds.FIRST_READ`)
-
