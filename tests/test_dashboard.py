@@ -169,18 +169,19 @@ class TestDashboard(AssistantTestCase):
         assert "say, noop" in row and f"<td>{fixed}</td>" in row
         assert f"<td>{shape['last_request']}</td>" in row
 
-    def test_recent_turns_keep_the_last_ten(self):
-        from ai_assistant.state import RECENT_TURNS, RECENT_TURNS_KEPT
+    def test_the_turn_log_takes_in_the_ten_turns_an_earlier_version_kept(self):
+        from ai_assistant.state import RECENT_TURNS
 
         older = [{"at": f"2025-01-01T00:00:{n:02d}+00:00", "tools": []} for n in range(10)]
         self.handler.brain.state.set(RECENT_TURNS, older)
+        assert len(self.handler.overview.recent_turns()) == 10  # read before the first turn
         self.responder.add(tool_reply(tool_call("noop")))
         self.char1.execute_cmd("say Aria, a question")
         self.tick()
         turns = self.handler.overview.recent_turns()
-        assert RECENT_TURNS_KEPT == 10 and len(turns) == 10
-        assert turns[0]["tools"] == ["noop"]  # newest first
-        assert [t["at"] for t in turns[1:]] == [t["at"] for t in reversed(older[1:])]
+        assert len(turns) == 11 and turns[0]["tools"] == ["noop"]  # newest first, none lost
+        assert [t["at"] for t in turns[1:]] == [t["at"] for t in reversed(older)]
+        assert not self.handler.brain.state.get(RECENT_TURNS)  # moved, not kept twice
 
     def test_sleeps_and_debt_are_shown(self):
         self.handler.memory.admin.add_debt(2, "a long talk")

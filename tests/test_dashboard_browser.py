@@ -135,11 +135,13 @@ class TestDashboardInBrowser(AssistantTestCase):
         )
         self.char1.execute_cmd("say Hello Aria")
         self.tick()
-        # as many turns as are kept, each like that one: the conversation at its longest
-        from ai_assistant.state import RECENT_TURNS, RECENT_TURNS_KEPT
+        # many more turns than a page shows, each like that one: the conversation's pages full
+        from ai_assistant.memory.turn_log import TurnLog
 
-        turn = brain.state.get(RECENT_TURNS)[-1]
-        brain.state.set(RECENT_TURNS, [dict(turn) for _ in range(RECENT_TURNS_KEPT - 1)] + [turn])
+        log = TurnLog(brain.state)
+        turn = log.last()
+        for _ in range(40):
+            log.add(dict(turn))
         self.account.set_password(PASSWORD)
         self.account.save()
         self.server = self.start_web_server()

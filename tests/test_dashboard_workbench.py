@@ -257,6 +257,36 @@ class TestConversation(WorkbenchTestCase):
         where = [text.index(f"2026-01-01 00:0{n}:00 UTC") for n in (2, 3, 4)]
         assert where == sorted(where)
 
+    @override_settings(AI_ASSISTANT_DASHBOARD_PAGE_SIZE=3)
+    def test_the_whole_log_is_paged_not_the_last_ten(self):
+        from ai_assistant.memory.turn_log import TurnLog
+
+        log = TurnLog(self.handler.brain.state)
+        for n in range(40):
+            log.add({"at": f"2026-01-01T00:{n:02d}:00+00:00", "tools": ["noop"]})
+        text = self.page("conversation")
+        assert "Page 1 of 14" in text and "Its 40 turns" in text
+        assert "2026-01-01 00:39:00 UTC" in text and "2026-01-01 00:36:00 UTC" not in text
+        text = self.page("conversation", page=14)  # the oldest turn is still there
+        assert "2026-01-01 00:00:00 UTC" in text and "2026-01-01 00:01:00 UTC" not in text
+
+    def test_the_models_own_text_is_shown_with_the_turn(self):
+        self.handler.brain.journal.add("The east door sticks.", author="Aria", now=NOW)
+        self.responder.add(
+            tool_reply(
+                tool_call("say", {"text": "Welcome."}),
+                content="Char asks about j000000; I will <b>greet</b> them first.",
+            ),
+            tool_reply(tool_call("noop")),
+        )
+        self.char1.execute_cmd("say Hello Aria")
+        self.tick()
+        card = self.page("conversation").split('<div class="turn-card"')[1]
+        texts = card.split('<ul class="texts">')[1].split("</ul>")[0]
+        assert "Aria wrote" in texts and "I will &lt;b&gt;greet&lt;/b&gt; them first." in texts
+        assert f'href="{self.url("memory")}?part=item&amp;id=j000000">j000000</a>' in texts
+        assert "say: Welcome." in card
+
     def test_a_private_turn_is_labelled_with_whom(self):
         self.responder.add(tool_reply(tool_call("noop")))
         key = self.know_bob()

@@ -641,9 +641,10 @@ def test_the_conversation_of_the_moment_and_a_builders_reason_about_them_go_too(
     assert Relationships(brain.memory_store).get("#12") is None
 
 
-def test_the_recent_turns_keep_nothing_they_said_however_long_and_none_of_their_private_turns():
+def test_the_turn_log_keeps_nothing_they_said_however_long_and_none_of_their_private_turns():
     from ai_assistant.awake.turn import DETAIL_CHARS
-    from ai_assistant.state import RECENT_TURNS
+    from ai_assistant.memory.turn_log import TurnLog
+    from ai_assistant.state import TURN_LOG_CHUNK, TURN_LOG_KEPT
 
     brain, _ = remembering_bob(sleep=False)
     # a line longer than a turn's record keeps: the record holds only its beginning
@@ -660,22 +661,25 @@ def test_the_recent_turns_keep_nothing_they_said_however_long_and_none_of_their_
         {"type": "whisper", "speaker": "Bob", "person": "#12", "audience": ["#12"], "text": "hush"}
     ]
     reply = [{"name": "whisper", "arguments": '{"text": "your juniper is safe"}', "ok": True}]
-    brain.state.set(
-        RECENT_TURNS,
-        [
-            {"at": "2026-01-01T12:00:00+00:00", "heard": heard, "calls": [], "audience": None},
-            {
-                "at": "2026-01-01T12:01:00+00:00",
-                "heard": whisper,
-                "calls": reply,
-                "audience": ["#12"],
-            },
-        ],
+    log = TurnLog(brain.state)
+    # his turns far back in a long log (its oldest chunk already dropped), others' after them
+    other = {"at": "2026-01-01T11:00:00+00:00", "heard": [], "calls": [], "audience": None}
+    for _ in range(TURN_LOG_KEPT):
+        log.add(other)
+    log.add({"at": "2026-01-01T12:00:00+00:00", "heard": heard, "calls": [], "audience": None})
+    log.add(
+        {"at": "2026-01-01T12:01:00+00:00", "heard": whisper, "calls": reply, "audience": ["#12"]}
     )
+    for _ in range(TURN_LOG_CHUNK + 3):
+        log.add(other)
+    before = len(TurnLog(brain.state))
+    assert log.first > 0
     report = Admin(brain).forget_person("Bob", by="Ann", keys=["account#3"])
-    assert report.counts["the recent turns"] == 1
-    (turn,) = brain.state.get(RECENT_TURNS)  # his private turn went whole
-    kept = json.dumps(turn)
+    assert report.counts["the turn log"] == 1
+    turns = TurnLog(brain.state).all()
+    assert len(turns) == before - 1  # his private turn went whole, the others stay
+    (turn,) = [turn for turn in turns if turn["heard"]]
+    kept = json.dumps(turns)
     assert "saffron" not in kept and "Bob" not in kept and "#12" not in kept
     assert turn["heard"][1]["text"] == "Nice day."  # Carol's line stays
     assert "juniper" not in dump(brain)

@@ -288,8 +288,9 @@ class TestHardeningInTheWorld(AssistantTestCase):
             self.tick()
         logged = json.dumps([str(call) for call in log.mock_calls])
         assert "sk-test-secret" not in logged and "[redacted]" in logged
-        assert "sk-test-secret" not in str(self.script.db.recent_turns)
-        assert "[redacted]" in self.script.db.recent_turns[-1]["error"]
+        turns = self.handler.overview.recent_turns()
+        assert "sk-test-secret" not in str(list(turns))
+        assert "[redacted]" in turns[0]["error"]
         assert "sk-test-secret" not in str(self.handler.status())
 
     def test_presence_after_logging_in(self):

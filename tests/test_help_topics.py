@@ -33,6 +33,15 @@ class TestHelpTopics(AssistantTestCase, EvenniaCommandTest):
         # the detail of a switch lives in its topic, not on the main page
         assert "rollback - restore its memory" not in text and "Page [" not in text
 
+    def test_every_topic_fits_one_page(self):
+        for topic in TOPICS:
+            text = self.help(f"@assistant/{topic}")
+            # Evennia's pager pages at the client's height (CLIENT_DEFAULT_HEIGHT, 45)
+            assert "Page [" not in text and len(text.splitlines()) <= 40, (topic, len(text))
+        # what a topic leaves out is in the reference it names
+        assert "docs/using.md" in self.help("@assistant/memory")
+        assert "docs/lifecycle.md" in self.help("@assistant/sleep")
+
     def test_each_topic_shows_its_own_switches(self):
         for topic, says in (
             ("memory", "journal  - the assistant's journal entries"),

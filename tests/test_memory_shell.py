@@ -222,8 +222,8 @@ class TestCorrectionsAndLimits(AssistantTestCase, EvenniaCommandTest):
         reviews = self.cmd("/memory Aria/reviews")
         assert f"forgot {said['id']}" in reviews and f"rewrote {other}" in reviews
 
-    def test_a_forget_takes_the_words_out_of_the_history_and_the_recent_turns(self):
-        from ai_assistant.state import RECENT_TURNS
+    def test_a_forget_takes_the_words_out_of_the_history_and_the_turn_log(self):
+        from ai_assistant.memory.turn_log import TurnLog
 
         brain = self.handler.brain
         now = self.clock.now()
@@ -234,14 +234,13 @@ class TestCorrectionsAndLimits(AssistantTestCase, EvenniaCommandTest):
                 {"role": "assistant", "content": "Noted."},
             ]
         )
-        brain.state.set(
-            RECENT_TURNS,
-            [{"heard": [{"speaker": "Bob", "text": "Bob's code is 4-1-7"}], "said": ["Noted."]}],
+        TurnLog(brain.state).add(
+            {"heard": [{"speaker": "Bob", "text": "Bob's code is 4-1-7"}], "said": ["Noted."]}
         )
         text = self.cmd(f"/memory Aria/forget={said['id']}")
-        assert "took its words out of the conversation history, the recent turns" in text
+        assert "took its words out of the conversation history, the turn log" in text
         assert "4-1-7" not in str(brain.history.all())
-        assert "4-1-7" not in str(brain.state.get(RECENT_TURNS))
+        assert "4-1-7" not in str(TurnLog(brain.state).all())
         assert brain.history.all()[1]["content"] == "Noted."  # the rest is kept
 
     def test_a_player_who_floods_is_heard_but_held_back_across_assistants(self):

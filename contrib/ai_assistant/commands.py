@@ -164,101 +164,37 @@ class CmdAssistant(
 
     Usage:
       @assistant/journal <name>[/<page>]
-      @assistant/memory <name>[/<page>]
-      @assistant/memory <name>=<query>
-      @assistant/memory <name>/links
+      @assistant/memory <name>[/<page>]  or  @assistant/memory <name>=<query>
       @assistant/memory <name>/people[/<page>][=<person>]
-      @assistant/memory <name>/people=<person>/<dimension>=<value> [<reason>]
       @assistant/memory <name>/reflections[/<page>]
-      @assistant/memory <name>/forget=<memory id>
-      @assistant/memory <name>/trust=<memory id> <level>
-      @assistant/memory <name>/reviews[/<page>]
-      @assistant/memory <name>/gossip[/<page>][=<person>]
-      @assistant/memory <name>/forgetperson=<person>
+      @assistant/memory <name>/reviews[/<page>]  (and /gossip, /links)
+      @assistant/memory <name>/people=<person>/<dimension>=<value> <reason>
+      @assistant/memory <name>/forget=<id>, /trust=<id> <low||medium||high||0-1>
       @assistant/forgetperson <person>
       @assistant/core <name>[/<key>[=<value>]]
-      @assistant/trigger <name>[[/<max fires>]=<pattern>: <reminder>]
-      @assistant/trigger <name>/remove=<reminder id>
-      @assistant/export <name>=<file>
-      @assistant/import[/replace] <name>=<file>
+      @assistant/trigger <name>[[/<fires>]=<pattern>: <reminder>]
+      @assistant/export <name>=<file>, @assistant/import[/replace] <name>=<file>
 
     Switches:
-      journal  - the assistant's journal entries, newest first, 20 a page;
-                 <name>/2 shows the second page.
-      memory   - its long-term memories, newest first, 20 a page (<name>/2
-                 for the second); with =<query>, everything it would
-                 recall for <query>, ranked, with scores, sources and who may
-                 know each (you see all). /links: memories it has linked;
-                 /people: the people it knows (=<person> for one profile, its
-                 attributes and observations, and how it feels about them:
-                 familiarity 0-1, warmth and trust -1 to 1, with reasons);
-                 =<person>/warmth=0.6 <reason> sets one (recorded);
-                 /reflections: its insights;
-                 /forget=<id>: make it forget one memory (j000012, m000003,
-                 #12/o3); /trust=<id> <low||medium||high||0-1>: set how far it
-                 trusts one; /reviews: the corrections made, and by whom.
-                 /gossip: who told whom what (other assistants, through
-                 its tell tool), newest first; =<person> for what names them.
-                 /forgetperson=<person>: make it forget everything about a
-                 person (a name or #dbref): what they said, what is about
-                 them, their whispers, profile, relationship, the gossip
-                 naming them, what was drawn from all that, their reminders
-                 and queued lines, and their traces in snapshots (a rollback
-                 does not bring them back). Says what it finds and asks
-                 first; then lists by id what remains (other people's words
-                 that name them, lore that names them).
-                 /people, /reflections and /reviews are paged the same way:
-                 /people/2, /people/2=<person>, /reviews/3. Long texts are
-                 cropped; the dashboard shows more.
-      forgetperson - the same as /memory <name>/forgetperson=<person>, for
-                 every assistant that knows the person (a player's right to
-                 be forgotten). Asks first.
-      core     - its core memory: the notes in every prompt. <key>=<value> sets
-                 a note, <key>= removes it. Your notes are pinned: the
-                 assistant reads them and cannot change them. Its own notes
-                 show who they were written for (core_notes_per_person each).
-      trigger  - its reminders: when <pattern> (a name, word or place) comes
-                 up in what it hears, <reminder> rides in that turn, at most
-                 <max fires> times (default 3, 1-20), shown to it as information
-                 with who set it. It sets its own with the set_reminder tool (at
-                 most max_triggers, max_triggers_per_person for one player);
-                 builders' reminders have room of their own. /remove=<id>
-                 removes one.
-      export   - write everything it remembers (journal, memories, people,
-                 relationships, links, digests, core notes, reviews, gossip,
-                 reminders, sleeps), its persona and its own settings to a
-                 new .json file in the game's server/assistant_memory
-                 folder (path relative to it; made with a .gitignore, so
-                 version control never takes the file in; never over an
-                 existing file). No API key or game-wide
-                 setting goes in, nor embeddings (remade at its next sleep).
-                 The file holds private words: keep it like a database
-                 backup. Says how much of each kind it wrote.
-      import   - replace its memory, persona and own settings with a memory
-                 file's (at most 50 MB; looked for in server/assistant_memory
-                 first, then in the game's folder), all or none:
-                 the whole file is checked first, and a bad one is refused
-                 with what was wrong and where. Shows what the file holds and
-                 asks first. An assistant that remembers anything is replaced
-                 only with /replace. Only while it is awake. A file from
-                 another game has its people's dbrefs made into name keys
-                 (#12 -> name:bob), so a whisper stays with no one here. Its
-                 snapshots are dropped (a rollback cannot cross an import).
+      journal  - the assistant's journal entries, newest first, 20 a page.
+      memory   - its long-term memories; =<query>: what it would recall,
+                 ranked, with sources and who may know each; /people
+                 (=<person>: a profile, and how it feels: familiarity,
+                 warmth, trust), /reflections, /reviews (the corrections),
+                 /gossip, /links; /forget=<id> (j000012, m000003, #12/o3).
+      forgetperson - forget everything about a person, in every assistant
+                 that knows them (/memory <name>/forgetperson=: in one).
+      core     - the notes in every prompt; yours are pinned. <key>= removes.
+      trigger  - reminders that ride in a turn when <pattern> comes up;
+                 /remove=<id> removes one.
+      export   - all it remembers to a new .json file in server/assistant_memory
+                 (never a key); import replaces its memory from one.
+    Each asks before it forgets or replaces. Every detail: docs/using.md.
 
     Examples:
       @assistant/memory Aria=east door
-      @assistant/memory Aria/people=Bob
       @assistant/memory Aria/people=Bob/trust=0.5 kept every promise
-      @assistant/memory Aria/people/2
-      @assistant/journal Aria/3
-      @assistant/memory Aria/forget=m000012
-      @assistant/memory Aria/trust=j000031 low
-      @assistant/memory Aria/forgetperson=Bob
-      @assistant/forgetperson Bob
       @assistant/trigger Aria=Mira: give her the letter from her brother
-      @assistant/trigger Aria/remove=t2
-      @assistant/export Aria=aria.json
-      @assistant/import/replace Aria=aria.json
 
     ## sleep
 
@@ -274,42 +210,23 @@ class CmdAssistant(
     memories, learns about the people it met and lets small talk go.
 
     Switches:
-      sleep    - put it to sleep now (default 4 hours, light), as its own
-                 go_to_sleep tool does. Light sleep wakes on urgent events
-                 (a whisper, a page, its name, an instruction); deep sleep
-                 wakes by itself only when the time is up. Asleep, what may
-                 need it (talk naming someone present in light sleep, a
-                 direct word in deep sleep, a reminder) is put to it, and
-                 its wake_up tool may wake it. The safeguards the assistant
-                 itself must pass do not bind you.
-      wake     - wake it now (it wakes by itself when the time is up; asleep,
-                 it may also decide to, with its wake_up tool, when something
-                 it hears needs it).
-      wait     - hold its turns for <minutes> (more than 0, at most
-                 max_wait_minutes), as its own wait tool does: it hears all,
-                 answers when someone speaks to it directly (a whisper, a
-                 page, its name, an instruction), and is told when the wait
-                 is over. /status shows until when and why.
-      debt     - its sleep debt: each turn adds 0-3 by its memory writes and
-                 tool calls; Alert 0-3, Drowsy 4-6, Sleepy 7-9 (it is told to
-                 consider sleep), Must Sleep 10+ (told to sleep). A completed
-                 sleep pays it off. =<1-3> <reason> adds points by hand.
-      sleeps   - its sleeps, newest first: how each began, how deep, the
-                 phases done, the debt paid, what was consolidated, calls. The
-                 sleep under way comes first, with what it has done so far.
-      rollback - restore its memory as it was when a sleep began (default: the
-                 latest sleep with a snapshot), undoing that sleep, every later
-                 one, and what it learned awake since. Shows what would change
-                 and asks first. Only while it is awake. The last snapshots_kept
-                 sleeps can be rolled back.
+      sleep    - put it to sleep now (default 4 hours, light). Light sleep
+                 wakes on urgent events (a whisper, a page, its name, an
+                 instruction); deep sleep when the time is up.
+      wake     - wake it now.
+      wait     - hold its turns for <minutes>, as its own wait tool does: a
+                 direct word is still answered.
+      debt     - its sleep debt: each turn adds 0-3; from 7 it is told to
+                 consider sleep, from 10 to sleep. =<1-3> adds points.
+      sleeps   - its sleeps, newest first, the one under way first.
+      rollback - restore its memory as it was when a sleep began (default:
+                 the latest), undoing that sleep and all since. Asks first.
+    Every detail: docs/lifecycle.md.
 
     Examples:
       @assistant/sleep Aria=2 deep quiet hours
-      @assistant/wake Aria=the festival starts
       @assistant/wait Aria=15 the play is on, let the actors speak
-      @assistant/debt Aria
       @assistant/debt Aria=2 ran the harvest festival all day
-      @assistant/sleeps Aria
       @assistant/rollback Aria=s4
 
     ## plan
@@ -354,17 +271,17 @@ class CmdAssistant(
       @assistant/lore <lore id>
       @assistant/lore =<words>
       @assistant/lore add <title>[;<tags>[;<who>]]=<text>
-      @assistant/lore edit <lore id>/<title||text||tags||who>=<value>
+      @assistant/lore edit <lore id>/<field>=<value>
       @assistant/lore remove <lore id>
       @assistant/lore import <file>
 
     The game's lore book, shared by every assistant: what builders write
     once and assistants recall as they recall their own memories, marked as
     lore ("You know that: ..."), never as someone's words. Lists 20 a page;
-    <lore id> (L12) shows one; =<words> searches. add: <tags> separated by
-    commas; <who> may know it, separated by commas: an assistant's name or
+    <lore id> (L12) shows one; =<words> searches. edit changes one field
+    (title, text, tags or who). add: <tags> separated by commas; <who> may know it, separated by commas: an assistant's name or
     #dbref, room:<room name or #dbref>, tag:<tag of assistants>, or everyone
-    (the default). edit changes one field; remove asks first. import adds
+    (the default). remove asks first. import adds
     every entry of a .txt or .json file in the game's folder (path relative
     to it, at most 2 MB), all or none. A text file: entries separated by a
     line ---, each with lines title: ..., tags: ..., who: ... first, then

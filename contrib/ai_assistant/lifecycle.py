@@ -25,6 +25,7 @@ from .memory.journal import Journal
 from .memory.snapshots import Snapshots
 from .memory.store import ChunkedList, KeyValueStore
 from .memory.sleep_history import SleepHistory, nothing_new
+from .memory.turn_log import last_turn
 from .state import (
     ACTIVITY,
     BATCH_WAITING,
@@ -46,7 +47,6 @@ from .state import (
     TRANSITION_REASON,
     WAKE_DEFERRED,
     WAKE_TIME,
-    last_turn,
 )
 
 AWAKE = "awake"

@@ -270,6 +270,7 @@ class TurnSummary(TypedDict, total=False):
     prompt: dict[str, int]
     # the details the dashboard's conversation view shows (`TurnOutcome.details`), bounded
     heard: list[dict]
+    texts: list[str]  # the model's own text in its replies, where it wrote any
     calls: list[dict]
     audience: list[str] | None
     tokens: dict[str, int]

@@ -47,10 +47,15 @@ WAIT_REASON = "wait_reason"
 WAIT_AUDIENCE = "wait_audience"
 RETRY_AFTER = "retry_after"
 CONSECUTIVE_ERRORS = "consecutive_errors"
-# the last few turns' summaries, newest last (status shows the last, the dashboard all)
+# every turn's summary, oldest first (`memory.turn_log`; status shows the last, the dashboard
+# pages through them): chunked, turn_log:meta, turn_log:000000, ...; the oldest chunk dropped
+# once a whole chunk past the turns kept
+TURN_LOG = "turn_log"
+TURN_LOG_CHUNK = 10  # turns per chunk: a turn rewrites at most this many
+TURN_LOG_KEPT = 500
+# where earlier versions kept the last ten turns, and before that the last alone: read until
+# the log's first turn moves them in
 RECENT_TURNS = "recent_turns"
-RECENT_TURNS_KEPT = 10
-# where the last turn's summary was kept alone before RECENT_TURNS; still read when it is all
 LAST_TURN = "last_turn"
 # contextual triggers: reminders that come back when a pattern comes up (ai_assistant.memory.reminders)
 TRIGGERS = "triggers"
@@ -103,6 +108,8 @@ FIRST_TURN_VALUES = (
     CONTEXT_WINDOW,
     TOKEN_SCALE,
     RECENT_TURNS,
+    f"{TURN_LOG}:meta",
+    f"{TURN_LOG}:000000",
     SLEEP_DEBT,
     TOKEN_SPEND,
     USAGE,
@@ -115,18 +122,3 @@ FIRST_TURN_VALUES = (
     "history:000000",
 )
 # (the same for the memory a first turn reads on the character: `memory.kinds.FIRST_READ`)
-
-
-def last_turn(state) -> dict | None:
-    """The last awake turn's summary.
-
-    Args:
-        state (KeyValueStore): The script's store.
-
-    Returns:
-        dict or None: The newest of `RECENT_TURNS` (or a summary stored alone by an earlier
-            version), None before the first turn.
-
-    """
-    recent = state.get(RECENT_TURNS)
-    return recent[-1] if recent else state.get(LAST_TURN)

@@ -15,6 +15,7 @@ from .debt import SleepDebt
 from .llm.usage import UsageStats
 from .memory.kinds import sizes
 from .memory.sleep_history import SleepHistory
+from .memory.turn_log import last_turn
 from .state import (
     ACTIVITY,
     BATCHES,
@@ -29,7 +30,6 @@ from .state import (
     WAIT_UNTIL,
     WAKE_DEFERRED,
     WAKE_TIME,
-    last_turn,
 )
 
 

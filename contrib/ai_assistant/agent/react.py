@@ -49,6 +49,8 @@ TOOLS_REMINDER = (
     "(Reminder: you act only through your tools. To answer, call say, or whisper in a "
     "private exchange; to stay silent, call noop.)"
 )
+# the most of the model's own texts a conversation keeps (`LoopResult.texts`), for its record
+MAX_TEXTS_KEPT = 20
 # the most of a text reply spoken for the model (the say tool's own limit)
 MAX_SPOKEN_CHARS = 1000
 
@@ -97,6 +99,8 @@ class LoopResult:
     reminded: bool = False  # told once to use its tools (`StopPolicy.plain_text` "remind")
     # a reply with nothing in it, no text and no tool call: the tool asked for once, by name
     forced_tool: str | None = None
+    # the model's own text in its replies (beside its tool calls, or alone), in order
+    texts: list[str] = field(default_factory=list)
 
 
 # a check before each request: True to send it; a generator when it needs the model itself
@@ -315,6 +319,9 @@ def _apply_reply(
 ) -> Generator[Any, Any, bool]:
     """Add the reply and its tool results to `pending`; return True for a final output."""
     usage = brain.usage()
+    text = (reply.refusal or reply.content or "").strip()
+    if text and len(result.texts) < MAX_TEXTS_KEPT:
+        result.texts.append(text[:MAX_SPOKEN_CHARS])
     if reply.refusal:
         usage.record_malformed("refusal")
         pending.append({"role": "assistant", "content": reply.refusal})

@@ -18,6 +18,7 @@ assistant backs off (doubling up to `error_backoff_max`) before trying again.
 
 """
 
+import json
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from ..debt import SleepDebt, turn_id
 from ..driver import CLOSING_STEP
 from ..lifecycle import AWAKE
 from ..memory.sleep_history import SleepHistory
+from ..memory.turn_log import TurnLog
 from ..context.compaction import compaction_summary, extract_then_compact, fit_to_budget
 from ..events import (
     DIRECT_MESSAGE,
@@ -58,8 +60,6 @@ from ..state import (
     CONTEXT_TOKENS,
     LAST_COMPACTION,
     LAST_TURN,
-    RECENT_TURNS,
-    RECENT_TURNS_KEPT,
     RETRY_AFTER,
     WAIT_AUDIENCE,
     WAIT_REASON,
@@ -70,7 +70,8 @@ from ..text import for_players, redact
 from ..tools.base import TURN
 
 # a turn's details kept for the dashboard (`TurnOutcome.details`): the first this many events
-# and tool calls, each text cut to this many characters; ten turns are kept (RECENT_TURNS_KEPT)
+# and tool calls (and of the model's own texts), each cut to this many characters; the turn log
+# (`memory.turn_log`) keeps the last `state.TURN_LOG_KEPT` turns
 DETAIL_ITEMS = 12
 # a line too long to fit alone is cut (halving) down to no fewer characters than this
 MIN_SHOWN_CHARS = 200
@@ -132,7 +133,8 @@ class TurnOutcome(LoopResult):
         redacted, as everything kept is.
 
         Returns:
-            dict: `heard` (type, speaker, person key, audience, text of each event), `calls`
+            dict: `heard` (type, speaker, person key, audience, text of each event), `texts`
+                (the model's own text in its replies, where it wrote any), `calls`
                 (name, arguments, result and whether it worked, of each tool call),
                 `audience` (the turn's: None is public), `tokens` (prompt and completion)
                 and `seconds` (from its start to its outcome, the model's waits included).
@@ -149,6 +151,9 @@ class TurnOutcome(LoopResult):
                 }
                 for event in self.events[:DETAIL_ITEMS]
             ],
+            # what the model wrote besides its tool calls (a plain text reply it spoke is
+            # already a call of the speaking tool, marked `from_text`)
+            "texts": [_cut(text) for text in self._unspoken()[:DETAIL_ITEMS]],
             "calls": [
                 {
                     "name": _cut(call.get("name")),
@@ -162,6 +167,17 @@ class TurnOutcome(LoopResult):
             "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
             "seconds": round(self.seconds, 2),
         }
+
+    def _unspoken(self) -> list[str]:
+        """The model's own texts, less those spoken as a plain text reply."""
+        spoken = set()
+        for call in self.tool_calls:
+            if call.get("from_text"):
+                try:
+                    spoken.add(" ".join(str(json.loads(call["arguments"])["text"]).split()))
+                except (KeyError, TypeError, ValueError):
+                    pass
+        return [text for text in self.texts if " ".join(text.split()) not in spoken]
 
     def prompt_shape(self) -> dict:
         """What the turn's requests were made of, in tokens.
@@ -413,7 +429,7 @@ def _listed(present: list[str]) -> list[str]:
 
 def clear_model_errors(brain: Brain) -> None:
     """Forget the model's errors and the back-off after them (a builder fixed the endpoint):
-    the error counts and malformed output in the usage, the errors of the recent turns (the
+    the error counts and malformed output in the usage, the errors of the turn log's turns (the
     turns stay on record) and the retry time, so the next tick with work asks at once.
 
     Args:
@@ -425,9 +441,7 @@ def clear_model_errors(brain: Brain) -> None:
     usage.malformed.clear()
     brain.save_usage(usage)
     state = brain.state
-    recent = state.get(RECENT_TURNS)
-    if recent:
-        state.set(RECENT_TURNS, [{**turn, "error": None} for turn in recent])
+    TurnLog(state).rewrite(lambda turn: {**turn, "error": None} if turn.get("error") else turn)
     for key in (LAST_TURN, RETRY_AFTER, CONSECUTIVE_ERRORS):
         if state.get(key) is not None:
             state.delete(key)
@@ -681,7 +695,7 @@ def run_turn(
             # the turn that put it to sleep: its debt is part of what this sleep pays off
             SleepHistory(state).add_debt_before(outcome.debt_added)
     summary = {"at": to_iso(now), **outcome.summary()}
-    state.set(RECENT_TURNS, [*(state.get(RECENT_TURNS) or [])[1 - RECENT_TURNS_KEPT :], summary])
+    TurnLog(state).add(summary)
     discovery = brain.discover_context_window() if loop.model_calls else None
     if discovery is not None:
         # once per chat model, after the players have their answer: the window the server

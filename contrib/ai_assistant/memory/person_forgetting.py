@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from ..errors import Refused
-from ..state import PLAN, RECENT_TURNS, TRANSITION_REASON, WORKING_MEMORY
+from ..state import PLAN, TRANSITION_REASON, WORKING_MEMORY
 from .forget_person import MAX_KEYS as MAX_PERSON_KEYS
 from .forget_person import MAX_NAME_CHARS, AmbiguousPerson, PersonForgotten, PersonMatch
 from .forget_person import Traces, forget_person, history_without, remaining
@@ -25,12 +25,13 @@ from .kinds import REGISTRY
 from .provenance import FORGOTTEN_MARK, talk_without, words_out
 from .relationships import Relationships
 from .snapshots import Snapshots
+from .turn_log import TurnLog
 from .working import WorkingMemory
 
 
 def unsay(brain, words: list[str]) -> list[str]:
     """Take forgotten words out of what still holds them as they were said: the
-    conversation history the next requests are built from, and the last turns kept for
+    conversation history the next requests are built from, and the turn log kept for
     the dashboard. Returns the names of those it changed."""
     changed = []
     history = brain.history
@@ -38,16 +39,18 @@ def unsay(brain, words: list[str]) -> list[str]:
     if touched:
         history.replace(messages)
         changed.append("the conversation history")
-    state = brain.state
-    turns, touched = words_out(state.get(RECENT_TURNS) or [], words)
-    if touched:
-        state.set(RECENT_TURNS, turns)
-        changed.append("the recent turns")
+
+    def unsaid(turn: dict) -> dict:
+        kept, touched = words_out(turn, words)
+        return kept if touched else turn
+
+    if TurnLog(brain.state).rewrite(unsaid):
+        changed.append("the turn log")
     return changed
 
 
 def turns_without(turns: list, match: PersonMatch) -> list:
-    """The recent turns (`state.RECENT_TURNS`) without a person: their private turns dropped,
+    """The turns of the log (`memory.turn_log`) without a person: their private turns dropped,
     and their heard lines in the others emptied of their words and who they were."""
     kept = []
     for turn in turns:
@@ -180,7 +183,7 @@ class PersonForgetting:
         relationship, the gossip naming them and the reminders they own, and everything drawn
         from those (`memory.forget_person`); then their queued lines, their words and every
         trace of theirs (`_traces`) in the conversation history with its tool
-        calls, the recent turns, working memory, the talk kept beside others' memories, the
+        calls, the turn log, working memory, the talk kept beside others' memories, the
         gossip log and reminders, and the snapshots' copies of all this.
 
         Args:
@@ -230,13 +233,14 @@ class PersonForgetting:
             brain.events.remove({event.id for event in queued})
             words += [event.text for event in queued]
             report.counts["queued lines"] = len(queued)
-        # the last turns kept for the dashboard: a turn private to them goes whole; in the
+        # the turn log kept for the dashboard: a turn private to them goes whole; in the
         # others, what they were heard saying (cut to a length no forgotten text matches)
-        turns = state.get(RECENT_TURNS) or []
+        log = TurnLog(state)
+        turns = log.all()
         kept_turns = turns_without(turns, match)
         if kept_turns != turns:
-            state.set(RECENT_TURNS, kept_turns)
-            report.counts["the recent turns"] = 1
+            log.replace(kept_turns)
+            report.counts["the turn log"] = 1
         # the reasons it fell asleep and woke ("Urgent event: whisper from Bob", or the
         # model's own words about what it heard) that name them or quote them
         transitions = brain.lifecycle.log()
@@ -303,7 +307,7 @@ class PersonForgetting:
         """Take out what holds a trace of a forgotten person though it is not theirs
         (`memory.forget_person.Traces`: their name, key, a cut or quoted part of their lines,
         a code of theirs): the conversation history's turns that hold one (a tool call's
-        arguments or result, a reminder or working-memory line), the recent turns that do,
+        arguments or result, a reminder or working-memory line), the turns of the log that do,
         the talk kept beside others' memories, the gossip log's records and the reminders
         that hold one. Counted in `report.counts`."""
         brain, state = self.brain, self.brain.state
@@ -311,11 +315,12 @@ class PersonForgetting:
         if changed:
             brain.history.replace(messages)
             report.counts["the conversation history"] = 1
-        turns = state.get(RECENT_TURNS) or []
+        log = TurnLog(state)
+        turns = log.all()
         kept = [turn for turn in turns if not traces.found(turn)]
         if len(kept) != len(turns):
-            state.set(RECENT_TURNS, kept)
-            report.counts["the recent turns"] = 1
+            log.replace(kept)
+            report.counts["the turn log"] = 1
         long_term = brain.review.long_term
         talked = 0
         for memory in long_term.all() if hasattr(long_term, "all") else []:

@@ -17,7 +17,8 @@ from .assembly import chat_model_for
 from ..events import EventQueue
 from .game_settings import redacted
 from ..lifecycle import AWAKE
-from ..state import MODE, PAUSED, RECENT_TURNS, TICK_ERRORS, TICKER_SUBSCRIPTION
+from ..memory.turn_log import NewestFirst, TurnLog
+from ..state import MODE, PAUSED, TICK_ERRORS, TICKER_SUBSCRIPTION
 from .storage import AttributeStore
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -75,15 +76,17 @@ class Overview:
         endpoint = game_settings.base_url() or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         return f"{model} at {redacted(endpoint)}"
 
-    def recent_turns(self) -> list[dict]:
-        """Summaries of the last few awake turns, newest first.
+    def recent_turns(self) -> NewestFirst:
+        """The turn log's turns (the last `state.TURN_LOG_KEPT` at least), newest first.
 
         Returns:
-            list: Dicts with the turn's time, events, model calls, tools, stop reason, error
-                (redacted) and the prompt's shape in tokens (see `TurnOutcome.prompt_shape`).
+            NewestFirst: A sequence (length, index, slice: a page reads only its chunks) of
+                dicts with the turn's time, events, model calls, tools, stop reason, error
+                (redacted), what it heard and did, the model's own texts and the prompt's
+                shape in tokens (see `TurnOutcome.summary`).
 
         """
-        return list(reversed(self.assistant.brain.state.get(RECENT_TURNS) or []))
+        return TurnLog(self.assistant.brain.state).newest_first()
 
     def transitions(self, limit: int = 200) -> list[dict]:
         """The last falls asleep and wakings, oldest first (the dashboard's timeline).

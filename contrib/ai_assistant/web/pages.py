@@ -1,10 +1,10 @@
 """
 The workbench's pages of one assistant, beside its overview (`views.assistant_detail`):
 
-- Conversation: the recent turns as a chat log (the newest page first, each page oldest first):
-  what was heard, from whom, for whom; what was said; each turn's tool calls (arguments and
-  results), stop reason, tokens and time folded under it; memory ids linked; filtered by person
-  and by tool.
+- Conversation: the turn log (`memory.turn_log`) as a chat log (the newest page first, each
+  page oldest first): what was heard, from whom, for whom; what was said and the model's own
+  text; each turn's tool calls (arguments and results), stop reason, tokens and time folded
+  under it; memory ids linked; filtered by person and by tool.
 - Memory: sub-tabs, one part read and shown at a time, each list paged: the journal (filtered),
   the long-term memories, the people with how it feels about each (`people.py`), the links
   drawn with readable labels, reflections, digests, reminders, the gossip log, the builders'
@@ -38,6 +38,7 @@ from twisted.python.failure import Failure
 
 from ..errors import Refused
 from ..records import MAX_QUERY_CHARS  # a search query or a filter, as typed
+from ..state import TURN_LOG_KEPT
 from . import charts, people, views
 from .filters import TEXT_CHARS, audience_words, clip, game_time
 from .lore import known_preview
@@ -137,6 +138,8 @@ def _turn_card(turn: dict, names: dict) -> dict:
         # an older record has tool names only
         "tools": [] if calls else [clip(name) for name in (turn.get("tools") or [])[:50]],
         "said": _said(calls),
+        # the model's own text, where it wrote any
+        "texts": [text for text in turn.get("texts") or [] if isinstance(text, str)][:20],
         "audience": audience_words(turn.get("audience"), names),
         "private": bool(turn.get("audience")),
         "stop_reason": turn.get("stop_reason"),
@@ -169,10 +172,15 @@ def _turn_matches(turn: dict, person: str, tool: str) -> bool:
     return True
 
 
+# the most turns a page of the conversation shows (a turn is a card, taller than a row)
+TURNS_A_PAGE = 10
+
+
 @dashboard_view
 @builder_required
 def conversation(request, dbid: int):
-    """Each recent turn as it happened, newest first, paged; filters `person` and `tool`.
+    """Each turn of the log as it happened, the newest page first, each page oldest first;
+    filters `person` and `tool`.
 
     Args:
         request (HttpRequest): The request; `person` (part of a speaker's name or key),
@@ -189,13 +197,18 @@ def conversation(request, dbid: int):
 
     def read():
         handler = obj.assistant
-        return handler.overview.recent_turns(), _names(handler)
+        turns = handler.overview.recent_turns()
+        if person or tool:
+            # a filter reads the whole log (it is bounded: `state.TURN_LOG_KEPT`)
+            turns = [t for t in turns if _turn_matches(t, person.lower(), tool.lower())]
+        # pages run from the newest turns back, a page reading only its chunks of the log
+        page = views._get_page(
+            turns, request.GET.get("page"), min(TURNS_A_PAGE, views._page_size())
+        )
+        return page, len(turns), _names(handler)
 
-    turns, names = on_reactor(read)
-    kept = [t for t in turns if _turn_matches(t, person.lower(), tool.lower())]
-    # pages run from the newest turns back; a page reads as a chat log, oldest first
-    page = views._get_page(kept, request.GET.get("page"))
-    page.object_list.reverse()
+    page, kept, names = on_reactor(read)
+    page.object_list.reverse()  # a page reads as a chat log, oldest first
     filters = {"person": person, "tool": tool}
     return render(
         request,
@@ -208,7 +221,8 @@ def conversation(request, dbid: int):
             "page": page,
             "filters": filters,
             "extra": urlencode([(k, v) for k, v in filters.items() if v]),
-            "kept": len(turns),
+            "kept": kept,
+            "turns_kept": TURN_LOG_KEPT,
             "detail_url": reverse("ai_assistant:detail", args=[dbid]),
             "memory_url": reverse("ai_assistant:memory", args=[dbid]),
             "item_url": item_url(dbid),

@@ -17,7 +17,7 @@ runs on the reactor (`on_reactor`), in short pieces, while the web thread filter
 renders. Reading never writes: the status is read without queueing what was heard.
 
 Nothing a page shows is trusted: every list that players or the model can grow (people, their
-observations and attributes, the journal, the memories, the recent turns) is paged, and every
+observations and attributes, the journal, the memories, the turn log) is paged, and every
 stored string is redacted and clipped by the templates' `clip` filter (`filters.py`). Every
 response forbids framing and content sniffing, and a missing thing is the dashboard's own 404
 page (in the site's layout, like the 403).
@@ -438,12 +438,12 @@ def _page_links(state: dict, params: tuple) -> dict:
 @builder_required
 def assistant_detail(request, dbid: int):
     """One assistant: status, timeline, sleeps, usage chart, journal, memories, people, links,
-    core memory and recent turns.
+    core memory and the turn log.
 
     Args:
         request (HttpRequest): The request; `page`, `speaker`, `q` and `audience` page and
             filter the journal; `people_page`, `memories_page` and `turns_page` page the
-            people, the long-term memories and the recent turns.
+            people, the long-term memories and the turn log.
         dbid (int): The assistant's database id.
 
     Returns:
