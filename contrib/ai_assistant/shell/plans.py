@@ -38,7 +38,8 @@ from ..clock import from_iso
 from ..events import triggers_model
 from ..lifecycle import AWAKE, SleepRefused
 from ..text import for_players
-from ..state import PLAN, ROUTINE, WAIT_UNTIL, last_turn
+from ..memory.turn_log import last_turn
+from ..state import PLAN, ROUTINE, WAIT_UNTIL
 from .assembly import EvenniaGameClock
 from .world import passable_exits, reachable_rooms
 
