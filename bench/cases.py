@@ -8,7 +8,10 @@ run alternately in the same process, never bare times.
 
 """
 
+import argparse
 import gc
+import os
+import tempfile
 import json
 import math
 import statistics
@@ -546,3 +549,33 @@ def compaction_reduction(world: World) -> Result:
             f"{after} tokens"
         ],
     )
+
+
+def standalone(prog: str, quick_help: str, measure, argv=None) -> int:
+    """Run one of the benchmarks outside `make bench`'s numbered set (`python -m bench.NAME`):
+    a fresh game database, the offline model off (each brings its own on 127.0.0.1), the
+    result's details and line printed.
+
+    Args:
+        prog (str): Its command, for `--help`.
+        quick_help (str): What `--quick` makes smaller.
+        measure (callable): `measure(world, quick)` -> `Result`.
+        argv (list, optional): The arguments (default: the command line's).
+
+    Returns:
+        int: 0 when it passed, else 1 (the exit status).
+
+    """
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    args = parser.parse_args(argv)
+    from world.headless import create_home_room, setup_evennia
+
+    with tempfile.TemporaryDirectory(prefix="ai-assistant-bench-") as folder:
+        setup_evennia(os.path.join(folder, "bench.db3"))
+        settings.AI_ASSISTANT_REHEARSAL = False
+        result = measure(World(create_home_room("Bench Hall")), args.quick)
+    for detail in result.details:
+        print(f"  {result.name}: {detail}")
+    print(result.line())
+    return 0 if result.passed else 1

@@ -13,12 +13,9 @@ Run alone: `python -m bench.gossip` (`--quick` for fewer ticks).
 
 """
 
-import argparse
-import os
 import sys
-import tempfile
 
-from bench.cases import Recording, Result, World, _use_server
+from bench.cases import Recording, Result, World, _use_server, standalone
 
 DOOR = "Tobin said the east door sticks when it rains."
 
@@ -75,21 +72,12 @@ def gossip_meeting(world: World, ticks: int = 200) -> Result:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.gossip")
-    parser.add_argument("--quick", action="store_true", help="fewer ticks")
-    args = parser.parse_args(argv)
-    from world.headless import create_home_room, setup_evennia
-
-    with tempfile.TemporaryDirectory(prefix="ai-assistant-bench-") as folder:
-        setup_evennia(os.path.join(folder, "bench.db3"))
-        from django.conf import settings
-
-        settings.AI_ASSISTANT_REHEARSAL = False
-        result = gossip_meeting(World(create_home_room("Bench Hall")), 20 if args.quick else 200)
-    for detail in result.details:
-        print(f"  {result.name}: {detail}")
-    print(result.line())
-    return 0 if result.passed else 1
+    return standalone(
+        "python -m bench.gossip",
+        "fewer ticks",
+        lambda world, quick: gossip_meeting(world, 20 if quick else 200),
+        argv,
+    )
 
 
 if __name__ == "__main__":

@@ -13,14 +13,11 @@ Run alone: `python -m bench.groups` (`--quick` for fewer recalls).
 
 """
 
-import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 
-from bench.cases import Result, World
+from bench.cases import Result, World, standalone
 
 SHARES = 200
 SIZES = (2, 20, 100)
@@ -95,21 +92,12 @@ def group_recall(world: World, recalls: int = 200) -> Result:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.groups")
-    parser.add_argument("--quick", action="store_true", help="fewer recalls")
-    args = parser.parse_args(argv)
-    from world.headless import create_home_room, setup_evennia
-
-    with tempfile.TemporaryDirectory(prefix="ai-assistant-bench-") as folder:
-        setup_evennia(os.path.join(folder, "bench.db3"))
-        from django.conf import settings
-
-        settings.AI_ASSISTANT_REHEARSAL = False
-        result = group_recall(World(create_home_room("Bench Hall")), 20 if args.quick else 200)
-    for detail in result.details:
-        print(f"  {result.name}: {detail}")
-    print(result.line())
-    return 0 if result.passed else 1
+    return standalone(
+        "python -m bench.groups",
+        "fewer recalls",
+        lambda world, quick: group_recall(world, 20 if quick else 200),
+        argv,
+    )
 
 
 if __name__ == "__main__":

@@ -18,17 +18,14 @@ Run alone: `python -m bench.plans` (`--quick` for a shorter day); in `make bench
 
 """
 
-import argparse
 import json
 import math
-import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 
-from bench.cases import START, Recording, Result, World, _use_server
+from bench.cases import Recording, Result, START, World, _use_server, standalone
 
 RING = ("Square", "Well", "Library", "Tavern", "Mill", "Chapel")
 ASSISTANTS = 20
@@ -204,18 +201,12 @@ def village_day(world: World, ticks: int = 288) -> Result:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.plans")
-    parser.add_argument("--quick", action="store_true", help="a shorter day (fewer ticks)")
-    args = parser.parse_args(argv)
-    from world.headless import create_home_room, setup_evennia
-
-    with tempfile.TemporaryDirectory(prefix="ai-assistant-bench-") as folder:
-        setup_evennia(os.path.join(folder, "bench.db3"))
-        result = village_day(World(create_home_room("Bench Hall")), ticks=96 if args.quick else 288)
-    for detail in result.details:
-        print(f"  {detail}")
-    print(result.line())
-    return 0 if result.passed else 1
+    return standalone(
+        "python -m bench.plans",
+        "a shorter day (fewer ticks)",
+        lambda world, quick: village_day(world, ticks=96 if quick else 288),
+        argv,
+    )
 
 
 if __name__ == "__main__":

@@ -11,13 +11,10 @@ Run alone: `python -m bench.scenes` (`--quick` for a quarter of an hour each).
 
 """
 
-import argparse
-import os
 import random
 import sys
-import tempfile
 
-from bench.cases import Recording, Result, World, _use_server
+from bench.cases import Recording, Result, World, _use_server, standalone
 
 TICK = 5
 
@@ -84,21 +81,12 @@ def scene_calls(world: World, minutes: int = 60) -> Result:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.scenes")
-    parser.add_argument("--quick", action="store_true", help="a quarter of an hour each")
-    args = parser.parse_args(argv)
-    from world.headless import create_home_room, setup_evennia
-
-    with tempfile.TemporaryDirectory(prefix="ai-assistant-bench-") as folder:
-        setup_evennia(os.path.join(folder, "bench.db3"))
-        from django.conf import settings
-
-        settings.AI_ASSISTANT_REHEARSAL = False
-        result = scene_calls(World(create_home_room("Bench Hall")), 15 if args.quick else 60)
-    for detail in result.details:
-        print(f"  {result.name}: {detail}")
-    print(result.line())
-    return 0 if result.passed else 1
+    return standalone(
+        "python -m bench.scenes",
+        "a quarter of an hour each",
+        lambda world, quick: scene_calls(world, 15 if quick else 60),
+        argv,
+    )
 
 
 if __name__ == "__main__":
