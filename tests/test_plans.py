@@ -1,4 +1,4 @@
-"""Routines and today's plan: the pure core (`awake.plans`) and the game side (`shell.plans`):
+"""Routines and today's plan: the pure core (`memory.plans`) and the game side (`shell.plans`):
 walking through exits with the assistant's own rights, a locked exit refused, the plan giving
 way to whoever speaks to it, a routine's sleep, `@assistant/plan`, no model call."""
 
@@ -10,7 +10,7 @@ from evennia.objects.objects import DefaultExit, DefaultRoom
 from evennia.utils import create
 from evennia.utils.test_resources import EvenniaCommandTest
 
-from ai_assistant.awake.plans import (
+from ai_assistant.memory.plans import (
     MAX_ITEMS,
     DayPlan,
     PlanError,

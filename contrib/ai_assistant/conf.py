@@ -559,7 +559,7 @@ class AssistantConfig(BaseModel):
         24, ge=1, le=168, description="Hours a batch may stay unfinished before direct calls."
     )
 
-    # --- routines and plans (see ai_assistant.awake.plans) ---
+    # --- routines and plans (see ai_assistant.memory.plans) ---
     planning_enabled: bool = Field(
         False,
         description=(

@@ -118,7 +118,7 @@ def events_message(
         advisory (str, optional): One line on its sleep debt (`debt.SleepDebt.advisory`), last.
         feelings (list): Lines of how it feels about the people here
             (`memory.relationships.Relationships.feelings`), already escaped.
-        plan (list): Lines of today's plan it may speak of here (`awake.plans.plan_lines`),
+        plan (list): Lines of today's plan it may speak of here (`memory.plans.plan_lines`),
             already escaped.
 
     Returns:

@@ -60,7 +60,7 @@ LAST_TURN = "last_turn"
 # contextual triggers: reminders that come back when a pattern comes up (ai_assistant.memory.reminders)
 TRIGGERS = "triggers"
 WORKING_MEMORY = "working_memory"
-# a builder's routine and today's plan (see ai_assistant.awake.plans)
+# a builder's routine and today's plan (see ai_assistant.memory.plans)
 ROUTINE = "routine"
 PLAN = "day_plan"
 

@@ -23,7 +23,7 @@ from ..memory.audience import served_by, visible
 from ..memory.relationships import Relationships
 from ..sleep.prompts import clipped, sleep_request
 from ..text import for_prompt
-from .plans import (
+from ..memory.plans import (
     MAX_ACTIVITY_CHARS,
     MAX_ROOM_CHARS,
     DayPlan,

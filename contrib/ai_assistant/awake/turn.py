@@ -52,7 +52,7 @@ from ..prompt import SCENE_ANSWER, events_message
 from ..memory.relationships import Relationships
 from ..records import TurnSummary
 from ..memory.reminders import Reminders
-from .plans import plan_lines
+from ..memory.plans import plan_lines
 from ..agent.react import LoopResult, StopPolicy, react
 from ..state import (
     ACTIVITY,

@@ -277,7 +277,7 @@ class PersonForgetting:
         if len(kept) != len(partners):
             state.set(WORKING_MEMORY, kept)
             report.counts["conversations of the moment"] = len(partners) - len(kept)
-        # today's plan (`awake.plans`): what it agreed with them, or for them alone, or that
+        # today's plan (`memory.plans`): what it agreed with them, or for them alone, or that
         # quotes them
         plan = state.get(PLAN)
         if plan and plan.get("items"):

@@ -4,11 +4,11 @@ builder sets, and clearing today's plan.
 
 `PlanSwitch` is a mixin of `commands.CmdAssistant`, whose docstring is the in-game help. The
 work is the handler's `plans` part (`ai_assistant.shell.plans.AssistantPlans`); the routine is
-checked by `ai_assistant.awake.plans.parse_routine`.
+checked by `ai_assistant.memory.plans.parse_routine`.
 
 """
 
-from ..awake.plans import ROUTINE_FORMAT, PlanError, format_routine
+from ..memory.plans import ROUTINE_FORMAT, PlanError, format_routine
 from .display import TEXT_CHARS, _private_mark, render_table, shown
 
 
@@ -56,8 +56,8 @@ class PlanSwitch:
 
         Args:
             assistant (Object): The assistant character.
-            plan (dict): `{"day", "items"}` (`awake.plans.DayPlan.today`).
-            words (list[str]): Each item's status (`awake.plans.statuses`).
+            plan (dict): `{"day", "items"}` (`memory.plans.DayPlan.today`).
+            words (list[str]): Each item's status (`memory.plans.statuses`).
 
         Returns:
             str: A table, or a line saying there is no plan.

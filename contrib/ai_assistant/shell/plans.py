@@ -3,7 +3,7 @@ Carrying out today's plan in the game: walking through exits and acting, with no
 
 `AssistantPlans` is the handler's `plans` part (`character.assistant.plans`). On an awake tick
 with nothing to answer, `step` looks at the item in force on the game clock
-(`ai_assistant.awake.plans.DayPlan`) and takes one step toward it: one exit of the shortest way
+(`ai_assistant.memory.plans.DayPlan`) and takes one step toward it: one exit of the shortest way
 to its room, passed as a character walking passes it (the exit's `traverse` lock is checked,
 then `exit.at_traverse`, a normal move with the exit's own messages and hooks), never a
 teleport. Only exits its rights pass are part of the way: with none, the item is marked
@@ -22,7 +22,7 @@ from evennia.objects.objects import DefaultRoom
 from evennia.utils.search import search_object
 from evennia.utils.utils import inherits_from
 
-from ..awake.plans import (
+from ..memory.plans import (
     ARRIVED,
     BLOCKED,
     MAX_PATH_ROOMS,
@@ -94,7 +94,7 @@ class AssistantPlans:
         """Set the routine a builder wrote (empty: none); today's plan follows it.
 
         Args:
-            text (str): The routine (`awake.plans.ROUTINE_FORMAT`).
+            text (str): The routine (`memory.plans.ROUTINE_FORMAT`).
 
         Returns:
             list[dict]: The routine's items.
@@ -120,7 +120,7 @@ class AssistantPlans:
         """Today's plan and what each item is now; reading it writes nothing.
 
         Returns:
-            tuple: The plan (`{"day", "items"}`) and one status word each (`awake.plans.statuses`).
+            tuple: The plan (`{"day", "items"}`) and one status word each (`memory.plans.statuses`).
 
         """
         game_now = self.clock().now()

@@ -2,7 +2,7 @@
 Conversation into the plan: `agree_to_meet`, offered with `planning_enabled`.
 
 When the assistant agrees to be somewhere at a time ("meet me at the well at noon"), it calls
-`agree_to_meet`, and the item joins today's plan (`ai_assistant.awake.plans.DayPlan`) as
+`agree_to_meet`, and the item joins today's plan (`ai_assistant.memory.plans.DayPlan`) as
 "agreed with <the people it answers>"; the shell walks it there at that game time with no model
 call, like any other item. The item keeps the conversation's audience: agreed in a whisper, it
 is private to that player: builders see it marked so, and the assistant goes there without
@@ -15,7 +15,7 @@ and the plan's own `MAX_ITEMS`.
 
 from pydantic import Field
 
-from ..awake.plans import (
+from ..memory.plans import (
     MAX_ACTIVITY_CHARS,
     MAX_ITEMS,
     MAX_ROOM_CHARS,

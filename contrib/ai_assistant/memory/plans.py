@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Callable, Hashable, Iterable
 
 from ..errors import Refused
-from ..memory.audience import visible
+from .audience import visible
 from ..state import PLAN, ROUTINE
 from ..text import for_prompt
 
