@@ -6,6 +6,7 @@ per hour and game day, across assistants, keyed by account.
 """
 
 from datetime import datetime, timedelta, timezone
+from unittest.mock import patch
 
 import pytest
 from django.test import override_settings
@@ -641,3 +642,72 @@ def _commands():
     from ai_assistant import commands
 
     return commands
+
+
+class TestWhoSpeaks(LimitsCase):
+    """Whose line it is (account, builder) is looked up once for every assistant that heard it:
+    in a room of a hundred, that lookup and its lock check were a third of their reactor work."""
+
+    def builder_checks(self):
+        from evennia.locks.lockhandler import LockHandler
+
+        from ai_assistant.shell.hearing import BUILDER_LOCK
+
+        checked, real = [], LockHandler.check_lockstring
+
+        def counting(handler, accessing_obj, lockstring, *args, **kwargs):
+            if lockstring == BUILDER_LOCK:
+                checked.append(accessing_obj)
+            return real(handler, accessing_obj, lockstring, *args, **kwargs)
+
+        return checked, patch.object(LockHandler, "check_lockstring", counting)
+
+    def assistants(self, names):
+        others = [
+            create.create_object(
+                "ai_assistant.characters.AssistantCharacter", key=name, location=self.room1
+            )
+            for name in names
+        ]
+        for other in others:
+            other.assistant.clock = self.clock
+        return [self.handler] + [other.assistant for other in others]
+
+    def test_a_line_to_many_assistants_looks_its_speaker_up_once(self):
+        handlers = self.assistants(["Bea", "Cal", "Dee"])
+        checked, counting = self.builder_checks()
+        with counting:
+            self.char1.execute_cmd("say Aria, Bea, Cal and Dee: is the gate open?")
+            for handler in handlers:
+                handler.hearing.flush()
+        assert checked == [self.char1]
+        for handler in handlers:
+            (event,) = EventQueue(AttributeStore(handler.script)).peek()
+            assert event.urgent and event.metadata["account"] == f"account#{self.account.id}"
+
+    def test_chatter_that_starts_turns_looks_its_speaker_up_once(self):
+        handlers = self.assistants(["Bea", "Cal"])
+        for handler in handlers:
+            handler.script.db.config_overrides = {**self.overrides, "respond_to_ambient": True}
+        checked, counting = self.builder_checks()
+        with counting:
+            self.char1.execute_cmd("say nice weather for ducks")
+            for handler in handlers:
+                handler.hearing.flush()
+        assert checked == [self.char1]
+        for handler in handlers:
+            (event,) = EventQueue(AttributeStore(handler.script)).peek()
+            assert event.metadata["account"] == f"account#{self.account.id}"
+
+    def test_a_new_builder_is_known_within_seconds(self):
+        from types import SimpleNamespace
+
+        from ai_assistant.shell import hearing
+
+        moment = [1000.0]
+        with patch.object(hearing, "time", SimpleNamespace(monotonic=lambda: moment[0])):
+            assert hearing.BUILDER not in hearing._account(self.char1)
+            self.account.permissions.add("Builder")
+            assert hearing.BUILDER not in hearing._account(self.char1)  # kept for a moment
+            moment[0] += hearing.ACCOUNT_SECONDS + 0.1
+            assert hearing._account(self.char1)[hearing.BUILDER] is True
