@@ -130,8 +130,11 @@ AI_ASSISTANT_BASE_URL = {model_url!r}
 AI_ASSISTANT_API_KEY = "bench"
 AI_ASSISTANT_MODEL_THREADS = {int(os.environ.get("BENCH_MODEL_THREADS", 4))}
 {_optional_settings()}AI_ASSISTANT_DEFAULTS = {defaults or BENCH_1_DEFAULTS!r}
-# the talker is one player addressing every assistant: the per-player limit would hold it back
+# the talker stands in for a room of players addressing every assistant: the limits on one
+# player would hold it back (its tokens for the hour are spent in the first loaded phase)
 AI_ASSISTANT_PLAYER_TURNS_PER_MINUTE = 0
+AI_ASSISTANT_PLAYER_TOKENS_PER_HOUR = 0
+AI_ASSISTANT_PLAYER_TOKENS_PER_DAY = 0
 """)
     return game
 

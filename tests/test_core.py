@@ -152,6 +152,31 @@ def test_chunked_list_writes_stay_flat():
     assert [item["n"] for item in reopened.slice(8, 12)] == [8, 9, 10, 11]
 
 
+def test_chunked_list_appends_without_reading_or_rewriting_what_is_stored():
+    from unittest.mock import patch
+
+    store = DictStore()
+    ChunkedList(store, "log", chunk_size=10).extend([{"n": i} for i in range(8)])
+    reopened = ChunkedList(store, "log")  # nothing cached, as a new turn's log finds it
+    with patch("ai_assistant.memory.store.json.loads", side_effect=AssertionError("read")):
+        reopened.extend([{"n": 8}, {"n": 9}, {"n": 10}])  # across a chunk's end
+        reopened.append({"n": 11})
+    assert ChunkedList(store, "log").all() == [{"n": i} for i in range(12)]
+    assert json.loads(store.data["log:000001"]) == [{"n": 10}, {"n": 11}]
+    cached = ChunkedList(store, "log")
+    cached.all()
+    cached.append({"n": 12})
+    assert cached.all()[-2:] == [{"n": 11}, {"n": 12}] == ChunkedList(store, "log").all()[-2:]
+
+
+def test_chunked_list_appends_to_a_chunk_an_earlier_version_stored_as_a_list():
+    store = DictStore()
+    store.set("old:meta", {"count": 2, "chunk_size": 10, "extra": {}})
+    store.set("old:000000", [{"n": 0}, {"n": 1}])
+    ChunkedList(store, "old").append({"n": 2})
+    assert json.loads(store.data["old:000000"]) == [{"n": 0}, {"n": 1}, {"n": 2}]
+
+
 def test_chunked_list_update_writes_each_chunk_once():
     store = DictStore()
     items = ChunkedList(store, "h", chunk_size=10)

@@ -210,3 +210,43 @@ def test_a_call_that_unwinds_slowly_still_ends_at_shutdown(queue):
     q.abandon()
     results.wait(1, timeout=2)
     assert results.errors["slow"].kind == CANCELLED
+
+
+def test_a_busy_loop_collects_calls_without_being_woken_for_each(queue):
+    """Waking the loop hands its thread the interpreter in the middle of the reactor's step:
+    only an idle loop is woken; a busy one collects what arrived on its own."""
+    q = queue(max_in_flight=8)
+    results = Results()
+    gate, open_gate = _gate(q)
+    results.track("first", q.submit("A", Work("first", [], gate=gate)))
+    until(lambda: q.stats().in_flight == 1)
+    wakes, real = [], q._loop.call_soon_threadsafe
+    q._loop.call_soon_threadsafe = lambda *args: (wakes.append(args), real(*args))[1]
+    for n in range(5):
+        results.track(f"more{n}", q.submit("B", Work(f"more{n}", [], gate=gate)))
+    until(lambda: q.stats().in_flight == 6)
+    assert wakes == []
+    open_gate()
+    results.wait(6)
+    assert sorted(results.values) == ["first", "more0", "more1", "more2", "more3", "more4"]
+    until(lambda: not q._collecting)  # idle again: the next call wakes it
+    results.track("later", q.submit("A", Work("later", [])))
+    results.wait(7)
+    assert results.values["later"] == "later" and len(wakes) == 2  # the gate, then the call
+
+
+def test_calls_not_yet_collected_end_at_shutdown(queue, monkeypatch):
+    import ai_assistant.shell.model_queue as model_queue
+
+    monkeypatch.setattr(model_queue, "ARRIVALS_EVERY", 60.0)  # the loop never collects them
+    q = queue(max_in_flight=8)
+    results = Results()
+    results.track("hung", q.submit("A", Work("hung", [], gate=asyncio.Event())))
+    until(lambda: q.stats().in_flight == 1)
+    results.track("arrived", q.submit("B", Work("arrived", [])))
+    q.abandon()
+    results.wait(2)
+    assert {name: error.kind for name, error in results.errors.items()} == {
+        "hung": CANCELLED,
+        "arrived": CANCELLED,
+    }

@@ -157,13 +157,27 @@ class ChunkedList:
         """
         if not items:
             return
-        touched = []
+        added: dict[int, list] = {}
         for item in items:
-            index = self._count // self.chunk_size
-            self._chunk(index).append(item)
-            touched.append(index)
+            added.setdefault(self._count // self.chunk_size, []).append(item)
             self._count += 1
-        self._write(touched)
+        for index, new in added.items():
+            key = self._chunk_key(index)
+            stored = self.store.get(key)
+            if isinstance(stored, str):
+                # the new items' JSON joined to the stored text: an append neither reads the
+                # chunk's items nor writes them again (a turn's log and history were a tenth
+                # of an assistant's reactor time, decoding and encoding what was there)
+                if index in self._chunks:
+                    self._chunks[index].extend(new)
+                text = json.dumps(new, separators=(",", ":"))
+                joint = "" if stored == "[]" else ","
+                self.store.set(key, stored[:-1] + joint + text[1:])
+            else:  # a new chunk, or one stored as a list by an earlier version
+                chunk = self._chunk(index)
+                chunk.extend(new)
+                self.store.set(key, json.dumps(chunk, separators=(",", ":")))
+        self.save_meta()
 
     def append(self, item: Any) -> None:
         """Append one item, writing only the chunk it lands in.
