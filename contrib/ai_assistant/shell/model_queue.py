@@ -14,6 +14,9 @@ does not take the interpreter lock from the reactor either.
 - **In flight**: at most `max_in_flight` calls at once, server-wide
   (`AI_ASSISTANT_MODEL_CALLS_IN_FLIGHT`, 128: a room of a hundred assistants addressed at
   once is served at once). The rest wait in the queue.
+- **Woken only when idle**: the first call wakes the loop; while it has calls, it collects new
+  ones every `ARRIVALS_EVERY` seconds (a wake-up from the reactor thread hands the loop's thread
+  the interpreter in the middle of the reactor's step).
 - **Fair**: each owner (assistant) has its own line, and a free slot goes to the next owner
   in turn (round robin): an assistant with many calls waiting cannot hold back the others.
 - **Rate limits, once for everyone**: when the provider refuses a call with a 429, nothing more
