@@ -272,10 +272,11 @@ class ModelCallQueue:
             if not calls and not self._in_flight and not self._turns:
                 self._collecting = False  # idle: the next call wakes the loop
                 return
+        if not self._closed:
+            # the next look is booked first: nothing a call raises stops the collecting
+            self._loop.call_later(ARRIVALS_EVERY, self._take_arrivals)
         for call in calls:
             self._enqueue(call, False)
-        if not self._closed:
-            self._loop.call_later(ARRIVALS_EVERY, self._take_arrivals)
 
     def _enqueue(self, call: _Call, first: bool) -> None:
         line = self._lines.get(call.owner)
