@@ -58,6 +58,13 @@ class AssistantTestCase(EvenniaTest):
         self.char2.msg = MagicMock()
         self.account.msg = MagicMock()
 
+    def start_at_the_top_of_an_hour(self) -> None:
+        """Budgets count by the real clock's hour, and this clock starts at the real time: a
+        test whose minutes straddle two hours would find its spending gone (one did when CI
+        ran at 03:56). Starting at the top of an hour gives a test the whole hour."""
+        now = self.clock.now()
+        self.clock.advance(3600 - now.minute * 60 - now.second - now.microsecond / 1e6)
+
     def as_player(self) -> None:
         """Make char1 and its account a plain player: Evennia's test case makes them
         Developers, and a builder's lines are not held back by the limits on players."""

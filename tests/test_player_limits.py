@@ -157,10 +157,7 @@ class LimitsCase(AssistantTestCase):
         PLAYER_TOKENS.__init__()  # game-wide, like the count of turns a minute
         self.addCleanup(PLAYER_TOKENS.__init__)
         self.as_player()
-        # the players' budgets count by the real clock's hour: start every test at the top of
-        # one, so a test's minutes never straddle two hours (it did when CI ran at 03:56)
-        now = self.clock.now()
-        self.clock.advance(3600 - now.minute * 60 - now.second - now.microsecond / 1e6)
+        self.start_at_the_top_of_an_hour()  # the players' budgets count by the real hour
 
     def pending(self) -> list:
         self.handler.hearing.flush()

@@ -196,6 +196,7 @@ class TestScenes(SceneCase):
             assert len(self.responder.requests) == 1
 
     def test_a_spent_budget_means_no_scene(self):
+        self.start_at_the_top_of_an_hour()  # the budgets are an hour's: the ticks stay in it
         self.bram.assistant.set_option("token_budget_per_hour", "1")
         self.spend(self.bram.assistant.brain)
         self.ticks(30)  # Bram's budget is spent: he cannot be Aria's partner
