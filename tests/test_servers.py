@@ -324,7 +324,7 @@ def test_a_servers_install_paths_never_reach_the_error(scripted_server):
 
 
 def test_each_kind_of_failure_has_advice_true_for_it():
-    from ai_assistant.shell.display import ERROR_ADVICE
+    from ai_assistant.shell.status_display import ERROR_ADVICE
 
     assert "request_timeout" in ERROR_ADVICE["timeout"]
     assert "max_context_tokens" in ERROR_ADVICE["context_length"]
