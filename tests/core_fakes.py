@@ -14,7 +14,7 @@ from ai_assistant.events import EventQueue, make_event
 from ai_assistant.awake.turn import awake_tick
 from ai_assistant.agent.brain import Brain
 from ai_assistant.conf import AssistantConfig
-from ai_assistant.llm.client import ChatReply, LLMError, TokenUsage, ToolCall
+from ai_assistant.llm.chat import ChatReply, LLMError, TokenUsage, ToolCall
 from ai_assistant.driver import drive, inline
 from ai_assistant.memory.store import DictStore
 from ai_assistant.tools import default_registry

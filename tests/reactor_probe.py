@@ -13,7 +13,8 @@ from functools import partial
 
 from twisted.internet import reactor, task
 
-from ai_assistant.llm.client import EndpointSettings, OpenAIChatClient
+from ai_assistant.llm.chat import EndpointSettings
+from ai_assistant.llm.client import OpenAIChatClient
 from ai_assistant.testing.server import (
     LocalModelServer,
     ScriptedResponder,

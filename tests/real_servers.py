@@ -40,7 +40,8 @@ from pathlib import Path
 
 from ai_assistant import lifecycle as life
 from ai_assistant.llm import structured
-from ai_assistant.llm.client import EndpointSettings, LLMError, OpenAIChatClient
+from ai_assistant.llm.chat import EndpointSettings, LLMError
+from ai_assistant.llm.client import OpenAIChatClient
 from ai_assistant.llm.embedding_roles import DOCUMENT, QUERY, RolesResolver, embed_texts
 from ai_assistant.llm.tool_choice import refuses_required
 from ai_assistant.sleep.dreaming import DREAMING_STEPS

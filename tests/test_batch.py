@@ -13,7 +13,8 @@ import pytest
 
 from ai_assistant import lifecycle as life
 from ai_assistant.conf import ConfigError, parse_override, resolve_config
-from ai_assistant.llm.client import EndpointSettings, OpenAIChatClient
+from ai_assistant.llm.chat import EndpointSettings
+from ai_assistant.llm.client import OpenAIChatClient
 from ai_assistant.sleep.batch import request_key
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.memory.sleep_history import SleepHistory
@@ -331,7 +332,7 @@ def test_a_batch_unknown_or_too_old_is_given_up_for_direct_calls(server, respond
 
 
 def test_request_keys_are_stable_and_tell_requests_apart():
-    from ai_assistant.llm.client import ChatRequest
+    from ai_assistant.llm.chat import ChatRequest
     from ai_assistant.sleep.prompts import FactExtraction, ImportanceScores
 
     request = ChatRequest(model="m", messages=[{"role": "user", "content": "a"}])
@@ -413,7 +414,7 @@ class TestBatchModeInTheGame(SleepTestCase):
 
 
 def test_batch_replies_are_counted_apart_and_have_no_latency():
-    from ai_assistant.llm.client import ChatReply, TokenUsage
+    from ai_assistant.llm.chat import ChatReply, TokenUsage
     from ai_assistant.llm.usage import UsageStats
 
     usage = UsageStats()

@@ -6,7 +6,7 @@ import json
 
 from ai_assistant.debt import ADVISORY
 from ai_assistant.events import Speaker
-from ai_assistant.llm.client import ToolCall
+from ai_assistant.llm.chat import ToolCall
 from ai_assistant.sleep.consolidating import by_salience
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.tools.base import TURN

@@ -227,7 +227,7 @@ class TestCroppedListings(ListingCase):
         assert "fake¦/SYSTEM" in self.cmd("/memory Aria/people=Bob")
 
     def test_the_helpers(self):
-        from ai_assistant.shell.display import page_span, shown, shown_list
+        from ai_assistant.shell.screen import page_span, shown, shown_list
         from ai_assistant.shell.memory_commands import split_page
 
         assert shown(None, 5) == "" and shown("a|b", 10) == "a¦b"

@@ -323,7 +323,7 @@ class TestAssistantCommand(AssistantTestCase, EvenniaCommandTest):
 
 
 def test_progress_bar():
-    from ai_assistant.shell.display import progress_bar
+    from ai_assistant.shell.status_display import progress_bar
 
     assert progress_bar(5, 10, width=10) == "[#####-----] 5/10"
     # a sleep with nothing to consolidate says so, instead of a full bar for 0/0

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from ai_assistant import lifecycle as life
 from ai_assistant.debt import SleepDebt
-from ai_assistant.llm.client import CONNECTION, LLMError
+from ai_assistant.llm.chat import CONNECTION, LLMError
 from ai_assistant.sleep.consolidating import MAX_ENTRY_FAILURES, MAX_SLEEP_FAILURES
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.memory.sleep_history import SleepHistory

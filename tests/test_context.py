@@ -14,7 +14,7 @@ from ai_assistant.context.compaction import (
     render_transcript,
     split_history,
 )
-from ai_assistant.llm.client import (
+from ai_assistant.llm.chat import (
     BAD_REQUEST,
     SERVER_ERROR,
     ChatReply,

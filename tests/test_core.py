@@ -16,7 +16,7 @@ from ai_assistant.events import (
     make_event,
 )
 from ai_assistant.awake.turn import ACTIVITY, RETRY_AFTER, WAIT_UNTIL
-from ai_assistant.llm.client import RATE_LIMIT, LLMError, ToolCall
+from ai_assistant.llm.chat import RATE_LIMIT, LLMError, ToolCall
 from ai_assistant.memory.importance import heuristic_importance
 from ai_assistant.memory.journal import Journal
 from ai_assistant.memory.store import ChunkedList, DictStore

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ai_assistant.clock import to_iso
 from ai_assistant.conf import AssistantConfig
 from ai_assistant.driver import inline
-from ai_assistant.llm.client import (
+from ai_assistant.llm.chat import (
     BAD_REQUEST,
     INVALID_RESPONSE,
     SERVER_ERROR,

@@ -13,7 +13,7 @@ from datetime import timedelta
 import pytest
 
 from ai_assistant.conf import AssistantConfig, ConfigError, parse_override
-from ai_assistant.llm.client import BAD_REQUEST, ChatReply, LLMError, TokenUsage
+from ai_assistant.llm.chat import BAD_REQUEST, ChatReply, LLMError, TokenUsage
 from ai_assistant.memory.audience import served_by
 from ai_assistant.sleep.digest import DAYS_THIS_SLEEP, daily_digests
 from ai_assistant.sleep.dreaming import DREAMING_STEPS, digest_days, housekeeping

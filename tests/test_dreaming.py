@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from ai_assistant import lifecycle as life
 from ai_assistant.agent.brain import Brain
-from ai_assistant.llm.client import SERVER_ERROR, LLMError
+from ai_assistant.llm.chat import SERVER_ERROR, LLMError
 from ai_assistant.memory.working import WorkingMemory
 from ai_assistant.sleep.dreaming import (
     DREAMING_STEPS,

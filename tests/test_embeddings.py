@@ -12,13 +12,9 @@ import pytest
 
 from ai_assistant.agent.brain import Brain
 from ai_assistant.conf import AssistantConfig
-from ai_assistant.llm.client import (
-    MAX_MODEL_NAME_CHARS,
-    MAX_SERVED_MODELS,
-    EndpointSettings,
-    LLMError,
-    OpenAIChatClient,
-)
+from ai_assistant.llm.chat import EndpointSettings, LLMError
+from ai_assistant.llm.client import OpenAIChatClient
+from ai_assistant.llm.replies import MAX_MODEL_NAME_CHARS, MAX_SERVED_MODELS
 from ai_assistant.llm.embedding_roles import (
     DOCUMENT,
     PROBE_TEXT,

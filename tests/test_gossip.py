@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from ai_assistant.llm.client import ToolCall
+from ai_assistant.llm.chat import ToolCall
 from ai_assistant.memory import gossip
 from ai_assistant.memory.provenance import CLAIM, OVERHEARD
 from ai_assistant.tools.base import TURN, ToolError

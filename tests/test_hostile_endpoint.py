@@ -17,14 +17,23 @@ from types import SimpleNamespace
 import pytest
 
 from ai_assistant.llm import structured
-from ai_assistant.llm.client import (
+from ai_assistant.llm.chat import (
+    INVALID_RESPONSE,
+    MAX_TOKENS_PER_CALL,
+    ChatReply,
+    ChatRequest,
+    EndpointSettings,
+    LLMError,
+    TokenUsage,
+    ToolCall,
+)
+from ai_assistant.llm.client import OpenAIChatClient, close_async_clients, use_io_process
+from ai_assistant.llm.replies import (
     CONTENT_CUT,
     FINISH_REASON_CUT,
-    INVALID_RESPONSE,
     INVALID_USAGE,
     MAX_EMBEDDING_DIMENSIONS,
     MAX_REFUSAL_CHARS,
-    MAX_TOKENS_PER_CALL,
     MAX_TOOL_CALL_ID_CHARS,
     MAX_TOOL_CALLS_PER_REPLY,
     MAX_TOOL_NAME_CHARS,
@@ -34,16 +43,7 @@ from ai_assistant.llm.client import (
     TOOL_CALL_ID_CUT,
     TOOL_CALLS_DROPPED,
     TOOL_NAME_CUT,
-    ChatReply,
-    ChatRequest,
-    EndpointSettings,
-    LLMError,
-    OpenAIChatClient,
-    TokenUsage,
-    ToolCall,
-    _vectors,
-    close_async_clients,
-    use_io_process,
+    vectors_from,
 )
 from ai_assistant.llm.io_process import ModelIOProcess
 from ai_assistant.llm.model_json import (
@@ -419,7 +419,7 @@ def test_embeddings_of_absurd_dimensions_or_not_numbers_are_an_error(vectors, pr
         data=[SimpleNamespace(index=i, embedding=vector) for i, vector in enumerate(vectors)]
     )
     with pytest.raises(LLMError) as wrong:
-        _vectors(response, ["a", "b"])
+        vectors_from(response, ["a", "b"])
     assert wrong.value.kind == INVALID_RESPONSE and problem in str(wrong.value)
 
 

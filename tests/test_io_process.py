@@ -15,7 +15,7 @@ import time
 import pytest
 from django.test import override_settings
 
-from ai_assistant.llm.client import (
+from ai_assistant.llm.chat import (
     BAD_REQUEST,
     CONNECTION,
     RATE_LIMIT,
@@ -23,10 +23,8 @@ from ai_assistant.llm.client import (
     ChatRequest,
     EndpointSettings,
     LLMError,
-    OpenAIChatClient,
-    close_async_clients,
-    use_io_process,
 )
+from ai_assistant.llm.client import OpenAIChatClient, close_async_clients, use_io_process
 from ai_assistant.llm import io_process
 from ai_assistant.llm.io_process import ModelIOProcess, _error_from, _error_message
 from ai_assistant.shell.model_queue import ModelCallQueue

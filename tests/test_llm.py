@@ -4,7 +4,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from ai_assistant.llm import structured
-from ai_assistant.llm.client import (
+from ai_assistant.llm.chat import (
     AUTH,
     BAD_REQUEST,
     INVALID_RESPONSE,
@@ -14,8 +14,8 @@ from ai_assistant.llm.client import (
     ChatRequest,
     EndpointSettings,
     LLMError,
-    OpenAIChatClient,
 )
+from ai_assistant.llm.client import OpenAIChatClient
 from ai_assistant.testing.server import (
     error_reply,
     refusal_reply,
@@ -132,7 +132,7 @@ class _RefusesSchemas:
         self.formats = []
 
     def complete(self, request):
-        from ai_assistant.llm.client import ChatReply
+        from ai_assistant.llm.chat import ChatReply
 
         self.formats.append(request.response_format["type"])
         if request.response_format["type"] == "json_schema":
@@ -285,7 +285,7 @@ def test_token_counting_never_crashes(monkeypatch):
 def test_the_wait_a_provider_asks_for_is_read_from_its_headers():
     from types import SimpleNamespace
 
-    from ai_assistant.llm.client import _retry_after
+    from ai_assistant.llm.server_errors import _retry_after
 
     def refused(headers):
         return SimpleNamespace(response=SimpleNamespace(headers=headers))

@@ -11,7 +11,7 @@ import time
 import pytest
 from django.test import override_settings
 
-from ai_assistant.llm.client import CANCELLED, RATE_LIMIT, LLMError
+from ai_assistant.llm.chat import CANCELLED, RATE_LIMIT, LLMError
 from ai_assistant.shell.model_queue import RATE_LIMIT_RETRIES, ModelCallQueue
 
 from .core_fakes import Results, until

@@ -91,7 +91,7 @@ def test_an_hour_of_ordinary_conversation_fits_the_default_limits():
     tokens, 4,000 from the provider's cache, 100 completion), through the default limits."""
     from ai_assistant.shell import game_settings
     from ai_assistant.budget import billed_tokens
-    from ai_assistant.llm.client import TokenUsage
+    from ai_assistant.llm.chat import TokenUsage
 
     per_minute = game_settings.player_turns_per_minute()
     per_hour = game_settings.player_tokens_per_hour()
@@ -109,7 +109,7 @@ def test_an_hour_of_ordinary_conversation_fits_the_default_limits():
 
 def test_what_a_call_costs_leaves_out_cached_prompt_tokens_and_the_rehearsal_model():
     from ai_assistant.budget import billed_tokens
-    from ai_assistant.llm.client import TokenUsage
+    from ai_assistant.llm.chat import TokenUsage
     from ai_assistant.offline.rehearsal import REHEARSAL_MODEL
 
     call = TokenUsage(prompt=5000, completion=120, cached=4500)

@@ -18,7 +18,7 @@ import pytest
 
 from ai_assistant.context.compaction import compact_history
 from ai_assistant.events import Speaker
-from ai_assistant.llm.client import ChatReply, TokenUsage
+from ai_assistant.llm.chat import ChatReply, TokenUsage
 from ai_assistant.memory.core import CoreMemoryFull
 from ai_assistant.memory.reminders import MAX_BUILDER_TRIGGERS, Reminders, TriggerError
 from ai_assistant.sleep.digest import daily_digests

@@ -27,7 +27,7 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ai_assistant.llm.client import ChatReply, TokenUsage, ToolCall
+from ai_assistant.llm.chat import ChatReply, TokenUsage, ToolCall
 from ai_assistant.memory.reminders import Reminders
 
 from .core_fakes import T0, FakeWorld, hear, make_assistant, run_tick

@@ -14,7 +14,8 @@ from datetime import timedelta
 from evennia.utils.test_resources import EvenniaCommandTest
 
 from ai_assistant import lifecycle as life
-from ai_assistant.llm.client import EndpointSettings, OpenAIChatClient
+from ai_assistant.llm.chat import EndpointSettings
+from ai_assistant.llm.client import OpenAIChatClient
 from ai_assistant.memory.audience import served_by
 from ai_assistant.memory.review import corrections_since
 from ai_assistant.memory.relationships import (

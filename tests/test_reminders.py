@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ai_assistant.llm.client import ToolCall
+from ai_assistant.llm.chat import ToolCall
 from ai_assistant.memory.audience import served_by
 from ai_assistant.memory.store import DictStore
 from ai_assistant.memory.reminders import Reminders, TriggerError

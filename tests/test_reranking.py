@@ -11,7 +11,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from ai_assistant.conf import AssistantConfig
-from ai_assistant.llm.client import EndpointSettings, LLMError, OpenAIChatClient
+from ai_assistant.llm.chat import EndpointSettings, LLMError
+from ai_assistant.llm.client import OpenAIChatClient
 from ai_assistant.memory.recall import Recalled
 from ai_assistant.memory.reranking import reordered
 from ai_assistant.memory_api import AssistantMemory

@@ -13,14 +13,8 @@ import pytest
 from evennia.utils.test_resources import EvenniaCommandTest
 
 from ai_assistant import handler as handler_module
-from ai_assistant.llm.client import (
-    NOT_CONFIGURED,
-    ChatRequest,
-    EndpointSettings,
-    LLMError,
-    OpenAIChatClient,
-    close_async_clients,
-)
+from ai_assistant.llm.chat import NOT_CONFIGURED, ChatRequest, EndpointSettings, LLMError
+from ai_assistant.llm.client import OpenAIChatClient, close_async_clients
 from ai_assistant.testing.server import text_reply
 from ai_assistant.text import redact
 

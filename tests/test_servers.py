@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from ai_assistant.llm import structured
-from ai_assistant.llm.client import (
+from ai_assistant.llm.chat import (
     BAD_REQUEST,
     INVALID_RESPONSE,
     SERVER_ERROR,
@@ -21,9 +21,9 @@ from ai_assistant.llm.client import (
     ChatRequest,
     EndpointSettings,
     LLMError,
-    OpenAIChatClient,
     TokenUsage,
 )
+from ai_assistant.llm.client import OpenAIChatClient
 from ai_assistant.testing.server import error_reply, text_reply, tool_call, tool_reply
 from ai_assistant.status import status_of
 
@@ -324,7 +324,7 @@ def test_a_servers_install_paths_never_reach_the_error(scripted_server):
 
 
 def test_each_kind_of_failure_has_advice_true_for_it():
-    from ai_assistant.shell.display import ERROR_ADVICE
+    from ai_assistant.shell.status_display import ERROR_ADVICE
 
     assert "request_timeout" in ERROR_ADVICE["timeout"]
     assert "max_context_tokens" in ERROR_ADVICE["context_length"]
@@ -409,7 +409,7 @@ def test_remind_asks_once_more_then_says_it():
     ],
 )
 def test_a_refusal_names_the_window(message, window):
-    from ai_assistant.llm.client import window_in
+    from ai_assistant.llm.server_errors import window_in
 
     assert window_in(message) == window
 
@@ -434,7 +434,7 @@ def test_the_window_the_server_lists_bounds_the_budget(scripted_server):
 
 
 def test_a_context_length_refusal_teaches_the_window_and_never_loops():
-    from ai_assistant.llm.client import CONTEXT_LENGTH
+    from ai_assistant.llm.chat import CONTEXT_LENGTH
     from ai_assistant.state import RETRY_AFTER
 
     from .core_fakes import hear, reply, run_tick

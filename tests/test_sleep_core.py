@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from ai_assistant.llm.client import SERVER_ERROR, LLMError
+from ai_assistant.llm.chat import SERVER_ERROR, LLMError
 from ai_assistant.driver import drive, inline
 from ai_assistant.sleep.prompts import clean_facts, is_self_reference
 from ai_assistant.memory.semantic import EmbeddedMemoryStore
@@ -487,7 +487,7 @@ def test_embedding_search_ranks_by_similarity():
 
 
 def test_wake_up_is_a_sleep_turn_tool_and_going_to_sleep_is_awake_only():
-    from ai_assistant.llm.client import ToolCall
+    from ai_assistant.llm.chat import ToolCall
     from ai_assistant.tools import EXTRACTION, TURN, default_registry
     from ai_assistant.tools.base import SLEEP_TURN
 

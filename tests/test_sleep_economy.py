@@ -17,7 +17,7 @@ from ai_assistant.tools import default_registry
 from ai_assistant.debt import ADVISORY, DIRECTIVE, SleepDebt, banded, level_of, turn_debt, turn_id
 from ai_assistant.driver import drive, inline
 from ai_assistant.errors import Refused
-from ai_assistant.llm.client import RATE_LIMIT, LLMError
+from ai_assistant.llm.chat import RATE_LIMIT, LLMError
 from ai_assistant.memory.store import DictStore
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.memory.sleep_history import SleepHistory

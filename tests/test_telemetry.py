@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from ai_assistant import telemetry
-from ai_assistant.llm.client import SERVER_ERROR, ChatReply, LLMError, TokenUsage
+from ai_assistant.llm.chat import SERVER_ERROR, ChatReply, LLMError, TokenUsage
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.testing.scripted import ScriptedModel
 from ai_assistant.testing.server import tool_call, tool_reply

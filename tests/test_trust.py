@@ -13,7 +13,7 @@ import pytest
 from ai_assistant.budget import TokenBudget, TurnRateLimiter
 from ai_assistant.conf import AssistantConfig
 from ai_assistant.context.compaction import compact_history
-from ai_assistant.llm.client import ChatReply, TokenUsage
+from ai_assistant.llm.chat import ChatReply, TokenUsage
 from ai_assistant.memory.review import ReviewError, parse_trust
 from ai_assistant.memory_api import AssistantMemory
 from ai_assistant.sleep.dreaming import consolidate_people, reflect

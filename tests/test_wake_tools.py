@@ -10,7 +10,7 @@ import json
 from datetime import timedelta
 
 from ai_assistant import lifecycle as life
-from ai_assistant.llm.client import SERVER_ERROR, ChatReply, LLMError, TokenUsage
+from ai_assistant.llm.chat import SERVER_ERROR, ChatReply, LLMError, TokenUsage
 from ai_assistant.memory.reminders import Reminders
 from ai_assistant.sleep.dreaming import DREAMING_STEPS
 from ai_assistant.sleep.tick import sleep_tick
@@ -62,7 +62,7 @@ def test_the_sleep_tools_are_offered_only_in_the_sleep_turn():
     assert "go_to_sleep" in registry.names(TURN)
     brain = sleeper(ScriptedModel())
     ctx = brain.tool_context(T0, {})
-    from ai_assistant.llm.client import ToolCall
+    from ai_assistant.llm.chat import ToolCall
 
     # an awake tool in the sleep turn, or a sleep tool in an awake turn: refused, not run
     say = registry.dispatch(ctx, ToolCall("1", "say", '{"text": "hi"}'), SLEEP_TURN)
@@ -99,7 +99,8 @@ def test_an_endpoint_told_to_get_no_tool_choice_gets_none():
 def test_a_server_that_refuses_required_gets_auto_and_it_is_remembered_for_the_endpoint(
     scripted_server,
 ):
-    from ai_assistant.llm.client import EndpointSettings, OpenAIChatClient
+    from ai_assistant.llm.chat import EndpointSettings
+    from ai_assistant.llm.client import OpenAIChatClient
     from ai_assistant.testing.server import tool_call, tool_reply
 
     # llama-cpp-python's function-calling format: "required" is a 500, and without any

@@ -176,7 +176,7 @@ def main() -> int:
 def run_scene(clock_class, runner, endpoint: str, rehearsal: bool) -> None:
     from ai_assistant.clock import from_iso
     from ai_assistant.debt import ADVISORY, DIRECTIVE
-    from ai_assistant.shell.display import ERROR_ADVICE
+    from ai_assistant.shell.status_display import ERROR_ADVICE
     from ai_assistant.shell.lore_book import game_lore
     from ai_assistant.memory.provenance import source_label
     from ai_assistant.text import counted

@@ -31,7 +31,7 @@ tokens; the offline rehearsal model's calls cost nothing.
 from collections import deque
 from datetime import datetime, timedelta
 
-from .llm.client import TokenUsage
+from .llm.chat import TokenUsage
 from .memory.store import KeyValueStore
 from .offline.rehearsal import REHEARSAL_MODEL
 from .state import TOKEN_SPEND

@@ -20,7 +20,9 @@ from evennia.utils.utils import class_from_module
 from .clock import to_iso
 from .conf import AssistantConfig, unknown_key_message
 from .shell.game_settings import game_defaults
-from .shell.display import NAME_CHARS, TEXT_CHARS, YES, AssistantDisplay, _when, shown, shown_list
+from .shell.display import AssistantDisplay
+from .shell.screen import NAME_CHARS, TEXT_CHARS, YES, shown, shown_list
+from .shell.time_display import when
 from .errors import Refused
 from .assistants import (
     assistant_holdings,
@@ -682,7 +684,7 @@ class CmdAssistant(
             return
         until = self.handler.wait(words[0], words[1] if len(words) > 1 else "", by=self.caller.key)
         self.msg(
-            f"{self.target.key} waits until {_when(to_iso(until))}, unless someone speaks to "
+            f"{self.target.key} waits until {when(to_iso(until))}, unless someone speaks to "
             "it directly."
         )
 
@@ -711,7 +713,7 @@ class CmdAssistant(
             )
         elif report.retry_after:
             self.msg(
-                f"{name} is backing off after model errors until {_when(report.retry_after)} "
+                f"{name} is backing off after model errors until {when(report.retry_after)} "
                 f"({report.pending_events} events wait). See @assistant/status {name}."
             )
         elif report.asleep:

@@ -40,7 +40,7 @@ from .clock import utcnow
 from .conf import AssistantConfig
 from .driver import drive, inline
 from .errors import Refused
-from .llm.client import ChatClient, LLMError
+from .llm.chat import ChatClient, LLMError
 from .memory.audience import Audience, person_key, served_by
 from .memory.journal import Journal
 from .memory.provenance import OBSERVED, SOURCES, spoken_source

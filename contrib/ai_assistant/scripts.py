@@ -29,7 +29,8 @@ from .shell import game_settings, heap
 from .shell.assembly import chat_model_for, endpoint_for
 from .driver import drive, in_thread, inline, reactor_steps
 from .lifecycle import AWAKE
-from .llm.client import LLMError, client_for
+from .llm.chat import LLMError
+from .llm.client import client_for
 from .llm.tokens import encoding_for
 from .shell.lore_book import warm_lore
 from .shell.storage import step_transaction

@@ -37,7 +37,8 @@ from typing import Any
 
 from .brain import Brain
 from ..driver import CLOSING_STEP, NEXT_STEP
-from ..llm.client import CONTENT_CUT, CONTEXT_LENGTH, ChatReply, LLMError, ToolCall
+from ..llm.chat import CONTEXT_LENGTH, ChatReply, LLMError, ToolCall
+from ..llm.replies import CONTENT_CUT
 from ..events import Speaker
 from ..tools.base import TOOL_EXCEPTION, TURN, ToolContext, ToolResult
 

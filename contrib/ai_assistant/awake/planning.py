@@ -18,7 +18,7 @@ from typing import Callable, Generator
 from pydantic import BaseModel, Field
 
 from ..agent.brain import Brain
-from ..llm.client import LLMError
+from ..llm.chat import LLMError
 from ..memory.audience import served_by, visible
 from ..memory.relationships import Relationships
 from ..sleep.prompts import clipped, sleep_request

@@ -44,7 +44,7 @@ from ..events import (
     speakers_of,
     triggers_model,
 )
-from ..llm.client import CONTEXT_LENGTH, LLMError
+from ..llm.chat import CONTEXT_LENGTH, LLMError
 from ..memory.audience import NOBODY, narrowest, served_by
 from ..memory.recall import render
 from ..memory.working import WorkingMemory

@@ -28,7 +28,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from ..clock import to_iso
-from ..llm.client import ChatRequest, LLMError
+from ..llm.chat import ChatRequest, LLMError
 from ..agent.brain import Brain
 from ..events import SAID_CHARS, SPEECH_TYPES, Speaker
 from ..memory.audience import served_by

@@ -14,7 +14,8 @@ import math
 
 from ..conf import AssistantConfig
 from ..state import CONTEXT_WINDOW, TOKEN_SCALE
-from .client import LLMError, window_in
+from .chat import LLMError
+from .server_errors import window_in
 from .tokens import TokenCounter
 
 # learning the server's count of tokens (`Calibration.calibrate_tokens`): the smallest request

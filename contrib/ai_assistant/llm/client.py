@@ -1,8 +1,5 @@
 """
-The model client: plain request/reply types and an OpenAI-compatible implementation.
-
-`ChatClient` is a protocol so that the core can be driven by anything that answers a
-`ChatRequest` with a `ChatReply`. `OpenAIChatClient` uses the `openai` SDK against any
+The model client: `OpenAIChatClient`, a `chat.ChatClient` over the `openai` SDK against any
 OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio, OpenRouter).
 
 Each call comes in two forms that send the same request and build the same reply: blocking
@@ -12,28 +9,18 @@ event loop, many at once, without a thread per call. On a live server that loop 
 I/O process (`use_io_process`, `ai_assistant.llm.io_process`): the coroutines hand their
 requests to it, and it makes them with this same client in a child process. Neither form
 touches the game: the shell applies the reply on the reactor thread. Every failure surfaces as
-`LLMError` with a `kind` that the usage accounting counts.
-
-The endpoint is not trusted. Its reply is read here (`reply_from_completion`, `_vectors`), off
-the reactor, and everything in it is bounded before the game sees it: the text, the refusal,
-the number of tool calls, each call's name, id and arguments, the finish reason, the model's
-name, the token counts, the embeddings. What was too long is cut (or, for a tool call's
-arguments, replaced so the tool answers with an error) and named in `ChatReply.malformed`; a
-reply of the wrong shape, or one the SDK could not read at all (not JSON, nested too deep), is
-an `LLMError` of kind `invalid_response`. See docs/security.md, "A hostile model endpoint".
+`LLMError` (`server_errors` says what a server's error means); every reply is read, and
+bounded, by `replies`.
 
 """
 
 import asyncio
 import base64
 import json
-import math
 import os
-import re
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import openai
@@ -43,271 +30,28 @@ import openai
 import openai.resources.chat.completions  # noqa: E402,F401
 from openai.types.chat import ChatCompletion  # noqa: E402
 
-from ..text import redact  # noqa: E402
-from .model_json import MAX_TOOL_ARGUMENT_CHARS, too_large_message  # noqa: E402
+from .chat import (  # noqa: E402
+    NOT_CONFIGURED,
+    ChatReply,
+    ChatRequest,
+    EndpointSettings,
+    LLMError,
+)
+from .replies import (  # noqa: E402
+    MAX_MODEL_NAME_CHARS,
+    MAX_RERANK_DOCUMENTS,
+    MAX_SERVED_MODELS,
+    UNREADABLE,
+    reply_from_completion,
+    rerank_scores_from,
+    unreadable_error,
+    vectors_from,
+)
+from .server_errors import translated_error, window_of  # noqa: E402
 
-# error kinds, counted per assistant
-RATE_LIMIT = "rate_limit"
-SERVER_ERROR = "server_error"
-TIMEOUT = "timeout"
-CONNECTION = "connection"
-BAD_REQUEST = "bad_request"
-AUTH = "auth"
-NOT_CONFIGURED = "not_configured"
-NOT_FOUND = "not_found"  # no such model or route (404)
-CONTEXT_LENGTH = "context_length"  # the request is larger than the server's window
-INVALID_RESPONSE = "invalid_response"
-CANCELLED = "cancelled"
-OTHER = "other"
-
-# ---- the bounds of what a model endpoint may send (see `reply_from_completion`) ----------------
-
-# a reply's text and its tool calls' arguments together: `max_tokens` tokens of real text are
-# never more than CHARS_PER_TOKEN characters each (a token averages about four), so this much
-# room is never short for an honest reply; MIN_REPLY_CHARS for small `max_tokens`, and
-# MAX_REPLY_CHARS for the largest the configuration allows (`max_reply_tokens`, 32,000)
-CHARS_PER_TOKEN = 8
-MIN_REPLY_CHARS = 16_000
-MAX_REPLY_CHARS = CHARS_PER_TOKEN * 32_000
-MAX_REFUSAL_CHARS = 2_000
-# tool calls kept from one reply; the configuration lets at most 50 of them run
-MAX_TOOL_CALLS_PER_REPLY = 64
-MAX_TOOL_NAME_CHARS = 64  # OpenAI's own limit on a function's name
-MAX_TOOL_CALL_ID_CHARS = 128  # OpenAI's are about 30 characters, Mistral's 9
-MAX_FINISH_REASON_CHARS = 32  # the longest standard one, "content_filter", is 14
-MAX_MODEL_NAME_CHARS = 200  # as the configuration's `model`
-MAX_SERVED_MODELS = 200  # names read from an endpoint's model list (OpenAI lists about 100)
-MAX_RERANK_DOCUMENTS = 100  # documents one rerank call may score (`recall_rerank_candidates`)
-# tokens one call may report using: no model reads or writes ten million in one call, and a
-# larger figure (or a negative one) is not a count to add to a budget's spend
-MAX_TOKENS_PER_CALL = 10_000_000
-# the most dimensions of an embedding (the largest embedding models have a few thousand)
-MAX_EMBEDDING_DIMENSIONS = 16_384
-
-# what was wrong with a reply that was bounded or corrected, counted as malformed output
-CONTENT_CUT = "content_cut"
-REFUSAL_CUT = "refusal_cut"
-TOOL_CALLS_DROPPED = "tool_calls_dropped"
-TOOL_NAME_CUT = "tool_name_cut"
-TOOL_CALL_ID_CUT = "tool_call_id_cut"
-FINISH_REASON_CUT = "finish_reason_cut"
-MODEL_NAME_CUT = "model_name_cut"
-INVALID_USAGE = "invalid_usage"
-
-# what the SDK raises, besides its own errors, when it cannot read a 200 reply's body: it
-# decodes it with `json.loads`, which raises `JSONDecodeError` (not JSON), `RecursionError`
-# (nested deeper than Python's recursion limit) or `ValueError` (a number of more than 4,300
-# digits); an embedding in base64 that does not decode raises `binascii.Error`, a `ValueError`
-UNREADABLE = (ValueError, RecursionError)
-
-
-class LLMError(Exception):
-    """A model call that did not produce a usable reply.
-
-    Args:
-        kind (str): One of the error kinds above.
-        message (str): What happened (secrets redacted by whoever raises it).
-        status (int, optional): The HTTP status, when there was one.
-        retry_after (float, optional): Seconds the provider asked to wait (a 429's
-            `retry-after`), when it said.
-
-    """
-
-    def __init__(
-        self,
-        kind: str,
-        message: str,
-        status: int | None = None,
-        retry_after: float | None = None,
-    ):
-        super().__init__(message)
-        self.kind = kind
-        self.status = status
-        self.retry_after = retry_after
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call as the model wrote it; `arguments` is the raw JSON text.
-
-    Attributes:
-        id (str): The call's id.
-        name (str): The tool's name.
-        arguments (str): The arguments, JSON text (not yet decoded).
-        arguments_refused (str): Why the client did not keep the arguments the model sent
-            (they were too long), naming the limit; `arguments` is then "{}", and dispatch
-            answers the call with this error instead of running the tool. Empty when kept.
-
-    """
-
-    id: str
-    name: str
-    arguments: str
-    arguments_refused: str = ""
-
-
-@dataclass(frozen=True)
-class TokenUsage:
-    """Token counts of one model call, as the server reported them, made safe to add up.
-
-    Each count is an int from 0 to `MAX_TOKENS_PER_CALL`, and `cached` is at most `prompt`,
-    whoever builds it: anything else (a negative or absurd figure, a string, a float) is
-    clamped into that range (a non-number counts 0) and `invalid` is set, so no figure an
-    endpoint reports can lower a spend counter or overflow one. The usage stats count an
-    invalid one as malformed output (`INVALID_USAGE`).
-
-    Attributes:
-        prompt (int): Tokens in the request.
-        completion (int): Tokens in the reply.
-        cached (int): Prompt tokens served from the server's prompt cache.
-        invalid (bool): A figure was not a count in range and was clamped (or the server's
-            usage was not an object of counts at all).
-
-    """
-
-    prompt: int = 0
-    completion: int = 0
-    cached: int = 0
-    invalid: bool = field(default=False, compare=False)
-
-    def __post_init__(self):
-        prompt, prompt_ok = _token_count(self.prompt)
-        completion, completion_ok = _token_count(self.completion)
-        cached, cached_ok = _token_count(self.cached)
-        cached_ok = cached_ok and cached <= prompt
-        if not (prompt_ok and completion_ok and cached_ok):
-            # frozen: the checked figures replace what was given
-            object.__setattr__(self, "prompt", prompt)
-            object.__setattr__(self, "completion", completion)
-            object.__setattr__(self, "cached", min(cached, prompt))
-            object.__setattr__(self, "invalid", True)
-
-
-def _token_count(value: Any) -> tuple[int, bool]:
-    """A reported token count as an int in range, and whether it was one already."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if 0 <= value <= MAX_TOKENS_PER_CALL:
-            return value, True
-        return min(max(value, 0), MAX_TOKENS_PER_CALL), False
-    if isinstance(value, float) and math.isfinite(value):
-        return int(min(max(value, 0.0), MAX_TOKENS_PER_CALL)), False
-    return 0, False
-
-
-@dataclass
-class ChatRequest:
-    """What one model call sends. `messages` and `tools` are in OpenAI wire format."""
-
-    model: str
-    messages: list[dict]
-    tools: list[dict] = field(default_factory=list)
-    temperature: float = 0.7
-    max_tokens: int = 800
-    response_format: dict | None = None
-    # sent with tools ("auto", "required", or {"type": "function", "function": {"name": ...}}
-    # to ask for one tool); "omit" or None sends none
-    tool_choice: str | dict | None = None
-
-
-@dataclass
-class ChatReply:
-    """What one model call returned.
-
-    Attributes:
-        content (str or None): The text of the reply, if any.
-        tool_calls (list[ToolCall]): The tool calls in the reply, in order.
-        finish_reason (str or None): Why the model stopped (e.g. "stop", "tool_calls",
-            "length").
-        refusal (str or None): The model's refusal text, if it refused.
-        usage (TokenUsage): The tokens the call used.
-        latency_ms (float): How long the call took, in milliseconds.
-        model (str): The model that answered, as the server named it.
-        batch (bool): It came from a batch (Batch API), priced at the batch discount.
-        malformed (tuple[str, ...]): What the client found too long in the reply and cut or
-            dropped (`CONTENT_CUT`, `TOOL_CALLS_DROPPED`, ...), each kind once; the usage
-            stats count them as malformed output.
-
-    """
-
-    content: str | None
-    tool_calls: list[ToolCall]
-    finish_reason: str | None
-    refusal: str | None = None
-    usage: TokenUsage = field(default_factory=TokenUsage)
-    latency_ms: float = 0.0
-    model: str = ""
-    batch: bool = False
-    malformed: tuple[str, ...] = ()
-
-    def as_message(self) -> dict:
-        """The assistant message to append to the history (valid OpenAI wire format).
-
-        Returns:
-            dict: A message with role "assistant", the content, and the tool calls if any.
-
-        """
-        # text, even empty: llama-cpp-python refuses a null one (see `_body`)
-        message: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
-        if self.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments},
-                }
-                for call in self.tool_calls
-            ]
-        return message
-
-
-class ChatClient(Protocol):
-    """What the assistant needs from a model endpoint: chat completions and embeddings."""
-
-    def complete(self, request: ChatRequest) -> ChatReply:
-        """Send one chat request to the model.
-
-        Args:
-            request (ChatRequest): The model, messages, tools and options to send.
-
-        Returns:
-            ChatReply: The model's reply.
-
-        Raises:
-            LLMError: If the call fails.
-
-        """
-        ...
-
-    def embed(self, model: str, texts: list[str]) -> list[list[float]]:
-        """Compute embeddings for some texts.
-
-        A client that can send an `input_type` (`ai_assistant.llm.embedding_roles`) takes it
-        as a keyword argument, `input_type`; it is passed only when one is configured. A client
-        that can rerank has `rerank(model, query, documents)` (see `OpenAIChatClient.rerank`);
-        it is called only when `recall_rerank_model` is set.
-
-        Args:
-            model (str): The embedding model's name.
-            texts (list[str]): The texts to embed.
-
-        Returns:
-            list[list[float]]: One vector per text, in order.
-
-        Raises:
-            LLMError: If the call fails.
-
-        """
-        ...
-
-
-@dataclass(frozen=True)
-class EndpointSettings:
-    """Where and how to reach the model. The API key never leaves this object."""
-
-    base_url: str | None
-    api_key: str | None = field(default=None, repr=False)
-    timeout: float = 20.0
-    max_retries: int = 1
+# importable from here too for the modules that still import them from `client`
+# (agent/brain.py and bench/): they move to `chat` with those modules' next edit
+from .chat import ChatClient, TokenUsage, ToolCall  # noqa: E402,F401
 
 
 def _aiohttp_client():
@@ -500,9 +244,9 @@ class OpenAIChatClient:
                 "/chat/completions", cast_to=ChatCompletion, body=_body(request)
             )
         except openai.APIError as exc:
-            raise _translate(exc, self._secrets()) from None
+            raise translated_error(exc, self._secrets()) from None
         except UNREADABLE as exc:
-            raise _unreadable(exc, self._secrets()) from None
+            raise unreadable_error(exc, self._secrets()) from None
         return reply_from_completion(
             completion, (time.perf_counter() - started) * 1000, request.max_tokens
         )
@@ -552,9 +296,9 @@ class OpenAIChatClient:
                 "/chat/completions", cast_to=ChatCompletion, body=_body(request)
             )
         except openai.APIError as exc:
-            raise _translate(exc, self._secrets()) from None
+            raise translated_error(exc, self._secrets()) from None
         except UNREADABLE as exc:
-            raise _unreadable(exc, self._secrets()) from None
+            raise unreadable_error(exc, self._secrets()) from None
         return reply_from_completion(
             completion, (time.perf_counter() - started) * 1000, request.max_tokens
         )
@@ -584,10 +328,10 @@ class OpenAIChatClient:
                 model=model, input=texts, extra_body=_input_type(input_type)
             )
         except openai.APIError as exc:
-            raise _translate(exc, self._secrets()) from None
+            raise translated_error(exc, self._secrets()) from None
         except UNREADABLE as exc:
-            raise _unreadable(exc, self._secrets()) from None
-        return _vectors(response, texts)
+            raise unreadable_error(exc, self._secrets()) from None
+        return vectors_from(response, texts)
 
     async def aembed(
         self, model: str, texts: list[str], input_type: str | None = None
@@ -614,10 +358,10 @@ class OpenAIChatClient:
                 model=model, input=texts, extra_body=_input_type(input_type)
             )
         except openai.APIError as exc:
-            raise _translate(exc, self._secrets()) from None
+            raise translated_error(exc, self._secrets()) from None
         except UNREADABLE as exc:
-            raise _unreadable(exc, self._secrets()) from None
-        return _vectors(response, texts)
+            raise unreadable_error(exc, self._secrets()) from None
+        return vectors_from(response, texts)
 
     def served_models(self) -> list[str]:
         """The names of the models the endpoint lists (`GET /v1/models`), at most
@@ -637,9 +381,9 @@ class OpenAIChatClient:
                 if len(names) == MAX_SERVED_MODELS:
                     break
         except openai.APIError as exc:
-            raise _translate(exc, self._secrets()) from None
+            raise translated_error(exc, self._secrets()) from None
         except UNREADABLE as exc:
-            raise _unreadable(exc, self._secrets()) from None
+            raise unreadable_error(exc, self._secrets()) from None
         return names
 
     def rerank(self, model: str, query: str, documents: list[str]) -> list[float | None]:
@@ -665,10 +409,10 @@ class OpenAIChatClient:
         try:
             reply = self._sdk.post("/rerank", body=body, cast_to=object)
         except openai.APIError as exc:
-            raise _translate(exc, self._secrets()) from None
+            raise translated_error(exc, self._secrets()) from None
         except UNREADABLE as exc:
-            raise _unreadable(exc, self._secrets()) from None
-        return _rerank_scores(reply, len(documents))
+            raise unreadable_error(exc, self._secrets()) from None
+        return rerank_scores_from(reply, len(documents))
 
     def served_window(self, model: str) -> int | None:
         """The context window the endpoint reports for `model` in its model list (`GET
@@ -693,9 +437,9 @@ class OpenAIChatClient:
                 if len(entries) == MAX_SERVED_MODELS:
                     break
         except openai.APIError as exc:
-            raise _translate(exc, self._secrets()) from None
+            raise translated_error(exc, self._secrets()) from None
         except UNREADABLE as exc:
-            raise _unreadable(exc, self._secrets()) from None
+            raise unreadable_error(exc, self._secrets()) from None
         named = [entry for entry in entries if getattr(entry, "id", None) == model]
         chosen = named or (entries if len(entries) == 1 else [])
         return window_of(chosen[0]) if chosen else None
@@ -727,7 +471,7 @@ class OpenAIChatClient:
                 completion_window="24h",
             )
         except openai.APIError as exc:
-            raise _translate(exc, self._secrets()) from None
+            raise translated_error(exc, self._secrets()) from None
         return batch.id
 
     def batch_status(self, batch_id: str) -> dict:
@@ -747,7 +491,7 @@ class OpenAIChatClient:
         try:
             batch = self._sdk.batches.retrieve(batch_id)
         except openai.APIError as exc:
-            raise _translate(exc, self._secrets()) from None
+            raise translated_error(exc, self._secrets()) from None
         return {
             "status": batch.status,
             "output_file_id": batch.output_file_id,
@@ -770,7 +514,7 @@ class OpenAIChatClient:
         try:
             return self._sdk.files.content(file_id).text
         except openai.APIError as exc:
-            raise _translate(exc, self._secrets()) from None
+            raise translated_error(exc, self._secrets()) from None
 
 
 def _body(request: ChatRequest) -> dict:
@@ -803,411 +547,6 @@ def _input_type(input_type: str | None) -> dict | None:
     """The request's extra fields for an `input_type` (none without one: the OpenAI API
     refuses fields it does not know)."""
     return {"input_type": input_type} if input_type else None
-
-
-def _vectors(response: Any, texts: list[str]) -> list[list[float]]:
-    """The embeddings of a reply, in the order of `texts`, checked: one vector per text, each a
-    list of finite numbers, all of one length from 1 to `MAX_EMBEDDING_DIMENSIONS`."""
-    data = getattr(response, "data", None)
-    if not isinstance(data, list):
-        raise LLMError(INVALID_RESPONSE, "The embeddings reply had no list of embeddings.")
-    if len(data) != len(texts):
-        raise LLMError(INVALID_RESPONSE, f"{len(data)} embeddings for {len(texts)} texts.")
-    indexes = [getattr(item, "index", None) for item in data]
-    if not all(type(index) is int for index in indexes):
-        raise LLMError(INVALID_RESPONSE, "The embeddings reply had an embedding without an index.")
-    order = sorted(range(len(data)), key=indexes.__getitem__)
-    vectors = [getattr(data[position], "embedding", None) for position in order]
-    dimensions = len(vectors[0]) if vectors and isinstance(vectors[0], list) else 0
-    for vector in vectors:
-        if isinstance(vector, list) and vector and isinstance(vector[0], list):
-            # llama.cpp's server without pooling answers a vector per token
-            raise LLMError(
-                INVALID_RESPONSE,
-                f"The embeddings server sent {len(vector):,} vectors for one text (one per "
-                "token): it must pool them into one. Start llama.cpp's llama-server with "
-                "--pooling mean (or the pooling the model's card names); llama-cpp-python "
-                "with --pooling_type 1.",
-            )
-        if not isinstance(vector, list) or not 1 <= len(vector) <= MAX_EMBEDDING_DIMENSIONS:
-            size = f"{len(vector):,} numbers" if isinstance(vector, list) else type(vector).__name__
-            raise LLMError(
-                INVALID_RESPONSE,
-                f"An embedding was {size}; an embedding is a list of 1 to "
-                f"{MAX_EMBEDDING_DIMENSIONS:,} numbers.",
-            )
-        if len(vector) != dimensions:
-            raise LLMError(
-                INVALID_RESPONSE,
-                f"The embeddings had {dimensions:,} and {len(vector):,} dimensions; all must "
-                "have the same.",
-            )
-        if not all(type(value) in (float, int) and math.isfinite(value) for value in vector):
-            raise LLMError(INVALID_RESPONSE, "An embedding held something not a finite number.")
-    return vectors
-
-
-def _rerank_scores(reply: Any, count: int) -> list[float | None]:
-    """The scores of a rerank reply, by document, checked: each result names a document by its
-    index and gives a finite score; a document named twice, or out of range, is an error."""
-    results = reply.get("results") if isinstance(reply, dict) else None
-    if results is None and isinstance(reply, dict):
-        results = reply.get("data")  # some servers put them under "data"
-    if not isinstance(results, list) or len(results) > count:
-        raise LLMError(
-            INVALID_RESPONSE, f"The rerank reply had no list of at most {count} results."
-        )
-    scores: list[float | None] = [None] * count
-    for result in results:
-        index = result.get("index") if isinstance(result, dict) else None
-        score = result.get("relevance_score", result.get("score")) if index is not None else None
-        if type(index) is not int or not 0 <= index < count or scores[index] is not None:
-            raise LLMError(
-                INVALID_RESPONSE, f"A rerank result named no document of 0 to {count - 1} once."
-            )
-        if type(score) not in (float, int) or not math.isfinite(score):
-            raise LLMError(INVALID_RESPONSE, "A rerank result's score was not a finite number.")
-        scores[index] = float(score)
-    return scores
-
-
-def _retry_after(exc: openai.APIError) -> float | None:
-    """The wait a provider asked for, in seconds (`retry-after-ms` or `retry-after`)."""
-    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) * scale
-        except (TypeError, ValueError):
-            continue  # an HTTP date: rare from model providers; the caller's backoff applies
-        if 0 <= seconds <= 3600:
-            return seconds
-    return None
-
-
-def _translate(exc: openai.APIError, secrets: list[str]) -> LLMError:
-    status = getattr(exc, "status_code", None)
-    if isinstance(exc, openai.APITimeoutError):
-        kind = TIMEOUT
-    elif isinstance(exc, openai.APIConnectionError):
-        kind = CONNECTION
-    elif isinstance(exc, openai.RateLimitError):
-        kind = RATE_LIMIT
-    elif isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        kind = AUTH
-    elif isinstance(exc, openai.InternalServerError) or (status and status >= 500):
-        kind = SERVER_ERROR
-    elif isinstance(exc, openai.NotFoundError) or status == 404:
-        kind = NOT_FOUND
-    elif isinstance(exc, openai.BadRequestError) or status in (400, 413, 422):
-        kind = CONTEXT_LENGTH if names_context_length(str(exc)) else BAD_REQUEST
-    elif isinstance(exc, openai.APIResponseValidationError):
-        kind = INVALID_RESPONSE
-    else:
-        kind = OTHER
-    # the SDK's messages carry the server's text: some servers echo the key in it, others
-    # the paths of their installation
-    return LLMError(
-        kind,
-        _PATH_RE.sub("<path>", redact(f"{type(exc).__name__}: {exc}", secrets))[:300],
-        status,
-        retry_after=_retry_after(exc) if kind == RATE_LIMIT else None,
-    )
-
-
-# a file system path in a server's error text (not the path of a URL: that follows a host)
-_PATH_RE = re.compile(r"(?<![\w:/.])(?:/[\w.\-]+){2,}/?|\b[A-Za-z]:\\[^\s'\"]+")
-# words servers use when a request is larger than their context window (OpenAI, vLLM,
-# llama.cpp's server, llama-cpp-python, Ollama)
-_CONTEXT_WORDS = (
-    "context length",
-    "context_length",
-    "context window",
-    "maximum context",
-    "exceeds the available context",
-    "n_ctx",
-    "too many tokens",
-)
-
-
-def names_context_length(message: str) -> bool:
-    """Whether a server's error text says the request is larger than its context window.
-
-    Args:
-        message (str): The error's text.
-
-    Returns:
-        bool: True when it names the context window.
-
-    """
-    lowered = message.lower()
-    return any(words in lowered for words in _CONTEXT_WORDS)
-
-
-# where servers say a model's context window in their model list
-_WINDOW_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length", "n_ctx")
-# a window no server has (a figure larger is not a window)
-MAX_CONTEXT_WINDOW = 10_000_000
-# where servers say it in a context-length refusal (OpenAI and vLLM, llama-cpp-python,
-# llama.cpp's server, Ollama)
-_WINDOW_IN_MESSAGE = (
-    re.compile(r"maximum context length is (\d+)"),
-    re.compile(r"context window of (\d+)"),
-    re.compile(r"available context size \((\d+)"),
-    re.compile(r"n_ctx[^0-9]{0,12}(\d+)"),
-    re.compile(r"context length of (\d+)"),
-)
-
-
-def window_of(entry: Any) -> int | None:
-    """The context window a model list's entry reports, if any (checked: a whole number of
-    tokens, from 256 to `MAX_CONTEXT_WINDOW`).
-
-    Args:
-        entry: An entry of `GET /models` as the SDK read it (its extra fields kept).
-
-    Returns:
-        int or None: The window.
-
-    """
-    fields = dict(getattr(entry, "model_extra", None) or {})
-    meta = fields.get("meta")
-    places = [fields, meta if isinstance(meta, dict) else {}]
-    for place in places:
-        for key in _WINDOW_KEYS:
-            value = place.get(key)
-            if type(value) is int and 256 <= value <= MAX_CONTEXT_WINDOW:
-                return value
-    return None
-
-
-def window_in(message: str) -> int | None:
-    """The context window a context-length refusal names, if it names one.
-
-    Args:
-        message (str): The refusal's text.
-
-    Returns:
-        int or None: The window in tokens.
-
-    """
-    for pattern in _WINDOW_IN_MESSAGE:
-        found = pattern.search(message.lower())
-        if found and 256 <= int(found.group(1)) <= MAX_CONTEXT_WINDOW:
-            return int(found.group(1))
-    return None
-
-
-def _unreadable(exc: Exception, secrets: list[str]) -> LLMError:
-    """A reply the SDK could not read at all (`UNREADABLE`), as an `LLMError`: otherwise it
-    would escape the call as an exception no caller expects."""
-    return LLMError(
-        INVALID_RESPONSE,
-        redact(f"The model's reply could not be read: {type(exc).__name__}: {exc}", secrets)[:300],
-    )
-
-
-def reply_from_completion(
-    completion: Any, latency_ms: float, max_tokens: int | None = None
-) -> ChatReply:
-    """The `ChatReply` of a chat completion the SDK read, every part bounded.
-
-    It runs where the reply arrives (the model I/O process, the model call queue's thread, a
-    worker thread), never on the reactor, so the reactor only meets what fits the bounds:
-
-    - the text and the tool calls' arguments together: at most `reply_char_limit(max_tokens)`
-      characters. The text is cut first, with a note of how much was sent (`CONTENT_CUT`);
-    - a tool call's arguments over `MAX_TOOL_ARGUMENT_CHARS`, or over what is left of the
-      reply's characters: the call is kept, its arguments become "{}" and
-      `ToolCall.arguments_refused` says why, so the tool answers with that error;
-    - the refusal: `MAX_REFUSAL_CHARS`, cut with a note (`REFUSAL_CUT`);
-    - tool calls: the first `MAX_TOOL_CALLS_PER_REPLY` (`TOOL_CALLS_DROPPED`);
-    - a tool's name, a call's id, the finish reason, the model's name: cut at
-      `MAX_TOOL_NAME_CHARS`, `MAX_TOOL_CALL_ID_CHARS`, `MAX_FINISH_REASON_CHARS`,
-      `MAX_MODEL_NAME_CHARS`;
-    - token counts: see `TokenUsage` (`INVALID_USAGE`).
-
-    The SDK does not check the types of what it read, so a field of the wrong type (text that
-    is an object, a name that is a number) is an error.
-
-    Args:
-        completion: The SDK's `ChatCompletion` (read without validation, so any shape).
-        latency_ms (float): How long the call took.
-        max_tokens (int, optional): The request's `max_tokens`; None when it is not known (a
-            batch's output), which allows `MAX_REPLY_CHARS`.
-
-    Returns:
-        ChatReply: The bounded reply; `malformed` names what was cut or dropped.
-
-    Raises:
-        LLMError: `INVALID_RESPONSE`, for a reply without choices or with a field of the wrong
-            type, naming it.
-
-    """
-    try:
-        return _bounded_reply(completion, latency_ms, max_tokens)
-    except LLMError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a shape no chat completion has
-        raise LLMError(
-            INVALID_RESPONSE, f"The model's reply could not be read ({type(exc).__name__})."
-        ) from None
-
-
-def reply_char_limit(max_tokens: int | None) -> int:
-    """The most characters a reply's text and tool calls' arguments may have together.
-
-    Args:
-        max_tokens (int or None): The request's `max_tokens`, or None when not known.
-
-    Returns:
-        int: `CHARS_PER_TOKEN` per token, at least `MIN_REPLY_CHARS` and at most
-            `MAX_REPLY_CHARS` (which is also the limit when `max_tokens` is not known).
-
-    """
-    if not max_tokens or max_tokens < 0:
-        return MAX_REPLY_CHARS
-    return min(MAX_REPLY_CHARS, max(MIN_REPLY_CHARS, CHARS_PER_TOKEN * max_tokens))
-
-
-def cut_text(text: str, limit: int) -> str:
-    """`text` cut to at most `limit` characters, ending with a note of how much was sent.
-
-    Args:
-        text (str): The text, longer than `limit`.
-        limit (int): The most characters of the result, the note included.
-
-    Returns:
-        str: The start of the text and, e.g., " [cut: 2,000,000 characters sent, 15,947 kept]".
-
-    """
-    note = f" [cut: {len(text):,} characters sent, {limit:,} kept]"
-    kept = max(limit - len(note), 0)
-    note = f" [cut: {len(text):,} characters sent, {kept:,} kept]"
-    return text[:kept] + note
-
-
-def _text_field(value: Any, what: str, default: str | None) -> str | None:
-    """A text field of the reply: the default when absent, else a str, else an error."""
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise LLMError(
-            INVALID_RESPONSE,
-            f"The model's reply had {what} of type {type(value).__name__}; it must be text.",
-        )
-    return value
-
-
-def _bounded_reply(completion: Any, latency_ms: float, max_tokens: int | None) -> ChatReply:
-    malformed: list[str] = []
-
-    def note(kind: str) -> None:
-        if kind not in malformed:
-            malformed.append(kind)
-
-    def bounded(value: Any, what: str, limit: int, kind: str, default: str | None) -> str | None:
-        text = _text_field(value, what, default)
-        if text is not None and len(text) > limit:
-            note(kind)
-            return text[:limit]
-        return text
-
-    choices = getattr(completion, "choices", None)
-    if not choices or not isinstance(choices, list):
-        raise LLMError(INVALID_RESPONSE, "The model's reply had no choices.")
-    choice = choices[0]
-    message = getattr(choice, "message", None)
-    if message is None or isinstance(message, (str, int, float, list, dict)):
-        raise LLMError(INVALID_RESPONSE, "The model's reply had no message.")
-
-    room = reply_char_limit(max_tokens)
-    content = _text_field(getattr(message, "content", None), "content", None)
-    if content is not None and len(content) > room:
-        note(CONTENT_CUT)
-        content = cut_text(content, room)
-    room -= len(content or "")
-    refusal = _text_field(getattr(message, "refusal", None), "a refusal", None)
-    if refusal is not None and len(refusal) > MAX_REFUSAL_CHARS:
-        note(REFUSAL_CUT)
-        refusal = cut_text(refusal, MAX_REFUSAL_CHARS)
-
-    sent_calls = getattr(message, "tool_calls", None) or []
-    if not isinstance(sent_calls, list):
-        raise LLMError(INVALID_RESPONSE, "The model's reply had tool calls that were not a list.")
-    if len(sent_calls) > MAX_TOOL_CALLS_PER_REPLY:
-        note(TOOL_CALLS_DROPPED)
-        sent_calls = sent_calls[:MAX_TOOL_CALLS_PER_REPLY]
-    calls = []
-    for index, call in enumerate(sent_calls):
-        function = getattr(call, "function", None)
-        if function is None:
-            continue  # not a function call: nothing to run
-        name = bounded(
-            getattr(function, "name", None), "a tool name", MAX_TOOL_NAME_CHARS, TOOL_NAME_CUT, ""
-        )
-        call_id = bounded(
-            getattr(call, "id", None) or None,
-            "a tool call id",
-            MAX_TOOL_CALL_ID_CHARS,
-            TOOL_CALL_ID_CUT,
-            f"call_{index}",
-        )
-        arguments = _text_field(getattr(function, "arguments", None), "tool arguments", "")
-        refused = ""
-        if len(arguments) > MAX_TOOL_ARGUMENT_CHARS:
-            what = f"arguments for '{name}'"
-            refused = too_large_message(what, len(arguments), MAX_TOOL_ARGUMENT_CHARS)
-        elif len(arguments) > room:
-            refused = (
-                f"arguments for '{name}' are {len(arguments):,} characters, more than the "
-                f"{room:,} left of the reply's {reply_char_limit(max_tokens):,} (its text and "
-                "all its calls' arguments together)"
-            )
-        if refused:
-            arguments = "{}"
-        room = max(room - len(arguments), 0)
-        calls.append(ToolCall(call_id, name, arguments, refused))
-
-    finish_reason = bounded(
-        getattr(choice, "finish_reason", None),
-        "a finish reason",
-        MAX_FINISH_REASON_CHARS,
-        FINISH_REASON_CUT,
-        None,
-    )
-    model = bounded(
-        getattr(completion, "model", None), "a model name", MAX_MODEL_NAME_CHARS, MODEL_NAME_CUT, ""
-    )
-    return ChatReply(
-        content=content,
-        tool_calls=calls,
-        finish_reason=finish_reason,
-        refusal=refusal,
-        usage=_usage_of(completion),
-        latency_ms=latency_ms,
-        model=model,
-        malformed=tuple(malformed),
-    )
-
-
-def _usage_of(completion: Any) -> TokenUsage:
-    """The token counts the server reported; none reported counts 0 (local servers omit them).
-    `TokenUsage` checks each figure."""
-    reported = getattr(completion, "usage", None)
-    if reported is None:
-        return TokenUsage()
-    if isinstance(reported, (str, int, float, list, dict)):
-        return TokenUsage(invalid=True)  # not an object of counts
-    details = getattr(reported, "prompt_tokens_details", None)
-    figures = (
-        getattr(reported, "prompt_tokens", None),
-        getattr(reported, "completion_tokens", None),
-        getattr(details, "cached_tokens", None) if details is not None else None,
-    )
-    return TokenUsage(*(0 if figure is None else figure for figure in figures))
 
 
 _CLIENTS: dict[EndpointSettings, OpenAIChatClient] = {}

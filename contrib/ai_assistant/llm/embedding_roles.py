@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from ..conf import AssistantConfig
-from .client import LLMError
+from .chat import LLMError
 
 QUERY = "query"
 DOCUMENT = "document"

@@ -38,7 +38,8 @@ from itertools import count
 from typing import Any
 
 from ..text import redact
-from .client import CONNECTION, OTHER, TIMEOUT, EndpointSettings, LLMError, OpenAIChatClient
+from .chat import CONNECTION, OTHER, TIMEOUT, EndpointSettings, LLMError
+from .client import OpenAIChatClient
 
 _HEADER = struct.Struct(">I")
 _READY = 0  # the id of the child's first message: it has imported the SDK and can take calls

@@ -40,15 +40,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .client import (
-    CONTENT_CUT,
-    INVALID_RESPONSE,
-    MAX_REPLY_CHARS,
-    ChatClient,
-    ChatReply,
-    ChatRequest,
-    LLMError,
-)
+from .chat import INVALID_RESPONSE, ChatClient, ChatReply, ChatRequest, LLMError
+from .replies import CONTENT_CUT, MAX_REPLY_CHARS
 from .model_json import ModelJSONError, check_model_json
 from .schemas import bounds_in_words
 from .tool_choice import advance, choice_refused, run

@@ -27,15 +27,8 @@ import weakref
 from collections.abc import Generator
 from dataclasses import replace
 
-from .client import (
-    BAD_REQUEST,
-    CONTEXT_LENGTH,
-    SERVER_ERROR,
-    ChatReply,
-    ChatRequest,
-    LLMError,
-    names_context_length,
-)
+from .chat import BAD_REQUEST, CONTEXT_LENGTH, SERVER_ERROR, ChatReply, ChatRequest, LLMError
+from .server_errors import names_context_length
 
 REQUIRED = "required"
 NAMED = "named"  # a `tool_choice` naming one function

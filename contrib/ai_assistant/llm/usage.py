@@ -8,7 +8,8 @@ inspect it, and updated on the reactor thread only.
 
 from pydantic import BaseModel, Field
 
-from .client import INVALID_USAGE, ChatReply
+from .chat import ChatReply
+from .replies import INVALID_USAGE
 
 
 class UsageStats(BaseModel):

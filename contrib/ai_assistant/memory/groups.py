@@ -319,12 +319,7 @@ class GroupIndex:
             relevance = score / best
             trust = received_trust(share["trust"], share["origin_trust"], claim_trust, decay)
             importance = int(share.get("importance") or 3)
-            total = (
-                weights.relevance * relevance
-                + weights.recency
-                + weights.importance * importance / 10
-                + weights.trust * trust
-            )
+            total = weights.score(relevance, 1.0, importance, trust)
             found.append(
                 GroupRecalled(
                     id=share["gid"],

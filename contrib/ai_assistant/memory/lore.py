@@ -641,12 +641,7 @@ class LoreBook:
                 "person": 0.0,
                 "trust": round(trust, 4),
             }
-            total = (
-                weights.relevance * relevance
-                + weights.recency
-                + weights.importance * LORE_IMPORTANCE / 10
-                + weights.trust * trust
-            )
+            total = weights.score(relevance, 1.0, LORE_IMPORTANCE, trust)
             found.append(
                 LoreRecalled(
                     id=f"lore:{entry['id']}",

@@ -114,6 +114,42 @@ class RecallWeights:
             semantic=config.recall_semantic_share,
         )
 
+    def score(
+        self, relevance: float, recency: float, importance: float, trust: float, person: float = 0.0
+    ) -> float:
+        """A recalled memory's score: its signals mixed by these weights (see the module doc).
+
+        Args:
+            relevance (float): How well it matches the query, 0-1.
+            recency (float): How recent it is, 0-1 (1 for what is always current).
+            importance (float): Its importance, 1-10.
+            trust (float): Its trust, 0-1.
+            person (float, optional): 1 when it is about someone the recall is about.
+
+        Returns:
+            float: The score.
+
+        """
+        return (
+            self.relevance * relevance
+            + self.recency * recency
+            + self.person * person
+            + self.standing(importance, trust)
+        )
+
+    def standing(self, importance: float, trust: float) -> float:
+        """The part of a score that depends on neither the query nor the moment.
+
+        Args:
+            importance (float): The memory's importance, 1-10.
+            trust (float): Its trust, 0-1.
+
+        Returns:
+            float: Weighted importance plus weighted trust.
+
+        """
+        return self.importance * importance / 10 + self.trust * trust
+
     def trust_of(self, doc: "Doc") -> float:
         """A memory's trust: a builder's setting, else its source's (a claim two people made
         independently counts as corroborated).
@@ -863,9 +899,7 @@ class MemoryIndex:
         cached = doc.standing
         if cached is None or cached[0] is not weights:
             shown = self._told_best(doc, weights)
-            value = weights.importance * shown.importance / 10 + weights.trust * weights.trust_of(
-                shown
-            )
+            value = weights.standing(shown.importance, weights.trust_of(shown))
             cached = doc.standing = (weights, value)
         return cached[1]
 

@@ -219,7 +219,8 @@ class ResponderClient:
         """
         from openai.types.chat import ChatCompletion
 
-        from ..llm.client import SERVER_ERROR, LLMError, reply_from_completion
+        from ..llm.chat import SERVER_ERROR, LLMError
+        from ..llm.replies import reply_from_completion
 
         body = {
             "model": request.model,

@@ -20,7 +20,8 @@ from django.db import DatabaseError
 from . import game_settings
 from ..agent.brain import Brain
 from ..conf import AssistantConfig
-from ..llm.client import EndpointSettings, client_for
+from ..llm.chat import EndpointSettings
+from ..llm.client import client_for
 from ..memory.snapshots import RecordingStore, Snapshots
 from ..offline.rehearsal import REHEARSAL_MODEL, rehearsal_client
 from .storage import MEMORY_CATEGORY, AttributeStore

@@ -9,7 +9,7 @@ work is `shell.groups`'.
 
 from ..errors import Refused
 from ..memory.groups import check_group_name
-from .display import shown
+from .screen import shown
 from .groups import (
     every_group,
     group_index,

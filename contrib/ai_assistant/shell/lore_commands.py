@@ -11,7 +11,7 @@ reading a game without lore makes nothing.
 from datetime import datetime, timezone
 
 from ..clock import to_iso
-from .display import PAGE_SIZE, YES, page_span, shown
+from .screen import PAGE_SIZE, YES, page_footer, page_span, shown
 from .lore_book import game_lore, read_lore_file
 from ..memory.lore import LoreError
 
@@ -70,7 +70,7 @@ class LoreSwitch:
             elif words.isdigit() or not words:
                 page, pages, start, stop = page_span(len(book), int(words) if words else 1)
                 text = self.format_lore(book.entries(start, stop), len(book))
-                self.more(text + self.page_footer("lore", page, pages).replace("/lore/", "/lore "))
+                self.more(text + page_footer("lore", page, pages).replace("/lore/", "/lore "))
             elif " " not in words and self.rhs is None:
                 self.msg(self.format_lore_entry(book.get(words)))
             else:

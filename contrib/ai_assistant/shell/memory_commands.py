@@ -10,15 +10,8 @@ parses and asks; every read and change goes through the assistant's `memory` doo
 """
 
 from .finding import find_assistants
-from .display import (
-    NAME_CHARS,
-    TEXT_CHARS,
-    YES,
-    _person_rows,
-    page_span,
-    shown,
-    shown_list,
-)
+from .people_display import person_rows
+from .screen import NAME_CHARS, TEXT_CHARS, YES, page_footer, page_span, shown, shown_list
 from ..errors import Refused
 from ..memory.forget_person import AmbiguousPerson
 from ..memory.transfer import describe_counts
@@ -75,7 +68,7 @@ class MemorySwitches:
         shown_entries = list(reversed(entries[start:stop]))
         names = self.audience_names(entry.get("audience") for entry in shown_entries)
         text = self.format_journal(self.target, shown_entries, total=total, names=names)
-        self.more(text + self.page_footer(f"journal {self.target.key}", page, pages))
+        self.more(text + page_footer(f"journal {self.target.key}", page, pages))
 
     def do_memory(self):
         """Show the assistant's memories, or one of the memory views (/links, /people ...);
@@ -118,7 +111,7 @@ class MemorySwitches:
         names = self.audience_names(memory.get("audience") for memory in shown_memories)
         title = f"{counted(count, 'memory')}, newest first"
         text = self.format_memories(self.target, shown_memories, title, names=names)
-        self.more(text + self.page_footer(f"memory {self.target.key}", page, pages))
+        self.more(text + page_footer(f"memory {self.target.key}", page, pages))
 
     def audience_names(self, audiences) -> dict[str, str]:
         """The names of the people in some audiences, for "private to Bob": from the people
@@ -290,7 +283,7 @@ class MemorySwitches:
         text = self.format_reviews(
             self.target, memory.admin.kind("review_log").latest(stop)[start:stop]
         )
-        self.more(text + self.page_footer(f"memory {self.target.key}/reviews", page, pages))
+        self.more(text + page_footer(f"memory {self.target.key}/reviews", page, pages))
 
     def show_gossip(self, argument: str, page: int | None) -> None:
         """One page of who told whom what, newest first; =<person> for those naming them."""
@@ -305,7 +298,7 @@ class MemorySwitches:
             return
         page, pages, start, stop = page_span(len(records), page)
         text = self.format_gossip(self.target, records[start:stop])
-        self.more(text + self.page_footer(f"memory {self.target.key}/gossip", page, pages))
+        self.more(text + page_footer(f"memory {self.target.key}/gossip", page, pages))
 
     def show_reflections(self, argument: str, page: int | None) -> None:
         """One page of its reflections, newest first."""
@@ -316,7 +309,7 @@ class MemorySwitches:
             return
         page, pages, start, stop = page_span(len(reflections), page)
         text = self.format_reflections(self.target, reflections[start:stop])
-        footer = self.page_footer(f"memory {self.target.key}/reflections", page, pages)
+        footer = page_footer(f"memory {self.target.key}/reflections", page, pages)
         self.more(text + footer)
 
     def show_people(self, name: str, page: int | None) -> None:
@@ -358,10 +351,10 @@ class MemorySwitches:
             if not profiles:
                 self.msg(text)
                 return
-            pages = max(page_span(len(_person_rows(p)), None)[1] for p in profiles)
+            pages = max(page_span(len(person_rows(p)), None)[1] for p in profiles)
             page = min(max(1, page or 1), pages)
             text = self.format_people(self.target, profiles, True, page=page) + "\n" + text
-            footer = self.page_footer(f"memory {key}/people", page, pages, after=f"={name}")
+            footer = page_footer(f"memory {key}/people", page, pages, after=f"={name}")
             self.more(text + footer)
             return
         # by name, as the dashboard lists them: one read of the index, then the page's profiles
@@ -376,7 +369,7 @@ class MemorySwitches:
             if (p := memory.admin.kind("profiles").profile(k)) is not None
         ]
         text = self.format_people(self.target, profiles, False, total=len(index))
-        self.more(text + self.page_footer(f"memory {key}/people", page, pages))
+        self.more(text + page_footer(f"memory {key}/people", page, pages))
 
     def set_relationship(self, name: str, setting: str) -> None:
         """Set how it feels about someone: `<dimension>=<value> [<reason>]` (recorded)."""

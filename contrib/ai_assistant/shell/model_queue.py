@@ -47,7 +47,8 @@ from twisted.internet import defer
 from twisted.python.failure import Failure
 
 from ..driver import DEFAULT_MODEL_THREADS, BlockingWork, AbandonedThreadPool
-from ..llm.client import CANCELLED, RATE_LIMIT, LLMError, close_async_clients, use_io_process
+from ..llm.chat import CANCELLED, RATE_LIMIT, LLMError
+from ..llm.client import close_async_clients, use_io_process
 from ..llm.io_process import ModelIOProcess
 
 DEFAULT_MAX_IN_FLIGHT = 128

@@ -9,7 +9,7 @@ checked by `ai_assistant.memory.plans.parse_routine`.
 """
 
 from ..memory.plans import ROUTINE_FORMAT, PlanError, format_routine
-from .display import TEXT_CHARS, _private_mark, render_table, shown
+from .screen import TEXT_CHARS, private_mark, render_table, shown
 
 
 class PlanSwitch:
@@ -71,7 +71,7 @@ class PlanSwitch:
                 item["at"],
                 shown(item["room_name"] or "-", 40),
                 shown(item["activity"] or "-", 120),
-                shown(item["source"], 60) + _private_mark(item.get("audience"), None),
+                shown(item["source"], 60) + private_mark(item.get("audience"), None),
                 shown(word, TEXT_CHARS),
             )
             for item, word in zip(plan["items"], words)

@@ -45,8 +45,9 @@ from twisted.python import log
 
 from ..clock import from_iso, to_iso
 from ..driver import ModelWork
-from ..llm.client import BAD_REQUEST, ChatReply, ChatRequest, LLMError, TokenUsage
-from ..llm.client import _body, reply_from_completion
+from ..llm.chat import BAD_REQUEST, ChatReply, ChatRequest, LLMError, TokenUsage
+from ..llm.client import _body
+from ..llm.replies import reply_from_completion
 from ..llm.model_json import ModelJSONError, decode_model_json
 from ..llm.structured import _requests, parse_reply
 from ..state import BATCH_RESULTS, BATCH_UNSUPPORTED, BATCHES

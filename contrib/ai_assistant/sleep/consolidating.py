@@ -43,7 +43,7 @@ from .. import telemetry
 from ..agent.brain import Brain
 from ..clock import from_iso, to_iso
 from ..lifecycle import COMPACTING
-from ..llm.client import CONTEXT_LENGTH, INVALID_RESPONSE, LLMError
+from ..llm.chat import CONTEXT_LENGTH, INVALID_RESPONSE, LLMError
 from .prompts import (
     EXTRACTION_PROMPT,
     SCORING_PROMPT,

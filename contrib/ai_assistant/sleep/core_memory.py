@@ -45,7 +45,7 @@ from html import unescape
 from pydantic import BaseModel, Field
 
 from ..clock import from_iso, to_iso
-from ..llm.client import INVALID_RESPONSE, OTHER, ChatRequest, LLMError
+from ..llm.chat import INVALID_RESPONSE, OTHER, ChatRequest, LLMError
 from ..state import CORE_CONSOLIDATION
 from ..text import for_prompt
 from .prompts import attributed_to, resting_on, sleep_request

@@ -66,7 +66,7 @@ from datetime import datetime, timedelta
 from .. import telemetry
 from ..agent.brain import Brain
 from ..context.compaction import sleep_compaction_step
-from ..llm.client import LLMError
+from ..llm.chat import LLMError
 from ..memory.audience import narrowest
 from . import core_memory
 from .prompts import (

@@ -36,7 +36,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints, field_validator
 
-from ..llm.client import ChatRequest
+from ..llm.chat import ChatRequest
 from ..memory.lexical import terms
 from ..text import for_prompt
 

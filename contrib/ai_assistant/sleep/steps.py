@@ -11,7 +11,7 @@ from datetime import datetime
 
 from ..agent.brain import Brain
 from ..driver import BlockingWork
-from ..llm.client import ChatRequest
+from ..llm.chat import ChatRequest
 from .batch import BatchRound, ask
 
 

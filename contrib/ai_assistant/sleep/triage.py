@@ -39,7 +39,7 @@ from ..agent.brain import Brain
 from ..clock import from_iso, to_iso
 from ..events import AMBIENT, Event, mentions
 from ..lifecycle import DEEP, DREAMING, LIGHT
-from ..llm.client import ChatRequest, LLMError
+from ..llm.chat import ChatRequest, LLMError
 from ..memory.audience import served_by
 from ..prompt import render_event
 from ..memory.reminders import Reminders

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..llm.client import ToolCall
+from ..llm.chat import ToolCall
 from ..llm.schemas import bounds_in_words
 from ..llm.model_json import (
     JSON_TOO_LARGE,

@@ -11,7 +11,7 @@ what is written afterwards in this conversation private too.
 
 from pydantic import Field
 
-from ..llm.client import LLMError
+from ..llm.chat import LLMError
 from ..memory.recall import Recalled
 from .base import EXTRACTION, TURN, Tool, ToolArgs, ToolContext, ToolResult
 

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 from django.utils.html import escape
 
-from ..shell.display import game_zone
+from ..shell.time_display import game_zone
 from .filters import NAME_CHARS, clip, parse_time
 
 AWAKE_COLOUR = "#f2c94c"

@@ -17,7 +17,7 @@ from django.template import Library
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import mark_safe
 
-from ..shell.display import game_zone
+from ..shell.time_display import game_zone
 from ..shell.game_settings import redacted
 
 # a name, a key, a tool name, a stop reason, a place: one line of a table
