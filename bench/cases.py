@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from django.conf import settings
 
 from ai_assistant.clock import ManualClock
-from ai_assistant.llm.client import ChatReply, TokenUsage, ToolCall
+from ai_assistant.llm.chat import ChatReply, TokenUsage, ToolCall
 from ai_assistant.testing.server import LocalModelServer
 from ai_assistant.offline.rehearsal import RehearsalResponder
 from ai_assistant.driver import inline

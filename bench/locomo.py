@@ -73,7 +73,8 @@ def turns_of(conversation: dict) -> list[tuple[str, str, str, datetime]]:
 def _endpoints_client():
     """The offline rehearsal model for chat; the configured endpoints for embeddings
     (`AI_ASSISTANT_BENCH_EMBED_URL`) and reranking (`AI_ASSISTANT_BENCH_RERANK_URL`)."""
-    from ai_assistant.llm.client import EndpointSettings, OpenAIChatClient
+    from ai_assistant.llm.chat import EndpointSettings
+    from ai_assistant.llm.client import OpenAIChatClient
     from ai_assistant.offline.rehearsal import RehearsalResponder
     from ai_assistant.offline.replies import ResponderClient
 

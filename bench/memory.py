@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from ai_assistant.conf import AssistantConfig
-from ai_assistant.llm.client import TokenUsage
+from ai_assistant.llm.chat import TokenUsage
 from ai_assistant.llm.tokens import TokenCounter
 from ai_assistant.memory.audience import person_key, served_by
 from ai_assistant.memory.lore import Knower, LoreBook

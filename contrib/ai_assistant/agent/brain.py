@@ -26,7 +26,7 @@ from ..budget import TokenBudget, billed_tokens
 from ..events import EventQueue
 from ..lifecycle import SLEEP, Lifecycle
 from ..llm.calibration import Calibration
-from ..llm.client import NOT_CONFIGURED, ChatClient, ChatRequest, LLMError
+from ..llm.chat import NOT_CONFIGURED, ChatClient, ChatRequest, LLMError
 from ..llm.embedding_roles import DOCUMENT, QUERY, RolesResolver, aembed_texts, embed_texts
 from ..llm.structured import acomplete_structured, complete_structured
 from ..llm.tokens import TokenCounter

@@ -49,10 +49,6 @@ from .replies import (  # noqa: E402
 )
 from .server_errors import translated_error, window_of  # noqa: E402
 
-# importable from here too for the modules that still import them from `client`
-# (agent/brain.py and bench/): they move to `chat` with those modules' next edit
-from .chat import ChatClient, TokenUsage, ToolCall  # noqa: E402,F401
-
 
 def _aiohttp_client():
     """The SDK's aiohttp transport for the coroutine client, or None without the `aiohttp`
