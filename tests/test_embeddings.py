@@ -217,14 +217,19 @@ def test_configured_marks_need_no_lookup():
 # ---- sleep embeds the journal ----------------------------------------------------------------
 
 
-def test_sleep_embeds_entries_as_passages_with_speakers_and_neighbours():
+def test_sleep_embeds_entries_as_passages_with_speakers_and_the_line_before():
     model = ScriptedModel()
     brain = settled(brain_over(DictStore(), model), model)
     first, second = heard(brain, ("Bob", "Where did you sail?"), ("Alice", "To the islands."))
     result = step(embed_entries, brain)
     assert result.done and result.report == {"embedded": 2}
     (texts,) = model.embedded
-    assert texts[1] == "passage: Bob: Where did you sail?\nAlice: To the islands."
+    # the answer with the question it answers; the question alone (the line after it is not
+    # embedded with it: it cost a third more and found no more)
+    assert texts == [
+        "passage: Bob: Where did you sail?",
+        "passage: Bob: Where did you sail?\nAlice: To the islands.",
+    ]
     assert model.input_types == [None]
     assert brain.journal.vector(brain.journal.get(second), E5)
     assert brain.journal.vector(brain.journal.get(first), "another-model") is None

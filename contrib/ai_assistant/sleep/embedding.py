@@ -3,7 +3,7 @@ The embeddings step of dreaming: journal entries get their vectors, so recall fi
 meaning as well as by its words.
 
 Only with an embeddings model configured. Each entry with words and no vector by the current
-model is embedded as a document (`Journal.passage`: its words and its neighbours', each after
+model is embedded as a document (`Journal.passage`: its words and the line said before it, each after
 who said them, marked the way the model wants: `llm.embedding_roles`), `embedding_batch_size`
 entries a call, one call of the tick's budget each. The vectors are kept beside the journal
 (`Journal.embedded`), so a restart does not embed anything again; a new model embeds everything
