@@ -16,7 +16,9 @@ with embeddings when `AI_ASSISTANT_BENCH_EMBED_URL` (and `AI_ASSISTANT_BENCH_EMB
 OpenAI-compatible embeddings endpoint, and reranked when `AI_ASSISTANT_BENCH_RERANK_URL` (and
 `AI_ASSISTANT_BENCH_RERANK_MODEL`) name a `/rerank` endpoint. Beside recall@k, each mode reports what reaches the
 prompt: the share of evidence turns among the lines a turn would show (the default
-`recall_limit` best memories, within `recall_budget_tokens`), and how many lines that is.
+`recall_limit` best memories, within `recall_budget_tokens`), how many lines that is, and
+what they are: how many rest on evidence, and how many of the others are the turn next to a line
+shown above them.
 
 The targets: recall alone (no model calls) at R@10 0.75 or more, R@25 clearly above R@10 (by
 0.02), ahead of plain BM25 at every k; after a night's sleep R@10 no lower than the journal
@@ -180,34 +182,51 @@ def measure(path: Path, modes: list[str]) -> tuple[dict, dict]:
                     scores[mode][(k, qa["category"])].append(share)
                     scores[mode][(k, 0)].append(share)
                 if mode != "bm25":
-                    share, lines = prompt(qa["question"], evidence)
+                    share, lines, on_evidence, beside = prompt(qa["question"], evidence)
                     scores[mode][("prompt", qa["category"])].append(share)
                     scores[mode][("prompt", 0)].append(share)
                     scores[mode][("lines", 0)].append(lines)
+                    scores[mode][("on evidence", 0)].append(on_evidence)
+                    scores[mode][("beside", 0)].append(beside)
             seconds[mode] += time.perf_counter() - started
     return scores, seconds
 
 
 def _prompt_share(memory, entry_of: dict, ids: set):
     """What a turn's prompt would show for a question: the share of its evidence turns among
-    the recalled lines that fit `recall_budget_tokens` (of the `recall_limit` best), and how
-    many lines that is."""
+    the recalled lines that fit `recall_budget_tokens` (of the `recall_limit` best), how many
+    lines that is, and what those lines are: how many rest on evidence, and how many of the
+    others are a turn next to one shown above them (the lines beside a hit)."""
     from ai_assistant.memory.recall import render
 
     brain = memory.brain
     config = brain.config
+    place = {turn: number for number, turn in enumerate(sorted(ids, key=_turn_order))}
 
-    def shown(question: str, evidence: list) -> tuple[float, int]:
+    def shown(question: str, evidence: list) -> tuple[float, int, int, int]:
         items = memory.recall(question, k=config.recall_limit)
         lines = render(items, config.recall_budget_tokens, brain.counter.count_text)
-        seen = set()
+        seen, above = set(), set()
+        on_evidence = beside = 0
         for item in items[: len(lines)]:
             entries = list(item.entry_ids or [])
-            if 0 < len(entries) <= 3:
-                seen.update(entry_of.get(entry) for entry in entries)
-        return sum(turn in seen for turn in evidence) / len(evidence), len(lines)
+            turns = {entry_of.get(e) for e in entries} - {None} if 0 < len(entries) <= 3 else set()
+            if turns & set(evidence):
+                on_evidence += 1
+            elif any(abs(place[t] - place[u]) == 1 for t in turns for u in above):
+                beside += 1
+            seen |= turns
+            above |= turns
+        share = sum(turn in seen for turn in evidence) / len(evidence)
+        return share, len(lines), on_evidence, beside
 
     return shown
+
+
+def _turn_order(turn_id: str) -> tuple[int, int]:
+    """A LoCoMo turn id ("D3:12") as (session, turn), to put turns in the order they were said."""
+    session, number = turn_id[1:].split(":")
+    return int(session), int(number)
 
 
 NAMES = {
@@ -254,6 +273,14 @@ def locomo_recall(quick: bool = False) -> list[Result]:
         if mode != "bm25":
             figures += f"; {mean(mode, 'prompt'):.3f} ({mean(mode, 'lines'):.1f} lines)"
         details.append(f"{NAMES[mode]:<{width}}  {figures}  ({seconds[mode]:.0f} s)")
+    for mode in modes[1:]:
+        lines = mean(mode, "lines")
+        on_evidence, beside = mean(mode, "on evidence"), mean(mode, "beside")
+        details.append(
+            f"the lines shown, {NAMES[mode]}: {on_evidence:.1f} of {lines:.1f} rest on evidence; "
+            f"of the others, {beside:.1f} are the turn next to a line shown above, "
+            f"{lines - on_evidence - beside:.1f} apart"
+        )
     details.append("by category, R@5 / R@10 / R@25 (" + ", ".join(modes) + "):")
     for category, label in CATEGORIES.items():
         figures = ", ".join(

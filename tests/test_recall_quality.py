@@ -52,14 +52,39 @@ def test_a_hit_brings_the_lines_said_beside_it_as_candidates():
         ("Alice", "Paris, with my sister."),
         ("Bob", "Nice."),
     )
-    # one lexical candidate only: the question; the lines beside it come with it, below it
+    # one lexical candidate only: the question; the lines beside it come with it
     found = memory.brain.index.search(
         "holiday", now=T0 + timedelta(hours=1), served=None, candidates=1, limit=5
     )
     ids = [item.id for item in found]
-    assert ids[0] == question
-    assert answer in ids, "the answer is said just after the line the query finds"
+    assert set(ids[:2]) == {question, answer}, "the answer is said just after the line found"
     assert after not in ids, "only the lines just beside a hit"
+
+
+def test_the_answer_to_a_question_found_is_found_as_well_as_the_question():
+    memory, (before, question, answer) = conversation(
+        ("Carol", "Lovely weather today."),
+        ("Bob", "Where did you spend your holiday?"),
+        ("Alice", "Paris, with my sister."),
+    )
+    found = memory.brain.index.search(
+        "holiday", now=T0 + timedelta(hours=1), served=None, candidates=1, limit=5
+    )
+    relevance = {item.id: item.scores["relevance"] for item in found}
+    assert relevance[answer] == relevance[question], "the line after a question answers it"
+    assert relevance[before] == relevance[question] / 2, "the line before it does not"
+
+
+def test_the_line_after_a_statement_found_counts_half():
+    memory, (said, after) = conversation(
+        ("Bob", "I spent my holiday in Paris."),
+        ("Alice", "Lovely."),
+    )
+    found = memory.brain.index.search(
+        "holiday", now=T0 + timedelta(hours=1), served=None, candidates=1, limit=5
+    )
+    relevance = {item.id: item.scores["relevance"] for item in found}
+    assert relevance[after] == relevance[said] / 2
 
 
 def test_a_whisper_beside_a_hit_is_never_brought_for_someone_else():

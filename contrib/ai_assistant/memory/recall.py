@@ -72,6 +72,8 @@ TALK_REACH = 5
 # a lexical hit brings the lines said just before and after it as candidates, at half its score
 # (`_with_next_lines`; half, as a line's words count half in the next line's context)
 NEXT_LINE_SHARE = 0.5
+# how a line that asks a question ends, in any script (`_asks`)
+QUESTION_MARKS = ("?", "\uff1f", "\u061f")
 
 
 @dataclass(frozen=True)
@@ -867,12 +869,19 @@ class MemoryIndex:
     def _with_next_lines(self, hits: list[tuple[str, float]], allowed) -> list[tuple[str, float]]:
         """The lexical hits and the lines said just before and after each (`Doc.beside`), at
         `NEXT_LINE_SHARE` of its score: the line that answers a question often shares no word
-        with it, but stands beside the line that does (an answer after its question)."""
+        with it, but stands beside the line that does. The line said just after a hit that
+        asks a question (`_asks`) gets its whole score: it is the answer, and a question's
+        words are what its answer is found by."""
         found = dict(hits)
         for doc_id, score in hits:
-            share = score * NEXT_LINE_SHARE
-            for other in self._docs[doc_id].beside:
-                if share > found.get(other, 0.0) and allowed(self._docs.get(other)):
+            hit = self._docs[doc_id]
+            asks = _asks(hit.text)
+            for other in hit.beside:
+                doc = self._docs.get(other)
+                if not allowed(doc):
+                    continue
+                share = score if asks and doc.time > hit.time else score * NEXT_LINE_SHARE
+                if share > found.get(other, 0.0):
                     found[other] = share
         return sorted(found.items(), key=lambda hit: -hit[1])
 
@@ -969,6 +978,11 @@ class MemoryIndex:
                 if other not in sources:
                     found[other] = max(found.get(other, 0.0), strength)
         return sorted(found.items(), key=lambda pair: -pair[1])[:neighbours]
+
+
+def _asks(text: str) -> bool:
+    """Whether a line asks a question: it ends with a question mark (of any script)."""
+    return text.rstrip().endswith(QUESTION_MARKS)
 
 
 def _set_trust(entry: dict) -> float | None:
