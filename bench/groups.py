@@ -49,7 +49,7 @@ def group_recall(world: World, recalls: int = 200) -> Result:
     """Median time of one member's recall of its group's shares, by the group's size."""
     from ai_assistant.conf import AssistantConfig
     from ai_assistant.memory.groups import GroupShares
-    from ai_assistant.memory.recall import RecallWeights
+    from ai_assistant.memory.recall_weights import RecallWeights
     from ai_assistant.shell.groups import GROUP_CATEGORY, AssistantGroups
     from ai_assistant.shell.storage import MEMORY_CATEGORY, AttributeStore
 

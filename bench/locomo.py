@@ -197,7 +197,7 @@ def _prompt_share(memory, entry_of: dict, ids: set):
     the recalled lines that fit `recall_budget_tokens` (of the `recall_limit` best), how many
     lines that is, and what those lines are: how many rest on evidence, and how many of the
     others are a turn next to one shown above them (the lines beside a hit)."""
-    from ai_assistant.memory.recall import render
+    from ai_assistant.memory.recalled import render
 
     brain = memory.brain
     config = brain.config

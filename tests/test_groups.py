@@ -22,7 +22,7 @@ from ai_assistant.memory.groups import (
     group_id,
 )
 from ai_assistant.memory.provenance import CLAIM
-from ai_assistant.memory.recall import RecallWeights
+from ai_assistant.memory.recall_weights import RecallWeights
 from ai_assistant.memory.store import DictStore
 from ai_assistant.shell.groups import GROUP_CATEGORY, set_sharing
 from ai_assistant.testing.server import tool_call, tool_reply

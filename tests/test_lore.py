@@ -19,7 +19,7 @@ from ai_assistant.memory.lore import (
     LoreError,
     merged,
 )
-from ai_assistant.memory.recall import RecallWeights
+from ai_assistant.memory.recall_weights import RecallWeights
 from ai_assistant.conf import AssistantConfig
 from ai_assistant.memory.store import DictStore
 

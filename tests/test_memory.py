@@ -13,7 +13,7 @@ from ai_assistant.errors import Refused
 from ai_assistant.memory.audience import NOBODY, narrowest, served_by, visible
 from ai_assistant.sleep.prompts import attributed
 from ai_assistant.memory.lexical import LexicalIndex, terms
-from ai_assistant.memory.recall import RecallWeights
+from ai_assistant.memory.recall_weights import RecallWeights
 from ai_assistant.memory_api import AssistantMemory
 from ai_assistant.testing.scripted import ScriptedModel
 

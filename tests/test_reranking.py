@@ -13,7 +13,7 @@ import pytest
 from ai_assistant.conf import AssistantConfig
 from ai_assistant.llm.chat import EndpointSettings, LLMError
 from ai_assistant.llm.client import OpenAIChatClient
-from ai_assistant.memory.recall import Recalled
+from ai_assistant.memory.recalled import Recalled
 from ai_assistant.memory.reranking import reordered
 from ai_assistant.memory_api import AssistantMemory
 from ai_assistant.testing.server import LocalModelServer, ScriptedResponder

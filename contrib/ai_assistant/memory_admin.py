@@ -27,7 +27,7 @@ from .agent.brain import Brain
 from .clock import to_iso, utcnow
 from .debt import SleepDebt
 from .errors import Refused
-from .memory.recall import Recalled
+from .memory.recalled import Recalled
 from .memory.forget_person import PersonForgotten
 from .memory.kinds import BY_NAME, REGISTRY
 from .memory.person_forgetting import PersonForgetting, unsay

@@ -44,7 +44,7 @@ from .llm.chat import ChatClient, LLMError
 from .memory.audience import Audience, person_key, served_by
 from .memory.journal import Journal
 from .memory.provenance import OBSERVED, SOURCES, spoken_source
-from .memory.recall import Recalled
+from .memory.recalled import Recalled
 from .memory.snapshots import describe
 from .memory.store import DictStore, KeyValueStore
 from .memory_admin import MemoryAdmin

@@ -110,7 +110,7 @@ def events_message(
         location (str, optional): Where the assistant is.
         present (list): Who is there.
         now_text (str): The time, as shown.
-        recalled (list): Lines of recalled memories (`memory.recall.render`), already escaped.
+        recalled (list): Lines of recalled memories (`memory.recalled.render`), already escaped.
         talking_with (list): Lines of working memory (who it is talking with), escaped.
         private_with (str, optional): The name of the one person this turn answers privately.
         reminders (list): Lines of the reminders these events brought back

@@ -42,12 +42,15 @@ from ..memory.history import ConversationHistory, visible_history, wire_format
 from ..memory.journal import Journal
 from ..memory.links import MemoryLinks
 from ..memory.lore import LORE, merged
-from ..memory.recall import MemoryIndex, Recalled, RecallWeights, nearest
+from ..memory.recall import MemoryIndex
+from ..memory.recall_weights import RecallWeights
+from ..memory.recalled import Recalled
 from ..memory.reranking import rerank_documents, reordered
 from ..memory.review import MemoryReview
 from ..memory.semantic import EmbeddedMemoryStore, MemoryStore
 from ..memory.snapshots import RecordingStore, Snapshots
 from ..memory.store import KeyValueStore
+from ..memory.vectors import nearest
 from ..prompt import SYSTEM_PROMPT, system_prompt
 from ..memory.reminders import Reminders
 from ..state import USAGE, USAGE_BY_HOUR

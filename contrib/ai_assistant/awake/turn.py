@@ -46,7 +46,7 @@ from ..events import (
 )
 from ..llm.chat import CONTEXT_LENGTH, LLMError
 from ..memory.audience import NOBODY, narrowest, served_by
-from ..memory.recall import render
+from ..memory.recalled import render
 from ..memory.working import WorkingMemory
 from ..prompt import SCENE_ANSWER, events_message
 from ..memory.relationships import Relationships

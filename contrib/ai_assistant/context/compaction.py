@@ -34,7 +34,7 @@ from ..events import SAID_CHARS, SPEECH_TYPES, Speaker
 from ..memory.audience import served_by
 from ..memory.journal import SYNTHESIS
 from ..memory.provenance import SUMMARY, derived, spoken_source
-from ..memory.recall import render
+from ..memory.recalled import render
 from ..agent.react import StopPolicy, react
 from ..state import CONTEXT_SIGNALS, LAST_COMPACTION
 from ..text import for_prompt

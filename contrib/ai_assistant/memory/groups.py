@@ -34,7 +34,8 @@ from ..text import for_prompt
 from .gossip import received_trust
 from .lexical import DEFAULT_STEMMER, LexicalIndex, terms
 from .provenance import CLAIM, told_label
-from .recall import Recalled, RecallWeights, trust_word
+from .recall_weights import RecallWeights
+from .recalled import Recalled, trust_word
 from .store import KeyValueStore
 
 # the key of a member's shares in its memory store

@@ -47,7 +47,8 @@ from ..errors import Refused
 from ..llm.model_json import INVALID_JSON, ModelJSONError, decode_model_json
 from ..text import for_prompt
 from .lexical import DEFAULT_STEMMER, LexicalIndex, terms
-from .recall import Recalled, RecallWeights, trust_word
+from .recall_weights import RecallWeights
+from .recalled import Recalled, trust_word
 from .store import KeyValueStore
 
 MAX_TITLE_CHARS = 120

@@ -16,36 +16,29 @@ folded into their entry while it is indexed, so sleep adds words to a moment rat
 second document that competes with it; once the entry is pruned, its facts are searched alone,
 with the conversation around them that consolidation kept (`provenance["talk"]`).
 
-How it ranks, as Generative Agents do, with weights and a decay that are configurable:
-
-- relevance: lexical (BM25 over stemmed words, always, the query widened by the words of
-  its best hits: `memory.lexical`) scaled to the best hit, plus, when an embeddings model is configured and the caller passes the query's nearest
-  vectors, their cosine similarity spread between the weakest and the best candidate, mixed by
-  `recall_semantic_share`; a daily digest's relevance counts half, and at most one is recalled;
-- recency: `recall_recency_decay` to the power of the game hours since the memory was made;
-- importance: its 1-10 score, scaled to 0-1;
-- trust: how far its source is trusted (`trust_*`, a builder's setting, corroboration), never
-  above the least trusted of what it was drawn from (`rests_on`: `memory.provenance`);
-- people: a memory about someone named in the query or present gets a boost.
+How it ranks: relevance, recency, importance, trust and people, mixed by `RecallWeights`
+(`memory.recall_weights`, whose doc says what each signal is). Relevance is measured here: the
+lexical score (BM25 over stemmed words, always, the query widened by the words of its best hits:
+`memory.lexical`) scaled to the best hit, plus, when an embeddings model is configured and the
+caller passes the query's nearest vectors (`memory.vectors`), their cosine similarity spread
+between the weakest and the best candidate, mixed by `recall_semantic_share`; a daily digest's
+relevance counts half, and at most one is recalled.
 
 The best hits then pull in their strongest linked memories (`memory.links`). One fact is
-recalled once (`_Shown`, `_superseded`): a fact and the entry it came from, the same words twice
-from one person, an observation and the attribute drawn from it. Only what the
+recalled once (`memory.recalled.Shown`, `_superseded`): a fact and the entry it came from, the
+same words twice from one person, an observation and the attribute drawn from it. Only what the
 people served may know is considered at all (`memory.audience`), and nothing made after the
-moment of the recall. Each result names the journal entries it rests on.
+moment of the recall. Each result (`memory.recalled.Recalled`) names the journal entries it
+rests on.
 
 """
 
 import re
 from itertools import islice
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
-import numpy
-
 from ..clock import from_iso
-from ..text import for_prompt
 from .audience import Audience, visible
 from .digests import DigestArchive, digest_text
 from .entities import EntityMemory
@@ -53,8 +46,10 @@ from .journal import Journal, same_talk
 from ..conf import AssistantConfig
 from .lexical import DEFAULT_STEMMER, LexicalIndex, terms
 from .links import MemoryLinks
-from .provenance import source_label
+from .recall_weights import RecallWeights
+from .recalled import Recalled, Shown, without_repeats
 from .semantic import EmbeddedMemoryStore, unpack_vector
+from .vectors import Vectors
 
 _NAME_WORD_RE = re.compile(r"[^\W\d_][\w'\-]+")  # a name in any script
 LINK_FACTOR = 0.8
@@ -76,112 +71,6 @@ NEXT_LINE_SHARE = 0.5
 QUESTION_MARKS = ("?", "\uff1f", "\u061f")
 
 
-@dataclass(frozen=True)
-class RecallWeights:
-    """How the signals are mixed (see the module doc), and how far each source is trusted.
-
-    Their values, and their defaults, are the configuration's (`recall_weight_*`,
-    `recall_recency_decay`, `trust_*`): `from_config` makes them.
-
-    """
-
-    relevance: float
-    recency: float
-    importance: float
-    person: float
-    decay: float
-    trust: float
-    trusts: tuple[tuple[str, float], ...]
-    semantic: float
-
-    @classmethod
-    def from_config(cls, config: AssistantConfig) -> "RecallWeights":
-        """The weights an assistant's configuration sets.
-
-        Args:
-            config (AssistantConfig): The configuration.
-
-        Returns:
-            RecallWeights: Its weights and trusts.
-
-        """
-        return cls(
-            relevance=config.recall_weight_relevance,
-            recency=config.recall_weight_recency,
-            importance=config.recall_weight_importance,
-            person=config.recall_weight_person,
-            decay=config.recall_recency_decay,
-            trust=config.recall_weight_trust,
-            trusts=tuple(config.trusts().items()),
-            semantic=config.recall_semantic_share,
-        )
-
-    def score(
-        self, relevance: float, recency: float, importance: float, trust: float, person: float = 0.0
-    ) -> float:
-        """A recalled memory's score: its signals mixed by these weights (see the module doc).
-
-        Args:
-            relevance (float): How well it matches the query, 0-1.
-            recency (float): How recent it is, 0-1 (1 for what is always current).
-            importance (float): Its importance, 1-10.
-            trust (float): Its trust, 0-1.
-            person (float, optional): 1 when it is about someone the recall is about.
-
-        Returns:
-            float: The score.
-
-        """
-        return (
-            self.relevance * relevance
-            + self.recency * recency
-            + self.person * person
-            + self.standing(importance, trust)
-        )
-
-    def standing(self, importance: float, trust: float) -> float:
-        """The part of a score that depends on neither the query nor the moment.
-
-        Args:
-            importance (float): The memory's importance, 1-10.
-            trust (float): Its trust, 0-1.
-
-        Returns:
-            float: Weighted importance plus weighted trust.
-
-        """
-        return self.importance * importance / 10 + self.trust * trust
-
-    def trust_of(self, doc: "Doc") -> float:
-        """A memory's trust: a builder's setting, else its source's (a claim two people made
-        independently counts as corroborated).
-
-        An unknown source gets the trust of "inferred" (0.5 if that is not set either).
-
-        Args:
-            doc (Doc): The memory.
-
-        Returns:
-            float: Its trust, 0-1.
-
-        """
-        if doc.trust is not None:
-            return doc.trust
-        trusts = self._trust_table()
-        source = "corroborated" if doc.corroborated else doc.provenance.get("source_type")
-        trust = trusts.get(source or "observed", trusts.get("inferred", 0.5))
-        # drawn from other memories: never trusted above the least trusted of them
-        rests_on = doc.provenance.get("rests_on")
-        return min(trust, trusts[rests_on]) if rests_on in trusts else trust
-
-    def _trust_table(self) -> dict[str, float]:
-        table = self.__dict__.get("_table")
-        if table is None:
-            table = dict(self.trusts)
-            object.__setattr__(self, "_table", table)  # frozen, so cached by hand
-        return table
-
-
 @dataclass
 class Doc:
     """One searchable memory."""
@@ -200,136 +89,6 @@ class Doc:
     standing: tuple | None = None  # (weights, importance and trust part of the score)
     cites: tuple[str, ...] = ()  # an attribute: the observations it was drawn from (doc ids)
     beside: tuple[str, ...] = ()  # an entry: the entries just before and after it, same talk
-
-
-@dataclass
-class Recalled:
-    """One recalled memory.
-
-    Attributes:
-        id (str): `j000012` (journal entry), `m000003` (long-term memory), `#12/o3`
-            (an observation of a person), `#12/a5` (an attribute of a person), `d000002`
-            (a daily digest).
-        kind (str): entry, reflection, summary, memory, observation, attribute or digest.
-        text (str): What it says.
-        score (float): Its total score.
-        scores (dict): relevance, recency, importance, person (and link, for a neighbour).
-        entry_ids (list): The journal entries it rests on.
-        time (datetime): When it was made.
-        importance (int): 1-10.
-        audience (list or None): Who may know it.
-        provenance (dict): source_type, heard_from, location, ...
-        via (str or None): The hit whose link pulled it in.
-        trust (float): How far its source is trusted, 0-1.
-
-    """
-
-    id: str
-    kind: str
-    text: str
-    score: float
-    scores: dict
-    entry_ids: list[str]
-    time: datetime
-    importance: int
-    audience: Audience
-    provenance: dict
-    via: str | None = None
-    trust: float = 0.5
-
-    def line(self, show_id: bool = False) -> str:
-        """One line for a prompt: source and trust, when and where, then the text (escaped).
-
-        Args:
-            show_id (bool): End it with the memory's id, for a tool that names a memory
-                (`tell`, when gossip is on).
-
-        Returns:
-            str: The line, starting with "- ".
-
-        """
-        where = self.provenance.get("location")
-        when = self.time.strftime("%Y-%m-%d")
-        tags = [
-            source_label(self.provenance),
-            f"trust {trust_word(self.trust)}",
-            when + (f" in {where}" if where else ""),
-        ]
-        if self.kind in ("reflection", "attribute", "memory", "digest"):
-            tags.append(self.kind)
-        shown = f"- [{for_prompt('; '.join(tags))}] {for_prompt(self.text)}"
-        return f"{shown} (id {for_prompt(self.id)})" if show_id else shown
-
-
-@dataclass
-class _Vectors:
-    """Embeddings of the memories that have one, as rows of a matrix that grows in place."""
-
-    matrix: numpy.ndarray | None = None
-    ids: list[str] = field(default_factory=list)
-    rows: dict[str, int] = field(default_factory=dict)
-
-    def put(self, doc_id: str, vector) -> None:
-        vector = numpy.asarray(vector, dtype=numpy.float32)
-        norm = float(numpy.linalg.norm(vector)) or 1.0
-        vector = vector / norm
-        if self.matrix is not None and self.matrix.shape[1] != vector.shape[0]:
-            if self.rows:
-                # of another model (a fact embedded before the model changed): not comparable
-                # with the others, and the journal's are embedded again with the new one
-                return
-            self.matrix, self.ids = None, []
-        if doc_id in self.rows:
-            self.matrix[self.rows[doc_id]] = vector
-            return
-        count = len(self.ids)
-        if self.matrix is None:
-            self.matrix = numpy.zeros((64, vector.shape[0]), dtype=numpy.float32)
-            self.ids, self.rows, count = [], {}, 0
-        elif count == self.matrix.shape[0]:
-            grown = numpy.zeros((count * 2, vector.shape[0]), dtype=numpy.float32)
-            grown[:count] = self.matrix
-            self.matrix = grown
-        self.matrix[count] = vector
-        self.ids.append(doc_id)
-        self.rows[doc_id] = count
-
-    def drop(self, doc_id: str) -> None:
-        row = self.rows.pop(doc_id, None)
-        if row is not None:
-            self.matrix[row] = 0.0
-
-    def snapshot(self) -> tuple[numpy.ndarray | None, list[str]]:
-        """What a worker thread may read while the reactor thread adds rows."""
-        count = len(self.ids)
-        return (None if self.matrix is None else self.matrix[:count]), list(self.ids)
-
-
-def nearest(snapshot, query_vector, limit: int) -> list[tuple[str, float]]:
-    """The `limit` rows of `snapshot` most similar to `query_vector` (a worker thread's job).
-
-    Args:
-        snapshot (tuple): A matrix of unit-length rows and their ids, from `vector_snapshot`.
-        query_vector (list or numpy.ndarray): The query's embedding.
-        limit (int): The most rows to return.
-
-    Returns:
-        list: (id, cosine similarity) pairs, most similar first, only those above 0; empty
-            when there are no vectors, no query vector, or the sizes differ.
-
-    """
-    matrix, ids = snapshot
-    if matrix is None or not len(ids) or query_vector is None:
-        return []
-    query = numpy.asarray(query_vector, dtype=numpy.float32)
-    if query.shape[0] != matrix.shape[1]:
-        return []
-    query = query / (float(numpy.linalg.norm(query)) or 1.0)
-    similarity = matrix @ query
-    limit = min(limit, len(ids))
-    top = numpy.argpartition(-similarity, limit - 1)[:limit]
-    ranked = sorted(top, key=lambda row: -similarity[row])
-    return [(ids[row], float(similarity[row])) for row in ranked if similarity[row] > 0]
 
 
 class MemoryIndex:
@@ -371,7 +130,7 @@ class MemoryIndex:
         # memory ids), while those entries are indexed: one moment, one searchable document
         self._folded: dict[str, set[str]] = {}
         self._folded_into: dict[str, tuple[str, ...]] = {}  # memory id -> its entries
-        self._vectors = _Vectors()
+        self._vectors = Vectors()
         self._built = False
         self._refolded: set[str] | None = None  # while building: entries to index again
         journal.watchers.append(self._entry_changed)
@@ -711,7 +470,7 @@ class MemoryIndex:
         return self._docs.get(doc_id)
 
     def vector_snapshot(self):
-        """The embeddings as a worker thread may read them (see `nearest`).
+        """The embeddings as a worker thread may read them (see `memory.vectors.nearest`).
 
         Returns:
             tuple: The matrix of vectors (or None) and the list of their ids.
@@ -747,8 +506,8 @@ class MemoryIndex:
             limit (int): How many to return.
             weights (RecallWeights, optional): How relevance, recency, importance and people
                 mix; by default the configuration's defaults.
-            semantic (list, optional): (doc id, similarity) from `nearest`, when embeddings are
-                on.
+            semantic (list, optional): (doc id, similarity) from `memory.vectors.nearest`,
+                when embeddings are on.
             time_factor (float): Game seconds per real second (recency decays on game time).
             candidates (int): How many lexical and semantic hits to consider.
             neighbours (int): Linked memories each of the best hits may pull in.
@@ -841,10 +600,10 @@ class MemoryIndex:
             )
             scored.append((score, doc_id, relevance, hours, person))
         # best first, one fact once: a memory and the entry it came from, the same words twice,
-        # an observation and the attribute drawn from it (`_Shown`, `_superseded`); results
+        # an observation and the attribute drawn from it (`Shown`, `_superseded`); results
         # are built only for what is kept
         kept = []
-        shown = _Shown()
+        shown = Shown()
         superseded = _superseded(self._docs, pool)
         digests = 0
         for item in sorted(scored, reverse=True):
@@ -864,7 +623,7 @@ class MemoryIndex:
                 break
         if neighbours:
             kept = self._with_neighbours(kept, limit, neighbours, allowed)
-        return _without_repeats(kept, limit)
+        return without_repeats(kept, limit)
 
     def _with_next_lines(self, hits: list[tuple[str, float]], allowed) -> list[tuple[str, float]]:
         """The lexical hits and the lines said just before and after each (`Doc.beside`), at
@@ -994,19 +753,6 @@ def _set_trust(entry: dict) -> float | None:
     return trust
 
 
-def trust_word(trust: float) -> str:
-    """How a trust is said: high, medium or low.
-
-    Args:
-        trust (float): The trust, 0-1.
-
-    Returns:
-        str: "high" from 0.75, "medium" from 0.5, else "low".
-
-    """
-    return "high" if trust >= 0.75 else "medium" if trust >= 0.5 else "low"
-
-
 def _recalled(
     doc: Doc, score: float, parts: dict, via: str | None = None, trust: float = 0.5
 ) -> Recalled:
@@ -1024,60 +770,6 @@ def _recalled(
         via=via,
         trust=trust,
     )
-
-
-# what restates a journal entry: the entry itself, and a fact drawn from it
-RESTATING = frozenset({"entry", "memory"})
-
-
-def _restates(kind: str, entry_ids, covered: set[str]) -> bool:
-    """Whether a memory only says again what recalled ones said (a fact and the entry it was
-    drawn from); remembers what it covers when it does not. A reflection or a profile
-    attribute draws something new from its entries: never a repeat."""
-    if kind not in RESTATING or not entry_ids:
-        return False
-    if covered.issuperset(entry_ids):
-        return True
-    covered.update(entry_ids)
-    return False
-
-
-class _Shown:
-    """What a recall has kept so far, to tell a repeat: a memory that restates recalled entries
-    (`_restates`), or the same words from the same person for the same audience (the same thing
-    journaled twice, an attribute that says what an observation said). The same words from
-    another person are kept: that two told it is worth knowing (and weighing by trust)."""
-
-    def __init__(self):
-        self.covered: set[str] = set()
-        self.texts: set[tuple] = set()
-
-    def repeats(
-        self, kind: str, entry_ids, text: str, audience: Audience, provenance: dict
-    ) -> bool:
-        """Whether a memory repeats what was kept; remembers it when it does not.
-
-        Args:
-            kind (str): Its kind.
-            entry_ids (iterable): The journal entries it rests on.
-            text (str): What it says, as it would be shown.
-            audience (list or None): Who may know it (a public and a private copy are two).
-            provenance (dict): Where it came from ("heard_from": who told it).
-
-        Returns:
-            bool: True for a repeat (leave it out).
-
-        """
-        # who told it, not how: the same words from two people are two testimonies
-        words = (
-            " ".join(re.findall(r"\w+", text.lower())),
-            str(audience),
-            str(provenance.get("heard_from") or "").lower(),
-        )
-        if words in self.texts or _restates(kind, entry_ids, self.covered):
-            return True
-        self.texts.add(words)
-        return False
 
 
 def _superseded(docs: dict, pool) -> set[str]:
@@ -1098,48 +790,3 @@ def _superseded(docs: dict, pool) -> set[str]:
         if doc.kind == "attribute":
             gone.update(doc.cites)
     return gone
-
-
-def _without_repeats(items: list[Recalled], limit: int) -> list[Recalled]:
-    """Best first, without memories that repeat others (see `_Shown`)."""
-    kept: list[Recalled] = []
-    shown = _Shown()
-    for item in items:
-        if shown.repeats(item.kind, item.entry_ids, item.text, item.audience, item.provenance):
-            continue
-        kept.append(item)
-        if len(kept) == limit:
-            break
-    return kept
-
-
-def render(
-    items: list[Recalled],
-    budget_tokens: int,
-    count_tokens: Callable[[str], int],
-    show_ids: bool = False,
-) -> list[str]:
-    """The prompt lines for recalled memories, best first, within `budget_tokens`.
-
-    Lines are added in order until the next one would exceed the budget.
-
-    Args:
-        items (list): The recalled memories, best first.
-        budget_tokens (int): The most tokens the lines may use together.
-        count_tokens (callable): Counts the tokens of a line.
-        show_ids (bool): End each line with the memory's id (`Recalled.line`).
-
-    Returns:
-        list: The lines that fit.
-
-    """
-    lines: list[str] = []
-    used = 0
-    for item in items:
-        line = item.line(show_ids)
-        cost = count_tokens(line)
-        if used + cost > budget_tokens:
-            break
-        lines.append(line)
-        used += cost
-    return lines

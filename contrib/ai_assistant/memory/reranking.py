@@ -17,7 +17,7 @@ A failed call leaves the first pass's order; a memory pulled in by a link keeps 
 
 from dataclasses import replace
 
-from .recall import Recalled
+from .recalled import Recalled
 
 # the most characters of one memory sent to the reranker (rerankers read about 512 tokens of
 # query and document together)

@@ -12,7 +12,7 @@ what is written afterwards in this conversation private too.
 from pydantic import Field
 
 from ..llm.chat import LLMError
-from ..memory.recall import Recalled
+from ..memory.recalled import Recalled
 from .base import EXTRACTION, TURN, Tool, ToolArgs, ToolContext, ToolResult
 
 MAX_RESULTS = 8

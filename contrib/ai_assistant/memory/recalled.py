@@ -1,0 +1,192 @@
+"""
+Recalled: what a recall returns, and how it is shown.
+
+A `Recalled` is one memory a recall found, with its scores and the journal entries it rests on;
+`render` turns the best of them into a prompt's lines within a budget of tokens, each line its
+source and trust (`trust_word`), when and where, then its text, escaped (`Recalled.line`).
+
+One fact is recalled once: `Shown` tells a repeat among what a recall keeps (a fact and the
+entry it came from, the same words twice from one person for one audience), and
+`without_repeats` leaves the repeats out of a ranked list.
+
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..text import for_prompt
+from .audience import Audience
+from .provenance import source_label
+
+
+@dataclass
+class Recalled:
+    """One recalled memory.
+
+    Attributes:
+        id (str): `j000012` (journal entry), `m000003` (long-term memory), `#12/o3`
+            (an observation of a person), `#12/a5` (an attribute of a person), `d000002`
+            (a daily digest).
+        kind (str): entry, reflection, summary, memory, observation, attribute or digest.
+        text (str): What it says.
+        score (float): Its total score.
+        scores (dict): relevance, recency, importance, person (and link, for a neighbour).
+        entry_ids (list): The journal entries it rests on.
+        time (datetime): When it was made.
+        importance (int): 1-10.
+        audience (list or None): Who may know it.
+        provenance (dict): source_type, heard_from, location, ...
+        via (str or None): The hit whose link pulled it in.
+        trust (float): How far its source is trusted, 0-1.
+
+    """
+
+    id: str
+    kind: str
+    text: str
+    score: float
+    scores: dict
+    entry_ids: list[str]
+    time: datetime
+    importance: int
+    audience: Audience
+    provenance: dict
+    via: str | None = None
+    trust: float = 0.5
+
+    def line(self, show_id: bool = False) -> str:
+        """One line for a prompt: source and trust, when and where, then the text (escaped).
+
+        Args:
+            show_id (bool): End it with the memory's id, for a tool that names a memory
+                (`tell`, when gossip is on).
+
+        Returns:
+            str: The line, starting with "- ".
+
+        """
+        where = self.provenance.get("location")
+        when = self.time.strftime("%Y-%m-%d")
+        tags = [
+            source_label(self.provenance),
+            f"trust {trust_word(self.trust)}",
+            when + (f" in {where}" if where else ""),
+        ]
+        if self.kind in ("reflection", "attribute", "memory", "digest"):
+            tags.append(self.kind)
+        shown = f"- [{for_prompt('; '.join(tags))}] {for_prompt(self.text)}"
+        return f"{shown} (id {for_prompt(self.id)})" if show_id else shown
+
+
+def trust_word(trust: float) -> str:
+    """How a trust is said: high, medium or low.
+
+    Args:
+        trust (float): The trust, 0-1.
+
+    Returns:
+        str: "high" from 0.75, "medium" from 0.5, else "low".
+
+    """
+    return "high" if trust >= 0.75 else "medium" if trust >= 0.5 else "low"
+
+
+# what restates a journal entry: the entry itself, and a fact drawn from it
+RESTATING = frozenset({"entry", "memory"})
+
+
+def _restates(kind: str, entry_ids, covered: set[str]) -> bool:
+    """Whether a memory only says again what recalled ones said (a fact and the entry it was
+    drawn from); remembers what it covers when it does not. A reflection or a profile
+    attribute draws something new from its entries: never a repeat."""
+    if kind not in RESTATING or not entry_ids:
+        return False
+    if covered.issuperset(entry_ids):
+        return True
+    covered.update(entry_ids)
+    return False
+
+
+class Shown:
+    """What a recall has kept so far, to tell a repeat: a memory that restates recalled entries
+    (`_restates`), or the same words from the same person for the same audience (the same thing
+    journaled twice, an attribute that says what an observation said). The same words from
+    another person are kept: that two told it is worth knowing (and weighing by trust)."""
+
+    def __init__(self):
+        self.covered: set[str] = set()
+        self.texts: set[tuple] = set()
+
+    def repeats(
+        self, kind: str, entry_ids, text: str, audience: Audience, provenance: dict
+    ) -> bool:
+        """Whether a memory repeats what was kept; remembers it when it does not.
+
+        Args:
+            kind (str): Its kind.
+            entry_ids (iterable): The journal entries it rests on.
+            text (str): What it says, as it would be shown.
+            audience (list or None): Who may know it (a public and a private copy are two).
+            provenance (dict): Where it came from ("heard_from": who told it).
+
+        Returns:
+            bool: True for a repeat (leave it out).
+
+        """
+        # who told it, not how: the same words from two people are two testimonies
+        words = (
+            " ".join(re.findall(r"\w+", text.lower())),
+            str(audience),
+            str(provenance.get("heard_from") or "").lower(),
+        )
+        if words in self.texts or _restates(kind, entry_ids, self.covered):
+            return True
+        self.texts.add(words)
+        return False
+
+
+def without_repeats(items: list[Recalled], limit: int) -> list[Recalled]:
+    """Best first, without memories that repeat others (see `Shown`)."""
+    kept: list[Recalled] = []
+    shown = Shown()
+    for item in items:
+        if shown.repeats(item.kind, item.entry_ids, item.text, item.audience, item.provenance):
+            continue
+        kept.append(item)
+        if len(kept) == limit:
+            break
+    return kept
+
+
+def render(
+    items: list[Recalled],
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
+    show_ids: bool = False,
+) -> list[str]:
+    """The prompt lines for recalled memories, best first, within `budget_tokens`.
+
+    Lines are added in order until the next one would exceed the budget.
+
+    Args:
+        items (list): The recalled memories, best first.
+        budget_tokens (int): The most tokens the lines may use together.
+        count_tokens (callable): Counts the tokens of a line.
+        show_ids (bool): End each line with the memory's id (`Recalled.line`).
+
+    Returns:
+        list: The lines that fit.
+
+    """
+    lines: list[str] = []
+    used = 0
+    for item in items:
+        line = item.line(show_ids)
+        cost = count_tokens(line)
+        if used + cost > budget_tokens:
+            break
+        lines.append(line)
+        used += cost
+    return lines
