@@ -75,6 +75,37 @@ def test_the_answer_to_a_question_found_is_found_as_well_as_the_question():
     assert relevance[before] == relevance[question] / 2, "the line before it does not"
 
 
+def test_a_moment_whose_entries_retention_emptied_is_found_beside_its_question_as_before():
+    # sleep draws a fact from each line; once retention empties the lines, the facts stand for
+    # them, and the answer is still found by the words of the question said before it
+    memory, (before, question, answer) = conversation(
+        ("Carol", "Lovely weather today."),
+        ("Bob", "Where did you spend your holiday?"),
+        ("Alice", "Paris, with my sister."),
+        config={"journal_retention_days": 1},
+    )
+    memory.consolidate(now=T0 + timedelta(hours=8))
+    memory.consolidate(now=T0 + timedelta(days=3))
+    journal = memory.brain.journal
+    assert [journal.get(entry_id)["content"] for entry_id in (before, question, answer)] == [""] * 3
+    found = memory.brain.index.search(
+        "holiday", now=T0 + timedelta(days=3), served=None, candidates=1, limit=5
+    )
+    by_entry = {item.entry_ids[0]: item for item in found if item.kind == "memory"}
+    assert set(by_entry) == {before, question, answer}
+    relevance = {entry_id: item.scores["relevance"] for entry_id, item in by_entry.items()}
+    assert relevance[answer] == relevance[question], "the fact drawn from the answer answers it"
+    assert relevance[before] == relevance[question] / 2
+
+
+def test_a_fact_copied_from_a_question_with_a_closing_period_still_asks():
+    from ai_assistant.memory.recall import _asks
+
+    assert _asks("Bob says: Where did you spend your holiday?.")
+    assert _asks("«Où étais-tu ?»".replace("»", "”"))
+    assert not _asks("Bob says: I spent my holiday in Paris.")
+
+
 def test_the_line_after_a_statement_found_counts_half():
     memory, (said, after) = conversation(
         ("Bob", "I spent my holiday in Paris."),

@@ -88,7 +88,9 @@ class Doc:
     corroborated: bool = False
     standing: tuple | None = None  # (weights, importance and trust part of the score)
     cites: tuple[str, ...] = ()  # an attribute: the observations it was drawn from (doc ids)
-    beside: tuple[str, ...] = ()  # an entry: the entries just before and after it, same talk
+    # the moments just before and after it in the same talk, as (entry id, whether it comes
+    # after): an entry's, and a fact's that stands for entries no longer indexed
+    beside: tuple[tuple[str, bool], ...] = ()
 
 
 class MemoryIndex:
@@ -130,6 +132,10 @@ class MemoryIndex:
         # memory ids), while those entries are indexed: one moment, one searchable document
         self._folded: dict[str, set[str]] = {}
         self._folded_into: dict[str, tuple[str, ...]] = {}  # memory id -> its entries
+        # every indexed fact by the entries it was drawn from (entry id -> memory ids), folded
+        # or not: a moment whose entry is gone (emptied by retention) is found as its facts
+        self._drawn: dict[str, set[str]] = {}
+        self._drawn_from: dict[str, tuple[str, ...]] = {}  # memory id -> its entries
         self._vectors = Vectors()
         self._built = False
         self._refolded: set[str] | None = None  # while building: entries to index again
@@ -232,7 +238,7 @@ class MemoryIndex:
                 },
                 # a builder's trust, else what a telling left it (decayed per hand)
                 trust=_set_trust(entry),
-                beside=tuple(other["id"] for other in beside),
+                beside=self._moments_beside([entry]) if kind == "entry" else (),
             ),
             self._moment_text(entry, beside) if kind == "entry" else None,
             context=self._moment_context(entry) if kind == "entry" else (),
@@ -295,6 +301,7 @@ class MemoryIndex:
         if memory.get("forgotten") or not memory.get("text"):
             self._drop(memory["id"])
             self._refold(memory["id"], sources)
+            self._record_drawn(memory["id"], ())
             return
         provenance = dict(memory.get("provenance") or {})
         people = {key.lower() for key in provenance.get("about") or []}
@@ -336,6 +343,8 @@ class MemoryIndex:
                     }
                 ),
                 corroborated=bool(memory.get("corroborated")),
+                # alone, it stands for its moment among the lines said around it
+                beside=() if folded else self._moments_beside(self._entries(sources)),
             ),
             " ".join(
                 [said] * OWN_WEIGHT
@@ -344,12 +353,54 @@ class MemoryIndex:
             searchable=not folded,
         )
         self._refold(memory["id"], sources if folded else ())
+        self._record_drawn(memory["id"], sources)
         for entry_id in sources if folded else ():
             # what its moment shows, and so its standing, may have changed with it
             self._docs[entry_id].standing = None
         vector = unpack_vector(memory.get("vector"))
         if vector is not None:
             self._vectors.put(memory["id"], vector)
+
+    def _record_drawn(self, memory_id: str, sources: tuple) -> None:
+        """Record that `memory_id` is drawn from the entries `sources` (none: it is gone)."""
+        for entry_id in self._drawn_from.pop(memory_id, ()):
+            memories = self._drawn.get(entry_id)
+            if memories is not None:
+                memories.discard(memory_id)
+                if not memories:
+                    del self._drawn[entry_id]
+        if sources:
+            self._drawn_from[memory_id] = tuple(sources)
+            for entry_id in sources:
+                self._drawn.setdefault(entry_id, set()).add(memory_id)
+
+    def _entries(self, entry_ids) -> list[dict]:
+        return [entry for entry_id in entry_ids if (entry := self.journal.get(entry_id))]
+
+    def _moments_beside(self, entries: list[dict]) -> tuple[tuple[str, bool], ...]:
+        """The entries said just before and after `entries` in the same talk (`same_talk`),
+        as (entry id, whether it comes after), emptied ones too: a line whose entry retention
+        emptied is still there, as the facts sleep drew from it (`_moment_docs`)."""
+        own = {entry["id"] for entry in entries}
+        found = []
+        for entry in entries:
+            seq = entry.get("seq")
+            if seq is None:
+                continue
+            for other, after in (
+                (self.journal.at(seq - 1), False),
+                (self.journal.at(seq + 1), True),
+            ):
+                if other is not None and other["id"] not in own and same_talk(other, entry):
+                    found.append((other["id"], after))
+        return tuple(dict.fromkeys(found))
+
+    def _moment_docs(self, entry_id: str) -> list[str]:
+        """What stands for a journal entry's moment in the index: the entry, or once it is
+        no longer indexed (emptied by retention), the facts drawn from it that are."""
+        if entry_id in self._docs:
+            return [entry_id]
+        return sorted(m for m in self._drawn.get(entry_id, ()) if m in self._docs)
 
     def _refold(self, memory_id: str, into: tuple) -> None:
         """Record that `memory_id` is folded into the entries `into` (none: into none), and
@@ -635,13 +686,13 @@ class MemoryIndex:
         for doc_id, score in hits:
             hit = self._docs[doc_id]
             asks = _asks(hit.text)
-            for other in hit.beside:
-                doc = self._docs.get(other)
-                if not allowed(doc):
-                    continue
-                share = score if asks and doc.time > hit.time else score * NEXT_LINE_SHARE
-                if share > found.get(other, 0.0):
-                    found[other] = share
+            for entry_id, after in hit.beside:
+                for other in self._moment_docs(entry_id):
+                    if not allowed(self._docs.get(other)):
+                        continue
+                    share = score if asks and after else score * NEXT_LINE_SHARE
+                    if share > found.get(other, 0.0):
+                        found[other] = share
         return sorted(found.items(), key=lambda hit: -hit[1])
 
     def _latest_about(self, person: str, allowed) -> list[str]:
@@ -741,7 +792,8 @@ class MemoryIndex:
 
 def _asks(text: str) -> bool:
     """Whether a line asks a question: it ends with a question mark (of any script)."""
-    return text.rstrip().endswith(QUESTION_MARKS)
+    # a fact copied from a line may close it with a period or a quote ("...styles?.")
+    return text.rstrip().rstrip(".\"'\u201d\u2019").rstrip().endswith(QUESTION_MARKS)
 
 
 def _set_trust(entry: dict) -> float | None:
