@@ -35,13 +35,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from bench.cases import Result
+from bench.endpoints import EMBED_URL, RERANK_MODEL, RERANK_URL, Endpoints, embedding_model
 
 KS = (5, 10, 25)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
-# a reranking endpoint and model to measure (`recall_rerank_model`), as for embeddings
-RERANK_URL = "AI_ASSISTANT_BENCH_RERANK_URL"
-RERANK_MODEL = "AI_ASSISTANT_BENCH_RERANK_MODEL"
 # the targets (see the module doc)
 LEXICAL_R10 = 0.75
 R25_ABOVE_R10 = 0.02
@@ -72,52 +70,18 @@ def turns_of(conversation: dict) -> list[tuple[str, str, str, datetime]]:
     return turns
 
 
-def _endpoints_client():
-    """The offline rehearsal model for chat; the configured endpoints for embeddings
-    (`AI_ASSISTANT_BENCH_EMBED_URL`) and reranking (`AI_ASSISTANT_BENCH_RERANK_URL`)."""
-    from ai_assistant.llm.chat import EndpointSettings
-    from ai_assistant.llm.client import OpenAIChatClient
-    from ai_assistant.offline.rehearsal import RehearsalResponder
-    from ai_assistant.offline.replies import ResponderClient
-
-    rules = ResponderClient(RehearsalResponder())
-
-    def endpoint(variable):
-        url = os.environ.get(variable)
-        return OpenAIChatClient(EndpointSettings(url, "not-needed")) if url else None
-
-    embedder, reranker = endpoint("AI_ASSISTANT_BENCH_EMBED_URL"), endpoint(RERANK_URL)
-
-    class Endpoints:
-        def __getattr__(self, name):
-            return getattr(rules, name)
-
-        def embed(self, model, texts, input_type=None):
-            return embedder.embed(model, texts, input_type=input_type)
-
-        def served_models(self):
-            return embedder.served_models()
-
-        def rerank(self, model, query, documents):
-            return reranker.rerank(model, query, documents)
-
-    return Endpoints()
-
-
 def _memory(mode: str, turns):
     from ai_assistant.conf import AssistantConfig
     from ai_assistant.memory_api import AssistantMemory
 
-    embedding = None
-    if os.environ.get("AI_ASSISTANT_BENCH_EMBED_URL") and mode in ("embed", "rerank"):
-        embedding = os.environ.get("AI_ASSISTANT_BENCH_EMBED_MODEL") or "embedding"
+    embedding = embedding_model() if mode in ("embed", "rerank") else None
     if mode == "rerank":
         config = AssistantConfig(recall_rerank_model=os.environ.get(RERANK_MODEL) or "reranker")
         memory = AssistantMemory(
-            "Assistant", model=_endpoints_client(), embedding_model=embedding, config=config
+            "Assistant", model=Endpoints(), embedding_model=embedding, config=config
         )
     elif mode == "embed":
-        memory = AssistantMemory("Assistant", model=_endpoints_client(), embedding_model=embedding)
+        memory = AssistantMemory("Assistant", model=Endpoints(), embedding_model=embedding)
     else:
         memory = AssistantMemory("Assistant")
     entry_of = {}
@@ -255,7 +219,7 @@ def locomo_recall(quick: bool = False) -> list[Result]:
             )
         ]
     modes = ["bm25", "raw", "slept"]
-    if os.environ.get("AI_ASSISTANT_BENCH_EMBED_URL"):
+    if os.environ.get(EMBED_URL):
         modes.append("embed")
     if os.environ.get(RERANK_URL):
         modes.append("rerank")
