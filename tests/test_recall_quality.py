@@ -98,6 +98,23 @@ def test_a_moment_whose_entries_retention_emptied_is_found_beside_its_question_a
     assert relevance[before] == relevance[question] / 2
 
 
+def test_a_whispered_answer_emptied_by_retention_is_never_brought_for_someone_else():
+    memory = AssistantMemory("Aria", config=AssistantConfig(journal_retention_days=1))
+    question = memory.add_entry("Where did you spend your holiday?", speaker="Bob", time=T0)
+    whisper = memory.add_entry(
+        "Paris, with my sister.", speaker="Alice", time=T0 + timedelta(seconds=30), audience=["Bob"]
+    )
+    memory.consolidate(now=T0 + timedelta(hours=8))
+    memory.consolidate(now=T0 + timedelta(days=3))
+    assert memory.brain.journal.get(whisper)["content"] == ""
+    at = T0 + timedelta(days=3)
+    for_carol = memory.recall("holiday", k=5, at=at, audience=["Carol"])
+    assert set(entries_of(for_carol)) == {question}
+    assert all("Paris" not in item.text for item in for_carol)
+    for_bob = memory.recall("Paris", k=5, at=at, audience=["Bob"])
+    assert whisper in entries_of(for_bob), "the one it was told to still has it"
+
+
 def test_a_fact_copied_from_a_question_with_a_closing_period_still_asks():
     from ai_assistant.memory.recall import _asks
 
