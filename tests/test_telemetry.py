@@ -23,6 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from ai_assistant import telemetry
+from ai_assistant.agent import model_calls
 from ai_assistant.llm.chat import SERVER_ERROR, ChatReply, LLMError, TokenUsage
 from ai_assistant.sleep.tick import sleep_tick
 from ai_assistant.testing.scripted import ScriptedModel
@@ -299,7 +300,7 @@ def test_turned_off_nothing_is_wrapped_or_recorded(otel):
     assistant = make_assistant(model)
     hear(assistant, "Aria, hello")
     work = assistant.call_model(assistant.build_request([]))
-    assert work.blocking.__name__ == "_complete"  # the plain call, no wrapper
+    assert work.blocking is model_calls.complete  # the plain call, no wrapper
     work()
     assert run_tick(assistant).model_calls == 1
     assert exporter.get_finished_spans() == ()

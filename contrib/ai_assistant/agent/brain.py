@@ -12,7 +12,6 @@ it.
 
 """
 
-import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,11 +25,9 @@ from ..budget import TokenBudget, billed_tokens
 from ..events import EventQueue
 from ..lifecycle import SLEEP, Lifecycle
 from ..llm.calibration import Calibration
-from ..llm.chat import NOT_CONFIGURED, ChatClient, ChatRequest, LLMError
-from ..llm.embedding_roles import DOCUMENT, QUERY, RolesResolver, aembed_texts, embed_texts
-from ..llm.structured import acomplete_structured, complete_structured
+from ..llm.chat import ChatClient, ChatRequest, LLMError
+from ..llm.embedding_roles import DOCUMENT, RolesResolver
 from ..llm.tokens import TokenCounter
-from ..llm.tool_choice import acomplete_with_tools, complete_with_tools
 from ..llm.usage import UsageStats
 from ..memory.core import CoreMemory
 from ..memory.digests import DigestArchive
@@ -50,12 +47,12 @@ from ..memory.review import MemoryReview
 from ..memory.semantic import EmbeddedMemoryStore, MemoryStore
 from ..memory.snapshots import RecordingStore, Snapshots
 from ..memory.store import KeyValueStore
-from ..memory.vectors import nearest
 from ..prompt import SYSTEM_PROMPT, system_prompt
 from ..memory.reminders import Reminders
 from ..state import USAGE, USAGE_BY_HOUR
 from ..memory.audience import Audience, message_audience, narrowest
 from ..tools.base import TURN, Speaker, ToolContext, ToolRegistry, World
+from . import model_calls
 
 # hours of usage kept for the charts (a week)
 HOURS_KEPT = 168
@@ -230,7 +227,7 @@ class Brain:
 
         """
         forms = telemetry.model_call(
-            telemetry.CHAT, request.model, self.name, _complete, _acomplete
+            telemetry.CHAT, request.model, self.name, model_calls.complete, model_calls.acomplete
         )
         return ModelWork(*forms, self.client_factory, request)
 
@@ -247,7 +244,11 @@ class Brain:
 
         """
         forms = telemetry.model_call(
-            telemetry.STRUCTURED, request.model, self.name, _structured, _astructured
+            telemetry.STRUCTURED,
+            request.model,
+            self.name,
+            model_calls.structured,
+            model_calls.astructured,
         )
         return ModelWork(
             *forms, self.client_factory, request, output_model, self.config.structured_output
@@ -266,7 +267,11 @@ class Brain:
 
         """
         forms = telemetry.model_call(
-            telemetry.EMBEDDING, self.embedding_model, self.name, _embed, _aembed
+            telemetry.EMBEDDING,
+            self.embedding_model,
+            self.name,
+            model_calls.embed,
+            model_calls.aembed,
         )
         return ModelWork(
             *forms,
@@ -306,8 +311,8 @@ class Brain:
             telemetry.EMBEDDING,
             self.embedding_model,
             self.name,
-            _embed_and_search,
-            _aembed_and_search,
+            model_calls.embed_and_search,
+            model_calls.aembed_and_search,
         )
         return ModelWork(
             *forms,
@@ -419,7 +424,9 @@ class Brain:
         pool = pool[: self.config.recall_rerank_candidates]
         if not model or not query.strip() or len(pool) < 2:
             return None
-        forms = telemetry.model_call(telemetry.RERANK, model, self.name, _rerank, _arerank)
+        forms = telemetry.model_call(
+            telemetry.RERANK, model, self.name, model_calls.rerank, model_calls.arerank
+        )
         return ModelWork(*forms, self.client_factory, model, query, rerank_documents(pool))
 
     def reranked(
@@ -823,7 +830,9 @@ class Brain:
         """
         if self.calibration.window_asked():
             return None
-        return ModelWork(_served_window, _aserved_window, self.client_factory, self.model)
+        return ModelWork(
+            model_calls.served_window, model_calls.aserved_window, self.client_factory, self.model
+        )
 
     def check_override(self, key: str, value) -> None:
         """Rules a configuration value must follow for this assistant, beyond its bounds.
@@ -858,68 +867,3 @@ class Brain:
 
         """
         return self.lifecycle.mode == SLEEP
-
-
-# the blocking work and its coroutine twin; a client without coroutines (a game's own
-# `ChatClient`, the test doubles) has its blocking call run in a thread of the event loop's
-
-
-def _complete(client_factory, request):
-    return complete_with_tools(client_factory(), request)
-
-
-async def _acomplete(client_factory, request):
-    return await acomplete_with_tools(client_factory(), request)
-
-
-def _structured(client_factory, request, output_model, mode="auto"):
-    return complete_structured(client_factory(), request, output_model, mode)
-
-
-async def _astructured(client_factory, request, output_model, mode="auto"):
-    client = client_factory()
-    if hasattr(client, "acomplete"):
-        return await acomplete_structured(client, request, output_model, mode)
-    return await asyncio.to_thread(complete_structured, client, request, output_model, mode)
-
-
-def _embed(client_factory, model, texts, role, roles):
-    return embed_texts(client_factory(), model, texts, role, roles)
-
-
-async def _aembed(client_factory, model, texts, role, roles):
-    return await aembed_texts(client_factory(), model, texts, role, roles)
-
-
-def _embed_and_search(client_factory, model, query, snapshot, limit, roles):
-    (vector,) = embed_texts(client_factory(), model, [query], QUERY, roles)
-    return nearest(snapshot, vector, limit)
-
-
-async def _aembed_and_search(client_factory, model, query, snapshot, limit, roles):
-    (vector,) = await aembed_texts(client_factory(), model, [query], QUERY, roles)
-    return nearest(snapshot, vector, limit)
-
-
-def _rerank(client_factory, model, query, documents):
-    client = client_factory()
-    if not callable(getattr(client, "rerank", None)):
-        raise LLMError(
-            NOT_CONFIGURED, "This model client cannot rerank; set recall_rerank_model to None."
-        )
-    return client.rerank(model, query, documents)
-
-
-async def _arerank(client_factory, model, query, documents):
-    # the SDK's generic POST, made in a worker thread of the queue's loop (one call a recall)
-    return await asyncio.to_thread(_rerank, client_factory, model, query, documents)
-
-
-def _served_window(client_factory, model):
-    lister = getattr(client_factory(), "served_window", None)
-    return lister(model) if callable(lister) else None
-
-
-async def _aserved_window(client_factory, model):
-    # one GET, once per chat model: in a worker thread of the queue's loop
-    return await asyncio.to_thread(_served_window, client_factory, model)
