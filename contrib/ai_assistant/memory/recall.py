@@ -215,7 +215,9 @@ class MemoryIndex:
         elif Journal.is_synthesis(entry):
             kind = "summary"
         people = {key.lower() for key in entry.get("about") or []}
-        beside = self.journal.neighbours(entry) if kind == "entry" else []
+        adjacent = self._adjacent([entry]) if kind == "entry" else []
+        # its neighbours' words are searched with its own (`Journal.neighbours`: those with words)
+        beside = [other for other, _ in adjacent if other.get("content")]
         if entry.get("heard_from"):
             people.add(entry["heard_from"].lower())
         self._put(
@@ -238,7 +240,7 @@ class MemoryIndex:
                 },
                 # a builder's trust, else what a telling left it (decayed per hand)
                 trust=_set_trust(entry),
-                beside=self._moments_beside([entry]) if kind == "entry" else (),
+                beside=tuple((other["id"], after) for other, after in adjacent),
             ),
             self._moment_text(entry, beside) if kind == "entry" else None,
             context=self._moment_context(entry) if kind == "entry" else (),
@@ -344,7 +346,14 @@ class MemoryIndex:
                 ),
                 corroborated=bool(memory.get("corroborated")),
                 # alone, it stands for its moment among the lines said around it
-                beside=() if folded else self._moments_beside(self._entries(sources)),
+                beside=(
+                    ()
+                    if folded
+                    else tuple(
+                        (other["id"], after)
+                        for other, after in self._adjacent(self._entries(sources))
+                    )
+                ),
             ),
             " ".join(
                 [said] * OWN_WEIGHT
@@ -377,9 +386,9 @@ class MemoryIndex:
     def _entries(self, entry_ids) -> list[dict]:
         return [entry for entry_id in entry_ids if (entry := self.journal.get(entry_id))]
 
-    def _moments_beside(self, entries: list[dict]) -> tuple[tuple[str, bool], ...]:
+    def _adjacent(self, entries: list[dict]) -> list[tuple[dict, bool]]:
         """The entries said just before and after `entries` in the same talk (`same_talk`),
-        as (entry id, whether it comes after), emptied ones too: a line whose entry retention
+        each with whether it comes after, emptied ones too: a line whose entry retention
         emptied is still there, as the facts sleep drew from it (`_moment_docs`)."""
         own = {entry["id"] for entry in entries}
         found = []
@@ -392,8 +401,8 @@ class MemoryIndex:
                 (self.journal.at(seq + 1), True),
             ):
                 if other is not None and other["id"] not in own and same_talk(other, entry):
-                    found.append((other["id"], after))
-        return tuple(dict.fromkeys(found))
+                    found.append((other, after))
+        return found
 
     def _moment_docs(self, entry_id: str) -> list[str]:
         """What stands for a journal entry's moment in the index: the entry, or once it is
