@@ -249,6 +249,10 @@ def test_a_long_line_before_gives_its_end_where_its_question_is():
     # the question the answer answers is kept, the start of the story is not
     assert earlier.endswith("Where did you sail last summer?")
     assert earlier.startswith("Bob: ") and len(earlier) <= len("Bob: ") + PASSAGE_CONTEXT_CHARS
+    # cut where a word starts
+    said = " ".join((story + "Where did you sail last summer?").split())
+    kept = earlier.removeprefix("Bob: ")
+    assert said.endswith(" " + kept)
     assert own == "Alice: To the islands."
 
 

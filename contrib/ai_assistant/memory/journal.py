@@ -359,7 +359,10 @@ class Journal:
         for other in self.neighbours(entry):
             if other["seq"] < entry["seq"]:
                 words = " ".join(other["content"].split())
-                lines.append(self._passage_line(other, words[-PASSAGE_CONTEXT_CHARS:]))
+                end = words[-PASSAGE_CONTEXT_CHARS:]
+                if len(end) < len(words) and " " in end:
+                    end = end.split(" ", 1)[1]  # from a word's start, not the middle of one
+                lines.append(self._passage_line(other, end))
         words = " ".join(entry["content"].split())
         lines.append(self._passage_line(entry, words[:PASSAGE_CHARS]))
         return "\n".join(lines)
