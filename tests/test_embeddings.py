@@ -26,6 +26,7 @@ from ai_assistant.llm.embedding_roles import (
     family_of_served,
     roles_for,
 )
+from ai_assistant.memory.journal import PASSAGE_CONTEXT_CHARS
 from ai_assistant.memory.store import DictStore
 from ai_assistant.memory_api import AssistantMemory
 from ai_assistant.sleep.embedding import embed_entries
@@ -233,6 +234,26 @@ def test_sleep_embeds_entries_as_passages_with_speakers_and_the_line_before():
     assert model.input_types == [None]
     assert brain.journal.vector(brain.journal.get(second), E5)
     assert brain.journal.vector(brain.journal.get(first), "another-model") is None
+
+
+def test_a_long_line_before_gives_its_end_where_its_question_is():
+    model = ScriptedModel()
+    brain = settled(brain_over(DictStore(), model), model)
+    story = "We walked along the harbour wall and counted the gulls on every post. " * 6
+    _, answer = heard(
+        brain, ("Bob", story + "Where did you sail last summer?"), ("Alice", "To the islands.")
+    )
+    step(embed_entries, brain)
+    passage = model.embedded[0][1]
+    earlier, own = passage.removeprefix("passage: ").split("\n")
+    # the question the answer answers is kept, the start of the story is not
+    assert earlier.endswith("Where did you sail last summer?")
+    assert earlier.startswith("Bob: ") and len(earlier) <= len("Bob: ") + PASSAGE_CONTEXT_CHARS
+    # cut where a word starts
+    said = " ".join((story + "Where did you sail last summer?").split())
+    kept = earlier.removeprefix("Bob: ")
+    assert said.endswith(" " + kept)
+    assert own == "Alice: To the islands."
 
 
 def test_entries_are_embedded_in_batches_within_the_budget():

@@ -54,10 +54,10 @@ BOOKMARK_IMPORTANCE = {1: 6, 2: 8, 3: 10}
 NEIGHBOUR_SECONDS = 600
 # the most characters of the neighbours' words kept with a fact (`Journal.talk_around`)
 TALK_CHARS = 600
-# the most characters of an entry's own words, and of each neighbour's, in its embedding
-# (`Journal.passage`): within what small embedding models read (512 tokens)
+# the most characters of an entry's own words, and of the end of the line before, in its
+# embedding (`Journal.passage`): within what small embedding models read (512 tokens)
 PASSAGE_CHARS = 600
-PASSAGE_CONTEXT_CHARS = 300
+PASSAGE_CONTEXT_CHARS = 150
 # in the journal's meta: {"model", "through"}, where embedding goes on (`Journal.unembedded`)
 EMBEDDED = "embedded"
 # ids of critical bookmarks (salience 3), checked cheaply at every turn until consolidated
@@ -339,32 +339,38 @@ class Journal:
         return " ".join(other["content"] for other in self.neighbours(entry))[:limit]
 
     def passage(self, entry: dict) -> str:
-        """What an entry's embedding is made of: the line said just before it in the same
-        conversation (see `neighbours`) and its own words, each after the name of who said it:
-        an embedding of a bare line ("Paris, with my sister.") knows neither who spoke nor of
-        what, and the line before is most often what it answers. The line after is left out:
-        it cost a third of the time of embedding and found no more (performance.md, 9).
+        """What an entry's embedding is made of: the end of the line said just before it in the
+        same conversation (see `neighbours`) and its own words, each after the name of who said
+        it: an embedding of a bare line ("Paris, with my sister.") knows neither who spoke nor
+        of what, and the line before is most often what it answers. Of that line only its end
+        is kept, where the question it asks is ("...Where did you go?"): its start cost time to
+        embed and found no more. The line after is left out: it cost a third of the time of
+        embedding and found no more (performance.md, 9).
 
         Args:
             entry (dict): The entry.
 
         Returns:
-            str: The passage, at most `PASSAGE_CONTEXT_CHARS` of the earlier line's words and
-                `PASSAGE_CHARS` of the entry's own.
+            str: The passage, at most the last `PASSAGE_CONTEXT_CHARS` of the earlier line's
+                words and the first `PASSAGE_CHARS` of the entry's own.
 
         """
         lines = []
         for other in self.neighbours(entry):
             if other["seq"] < entry["seq"]:
-                lines.append(self._passage_line(other, PASSAGE_CONTEXT_CHARS))
-        lines.append(self._passage_line(entry, PASSAGE_CHARS))
+                words = " ".join(other["content"].split())
+                end = words[-PASSAGE_CONTEXT_CHARS:]
+                if len(end) < len(words) and " " in end:
+                    end = end.split(" ", 1)[1]  # from a word's start, not the middle of one
+                lines.append(self._passage_line(other, end))
+        words = " ".join(entry["content"].split())
+        lines.append(self._passage_line(entry, words[:PASSAGE_CHARS]))
         return "\n".join(lines)
 
     @staticmethod
-    def _passage_line(entry: dict, limit: int) -> str:
-        text = " ".join(entry["content"].split())[:limit]
+    def _passage_line(entry: dict, words: str) -> str:
         speaker = entry.get("heard_from")
-        return f"{speaker}: {text}" if speaker else text
+        return f"{speaker}: {words}" if speaker else words
 
     def unembedded(self, model: str, limit: int) -> tuple[list[JournalEntry], int]:
         """Entries with words and no embedding by `model`, oldest first, from where the last
