@@ -254,6 +254,24 @@ def test_a_long_line_before_gives_its_end_where_its_question_is():
     assert own == "Alice: To the islands."
 
 
+def test_a_line_before_that_asks_nothing_is_left_out_of_the_passage():
+    model = ScriptedModel()
+    brain = settled(brain_over(DictStore(), model), model)
+    heard(
+        brain,
+        ("Bob", "I sailed to the islands last summer."),
+        ("Alice", "Lovely."),
+        ("Bob", "Have you been?"),
+        ("Alice", "Twice, with my sister."),
+    )
+    step(embed_entries, brain)
+    (texts,) = model.embedded
+    # a statement before tells the answer nothing it needs: the entry alone, cheaper to embed;
+    # a question before is what the answer answers
+    assert texts[1] == "passage: Alice: Lovely."
+    assert texts[3] == "passage: Bob: Have you been?\nAlice: Twice, with my sister."
+
+
 def test_entries_are_embedded_in_batches_within_the_budget():
     model = ScriptedModel()
     brain = settled(brain_over(DictStore(), model, embedding_batch_size=2), model)

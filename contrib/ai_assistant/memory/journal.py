@@ -58,6 +58,8 @@ TALK_CHARS = 600
 # embedding (`Journal.passage`): within what small embedding models read (512 tokens)
 PASSAGE_CHARS = 600
 PASSAGE_CONTEXT_CHARS = 150
+# the question marks of any script: a line that asks (`Journal.passage`, `recall._asks`)
+QUESTION_MARKS = ("?", "\uff1f", "\u061f")
 # in the journal's meta: {"model", "through"}, where embedding goes on (`Journal.unembedded`)
 EMBEDDED = "embedded"
 # ids of critical bookmarks (salience 3), checked cheaply at every turn until consolidated
@@ -339,11 +341,12 @@ class Journal:
         return " ".join(other["content"] for other in self.neighbours(entry))[:limit]
 
     def passage(self, entry: dict) -> str:
-        """What an entry's embedding is made of: the end of the line said just before it in the
-        same conversation (see `neighbours`) and its own words, each after the name of who said
-        it: an embedding of a bare line ("Paris, with my sister.") knows neither who spoke nor
-        of what, and the line before is most often what it answers. Of that line only its end
-        is kept, where the question it asks is ("...Where did you go?"): its start cost time to
+        """What an entry's embedding is made of: its own words after the name of who said them,
+        and before them the question it answers, when the line said just before it in the same
+        conversation (see `neighbours`) asks one. An embedding of a bare line ("Paris, with my
+        sister.") knows neither who spoke nor of what; the question before an answer tells it.
+        Of that line only its end is kept, where its question is ("...Where did you go?"), and
+        only when that end asks: its start, or a line before that asks nothing, cost time to
         embed and found no more. The line after is left out: it cost a third of the time of
         embedding and found no more (performance.md, 9).
 
@@ -351,8 +354,8 @@ class Journal:
             entry (dict): The entry.
 
         Returns:
-            str: The passage, at most the last `PASSAGE_CONTEXT_CHARS` of the earlier line's
-                words and the first `PASSAGE_CHARS` of the entry's own.
+            str: The passage: the entry's first `PASSAGE_CHARS` characters, after at most the
+                last `PASSAGE_CONTEXT_CHARS` of the line before when they ask a question.
 
         """
         lines = []
@@ -362,7 +365,8 @@ class Journal:
                 end = words[-PASSAGE_CONTEXT_CHARS:]
                 if len(end) < len(words) and " " in end:
                     end = end.split(" ", 1)[1]  # from a word's start, not the middle of one
-                lines.append(self._passage_line(other, end))
+                if any(mark in end for mark in QUESTION_MARKS):
+                    lines.append(self._passage_line(other, end))
         words = " ".join(entry["content"].split())
         lines.append(self._passage_line(entry, words[:PASSAGE_CHARS]))
         return "\n".join(lines)

@@ -42,7 +42,7 @@ from ..clock import from_iso
 from .audience import Audience, visible
 from .digests import DigestArchive, digest_text
 from .entities import EntityMemory
-from .journal import Journal, same_talk
+from .journal import QUESTION_MARKS, Journal, same_talk
 from ..conf import AssistantConfig
 from .lexical import DEFAULT_STEMMER, LexicalIndex, terms
 from .links import MemoryLinks
@@ -67,8 +67,6 @@ TALK_REACH = 5
 # a lexical hit brings the lines said just before and after it as candidates, at half its score
 # (`_with_next_lines`; half, as a line's words count half in the next line's context)
 NEXT_LINE_SHARE = 0.5
-# how a line that asks a question ends, in any script (`_asks`)
-QUESTION_MARKS = ("?", "\uff1f", "\u061f")
 
 
 @dataclass
