@@ -370,6 +370,18 @@ def test_a_whispers_vector_is_never_found_for_anyone_outside_it():
     assert public
 
 
+def test_a_whispered_question_just_before_a_public_line_stays_out_of_its_passage():
+    model = ScriptedModel()
+    brain = settled(brain_over(DictStore(), model), model)
+    heard(brain, ("Bob", "Where did you hide the blade?"), audience=["name:bob"])
+    heard(brain, ("Carol", "Waves again today."), start=T0 + timedelta(seconds=30))
+    step(embed_entries, brain)
+    (texts,) = model.embedded
+    # the whisper asks, and is said just before: still another audience's conversation
+    assert "passage: Carol: Waves again today." in texts
+    assert all("blade" not in text for text in texts if "Waves" in text)
+
+
 # ---- over HTTP, with the openai SDK ---------------------------------------------------------
 
 
