@@ -7,8 +7,9 @@ an in-memory `DictStore`).
    `AI_ASSISTANT_BENCH_EMBED_URL` names an endpoint: `bench.endpoints`), of plain BM25 over the
    same entries and of recency alone, side by side; and whether a private entry ever comes back
    to someone it was not told to.
-10. Recall and write cost at 10,000 memories vs 100, alternating between the two in one process;
-    and recall with 10,000 lore entries shared by 100 assistants vs none (one shared index).
+10. Recall and write cost at 10,000 memories vs 100, alternating between the two in one process,
+    and what the recall index holds at 10,000, with and without vectors; and recall with 10,000
+    lore entries shared by 100 assistants vs none (one shared index).
 11. Dreaming cost: model calls and tokens of each sleep step for 200 new entries and 30 people,
     with a model that answers at once in process.
 
@@ -20,9 +21,12 @@ import os
 import re
 import statistics
 import time
+import tracemalloc
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+
+import numpy
 
 from ai_assistant.conf import AssistantConfig
 from ai_assistant.llm.chat import TokenUsage
@@ -30,6 +34,7 @@ from ai_assistant.llm.tokens import TokenCounter
 from ai_assistant.memory.audience import person_key, served_by
 from ai_assistant.memory.lexical import STOP_WORDS
 from ai_assistant.memory.lore import Knower, LoreBook
+from ai_assistant.memory.semantic import pack_vector
 from ai_assistant.memory.store import DictStore
 from ai_assistant.memory_api import AssistantMemory
 from ai_assistant.offline.rehearsal import RehearsalResponder
@@ -508,15 +513,24 @@ TURN_QUERIES = (
 
 TOWNS_ASKED = ("Riverton", "Ashford", "Dunmere", "Saltmarsh")
 
+# the vectors benchmark 10 gives a memory: as many dimensions as multilingual-e5-small's
+VECTOR_MODEL = "bench-vectors"
+VECTOR_DIMENSIONS = 384
+# the most an assistant's recall index may hold at 10,000 memories, vectors included
+INDEX_MIB = 50
 
-def mixed_memory(total: int, data: Conversations) -> AssistantMemory:
+
+def mixed_memory(total: int, data: Conversations, dimensions: int = 0) -> AssistantMemory:
     """An assistant's memory of `total` items, in the proportions a long-lived one has: 60%
     journal entries, 30% long-term memories drawn from them, 10% observations of people (about
-    25 each), all with the data set's words, time and audiences."""
+    25 each), all with the data set's words, time and audiences; with `dimensions`, every
+    entry and memory also has a vector of that many (seeded noise, by `VECTOR_MODEL`), as
+    after the sleeps of an assistant with an embeddings model."""
     journal = total * 6 // 10
     memories = total * 3 // 10
     observations = total - journal - memories
     memory = AssistantMemory(ASSISTANT, store=DictStore())
+    noise = numpy.random.default_rng(9)
     lines = data.lines[:journal]
     ids = []
     for line in lines:
@@ -537,7 +551,10 @@ def mixed_memory(total: int, data: Conversations) -> AssistantMemory:
             audience=(
                 None if line.audience is None else [person_key(None, a) for a in line.audience]
             ),
+            vector=noise.standard_normal(dimensions).tolist() if dimensions else None,
         )
+    if dimensions:
+        _embed_journal(memory, noise, dimensions)
     people = data.people[: max(1, min(len(data.people), observations // 25))]
     said = {person: [l for l in data.lines if l.speaker == person] for person in people}
     for n in range(observations):
@@ -545,6 +562,37 @@ def mixed_memory(total: int, data: Conversations) -> AssistantMemory:
         line = said[person][(n // len(people)) % len(said[person])]
         memory.observe(person, line.text, time=line.time, speaker=person, place=line.place)
     return memory
+
+
+def _embed_journal(memory: AssistantMemory, noise, dimensions: int) -> None:
+    """Give every journal entry a vector by `VECTOR_MODEL`, as sleep's embedding step does."""
+    journal = memory.brain.journal
+    while True:
+        entries, through = journal.unembedded(VECTOR_MODEL, 500)
+        vectors = {entry["id"]: pack_vector(noise.standard_normal(dimensions)) for entry in entries}
+        journal.embedded(VECTOR_MODEL, vectors, through)
+        if not entries:
+            return
+
+
+def index_memory(store, embedding_model: str | None = None) -> float:
+    """MiB the recall index of the memory in `store` holds once built, as after a server start:
+    what the build allocates and keeps (tracemalloc), the stores' own reads done before."""
+    memory = AssistantMemory(ASSISTANT, store=store, embedding_model=embedding_model)
+    brain = memory.brain
+    for entry in brain.journal.all():
+        brain.journal.vector(entry, embedding_model)
+    list(brain.long_term.all())
+    list(brain.entities.profiles())
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        brain.index.build()
+        gc.collect()
+        return (tracemalloc.get_traced_memory()[0] - before) / 2**20
+    finally:
+        tracemalloc.stop()
 
 
 def _timed(samples: list[float], work) -> None:
@@ -573,6 +621,11 @@ def recall_at_scale(quick: bool = False) -> list[Result]:
         built[size] = time.perf_counter() - started
         memories[size] = fresh
     count = {size: len(memory.brain.index) for size, memory in memories.items()}
+    # what the index holds at the large size, and with a vector for every entry and memory
+    held = index_memory(memories[large].brain.memory_store)
+    vectored = mixed_memory(large, data, dimensions=VECTOR_DIMENSIONS)
+    held_with = index_memory(vectored.brain.memory_store, VECTOR_MODEL)
+    del vectored
     now = data.lines[-1].time + timedelta(hours=1)
     queries = []
     for n in range(len(TURN_QUERIES)):
@@ -655,7 +708,18 @@ def recall_at_scale(quick: bool = False) -> list[Result]:
             "current)"
         ],
     )
-    return [recall, write]
+    footprint = Result(
+        f"recall index memory at {large} memories",
+        f"{held:.1f} MiB; {held_with:.1f} MiB with vectors",
+        f"<= {INDEX_MIB} MiB with vectors",
+        held_with <= INDEX_MIB,
+        [
+            f"what the index built from the store keeps (tracemalloc), {mix}: {held:.1f} MiB; "
+            f"with a {VECTOR_DIMENSIONS}-dimension vector for each entry and memory (as "
+            f"multilingual-e5-small's, after sleep embedded them) {held_with:.1f} MiB"
+        ],
+    )
+    return [recall, write, footprint]
 
 
 # ---- 10b. recall with shared lore at scale --------------------------------------------------

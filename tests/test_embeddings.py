@@ -8,6 +8,7 @@ model's family wants, and a whisper's vector never found for anyone outside it.
 
 from datetime import timedelta
 
+import numpy
 import pytest
 
 from ai_assistant.agent.brain import Brain
@@ -28,6 +29,7 @@ from ai_assistant.llm.embedding_roles import (
 )
 from ai_assistant.memory.journal import PASSAGE_CONTEXT_CHARS
 from ai_assistant.memory.store import DictStore
+from ai_assistant.memory.vectors import Vectors, nearest
 from ai_assistant.memory_api import AssistantMemory
 from ai_assistant.sleep.embedding import embed_entries
 from ai_assistant.sleep.steps import Budget
@@ -457,3 +459,34 @@ def test_status_says_how_the_assistant_recalls():
     served = ServerMarking()
     marking = settled(brain_over(DictStore(), served), served)
     assert "input_type query / passage" in status_of(marking, T0).recall
+
+
+# ---- the vectors recall holds ---------------------------------------------------------------
+
+
+def test_vectors_keep_every_row_as_their_matrix_grows():
+    noise = numpy.random.default_rng(3)
+    given = {f"m{n}": noise.standard_normal(16) for n in range(300)}
+    vectors = Vectors()
+    for doc_id, vector in given.items():
+        vectors.put(doc_id, vector)
+    vectors.drop("m7")
+    vectors.put("m8", given["m9"])  # a changed memory's vector is written over in place
+    matrix, ids = snapshot = vectors.snapshot()
+    assert matrix.shape == (300, 16) and len(ids) == 300
+    for doc_id in ("m0", "m63", "m64", "m150", "m299"):
+        unit = given[doc_id] / numpy.linalg.norm(given[doc_id])
+        assert numpy.allclose(matrix[vectors.rows[doc_id]], unit)
+        assert nearest(snapshot, given[doc_id], 1)[0][0] == doc_id
+    assert "m7" not in [doc_id for doc_id, _ in nearest(snapshot, given["m7"], 300)]
+    assert nearest(snapshot, given["m9"], 2)[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert {doc_id for doc_id, _ in nearest(snapshot, given["m9"], 2)} == {"m8", "m9"}
+
+
+def test_vectors_matrix_holds_at_most_a_quarter_more_rows_than_it_uses():
+    # doubling left up to half of it empty: 2,048 rows for 1,100 vectors
+    vectors = Vectors()
+    for n in range(1100):
+        vectors.put(f"m{n}", [1.0, float(n)])
+    assert len(vectors.ids) == 1100
+    assert vectors.matrix.shape[0] <= 1100 + 1100 // 4

