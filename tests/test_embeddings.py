@@ -2,7 +2,8 @@
 Embeddings of the journal, in the pure core: entries are embedded in sleep as passages with
 their speakers and neighbours, in batches within the tick's budget, kept beside the journal (a
 restart embeds nothing again, a new model everything), queries and documents marked the way the
-model's family wants, and a whisper's vector never found for anyone outside it.
+model's family wants, and a whisper's vector never found for anyone outside it; the vectors
+recall holds keep their rows as their matrix grows, a quarter at a time.
 
 """
 
