@@ -98,6 +98,27 @@ def test_a_moment_whose_entries_retention_emptied_is_found_beside_its_question_a
     assert relevance[before] == relevance[question] / 2
 
 
+def test_a_fact_standing_alone_names_each_line_beside_its_moment_once():
+    # a fact whose sources name one emptied entry twice stands beside its neighbours once
+    memory, (before, question, answer) = conversation(
+        ("Carol", "Lovely weather today."),
+        ("Bob", "Where did you spend your holiday?"),
+        ("Alice", "Paris, with my sister."),
+        config={"journal_retention_days": 1},
+    )
+    memory.consolidate(now=T0 + timedelta(hours=8))
+    memory.consolidate(now=T0 + timedelta(days=3))
+    assert memory.brain.journal.get(answer)["content"] == ""
+    fact = memory.brain.long_term.add(
+        "Alice says: Paris, with her sister.",
+        importance=5,
+        now=T0 + timedelta(days=3),
+        source_entry_ids=[answer, answer],
+        provenance={"source_type": "claim", "heard_from": "Alice"},
+    )
+    assert memory.brain.index._docs[fact].beside == ((question, False),)
+
+
 def test_a_whispered_answer_emptied_by_retention_is_never_brought_for_someone_else():
     memory = AssistantMemory("Aria", config=AssistantConfig(journal_retention_days=1))
     question = memory.add_entry("Where did you spend your holiday?", speaker="Bob", time=T0)

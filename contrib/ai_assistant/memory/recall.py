@@ -238,7 +238,7 @@ class MemoryIndex:
                 },
                 # a builder's trust, else what a telling left it (decayed per hand)
                 trust=_set_trust(entry),
-                beside=tuple((other["id"], after) for other, after in adjacent),
+                beside=_beside(adjacent),
             ),
             self._moment_text(entry, beside) if kind == "entry" else None,
             context=self._moment_context(entry) if kind == "entry" else (),
@@ -344,14 +344,7 @@ class MemoryIndex:
                 ),
                 corroborated=bool(memory.get("corroborated")),
                 # alone, it stands for its moment among the lines said around it
-                beside=(
-                    ()
-                    if folded
-                    else tuple(
-                        (other["id"], after)
-                        for other, after in self._adjacent(self._entries(sources))
-                    )
-                ),
+                beside=() if folded else _beside(self._adjacent(self._entries(sources))),
             ),
             " ".join(
                 [said] * OWN_WEIGHT
@@ -801,6 +794,12 @@ def _asks(text: str) -> bool:
     """Whether a line asks a question: it ends with a question mark (of any script)."""
     # a fact copied from a line may close it with a period or a quote ("...styles?.")
     return text.rstrip().rstrip(".\"'\u201d\u2019").rstrip().endswith(QUESTION_MARKS)
+
+
+def _beside(adjacent: list[tuple[dict, bool]]) -> tuple[tuple[str, bool], ...]:
+    """`MemoryIndex._adjacent`'s entries as a `Doc.beside`: (entry id, whether it comes after),
+    each once (an entry named twice among a fact's sources brings its neighbours once)."""
+    return tuple(dict.fromkeys((other["id"], after) for other, after in adjacent))
 
 
 def _set_trust(entry: dict) -> float | None:
