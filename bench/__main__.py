@@ -102,10 +102,12 @@ def run_memory(wanted: set[int], quick: bool) -> list:
 
     results = []
     if 9 in wanted:
+        from bench.languages import recall_in_languages
         from bench.locomo import locomo_recall
 
         results += memory.recall_quality(quick=quick)
         results += locomo_recall(quick=quick)
+        results.append(recall_in_languages())
     if 10 in wanted:
         results += memory.recall_at_scale(quick=quick)
         results += memory.lore_at_scale(quick=quick)

@@ -12,7 +12,7 @@ import pytest
 from ai_assistant.conf import AssistantConfig, ConfigError, parse_override
 from ai_assistant.memory.audience import served_by
 from ai_assistant.memory.digests import DayDigest
-from ai_assistant.memory.lexical import terms
+from ai_assistant.memory.lexical import STOP_WORDS, stop_words, terms
 from ai_assistant.memory_api import AssistantMemory
 
 from .core_fakes import T0
@@ -413,8 +413,8 @@ def test_at_most_one_digest_and_a_moment_before_it():
 
 
 def test_words_of_any_script_are_words():
-    assert terms("Моя сестра живёт в Самаре", "russian") == ["мо", "сестр", "живет", "в", "самар"]
-    assert terms("Le château est fermé", "french")[:2] == ["le", "chateau"]
+    assert terms("Моя сестра живёт в Самаре", "russian") == ["сестр", "живет", "самар"]
+    assert terms("Le château est fermé", "french") == ["chateau", "ferm"]
     assert terms("我的妹妹住在上海", "none") == [
         "我的",
         "的妹",
@@ -455,6 +455,59 @@ def test_a_name_in_another_script_gets_the_person_boost():
     memory.add_entry("Хороший день.", speaker="Борис", time=T0)
     (item,) = memory.recall("Борис", k=1)
     assert item.scores["person"] == 1.0
+
+
+def test_the_games_language_drops_its_own_function_words_and_englishs():
+    assert terms("Qu'est-ce que c'est ? L'argent d'Anne, the money", "french") == [
+        "argent",
+        "anne",
+        "money",
+        "estce",  # the hyphenated whole, as for any hyphenated word
+    ]
+    assert terms("Где живёт сестра, в Самаре?", "russian") == ["живет", "сестр", "самар"]
+    assert terms("Wo wohnt die Schwester?", "german") == ["wohnt", "schwest"]
+    # no list for a language without words (Chinese), nor for English beyond its own
+    assert terms("the money 我的", "none") == ["money", "我的"]
+    assert terms("I don't know, o'clock, y'all", "english") == ["know", "o'clock"]
+    assert stop_words("basque") == STOP_WORDS, "a language the list does not hold: English's"
+
+
+def test_a_function_word_of_the_games_language_finds_nothing():
+    memory = AssistantMemory("Aria", config=AssistantConfig(recall_stemmer="french"))
+    said = [
+        ("Boris", "J'ai perdu la bague de mon grand-père à la foire."),
+        ("Anne", "Tout le monde parle d'argent ces temps-ci."),
+    ]
+    # hours apart: two conversations, neither lending the other its words
+    lost, _ = [
+        memory.add_entry(text, speaker=name, time=T0 + timedelta(hours=3 * i))
+        for i, (name, text) in enumerate(said)
+    ]
+    found = memory.recall("Qu'est-ce que Boris a perdu ?", k=2)
+    assert entries_of(found) == [lost], "'qu'est-ce' found 'ces' when French kept its 'ce'"
+
+
+@pytest.mark.parametrize(
+    "stemmer, name, said, asked",
+    [
+        ("russian", "Анна", "Уха — моя любимая еда.", "Какая у Анны любимая еда?"),
+        ("russian", "Игорь", "Моя дочь учится играть на флейте.", "Чему учится дочь Игоря?"),
+        (
+            "french",
+            "Anne",
+            "La soupe de poisson est mon plat préféré.",
+            "Quel est le plat préféré d'Anne ?",
+        ),
+    ],
+)
+def test_a_name_in_another_form_is_the_person_it_names(stemmer, name, said, asked):
+    others = ("Вера", "Олег") if stemmer == "russian" else ("Paul", "Léa")
+    memory, (first, second, own) = conversation(
+        *[(other, said) for other in others], (name, said), config={"recall_stemmer": stemmer}
+    )
+    # the same words from three people: the one named is found first, by the person boost
+    best = memory.recall(asked, k=3)[0]
+    assert best.entry_ids == [own] and best.scores["person"] == 1.0
 
 
 def test_an_unknown_stemmer_is_refused_naming_those_allowed():

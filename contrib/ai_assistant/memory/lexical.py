@@ -10,8 +10,9 @@ memories.
 Words are found in any script (Unicode letters and digits, after NFKC normalisation and case
 folding), so "Привет" and "généralement" are words like "hello". A hyphenated word counts as
 its parts and as one word ("well-known": well, known, wellknown). Chinese and Japanese, written
-without spaces, count as overlapping pairs of characters. English stop words are dropped, and
-the rest stemmed with the Snowball stemmer of the game's language (`snowballstemmer`, the
+without spaces, count as overlapping pairs of characters. Stop words are dropped (English's,
+and the game's language's from the `stop-words` package: "в", "est", "qu'est"), and the rest
+stemmed with the Snowball stemmer of the game's language (`snowballstemmer`, the
 `recall_stemmer` setting: english by default), so "sisters" finds "sister" and "lives" finds
 "living"; a stemmer leaves words of other scripts as they are. Accents of Latin, Greek and
 Cyrillic letters are dropped from the stems, so "chateau" finds "château".
@@ -33,6 +34,7 @@ from functools import lru_cache
 import numpy
 import regex
 import snowballstemmer
+from stop_words import safe_get_stop_words
 
 # a word: letters (with their combining marks) and digits of any script, with inner
 # apostrophes ("don't", "o'clock")
@@ -132,7 +134,35 @@ def terms(text: str, stemmer: str = DEFAULT_STEMMER) -> list[str]:
 
     """
     text = unicodedata.normalize("NFKC", text).casefold()
-    return [_stem(word, stemmer) for word in _words(text) if word and word not in STOP_WORDS]
+    stop = stop_words(stemmer)
+    return [_stem(word, stemmer) for word in _words(text) if word and not _stopped(word, stop)]
+
+
+@lru_cache(maxsize=64)
+def stop_words(language: str) -> frozenset[str]:
+    """The words recall drops in `language` (a `recall_stemmer` name): English's
+    (`STOP_WORDS`, also dropped in any other language, as players mix it in) and the
+    language's own function words, from the `stop-words` package (none for "none", or a
+    language it does not list).
+
+    Args:
+        language (str): A Snowball language, or "none".
+
+    Returns:
+        frozenset: The words, case-folded.
+
+    """
+    own = [] if language in ("english", "porter") else safe_get_stop_words(language)
+    return STOP_WORDS | {unicodedata.normalize("NFKC", word).casefold() for word in own}
+
+
+def _stopped(word: str, stop: frozenset[str]) -> bool:
+    """Whether `word` is a stop word, or one that an elided word of one or two letters leans
+    on ("qu'est", "l'on"; "don't" and "o'clock" are words of their own)."""
+    if word in stop:
+        return True
+    head, mark, tail = word.partition("'")
+    return bool(mark) and len(head) <= 2 and tail in stop
 
 
 class _Postings:

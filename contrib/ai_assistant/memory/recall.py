@@ -125,6 +125,9 @@ class MemoryIndex:
         self._docs: dict[str, Doc] = {}
         self._lexical = LexicalIndex(stemmer=stemmer)
         self._by_person: dict[str, list[str]] = {}
+        # the stem of each one-word name in `_by_person` (stem -> keys): a name is said in other
+        # forms ("Бориса" of Борис, "d'Anne")
+        self._name_stems: dict[str, set[str]] = {}
         self._profile_docs: dict[str, list[str]] = {}
         # long-term memories folded into the journal entries they were drawn from (entry id ->
         # memory ids), while those entries are indexed: one moment, one searchable document
@@ -186,7 +189,17 @@ class MemoryIndex:
         if searchable:
             self._lexical.add(doc.id, doc.text if index_text is None else index_text, context)
         for person in doc.people:
+            if person not in self._by_person:
+                self._add_name_stem(person)
             self._by_person.setdefault(person, []).append(doc.id)
+
+    def _add_name_stem(self, person: str) -> None:
+        """Know `person` (a key) by the stem of its name, when the key is a one-word name."""
+        if person.startswith("#") or ":" in person:
+            return  # a dbref or a kind of key, not a name
+        stems = terms(person, self._lexical.stemmer)
+        if len(stems) == 1:
+            self._name_stems.setdefault(stems[0], set()).add(person)
 
     def _drop(self, doc_id: str, keep_vector: bool = False) -> None:
         doc = self._docs.pop(doc_id, None)
@@ -707,9 +720,13 @@ class MemoryIndex:
         return found
 
     def _named_in(self, query: str) -> set[str]:
-        """People the query names: words that are the name of someone memories are about."""
+        """People the query names: words that are the name of someone memories are about, as
+        they are or in another form of the name (its stem: "Бориса", "d'Anne")."""
         words = {word.removesuffix("'s") for word in _NAME_WORD_RE.findall(query.lower())}
-        return {word for word in words if word in self._by_person and self._by_person[word]}
+        named = {word for word in words if self._by_person.get(word)}
+        for stem in terms(query, self._lexical.stemmer):
+            named.update(key for key in self._name_stems.get(stem, ()) if self._by_person.get(key))
+        return named
 
     def _standing(self, doc: Doc, weights: RecallWeights) -> float:
         """The part of a memory's score that does not depend on the query or the moment:
