@@ -4,16 +4,16 @@ Benchmark 9c: recall in other languages, against the same talk in English.
 One small village told five times, in English, Russian, German, French and Spanish: ten people,
 each saying four things about themselves (where their sister lives, what they are afraid of,
 what they lost...) among six lines of small talk that share those words ("my neighbour's dog",
-"work at the harbour"), over ten days. Each fact is asked about once, in the third person and in
-other word forms than it was said in ("Что потеряла Анна?" for "Я потеряла дедушкино кольцо на
-ярмарке"), by someone who was not there. The sentences are written for each language, not
-translated word by word, so each keeps its own inflections and function words.
+"work at the harbour"), over ten days. Each fact is asked about once, in the third person, often
+in other forms of its words than it was said in ("Что потеряла Анна?" for "Я потеряла дедушкино
+кольцо на ярмарке"), by someone who was not there. The sentences are written for each language,
+not translated word by word, so each keeps its own inflections and function words.
 
-A question's score is whether its fact is among the first k memories recalled (k = 1, 3, 5), from
-the journal alone and after one sleep. Each language is measured with its own `recall_stemmer`,
-and with the default (english) to show what setting the game's language buys. The target: with
-its own stemmer, every language finds at least as much as English at 3, less one question in
-twenty (`MARGIN`).
+A question's score is whether its fact is among the first k memories recalled (k = 1, 3, 5),
+from the journal alone and after one sleep. Each language is measured with its own
+`recall_stemmer`, and with the default (english): what setting the game's language buys. The
+target: with its own stemmer, every language finds at least as much as English at 3, less one
+question in twenty (`MARGIN`).
 
 """
 

@@ -469,7 +469,25 @@ def test_the_games_language_drops_its_own_function_words_and_englishs():
     # no list for a language without words (Chinese), nor for English beyond its own
     assert terms("the money 我的", "none") == ["money", "我的"]
     assert terms("I don't know, o'clock, y'all", "english") == ["know", "o'clock"]
-    assert stop_words("basque") == STOP_WORDS, "a language the list does not hold: English's"
+    # a language the list does not hold: English's, as in any Latin-script game
+    assert stop_words("basque") == stop_words("english") > STOP_WORDS
+
+
+def test_words_of_another_script_are_stemmed_as_its_language():
+    said = "Моя сестра живёт в Самаре, Ελλάδα"
+    assert terms(said, "english") == terms(said, "russian") == terms(said, "german")
+    assert terms(said, "english")[:3] == ["сестр", "живет", "самар"]
+    # the game's own script stays its language's; "none" stems nothing
+    assert terms("сестры", "serbian") != terms("сестры", "english")
+    assert terms("Моя сестра", "none") == ["моя", "сестра"]
+
+
+def test_a_russian_player_is_understood_in_a_game_set_to_english():
+    memory, (sister, _) = conversation(
+        ("Борис", "Мою сестру зовут Анна."), ("Игорь", "Погода сегодня хорошая.")
+    )
+    (best,) = memory.recall("Где живёт сестра Бориса?", k=1)
+    assert best.entry_ids == [sister] and best.scores["relevance"] > 0
 
 
 def test_a_function_word_of_the_games_language_finds_nothing():

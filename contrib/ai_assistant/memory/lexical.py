@@ -14,7 +14,10 @@ without spaces, count as overlapping pairs of characters. Stop words are dropped
 and the game's language's from the `stop-words` package: "в", "est", "qu'est"), and the rest
 stemmed with the Snowball stemmer of the game's language (`snowballstemmer`, the
 `recall_stemmer` setting: english by default), so "sisters" finds "sister" and "lives" finds
-"living"; a stemmer leaves words of other scripts as they are. Accents of Latin, Greek and
+"living". A word in another script than the game's language is stemmed, and its stop words
+dropped, as that script's main language (`SCRIPT_LANGUAGES`: Cyrillic as Russian, Greek, Arabic,
+Devanagari as Hindi, Armenian, Tamil), so a Russian player is understood in a game set to
+english; other scripts' words are left as they are. Accents of Latin, Greek and
 Cyrillic letters are dropped from the stems, so "chateau" finds "château".
 
 A document may be indexed with context that counts less than its own words (`add`'s
@@ -70,6 +73,34 @@ FEEDBACK_SHARE = 0.3
 FEEDBACK_SCAN = 100
 
 
+# the language whose stemmer and stop words a word in a script other than the game language's
+# gets (a Russian player in a game set to english), and the scripts of the Snowball languages
+# not written in Latin letters (Serbian's stemmer reads both of its alphabets)
+SCRIPT_LANGUAGES = {
+    "Cyrillic": "russian",
+    "Greek": "greek",
+    "Arabic": "arabic",
+    "Devanagari": "hindi",
+    "Armenian": "armenian",
+    "Tamil": "tamil",
+}
+LANGUAGE_SCRIPTS = {
+    "russian": "Cyrillic",
+    "serbian": "Cyrillic",
+    "greek": "Greek",
+    "arabic": "Arabic",
+    "persian": "Arabic",
+    "hindi": "Devanagari",
+    "nepali": "Devanagari",
+    "armenian": "Armenian",
+    "tamil": "Tamil",
+    "yiddish": "Hebrew",
+}
+_SCRIPT_RE = regex.compile(
+    "|".join(rf"(?P<{script}>\p{{{script}}})" for script in SCRIPT_LANGUAGES)
+)
+
+
 @lru_cache(maxsize=64)
 def _stemmer(language: str):
     return None if language == "none" else snowballstemmer.stemmer(language)
@@ -77,8 +108,19 @@ def _stemmer(language: str):
 
 @lru_cache(maxsize=100000)
 def _stem(word: str, language: str) -> str:
-    stemmer = _stemmer(language)
+    stemmer = _stemmer(_language_of(word, language))
     return _without_accents(word if stemmer is None else stemmer.stemWord(word))
+
+
+def _language_of(word: str, language: str) -> str:
+    """The language `word` is stemmed as: the game's, unless the word is written in another
+    script that has a language of its own (`SCRIPT_LANGUAGES`); "none" stems nothing."""
+    if language == "none" or word.isascii():
+        return language
+    script = _SCRIPT_RE.match(word)
+    if script is None or script.lastgroup == LANGUAGE_SCRIPTS.get(language):
+        return language
+    return SCRIPT_LANGUAGES[script.lastgroup]
 
 
 def _without_accents(word: str) -> str:
@@ -141,9 +183,9 @@ def terms(text: str, stemmer: str = DEFAULT_STEMMER) -> list[str]:
 @lru_cache(maxsize=64)
 def stop_words(language: str) -> frozenset[str]:
     """The words recall drops in `language` (a `recall_stemmer` name): English's
-    (`STOP_WORDS`, also dropped in any other language, as players mix it in) and the
-    language's own function words, from the `stop-words` package (none for "none", or a
-    language it does not list).
+    (`STOP_WORDS`, also dropped in any other language, as players mix it in), the language's
+    own function words, from the `stop-words` package (none for "none", or a language it does
+    not list), and those of the languages of other scripts (`SCRIPT_LANGUAGES`).
 
     Args:
         language (str): A Snowball language, or "none".
@@ -153,6 +195,11 @@ def stop_words(language: str) -> frozenset[str]:
 
     """
     own = [] if language in ("english", "porter") else safe_get_stop_words(language)
+    if language != "none":
+        # the words of another script are those of its language (`_language_of`)
+        for script, other in SCRIPT_LANGUAGES.items():
+            if script != LANGUAGE_SCRIPTS.get(language):
+                own += safe_get_stop_words(other)
     return STOP_WORDS | {unicodedata.normalize("NFKC", word).casefold() for word in own}
 
 
