@@ -10,15 +10,13 @@ memories.
 Words are found in any script (Unicode letters and digits, after NFKC normalisation and case
 folding), so "Привет" and "généralement" are words like "hello". A hyphenated word counts as
 its parts and as one word ("well-known": well, known, wellknown). Chinese and Japanese, written
-without spaces, count as overlapping pairs of characters. Stop words are dropped (English's,
-and the game's language's from the `stop-words` package: "в", "est", "qu'est"), and the rest
-stemmed with the Snowball stemmer of the game's language (`snowballstemmer`, the
+without spaces, count as overlapping pairs of characters. English stop words are dropped, and
+the rest stemmed with the Snowball stemmer of the game's language (`snowballstemmer`, the
 `recall_stemmer` setting: english by default), so "sisters" finds "sister" and "lives" finds
-"living". A word in another script than the game's language is stemmed, and its stop words
-dropped, as that script's main language (`SCRIPT_LANGUAGES`: Cyrillic as Russian, Greek, Arabic,
-Devanagari as Hindi, Armenian, Tamil), so a Russian player is understood in a game set to
-english; other scripts' words are left as they are. Accents of Latin, Greek and
-Cyrillic letters are dropped from the stems, so "chateau" finds "château".
+"living". A word in another script than the game's language is stemmed as that script's main
+language (`SCRIPT_LANGUAGES`: Cyrillic as Russian, Greek, Arabic, Devanagari as Hindi,
+Armenian, Tamil), so a Russian player is understood in a game set to english; words of other
+scripts are left as they are. Accents of Latin, Greek and Cyrillic letters are dropped from the stems, so "chateau" finds "château".
 
 A document may be indexed with context that counts less than its own words (`add`'s
 `context`: text and a weight, as BM25F weighs fields), and a search may widen its query with
@@ -37,7 +35,6 @@ from functools import lru_cache
 import numpy
 import regex
 import snowballstemmer
-from stop_words import safe_get_stop_words
 
 # a word: letters (with their combining marks) and digits of any script, with inner
 # apostrophes ("don't", "o'clock")
@@ -96,6 +93,7 @@ LANGUAGE_SCRIPTS = {
     "tamil": "Tamil",
     "yiddish": "Hebrew",
 }
+_LETTER_RE = regex.compile(r"\p{L}")
 _SCRIPT_RE = regex.compile(
     "|".join(rf"(?P<{script}>\p{{{script}}})" for script in SCRIPT_LANGUAGES)
 )
@@ -117,7 +115,8 @@ def _language_of(word: str, language: str) -> str:
     script that has a language of its own (`SCRIPT_LANGUAGES`); "none" stems nothing."""
     if language == "none" or word.isascii():
         return language
-    script = _SCRIPT_RE.match(word)
+    letter = _LETTER_RE.search(word)  # its script is that of its first letter ("2кг", "d'анна")
+    script = _SCRIPT_RE.match(letter.group()) if letter else None
     if script is None or script.lastgroup == LANGUAGE_SCRIPTS.get(language):
         return language
     return SCRIPT_LANGUAGES[script.lastgroup]
@@ -176,40 +175,7 @@ def terms(text: str, stemmer: str = DEFAULT_STEMMER) -> list[str]:
 
     """
     text = unicodedata.normalize("NFKC", text).casefold()
-    stop = stop_words(stemmer)
-    return [_stem(word, stemmer) for word in _words(text) if word and not _stopped(word, stop)]
-
-
-@lru_cache(maxsize=64)
-def stop_words(language: str) -> frozenset[str]:
-    """The words recall drops in `language` (a `recall_stemmer` name): English's
-    (`STOP_WORDS`, also dropped in any other language, as players mix it in), the language's
-    own function words, from the `stop-words` package (none for "none", or a language it does
-    not list), and those of the languages of other scripts (`SCRIPT_LANGUAGES`).
-
-    Args:
-        language (str): A Snowball language, or "none".
-
-    Returns:
-        frozenset: The words, case-folded.
-
-    """
-    own = [] if language in ("english", "porter") else safe_get_stop_words(language)
-    if language != "none":
-        # the words of another script are those of its language (`_language_of`)
-        for script, other in SCRIPT_LANGUAGES.items():
-            if script != LANGUAGE_SCRIPTS.get(language):
-                own += safe_get_stop_words(other)
-    return STOP_WORDS | {unicodedata.normalize("NFKC", word).casefold() for word in own}
-
-
-def _stopped(word: str, stop: frozenset[str]) -> bool:
-    """Whether `word` is a stop word, or one that an elided word of one or two letters leans
-    on ("qu'est", "l'on"; "don't" and "o'clock" are words of their own)."""
-    if word in stop:
-        return True
-    head, mark, tail = word.partition("'")
-    return bool(mark) and len(head) <= 2 and tail in stop
+    return [_stem(word, stemmer) for word in _words(text) if word and word not in STOP_WORDS]
 
 
 class _Postings:

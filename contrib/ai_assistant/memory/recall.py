@@ -195,8 +195,8 @@ class MemoryIndex:
 
     def _add_name_stem(self, person: str) -> None:
         """Know `person` (a key) by the stem of its name, when the key is a one-word name."""
-        if person.startswith("#") or ":" in person:
-            return  # a dbref or a kind of key, not a name
+        if person.startswith("#") or ":" in person or len(person.split()) != 1:
+            return  # a dbref, a kind of key, or a name of several words
         stems = terms(person, self._lexical.stemmer)
         if len(stems) == 1:
             self._name_stems.setdefault(stems[0], set()).add(person)
@@ -721,11 +721,21 @@ class MemoryIndex:
 
     def _named_in(self, query: str) -> set[str]:
         """People the query names: words that are the name of someone memories are about, as
-        they are or in another form of the name (its stem: "Бориса", "d'Anne")."""
-        words = {word.removesuffix("'s") for word in _NAME_WORD_RE.findall(query.lower())}
-        named = {word for word in words if self._by_person.get(word)}
-        for stem in terms(query, self._lexical.stemmer):
-            named.update(key for key in self._name_stems.get(stem, ()) if self._by_person.get(key))
+        they are, or written as a name (capitalised, or in a script without capitals) in
+        another form of it, found by its stem ("Бориса", "d'Anne"; "robbed" is not Rob)."""
+        named = set()
+        for word in _NAME_WORD_RE.findall(query):
+            key = word.lower().removesuffix("'s")
+            if self._by_person.get(key):
+                named.add(key)
+                continue
+            head, elided, rest = word.partition("'")
+            if elided and len(head) <= 2:
+                word = rest  # after an elided article or preposition: "d'Anne"
+            if not word or word[0].islower():
+                continue
+            for stem in terms(word, self._lexical.stemmer):
+                named.update(k for k in self._name_stems.get(stem, ()) if self._by_person.get(k))
         return named
 
     def _standing(self, doc: Doc, weights: RecallWeights) -> float:
