@@ -75,10 +75,10 @@ def test_the_answer_to_a_question_found_is_found_as_well_as_the_question():
     assert relevance[before] == relevance[question] / 2, "the line before it does not"
 
 
-def test_a_moment_whose_entries_retention_emptied_is_found_beside_its_question_as_before():
-    # sleep draws a fact from each line; once retention empties the lines, the facts stand for
-    # them, and the answer is still found by the words of the question said before it
-    memory, (before, question, answer) = conversation(
+def emptied_by_retention():
+    """A question, the line before it and its answer, each drawn into a fact by a sleep and then
+    emptied by retention three days later."""
+    memory, ids = conversation(
         ("Carol", "Lovely weather today."),
         ("Bob", "Where did you spend your holiday?"),
         ("Alice", "Paris, with my sister."),
@@ -86,6 +86,13 @@ def test_a_moment_whose_entries_retention_emptied_is_found_beside_its_question_a
     )
     memory.consolidate(now=T0 + timedelta(hours=8))
     memory.consolidate(now=T0 + timedelta(days=3))
+    return memory, ids
+
+
+def test_a_moment_whose_entries_retention_emptied_is_found_beside_its_question_as_before():
+    # sleep draws a fact from each line; once retention empties the lines, the facts stand for
+    # them, and the answer is still found by the words of the question said before it
+    memory, (before, question, answer) = emptied_by_retention()
     journal = memory.brain.journal
     assert [journal.get(entry_id)["content"] for entry_id in (before, question, answer)] == [""] * 3
     found = memory.brain.index.search(
@@ -100,14 +107,7 @@ def test_a_moment_whose_entries_retention_emptied_is_found_beside_its_question_a
 
 def test_a_fact_standing_alone_names_each_line_beside_its_moment_once():
     # a fact whose sources name one emptied entry twice stands beside its neighbours once
-    memory, (before, question, answer) = conversation(
-        ("Carol", "Lovely weather today."),
-        ("Bob", "Where did you spend your holiday?"),
-        ("Alice", "Paris, with my sister."),
-        config={"journal_retention_days": 1},
-    )
-    memory.consolidate(now=T0 + timedelta(hours=8))
-    memory.consolidate(now=T0 + timedelta(days=3))
+    memory, (before, question, answer) = emptied_by_retention()
     assert memory.brain.journal.get(answer)["content"] == ""
     fact = memory.brain.long_term.add(
         "Alice says: Paris, with her sister.",

@@ -16,7 +16,8 @@ the rest stemmed with the Snowball stemmer of the game's language (`snowballstem
 "living". A word in another script than the game's language is stemmed as that script's main
 language (`SCRIPT_LANGUAGES`: Cyrillic as Russian, Greek, Arabic, Devanagari as Hindi,
 Armenian, Tamil), so a Russian player is understood in a game set to english; words of other
-scripts are left as they are. Accents of Latin, Greek and Cyrillic letters are dropped from the stems, so "chateau" finds "château".
+scripts are left as they are. Accents of Latin, Greek and Cyrillic letters are dropped from the
+stems, so "chateau" finds "château".
 
 A document may be indexed with context that counts less than its own words (`add`'s
 `context`: text and a weight, as BM25F weighs fields), and a search may widen its query with
@@ -70,9 +71,9 @@ FEEDBACK_SHARE = 0.3
 FEEDBACK_SCAN = 100
 
 
-# the language whose stemmer and stop words a word in a script other than the game language's
-# gets (a Russian player in a game set to english), and the scripts of the Snowball languages
-# not written in Latin letters (Serbian's stemmer reads both of its alphabets)
+# the language whose stemmer a word in a script other than the game language's gets (a Russian
+# player in a game set to english), and the scripts of the Snowball languages not written in
+# Latin letters (Serbian's stemmer reads both of its alphabets)
 SCRIPT_LANGUAGES = {
     "Cyrillic": "russian",
     "Greek": "greek",
