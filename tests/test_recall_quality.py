@@ -628,6 +628,11 @@ def test_the_same_words_told_another_way_are_two_lines():
     memory.add_entry("The bridge is out.", speaker="Ann", time=T0, source="instruction")
     found = memory.recall("bridge", k=5)
     assert sorted(item.provenance["source_type"] for item in found) == ["instruction", "overheard"]
+    # the same person's words are one line however they came
+    memory.add_entry("The bridge is out.", speaker="Bob", time=T0 + timedelta(minutes=1))
+    found = memory.recall("bridge", k=5)
+    assert sorted(item.provenance["source_type"] for item in found) == ["claim", "instruction"]
+    assert [len(item.entry_ids) for item in found if item.provenance["heard_from"] == "Bob"] == [2]
 
 
 def test_a_whisper_and_public_speech_of_the_same_words_are_two():

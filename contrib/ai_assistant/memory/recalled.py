@@ -116,15 +116,15 @@ MAX_SOURCES = 5
 
 class Shown:
     """What a recall has kept so far, to tell a repeat: a memory that restates recalled entries
-    (`_restates`), or the same words for the same audience, told the same way (the same thing
-    journaled twice, an attribute that says what an observation said). When someone else said
-    those words, the line kept names them too (provenance `sources`, at most `MAX_SOURCES`) and
-    rests on their entries as well: that several told it is worth knowing, and ten copies of a
-    greeting are not worth ten lines of a prompt."""
+    (`_restates`), or the same words for the same audience from the same person (the same thing
+    journaled twice, an attribute that says what an observation said) or from another who told
+    them the same way. The line kept then rests on the repeat's entries as well, and names its
+    teller (provenance `sources`, at most `MAX_SOURCES`): that several told it is worth knowing,
+    and ten copies of a greeting are not worth ten lines of a prompt."""
 
     def __init__(self):
         self.covered: set[str] = set()
-        self.said: dict[tuple, Recalled] = {}
+        self.said: dict[tuple, list[Recalled]] = {}
 
     def repeats(self, item: Recalled) -> bool:
         """Whether `item` repeats what was kept; remembers it when it does not.
@@ -137,22 +137,26 @@ class Shown:
             bool: True for a repeat (leave it out; what it adds is now on the kept line).
 
         """
-        words = (
-            " ".join(re.findall(r"\w+", item.text.lower())),
-            str(item.audience),
-            # told the same way: a builder's instruction is not a rumour of the same words
-            str(item.provenance.get("source_type")),
-            bool(item.provenance.get("gossip")),
-        )
-        kept = self.said.get(words)
-        if kept is not None:
-            _told_also(kept, item)
-            self.covered.update(item.entry_ids)
-            return True
+        words = (" ".join(re.findall(r"\w+", item.text.lower())), str(item.audience))
+        for kept in self.said.get(words, ()):
+            # the same person again, or another who told it the same way (a builder's
+            # instruction and a rumour of the same words are two lines)
+            if _teller(kept) == _teller(item) or _told_way(kept) == _told_way(item):
+                _told_also(kept, item)
+                self.covered.update(item.entry_ids)
+                return True
         if _restates(item.kind, item.entry_ids, self.covered):
             return True
-        self.said[words] = item
+        self.said.setdefault(words, []).append(item)
         return False
+
+
+def _teller(item: Recalled) -> str:
+    return str(item.provenance.get("heard_from") or "").lower()
+
+
+def _told_way(item: Recalled) -> tuple:
+    return item.provenance.get("source_type"), bool(item.provenance.get("gossip"))
 
 
 def _told_also(kept: Recalled, item: Recalled) -> None:
