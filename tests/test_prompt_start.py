@@ -5,7 +5,7 @@ through the tick's own gates. The reactor is a stand-in here: `iterate()` runs o
 
 """
 
-from unittest.mock import patch
+from unittest.mock import call, patch
 
 from django.test import override_settings
 from evennia.typeclasses.attributes import ModelAttributeBackend
@@ -321,8 +321,11 @@ class TestWarmUp(AssistantTestCase):
             fake.running = True
             self.script.at_server_start()
             self.script.at_server_start()  # once per process
-        # the model the assistant's turns count tokens for
-        fake.callInThread.assert_called_once_with(scripts.encoding_for, self.handler.brain.model)
+        # the model the assistant's turns count tokens for, and recall's words in its language
+        assert fake.callInThread.call_args_list == [
+            call(scripts.encoding_for, self.handler.brain.model),
+            call(scripts.prepare_words, "english"),
+        ]
         (warm,), _ = queue.return_value.run_on_loop.call_args
         assert warm.__self__.__class__.__name__ == "OpenAIChatClient" and warm.__name__ == "warm_up"
         assert queue.return_value.run_on_loop.call_count == 1

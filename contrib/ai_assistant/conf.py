@@ -278,8 +278,8 @@ class AssistantConfig(BaseModel):
         "english",
         min_length=1,
         max_length=30,
-        description="Stemmer of the game's language for recall's words: a Snowball language "
-        "(english, russian, german, french, spanish, ...) or none.",
+        description="The game's language, for recall's words (their dictionary form and "
+        "stem): a Snowball language (english, russian, german, french, spanish, ...) or none.",
     )
     recall_semantic_share: float = Field(
         0.4,

@@ -32,6 +32,7 @@ from .lifecycle import AWAKE
 from .llm.chat import LLMError
 from .llm.client import client_for
 from .llm.tokens import encoding_for
+from .memory.lexical import prepare as prepare_words
 from .shell.lore_book import warm_lore
 from .shell.storage import step_transaction
 from .shell.model_queue import model_queue, queued_runner
@@ -329,12 +330,14 @@ _warmed_up = False
 
 
 def _warm_up(script) -> None:
-    """Once per process, in a running server: load the token encoding in a thread of the
-    reactor's pool, start the model call queue (and with it the model I/O process), and have
-    the model client made where the calls will be made. The first count reads and builds the
-    encoding (about 0.2 s), the child imports the SDK (about half a second), and the client's
-    TLS context and connection pool take tens of milliseconds more; without this, the first
-    turn after a start or reload, with a player waiting for its answer, would pay for them."""
+    """Once per process, in a running server: load the token encoding and recall's words (its
+    dictionary and stemmer) in threads of the reactor's pool, start the model call queue (and
+    with it the model I/O process), and have the model client made where the calls will be
+    made. The first count reads and builds the encoding (about 0.2 s), the first words heard
+    load their language's dictionary (0.1 s for English, up to a second for Russian), the
+    child imports the SDK (about half a second), and the client's TLS context and connection
+    pool take tens of milliseconds more; without this, the first turn after a start or
+    reload, with a player waiting for its answer, would pay for them."""
     global _warmed_up
     if _warmed_up or not reactor.running:
         return
@@ -344,6 +347,8 @@ def _warm_up(script) -> None:
     handler = script.obj.assistant
     config, _ = handler.checked_config()
     reactor.callInThread(encoding_for, chat_model_for(config))
+    # recall's dictionary and stemmer for the assistant's language (`lexical.prepare`)
+    reactor.callInThread(prepare_words, config.recall_stemmer)
     if game_settings.rehearsal():
         # the offline rehearsal model answers in process: no client to make
         logger.log_info(

@@ -677,9 +677,7 @@ class MemoryIndex:
             if doc.kind == "digest" and digests >= MAX_DIGESTS:
                 continue
             recalled = self._recalled(weights, *item)
-            if shown.repeats(
-                doc.kind, doc.entry_ids, recalled.text, doc.audience, recalled.provenance
-            ):
+            if shown.repeats(recalled):
                 continue
             digests += doc.kind == "digest"
             kept.append(recalled)

@@ -6,8 +6,9 @@ A `Recalled` is one memory a recall found, with its scores and the journal entri
 source and trust (`trust_word`), when and where, then its text, escaped (`Recalled.line`).
 
 One fact is recalled once: `Shown` tells a repeat among what a recall keeps (a fact and the
-entry it came from, the same words twice from one person for one audience), and
-`without_repeats` leaves the repeats out of a ranked list.
+entry it came from, the same words twice for one audience), and `without_repeats` leaves the
+repeats out of a ranked list. The same words from several people are one line that names them
+all ("Ann and Bob each told you"), resting on each of their entries.
 
 """
 
@@ -109,42 +110,63 @@ def _restates(kind: str, entry_ids, covered: set[str]) -> bool:
     return False
 
 
+# the most people one line of the same words names (`Shown`)
+MAX_SOURCES = 5
+
+
 class Shown:
     """What a recall has kept so far, to tell a repeat: a memory that restates recalled entries
-    (`_restates`), or the same words from the same person for the same audience (the same thing
-    journaled twice, an attribute that says what an observation said). The same words from
-    another person are kept: that two told it is worth knowing (and weighing by trust)."""
+    (`_restates`), or the same words for the same audience from the same person (the same thing
+    journaled twice, an attribute that says what an observation said) or from another who told
+    them the same way. The line kept then rests on the repeat's entries as well, and names its
+    teller (provenance `sources`, at most `MAX_SOURCES`): that several told it is worth knowing,
+    and ten copies of a greeting are not worth ten lines of a prompt."""
 
     def __init__(self):
         self.covered: set[str] = set()
-        self.texts: set[tuple] = set()
+        self.said: dict[tuple, list[Recalled]] = {}
 
-    def repeats(
-        self, kind: str, entry_ids, text: str, audience: Audience, provenance: dict
-    ) -> bool:
-        """Whether a memory repeats what was kept; remembers it when it does not.
+    def repeats(self, item: Recalled) -> bool:
+        """Whether `item` repeats what was kept; remembers it when it does not.
 
         Args:
-            kind (str): Its kind.
-            entry_ids (iterable): The journal entries it rests on.
-            text (str): What it says, as it would be shown.
-            audience (list or None): Who may know it (a public and a private copy are two).
-            provenance (dict): Where it came from ("heard_from": who told it).
+            item (Recalled): The next memory, in rank order (a public and a private copy of
+                the same words are two: their audiences differ).
 
         Returns:
-            bool: True for a repeat (leave it out).
+            bool: True for a repeat (leave it out; what it adds is now on the kept line).
 
         """
-        # who told it, not how: the same words from two people are two testimonies
-        words = (
-            " ".join(re.findall(r"\w+", text.lower())),
-            str(audience),
-            str(provenance.get("heard_from") or "").lower(),
-        )
-        if words in self.texts or _restates(kind, entry_ids, self.covered):
+        words = (" ".join(re.findall(r"\w+", item.text.lower())), str(item.audience))
+        for kept in self.said.get(words, ()):
+            # the same person again, or another who told it the same way (a builder's
+            # instruction and a rumour of the same words are two lines)
+            if _teller(kept) == _teller(item) or _told_way(kept) == _told_way(item):
+                _told_also(kept, item)
+                self.covered.update(item.entry_ids)
+                return True
+        if _restates(item.kind, item.entry_ids, self.covered):
             return True
-        self.texts.add(words)
+        self.said.setdefault(words, []).append(item)
         return False
+
+
+def _teller(item: Recalled) -> str:
+    return str(item.provenance.get("heard_from") or "").lower()
+
+
+def _told_way(item: Recalled) -> tuple:
+    return item.provenance.get("source_type"), bool(item.provenance.get("gossip"))
+
+
+def _told_also(kept: Recalled, item: Recalled) -> None:
+    """`kept` says what `item` says: it rests on `item`'s entries too, and names its teller
+    (new lists: a recalled memory shares its provenance with the index)."""
+    kept.entry_ids = kept.entry_ids + [one for one in item.entry_ids if one not in kept.entry_ids]
+    teller = item.provenance.get("heard_from")
+    sources = list(kept.provenance.get("sources") or [kept.provenance.get("heard_from")])
+    if teller and teller not in sources and len(sources) < MAX_SOURCES:
+        kept.provenance = {**kept.provenance, "sources": [one for one in sources if one] + [teller]}
 
 
 def without_repeats(items: list[Recalled], limit: int) -> list[Recalled]:
@@ -152,7 +174,7 @@ def without_repeats(items: list[Recalled], limit: int) -> list[Recalled]:
     kept: list[Recalled] = []
     shown = Shown()
     for item in items:
-        if shown.repeats(item.kind, item.entry_ids, item.text, item.audience, item.provenance):
+        if shown.repeats(item):
             continue
         kept.append(item)
         if len(kept) == limit:
