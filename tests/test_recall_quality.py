@@ -526,6 +526,20 @@ def test_an_irregular_form_finds_its_word(stemmer, said, asked):
     assert best.entry_ids == [entry] and best.scores["relevance"] > 0
 
 
+def test_each_language_dictionary_is_loaded_once():
+    from ai_assistant.memory import lexical
+
+    languages = sorted(set(lexical.LEMMA_LANGUAGES) - {"porter", "dutch_porter"})[:10]
+    # more languages than simplemma keeps by default (8): none is loaded twice
+    for round_ in range(2):
+        for language in languages:
+            terms(f"zqxw{round_}", language)
+    # (simplemma's factory keeps its dictionaries in an lru_cache, `_get_dictionary`)
+    cached = lexical._dictionaries()._get_dictionary.cache_info()
+    assert cached.currsize >= len({lexical.LEMMA_LANGUAGES[one] for one in languages})
+    assert cached.misses == cached.currsize, "a dictionary was loaded twice"
+
+
 def test_a_german_genitive_name_is_the_person_it_names():
     memory, (other, own) = conversation(
         ("Paul", "Fischsuppe ist mein Lieblingsessen."),

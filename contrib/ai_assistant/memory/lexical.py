@@ -145,13 +145,25 @@ def _stemmer(language: str):
 
 
 @lru_cache(maxsize=1)
+def _dictionaries():
+    from simplemma.strategies.dictionaries import StreamDictionaryFactory
+
+    # the memory-frugal dictionaries (3 MiB for English, 24 for Russian, against 25 and 140
+    # held as dicts), each kept once loaded: simplemma keeps 8, and a server whose words
+    # cycle through more would load one again, for most of a second, for each new word
+    return StreamDictionaryFactory(cache_max_size=len(set(LEMMA_LANGUAGES.values())))
+
+
+@lru_cache(maxsize=1)
 def _lemmatizer():
     from simplemma import Lemmatizer
     from simplemma.strategies import DefaultStrategy
 
-    # the memory-frugal dictionaries (3 MiB for English, 24 for Russian, against 25 and 140
-    # held as dicts); `_stem` keeps the words already seen
-    return Lemmatizer(cache_max_size=0, lemmatization_strategy=DefaultStrategy(low_memory=True))
+    # `_stem` keeps the words already seen
+    return Lemmatizer(
+        cache_max_size=0,
+        lemmatization_strategy=DefaultStrategy(dictionary_factory=_dictionaries()),
+    )
 
 
 @lru_cache(maxsize=100000)
