@@ -649,6 +649,18 @@ def test_the_same_words_told_another_way_are_two_lines():
     assert [len(item.entry_ids) for item in found if item.provenance["heard_from"] == "Bob"] == [2]
 
 
+def test_only_claims_from_several_people_are_one_line():
+    memory = AssistantMemory("Aria")
+    memory.add_entry("The well is dry.", speaker="Bob", time=T0, source="overheard")
+    memory.add_entry(
+        "The well is dry.", speaker="Ann", time=T0 + timedelta(minutes=1), source="overheard"
+    )
+    found = memory.recall("well dry", k=5)
+    # "each told you" would say they spoke to the assistant: each keeps "you overheard"
+    labels = sorted(item.line().split(";")[0] for item in found)
+    assert labels == ["- [you overheard Ann", "- [you overheard Bob"]
+
+
 def test_a_whisper_and_public_speech_of_the_same_words_are_two():
     memory = AssistantMemory("Aria")
     memory.add_entry("The gate opens at dawn.", speaker="Bob", time=T0)

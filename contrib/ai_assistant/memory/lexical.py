@@ -15,11 +15,11 @@ the rest stemmed with the Snowball stemmer of the game's language (`snowballstem
 `recall_stemmer` setting: english by default), so "sisters" finds "sister" and "lives" finds
 "living". Before it is stemmed, a word is turned into its dictionary form where `simplemma`
 knows the language (`LEMMA_LANGUAGES`), so irregular forms, which no stemmer joins, meet: "lost"
-finds "lose", "grew" finds "grow", "Павла" finds "Павел". A word in another script than the game's language is stemmed as that script's main
-language (`SCRIPT_LANGUAGES`: Cyrillic as Russian, Greek, Arabic, Devanagari as Hindi,
-Armenian, Tamil), so a Russian player is understood in a game set to english; words of other
-scripts are left as they are. Accents of Latin, Greek and Cyrillic letters are dropped from the
-stems, so "chateau" finds "château".
+finds "lose", "grew" finds "grow", "Павла" finds "Павел". A word in another script than the
+game's language is stemmed as that script's main language (`SCRIPT_LANGUAGES`: Cyrillic as
+Russian, Greek, Arabic, Devanagari as Hindi, Armenian, Tamil), so a Russian player is
+understood in a game set to english; words of other scripts are left as they are. Accents of
+Latin, Greek and Cyrillic letters are dropped from the stems, so "chateau" finds "château".
 
 A document may be indexed with context that counts less than its own words (`add`'s
 `context`: text and a weight, as BM25F weighs fields), and a search may widen its query with
@@ -178,7 +178,12 @@ def _stem(word: str, language: str) -> str:
 def prepare(language: str) -> None:
     """Load `language`'s dictionary and stemmer now (about 0.1 s for English, up to a second
     for Russian or German), so that the first words heard do not pay for it: a server calls
-    this in a thread when it starts."""
+    this in a thread when it starts.
+
+    Args:
+        language (str): A `recall_stemmer` value (a Snowball language, or "none").
+
+    """
     _stem("words", language)
 
 

@@ -117,8 +117,8 @@ MAX_SOURCES = 5
 class Shown:
     """What a recall has kept so far, to tell a repeat: a memory that restates recalled entries
     (`_restates`), or the same words for the same audience from the same person (the same thing
-    journaled twice, an attribute that says what an observation said) or from another who told
-    them the same way. The line kept then rests on the repeat's entries as well, and names its
+    journaled twice, an attribute that says what an observation said) or, as a claim, from
+    another (`CLAIMED`). The line kept then rests on the repeat's entries as well, and names its
     teller (provenance `sources`, at most `MAX_SOURCES`): that several told it is worth knowing,
     and ten copies of a greeting are not worth ten lines of a prompt."""
 
@@ -139,9 +139,10 @@ class Shown:
         """
         words = (" ".join(re.findall(r"\w+", item.text.lower())), str(item.audience))
         for kept in self.said.get(words, ()):
-            # the same person again, or another who told it the same way (a builder's
-            # instruction and a rumour of the same words are two lines)
-            if _teller(kept) == _teller(item) or _told_way(kept) == _told_way(item):
+            # the same person again, or another who said it to the assistant: "Ann and Bob
+            # each told you" is true only of claims (what was overheard, instructed or
+            # passed along a chain of gossip keeps its own line and its own label)
+            if _teller(kept) == _teller(item) or _told_way(kept) == _told_way(item) == CLAIMED:
                 _told_also(kept, item)
                 self.covered.update(item.entry_ids)
                 return True
@@ -155,18 +156,30 @@ def _teller(item: Recalled) -> str:
     return str(item.provenance.get("heard_from") or "").lower()
 
 
+# a claim said to the assistant, not passed along by gossip (`_told_way`)
+CLAIMED = ("claim", False)
+
+
 def _told_way(item: Recalled) -> tuple:
     return item.provenance.get("source_type"), bool(item.provenance.get("gossip"))
 
 
 def _told_also(kept: Recalled, item: Recalled) -> None:
-    """`kept` says what `item` says: it rests on `item`'s entries too, and names its teller
+    """`kept` says what `item` says: it rests on `item`'s entries too, and names its tellers
     (new lists: a recalled memory shares its provenance with the index)."""
     kept.entry_ids = kept.entry_ids + [one for one in item.entry_ids if one not in kept.entry_ids]
-    teller = item.provenance.get("heard_from")
-    sources = list(kept.provenance.get("sources") or [kept.provenance.get("heard_from")])
-    if teller and teller not in sources and len(sources) < MAX_SOURCES:
-        kept.provenance = {**kept.provenance, "sources": [one for one in sources if one] + [teller]}
+    sources = [one for one in _tellers(kept) if one]
+    known = {one.lower() for one in sources}
+    for teller in _tellers(item):
+        if teller and teller.lower() not in known and len(sources) < MAX_SOURCES:
+            sources.append(teller)
+            known.add(teller.lower())
+    if len(sources) > 1:
+        kept.provenance = {**kept.provenance, "sources": sources}
+
+
+def _tellers(item: Recalled) -> list:
+    return list(item.provenance.get("sources") or [item.provenance.get("heard_from")])
 
 
 def without_repeats(items: list[Recalled], limit: int) -> list[Recalled]:
