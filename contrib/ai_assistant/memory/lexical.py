@@ -149,6 +149,9 @@ _SERBIAN_LATIN = str.maketrans(
         **{"љ": "lj", "њ": "nj", "џ": "dž"},
     }
 )
+# languages that write every noun with a capital: a word known capitalised is not a name in them
+# ("Hat" is a noun, and "hat" still "haben")
+_NOUNS_CAPITALISED = {"de"}
 # the simplemma codes whose dictionary is in memory, and the lock one is loaded under (two
 # threads must not both load one: most of a second and tens of MiB each)
 _LOADED: set[str] = set()
@@ -210,8 +213,9 @@ def _ready(word: str, language: str) -> bool:
 
 def _dictionary_form(word: str, code: str) -> str:
     """`word` (lower case) in its dictionary form for `code`, or as it is: when simplemma does
-    not know it, when it is also a name ("Maria" is not the lunar seas, "Don" is not "do"), or
-    when its form is not one word ("1850s" -> "eighteen-fifties")."""
+    not know it, when it is also a name ("Maria" is not the lunar seas, "Don" is not "do";
+    except in German, see `_NOUNS_CAPITALISED`), or when its form is not one word ("1850s" ->
+    "eighteen-fifties")."""
     if code == "hbs":
         word = word.translate(_SERBIAN_LATIN)
     _load(code)
@@ -219,7 +223,7 @@ def _dictionary_form(word: str, code: str) -> str:
     if lemma == word or not _WORD_RE.fullmatch(lemma):
         return word
     name = word.capitalize()
-    if _dictionaries().get_dictionary(code).get(name) == name:
+    if code not in _NOUNS_CAPITALISED and _dictionaries().get_dictionary(code).get(name) == name:
         return word
     return lemma
 
