@@ -16,12 +16,12 @@ the rest stemmed with the Snowball stemmer of the game's language (`snowballstem
 "living". Before it is stemmed, a word is turned into its dictionary form where `simplemma`
 knows the language (`LEMMA_LANGUAGES`), so irregular forms, which no stemmer joins, meet: "lost"
 finds "lose", "grew" finds "grow", "Павла" finds "Павел"; a word it also knows as a name keeps
-its own ("Maria" is not "mare"). Its dictionary is loaded once, in a thread when it is another
-script's language (see `_ready`). A word in another script than the
-game's language is stemmed as that script's main language (`SCRIPT_LANGUAGES`: Cyrillic as
-Russian, Greek, Arabic, Devanagari as Hindi, Armenian, Tamil), so a Russian player is
-understood in a game set to english; words of other scripts are left as they are. Accents of
-Latin, Greek and Cyrillic letters are dropped from the stems, so "chateau" finds "château".
+its own ("Maria" is not "mare"). Each dictionary is loaded once, in a thread when it is another
+script's language (see `_ready`). A word in another script than the game's language is stemmed
+as that script's main language (`SCRIPT_LANGUAGES`: Cyrillic as Russian, Greek, Arabic,
+Devanagari as Hindi, Armenian, Tamil), so a Russian player is understood in a game set to
+english; words of other scripts are left as they are. Accents of Latin, Greek and Cyrillic
+letters are dropped from the stems, so "chateau" finds "château".
 
 A document may be indexed with context that counts less than its own words (`add`'s
 `context`: text and a weight, as BM25F weighs fields), and a search may widen its query with
@@ -149,8 +149,8 @@ _SERBIAN_LATIN = str.maketrans(
         **{"љ": "lj", "њ": "nj", "џ": "dž"},
     }
 )
-# languages that write every noun with a capital: a word known capitalised is not a name in them
-# ("Hat" is a noun, and "hat" still "haben")
+# languages that write every noun with a capital, where a word the dictionary knows capitalised
+# is not thereby a name ("hat" is still "haben")
 _NOUNS_CAPITALISED = {"de"}
 # the simplemma codes whose dictionary is in memory, and the lock one is loaded under (two
 # threads must not both load one: most of a second and tens of MiB each)

@@ -723,6 +723,7 @@ class MemoryIndex:
         they are, or written as a name (capitalised, or in a script without capitals) in
         another form of it, found by its stem ("Бориса", "d'Anne"; "robbed" is not Rob)."""
         named = set()
+        stemmer = self._lexical.stemmer
         for word in _NAME_WORD_RE.findall(query):
             key = word.lower().removesuffix("'s")
             if self._by_person.get(key):
@@ -733,7 +734,6 @@ class MemoryIndex:
                 word = rest  # after an elided article or preposition: "d'Anne"
             if not word or word[0].islower():
                 continue
-            stemmer = self._lexical.stemmer
             # its stem, or the stem of its dictionary form ("Павла": Павел; "Draw" is not Drew)
             stems = set(terms(word, stemmer, dictionary_forms=False)) | set(terms(word, stemmer))
             for stem in stems:
