@@ -317,14 +317,15 @@ class TestWarmUp(AssistantTestCase):
             patch.object(scripts, "reactor") as fake,
             patch.object(scripts, "model_queue") as queue,
             patch.object(scripts, "_warmed_up", False),
+            patch.object(scripts, "_words_prepared", set()),
         ):
             fake.running = True
             self.script.at_server_start()
             self.script.at_server_start()  # once per process
         # the model the assistant's turns count tokens for, and recall's words in its language
         assert fake.callInThread.call_args_list == [
-            call(scripts.encoding_for, self.handler.brain.model),
             call(scripts.prepare_words, "english"),
+            call(scripts.encoding_for, self.handler.brain.model),
         ]
         (warm,), _ = queue.return_value.run_on_loop.call_args
         assert warm.__self__.__class__.__name__ == "OpenAIChatClient" and warm.__name__ == "warm_up"
@@ -332,6 +333,28 @@ class TestWarmUp(AssistantTestCase):
         assert self.responder.requests == []  # warming up sends nothing to the provider
         # the queue is made as the game's settings say: its calls in the model I/O process
         queue.assert_called_once_with(128, 4, True)
+
+    def test_each_assistants_language_is_prepared_once(self):
+        from ai_assistant import scripts
+
+        with (
+            patch.object(scripts, "reactor") as fake,
+            patch.object(scripts, "model_queue"),
+            patch.object(scripts, "_warmed_up", False),
+            patch.object(scripts, "_words_prepared", set()),
+        ):
+            fake.running = True
+            self.script.at_server_start()
+            # another assistant of the same game speaks Russian
+            self.script.db.config_overrides = {**self.overrides, "recall_stemmer": "russian"}
+            self.script.at_server_start()
+            self.script.at_server_start()
+        prepared = [
+            args
+            for (function, *args), _ in fake.callInThread.call_args_list
+            if function is scripts.prepare_words
+        ]
+        assert prepared == [["english"], ["russian"]]
 
     def test_the_game_may_keep_the_model_calls_in_the_server(self):
         from django.test import override_settings

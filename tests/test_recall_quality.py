@@ -5,9 +5,13 @@ kept in their place, words of any script, and audiences kept apart through all o
 
 """
 
+import threading
+import time
 from datetime import timedelta
+from unittest.mock import patch
 
 import pytest
+import regex
 
 from ai_assistant.conf import AssistantConfig, ConfigError, parse_override
 from ai_assistant.memory.audience import served_by
@@ -540,6 +544,98 @@ def test_each_language_dictionary_is_loaded_once():
     assert cached.misses == cached.currsize, "a dictionary was loaded twice"
 
 
+@pytest.mark.parametrize(
+    "name, word",
+    [
+        ("Maria", "mare"),  # not the lunar seas
+        ("Don", "done"),  # not "do"
+    ],
+)
+def test_a_name_is_not_put_in_a_dictionary_form(name, word):
+    assert terms(f"{name} is here.") != terms(f"The {word} is here.")
+    assert terms(f"{name} is here.") == terms(f"{name.lower()} is here.")  # typed in lower case
+
+
+def test_a_word_like_a_name_does_not_name_that_person():
+    memory, (drew, _) = conversation(("Drew", "I sell maps."), ("Mara", "The map is old."))
+    # "Draw" is a form of "drew" to the dictionary, not Drew
+    assert all(item.scores["person"] == 0.0 for item in memory.recall("Draw me a map", k=3))
+    found = memory.recall("Drew, where is the map?", k=3)
+    assert [item.scores["person"] for item in found if item.entry_ids == [drew]] == [1.0]
+
+
+@pytest.mark.parametrize(
+    "stemmer, one, other",
+    [
+        ("greek", "Τι είχες;", "Τι έχω;"),  # a final ς, which case folding makes σ
+        ("serbian", "Била је ту.", "Bila je tu."),  # Serbian in either alphabet
+        ("german", "Die Straße", "die strasse"),  # ß and ss
+        ("german", "Er hat ein Boot.", "Er haben ein Boot."),  # German nouns are capitalised
+    ],
+)
+def test_a_word_meets_its_other_forms_however_written(stemmer, one, other):
+    assert terms(one, stemmer) == terms(other, stemmer)
+
+
+def test_a_term_is_one_word_and_never_empty():
+    # a dictionary form of several words ("eighteen-fifties") or a stemmer that leaves nothing
+    # (porter's "s") would make a term shared by unrelated words
+    for stemmer in ("english", "porter", "german"):
+        found = terms("In the 1850s the SS Ajax sailed; ß.", stemmer)
+        assert all(term and regex.fullmatch(r"[\p{L}\p{M}\p{N}']+", term) for term in found)
+
+
+def test_another_scripts_dictionary_is_loaded_without_keeping_a_turn_waiting():
+    from ai_assistant.memory import lexical
+
+    loading = threading.Event()
+    release = threading.Event()
+    load = lexical._load
+
+    def slow_load(code):
+        loading.set()
+        assert release.wait(10)
+        load(code)
+
+    with (
+        patch.object(lexical, "_LOADED", {"en"}),
+        patch.object(lexical, "_LOADING", set()),
+        patch.object(lexical, "_load", slow_load),
+    ):
+        # the first Russian words in a game set to english: stemmed at once, not waited for
+        assert terms("Иван шёл домой.") == terms("Иван шёл домой.", dictionary_forms=False)
+        assert loading.wait(10)
+        release.set()
+        for _ in range(100):
+            if "ru" in lexical._LOADED:
+                break
+            time.sleep(0.05)
+        # then in their dictionary form, as the game's own words always are
+        assert terms("Иван шёл домой.") == terms("Иван идти домой.")
+
+
+def test_a_dictionary_is_loaded_once_from_several_threads():
+    from ai_assistant.memory import lexical
+
+    loads = []
+
+    class Factory:
+        def get_dictionary(self, code):
+            loads.append(code)
+            time.sleep(0.1)
+
+    with (
+        patch.object(lexical, "_LOADED", set()),
+        patch.object(lexical, "_dictionaries", lambda: Factory()),
+    ):
+        threads = [threading.Thread(target=lexical._load, args=("de",)) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert loads == ["de"] and lexical._LOADED == {"de"}
+
+
 def test_a_german_genitive_name_is_the_person_it_names():
     memory, (other, own) = conversation(
         ("Paul", "Fischsuppe ist mein Lieblingsessen."),
@@ -623,7 +719,11 @@ def test_the_same_words_from_several_people_are_one_line_naming_them():
     assert sorted(line.provenance["sources"]) == ["Bob", "Carol"]
     assert "each told you" in line.line() and "Bob" in line.line() and "Carol" in line.line()
     assert [item.text for item in found] == [line.text, "The bridge was built last spring."]
-    # a second recall finds the same line: nothing was added to what the index holds
+    # nothing was written into what the index holds: each memory still rests on its own entry
+    # and names only its own teller
+    held = [doc for doc in memory.brain.index._docs.values() if doc.text == line.text]
+    assert sorted(len(doc.entry_ids) for doc in held) == [1, 1, 1]
+    assert not any("sources" in doc.provenance for doc in held)
     again = memory.recall("bridge", k=5)[0]
     assert again.entry_ids == line.entry_ids and again.provenance == line.provenance
 

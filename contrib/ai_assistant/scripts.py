@@ -327,28 +327,33 @@ def _queue_settings() -> tuple[int, int, bool]:
 
 
 _warmed_up = False
+# the languages whose words are being or have been prepared (`lexical.prepare`)
+_words_prepared: set[str] = set()
 
 
 def _warm_up(script) -> None:
-    """Once per process, in a running server: load the token encoding and recall's words (its
-    dictionary and stemmer) in threads of the reactor's pool, start the model call queue (and
-    with it the model I/O process), and have the model client made where the calls will be
-    made. The first count reads and builds the encoding (about 0.2 s), the first words heard
-    load their language's dictionary (0.1 s for English, up to a second for Russian), the
-    child imports the SDK (about half a second), and the client's TLS context and connection
-    pool take tens of milliseconds more; without this, the first turn after a start or
-    reload, with a player waiting for its answer, would pay for them."""
+    """In a running server: load recall's words for each assistant's language (its dictionary
+    and stemmer: 0.1 s for English, up to a second for Russian) in a thread of the reactor's
+    pool; and once per process, load the token encoding there too, start the model call queue
+    (and with it the model I/O process), and have the model client made where the calls will
+    be made. The first count reads and builds the encoding (about 0.2 s), the child imports
+    the SDK (about half a second), and the client's TLS context and connection pool take tens
+    of milliseconds more; without this, the first turn after a start or reload, with a player
+    waiting for its answer, would pay for them."""
     global _warmed_up
-    if _warmed_up or not reactor.running:
+    if not reactor.running:
+        return
+    handler = script.obj.assistant
+    config, _ = handler.checked_config()
+    if config.recall_stemmer not in _words_prepared:
+        _words_prepared.add(config.recall_stemmer)
+        reactor.callInThread(prepare_words, config.recall_stemmer)
+    if _warmed_up:
         return
     _warmed_up = True
     # the game's lore index, built before any turn recalls (`lore_book.warm_lore`)
     reactor.callLater(0, warm_lore)
-    handler = script.obj.assistant
-    config, _ = handler.checked_config()
     reactor.callInThread(encoding_for, chat_model_for(config))
-    # recall's dictionary and stemmer for the assistant's language (`lexical.prepare`)
-    reactor.callInThread(prepare_words, config.recall_stemmer)
     if game_settings.rehearsal():
         # the offline rehearsal model answers in process: no client to make
         logger.log_info(

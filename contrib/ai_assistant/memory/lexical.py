@@ -7,19 +7,21 @@ that grow in place; a search scores the postings of the query's terms with a few
 operations, exactly as BM25 defines it, so its cost grows only slowly with the number of
 memories.
 
-Words are found in any script (Unicode letters and digits, after NFKC normalisation and case
-folding), so "Привет" and "généralement" are words like "hello". A hyphenated word counts as
+Words are found in any script (Unicode letters and digits, after NFKC normalisation, in lower
+case), so "Привет" and "généralement" are words like "hello". A hyphenated word counts as
 its parts and as one word ("well-known": well, known, wellknown). Chinese and Japanese, written
 without spaces, count as overlapping pairs of characters. English stop words are dropped, and
 the rest stemmed with the Snowball stemmer of the game's language (`snowballstemmer`, the
 `recall_stemmer` setting: english by default), so "sisters" finds "sister" and "lives" finds
 "living". Before it is stemmed, a word is turned into its dictionary form where `simplemma`
 knows the language (`LEMMA_LANGUAGES`), so irregular forms, which no stemmer joins, meet: "lost"
-finds "lose", "grew" finds "grow", "Павла" finds "Павел". A word in another script than the
-game's language is stemmed as that script's main language (`SCRIPT_LANGUAGES`: Cyrillic as
-Russian, Greek, Arabic, Devanagari as Hindi, Armenian, Tamil), so a Russian player is
-understood in a game set to english; words of other scripts are left as they are. Accents of
-Latin, Greek and Cyrillic letters are dropped from the stems, so "chateau" finds "château".
+finds "lose", "grew" finds "grow", "Павла" finds "Павел"; a word it also knows as a name keeps
+its own ("Maria" is not "mare"). Each dictionary is loaded once, in a thread when it is another
+script's language (see `_ready`). A word in another script than the game's language is stemmed
+as that script's main language (`SCRIPT_LANGUAGES`: Cyrillic as Russian, Greek, Arabic,
+Devanagari as Hindi, Armenian, Tamil), so a Russian player is understood in a game set to
+english; words of other scripts are left as they are. Accents of Latin, Greek and Cyrillic
+letters are dropped from the stems, so "chateau" finds "château".
 
 A document may be indexed with context that counts less than its own words (`add`'s
 `context`: text and a weight, as BM25F weighs fields), and a search may widen its query with
@@ -31,6 +33,7 @@ both.
 
 import math
 import re
+import threading
 import unicodedata
 from collections import Counter
 from functools import lru_cache
@@ -139,6 +142,23 @@ LEMMA_LANGUAGES = {
 }
 
 
+# Serbian's dictionary is written in Latin letters; its stemmer reads both alphabets
+_SERBIAN_LATIN = str.maketrans(
+    {
+        **dict(zip("абвгдђежзијклмнопрстћуфхцчш", "abvgdđežzijklmnoprstćufhcčš")),
+        **{"љ": "lj", "њ": "nj", "џ": "dž"},
+    }
+)
+# languages that write every noun with a capital, where a word the dictionary knows capitalised
+# is not thereby a name ("hat" is still "haben")
+_NOUNS_CAPITALISED = {"de"}
+# the simplemma codes whose dictionary is in memory, and the lock one is loaded under (two
+# threads must not both load one: most of a second and tens of MiB each)
+_LOADED: set[str] = set()
+_LOAD_LOCK = threading.Lock()
+_LOADING: set[str] = set()
+
+
 @lru_cache(maxsize=64)
 def _stemmer(language: str):
     return None if language == "none" else snowballstemmer.stemmer(language)
@@ -166,19 +186,65 @@ def _lemmatizer():
     )
 
 
+def _load(code: str) -> None:
+    """Load the dictionary of `code` (a simplemma language code), once."""
+    with _LOAD_LOCK:
+        if code not in _LOADED:
+            _dictionaries().get_dictionary(code)
+            _LOADED.add(code)
+
+
+def _ready(word: str, language: str) -> bool:
+    """Whether `word` may be put in its dictionary form now. Its own language's dictionary (the
+    game's, loaded when the server starts) is waited for; the dictionary of another script's
+    language (the first Russian word in a game set to english) is loaded in a thread instead,
+    so that no turn waits most of a second for it, and until then such words are only stemmed."""
+    own = _language_of(word, language)
+    code = LEMMA_LANGUAGES.get(own)
+    if code is None or own == language or code in _LOADED:
+        return True
+    if code not in _LOADING:
+        _LOADING.add(code)
+        threading.Thread(
+            target=_load, args=(code,), name=f"recall words {code}", daemon=True
+        ).start()
+    return False
+
+
+def _dictionary_form(word: str, code: str) -> str:
+    """`word` (lower case) in its dictionary form for `code`, or as it is: when simplemma does
+    not know it, when it is also a name ("Maria" is not the lunar seas, "Don" is not "do";
+    except in German, see `_NOUNS_CAPITALISED`), or when its form is not one word ("1850s" ->
+    "eighteen-fifties")."""
+    if code == "hbs":
+        word = word.translate(_SERBIAN_LATIN)
+    _load(code)
+    lemma = _lemmatizer().lemmatize(word, lang=code)
+    if lemma == word or not _WORD_RE.fullmatch(lemma):
+        return word
+    name = word.capitalize()
+    if code not in _NOUNS_CAPITALISED and _dictionaries().get_dictionary(code).get(name) == name:
+        return word
+    return lemma
+
+
 @lru_cache(maxsize=100000)
-def _stem(word: str, language: str) -> str:
+def _stem(word: str, language: str, dictionary_form: bool = True) -> str:
     language = _language_of(word, language)
-    if language in LEMMA_LANGUAGES:
-        word = _lemmatizer().lemmatize(word, lang=LEMMA_LANGUAGES[language]).casefold()
+    if dictionary_form and language in LEMMA_LANGUAGES:
+        word = _dictionary_form(word, LEMMA_LANGUAGES[language])
+    # (lower case until here: the dictionaries are, and case folding would change some
+    # words, as Greek's final "ς")
+    word = word.casefold()
     stemmer = _stemmer(language)
-    return _without_accents(word if stemmer is None else stemmer.stemWord(word))
+    # (a stemmer may leave nothing of a word it reads as an ending: porter's "s")
+    return _without_accents(word if stemmer is None else stemmer.stemWord(word) or word)
 
 
 def prepare(language: str) -> None:
     """Load `language`'s dictionary and stemmer now (about 0.1 s for English, up to a second
-    for Russian or German), so that the first words heard do not pay for it: a server calls
-    this in a thread when it starts.
+    for Russian or German), so that the first words heard do not wait for it: a server calls
+    this in a thread when it starts, for each assistant's language.
 
     Args:
         language (str): A `recall_stemmer` value (a Snowball language, or "none").
@@ -218,7 +284,7 @@ def _without_accents(word: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    """The words of a normalised, case-folded text, in order (see the module doc)."""
+    """The words of a normalised, lower-case text, in order (see the module doc)."""
     if text.isascii():
         # most speech: the same words as below, found faster
         words = _ASCII_WORD_RE.findall(text)
@@ -240,19 +306,26 @@ def _words(text: str) -> list[str]:
     return found
 
 
-def terms(text: str, stemmer: str = DEFAULT_STEMMER) -> list[str]:
+def terms(text: str, stemmer: str = DEFAULT_STEMMER, dictionary_forms: bool = True) -> list[str]:
     """The index terms of `text`: words found in any script, stop words out, stemmed.
 
     Args:
         text (str): Any text.
         stemmer (str, optional): The Snowball stemmer's language, or "none".
+        dictionary_forms (bool, optional): Put words in their dictionary form before they are
+            stemmed (see the module doc); False: stem them only (a name as it is written:
+            "Drew" is not "draw").
 
     Returns:
         list: Its terms (possessives folded: "Bob's" -> "bob").
 
     """
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return [_stem(word, stemmer) for word in _words(text) if word and word not in STOP_WORDS]
+    text = unicodedata.normalize("NFKC", text).lower()
+    return [
+        _stem(word, stemmer, dictionary_forms and (word.isascii() or _ready(word, stemmer)))
+        for word in _words(text)
+        if word and word not in STOP_WORDS
+    ]
 
 
 class _Postings:

@@ -197,7 +197,8 @@ class MemoryIndex:
         """Know `person` (a key) by the stem of its name, when the key is a one-word name."""
         if person.startswith("#") or ":" in person or len(person.split()) != 1:
             return  # a dbref, a kind of key, or a name of several words
-        stems = terms(person, self._lexical.stemmer)
+        # (stemmed only: a name is not put in a dictionary form, so "Drew" is not "draw")
+        stems = terms(person, self._lexical.stemmer, dictionary_forms=False)
         if len(stems) == 1:
             self._name_stems.setdefault(stems[0], set()).add(person)
 
@@ -722,6 +723,7 @@ class MemoryIndex:
         they are, or written as a name (capitalised, or in a script without capitals) in
         another form of it, found by its stem ("Бориса", "d'Anne"; "robbed" is not Rob)."""
         named = set()
+        stemmer = self._lexical.stemmer
         for word in _NAME_WORD_RE.findall(query):
             key = word.lower().removesuffix("'s")
             if self._by_person.get(key):
@@ -732,7 +734,9 @@ class MemoryIndex:
                 word = rest  # after an elided article or preposition: "d'Anne"
             if not word or word[0].islower():
                 continue
-            for stem in terms(word, self._lexical.stemmer):
+            # its stem, or the stem of its dictionary form ("Павла": Павел; "Draw" is not Drew)
+            stems = set(terms(word, stemmer, dictionary_forms=False)) | set(terms(word, stemmer))
+            for stem in stems:
                 named.update(k for k in self._name_stems.get(stem, ()) if self._by_person.get(k))
         return named
 
