@@ -614,6 +614,37 @@ def test_another_scripts_dictionary_is_loaded_without_keeping_a_turn_waiting():
         assert terms("Иван шёл домой.") == terms("Иван идти домой.")
 
 
+def test_a_line_heard_while_its_dictionary_loads_is_indexed_again_by_sleep():
+    from ai_assistant.memory import lexical
+
+    release = threading.Event()
+    load = lexical._load
+
+    def slow_load(code):
+        if code == "ru":
+            assert release.wait(10)
+        load(code)
+
+    with (
+        patch.object(lexical, "_LOADED", {"en"}),
+        patch.object(lexical, "_LOADING", set()),
+        patch.object(lexical, "_load", slow_load),
+    ):
+        memory = AssistantMemory("Aria")
+        memory.recall("anything", k=3)  # the index is built
+        said = memory.add_entry("Иван шёл домой.", speaker="Ivan", time=T0)
+        index = memory.brain.index._lexical
+        assert set(terms("шёл", dictionary_forms=False)) <= index.terms_of(said)
+        release.set()
+        for _ in range(100):
+            if "ru" in lexical._LOADED:
+                break
+            time.sleep(0.05)
+        memory.consolidate(now=T0 + timedelta(hours=8))
+        # sleep files the line, and indexes it again: now in its dictionary form
+        assert set(terms("идти")) <= index.terms_of(said)
+
+
 def test_a_dictionary_is_loaded_once_from_several_threads():
     from ai_assistant.memory import lexical
 
