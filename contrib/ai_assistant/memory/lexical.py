@@ -16,12 +16,12 @@ the rest stemmed with the Snowball stemmer of the game's language (`snowballstem
 "living". Before it is stemmed, a word is turned into its dictionary form where `simplemma`
 knows the language (`LEMMA_LANGUAGES`), so irregular forms, which no stemmer joins, meet: "lost"
 finds "lose", "grew" finds "grow", "Павла" finds "Павел"; a word it also knows as a name keeps
-its own ("Maria" is not "mare"). Each dictionary is loaded once, in a thread when it is another
-script's language (see `_ready`). A word in another script than the game's language is stemmed
-as that script's main language (`SCRIPT_LANGUAGES`: Cyrillic as Russian, Greek, Arabic,
-Devanagari as Hindi, Armenian, Tamil), so a Russian player is understood in a game set to
-english; words of other scripts are left as they are. Accents of Latin, Greek and Cyrillic
-letters are dropped from the stems, so "chateau" finds "château".
+its own ("Maria" is not "mare"). The dictionary is loaded once (`prepare`, when the server
+starts). A word in another script than the game's language is only stemmed, as that script's
+main language (`SCRIPT_LANGUAGES`: Cyrillic as Russian, Greek, Arabic, Devanagari as Hindi,
+Armenian, Tamil), so a Russian player is understood in a game set to english; words of other
+scripts are left as they are. Accents of Latin, Greek and Cyrillic letters are dropped from the
+stems, so "chateau" finds "château".
 
 A document may be indexed with context that counts less than its own words (`add`'s
 `context`: text and a weight, as BM25F weighs fields), and a search may widen its query with
@@ -156,7 +156,6 @@ _NOUNS_CAPITALISED = {"de"}
 # threads must not both load one: most of a second and tens of MiB each)
 _LOADED: set[str] = set()
 _LOAD_LOCK = threading.Lock()
-_LOADING: set[str] = set()
 
 
 @lru_cache(maxsize=64)
@@ -188,27 +187,12 @@ def _lemmatizer():
 
 def _load(code: str) -> None:
     """Load the dictionary of `code` (a simplemma language code), once."""
+    if code in _LOADED:
+        return  # (a word of a loaded language never waits while another loads)
     with _LOAD_LOCK:
         if code not in _LOADED:
             _dictionaries().get_dictionary(code)
             _LOADED.add(code)
-
-
-def _ready(word: str, language: str) -> bool:
-    """Whether `word` may be put in its dictionary form now. Its own language's dictionary (the
-    game's, loaded when the server starts) is waited for; the dictionary of another script's
-    language (the first Russian word in a game set to english) is loaded in a thread instead,
-    so that no turn waits most of a second for it, and until then such words are only stemmed."""
-    own = _language_of(word, language)
-    code = LEMMA_LANGUAGES.get(own)
-    if code is None or own == language or code in _LOADED:
-        return True
-    if code not in _LOADING:
-        _LOADING.add(code)
-        threading.Thread(
-            target=_load, args=(code,), name=f"recall words {code}", daemon=True
-        ).start()
-    return False
 
 
 def _dictionary_form(word: str, code: str) -> str:
@@ -220,6 +204,11 @@ def _dictionary_form(word: str, code: str) -> str:
         word = word.translate(_SERBIAN_LATIN)
     _load(code)
     lemma = _lemmatizer().lemmatize(word, lang=code)
+    if lemma == word and word != word.casefold():
+        # unknown as written: as case folding writes it ("gewußt", the old spelling of
+        # "gewusst"); a Greek final "ς" is found as written, where folding would lose it
+        word = word.casefold()
+        lemma = _lemmatizer().lemmatize(word, lang=code)
     if lemma == word or not _WORD_RE.fullmatch(lemma):
         return word
     name = word.capitalize()
@@ -230,13 +219,16 @@ def _dictionary_form(word: str, code: str) -> str:
 
 @lru_cache(maxsize=100000)
 def _stem(word: str, language: str, dictionary_form: bool = True) -> str:
-    language = _language_of(word, language)
-    if dictionary_form and language in LEMMA_LANGUAGES:
-        word = _dictionary_form(word, LEMMA_LANGUAGES[language])
+    own = _language_of(word, language)
+    # (the game's language only: the dictionary of another script's, loaded on the turn that
+    # first hears it, would keep that turn waiting up to a second, and loaded at the start it
+    # would cost every game tens of MiB; its stemmer alone does without)
+    if dictionary_form and own == language and own in LEMMA_LANGUAGES:
+        word = _dictionary_form(word, LEMMA_LANGUAGES[own])
     # (lower case until here: the dictionaries are, and case folding would change some
     # words, as Greek's final "ς")
     word = word.casefold()
-    stemmer = _stemmer(language)
+    stemmer = _stemmer(own)
     # (a stemmer may leave nothing of a word it reads as an ending: porter's "s")
     return _without_accents(word if stemmer is None else stemmer.stemWord(word) or word)
 
@@ -322,7 +314,7 @@ def terms(text: str, stemmer: str = DEFAULT_STEMMER, dictionary_forms: bool = Tr
     """
     text = unicodedata.normalize("NFKC", text).lower()
     return [
-        _stem(word, stemmer, dictionary_forms and (word.isascii() or _ready(word, stemmer)))
+        _stem(word, stemmer, dictionary_forms)
         for word in _words(text)
         if word and word not in STOP_WORDS
     ]
