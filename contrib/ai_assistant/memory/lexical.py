@@ -72,8 +72,12 @@ DEFAULT_STEMMER = "english"
 FEEDBACK_DOCS = 10
 FEEDBACK_TERMS = 10
 FEEDBACK_SHARE = 0.3
-# the most hits looked at for those that may lend their words (`search`'s `usable`)
-FEEDBACK_SCAN = 100
+# the step the document count and average length BM25 scores with are rounded to (a factor)
+BASIS_STEP = 1.05
+# the most characters of a query read (as many as are sent to an embeddings model,
+# `llm.embedding_roles.MAX_EMBED_CHARS`): a turn's words are far fewer, and every word of a
+# longer text would be looked up
+MAX_QUERY_CHARS = 2000
 
 
 # the language whose stemmer a word in a script other than the game language's gets (a Russian
@@ -156,6 +160,13 @@ _NOUNS_CAPITALISED = {"de"}
 # threads must not both load one: most of a second and tens of MiB each)
 _LOADED: set[str] = set()
 _LOAD_LOCK = threading.Lock()
+
+
+def _rounded(value: float) -> float:
+    """`value` (above 0) rounded to the nearest power of `BASIS_STEP`; 0 stays 0."""
+    if value <= 0:
+        return 0.0
+    return BASIS_STEP ** round(math.log(value, BASIS_STEP))
 
 
 @lru_cache(maxsize=64)
@@ -365,10 +376,11 @@ class LexicalIndex:
         self._doc_terms: dict[str, Counter] = {}
         self._total_length = 0
         self._removed = 0
-        # the document count and average length scores are computed for: renewed when either
-        # has moved by a twentieth, so a term's scores are reused until its postings change
+        # the document count and average length scores are computed for, each rounded to a
+        # step of `BASIS_STEP` (`_scoring_basis`), so a term's scores are reused until its
+        # postings change
         self._epoch = 0
-        self._basis = (0, 1.0)
+        self._basis = (0.0, 1.0)
 
     def __len__(self) -> int:
         return len(self._numbers)
@@ -457,17 +469,18 @@ class LexicalIndex:
         for doc_id, counts in living:
             self._add_counts(doc_id, counts)
 
-    def _scoring_basis(self) -> tuple[int, float]:
+    def _scoring_basis(self) -> tuple[float, float]:
+        """The document count and average length, each rounded to a power of `BASIS_STEP`:
+        they move by a step only every twentieth or so, so scores are reused meanwhile, and
+        the same documents are scored the same however the index came to hold them (as it
+        is now, or rebuilt after a restart)."""
         count = len(self._numbers)
         average = self._total_length / count if count else 1.0
-        known_count, known_average = self._basis
-        if (
-            abs(count - known_count) > known_count / 20
-            or abs(average - known_average) > known_average / 20
-        ):
-            self._basis = (count, average or 1.0)
+        basis = (_rounded(count), _rounded(average))
+        if basis != self._basis:
+            self._basis = basis
             self._epoch += 1
-        return self._basis
+        return basis
 
     def _gains(self, posting: _Postings) -> numpy.ndarray:
         """Each of the term's documents' BM25 score for it (a removed document's is 0)."""
@@ -476,6 +489,8 @@ class LexicalIndex:
             docs = posting.docs[: posting.size]
             frequency = posting.counts[: posting.size]
             lengths = self._lengths[docs]
+            # (the rounded count may be below the term's: a term in every document)
+            count = max(count, posting.alive)
             idf = math.log(1 + (count - posting.alive + 0.5) / (posting.alive + 0.5))
             norm = self.k1 * (1 - self.b + self.b * lengths / average)
             gains = idf * frequency * (self.k1 + 1) / (frequency + norm)
@@ -490,17 +505,19 @@ class LexicalIndex:
 
         Terms found in more than a quarter of the documents (a name everyone mentions) carry
         little weight: they add to the candidates the other terms found instead of bringing
-        in thousands of their own, unless the query has nothing else.
+        in thousands of their own, unless the query has nothing else. A query is read up to
+        `MAX_QUERY_CHARS` characters.
 
         Args:
             query (str): The text to search for.
             limit (int): The most documents to return.
             expand (bool): Widen the query with the words of its best hits (see `_feedback`);
-                the scores are then the query's share of BM25 scaled to its best hit (1.0)
-                plus the added words' share, scaled alike.
-            usable (callable, optional): `usable(doc_id)`: whether a hit may lend its words
-                to the query (one the caller may show); None: every hit. A document the
-                caller may not show must not steer what it finds.
+                the scores are then the query's share of BM25 scaled to its best usable hit
+                (1.0) plus the added words' share, scaled alike.
+            usable (callable, optional): `usable(doc_id)`: whether the caller may show a hit;
+                None: every hit. Only usable hits are returned and lend their words to the
+                query, so a document the caller may not show never takes the place of one
+                it may, nor steers what it finds.
 
         Returns:
             list: (doc id, score) pairs, best first; empty when nothing matches.
@@ -509,7 +526,7 @@ class LexicalIndex:
         count = len(self._numbers)
         if not count:
             return []
-        query_terms = set(terms(query, self.stemmer))
+        query_terms = set(terms(query[:MAX_QUERY_CHARS], self.stemmer))
         postings = [self._postings.get(term) for term in query_terms]
         postings = [p for p in postings if p is not None and p.alive]
         if not postings:
@@ -526,30 +543,42 @@ class LexicalIndex:
                 scores[posting.docs[: posting.size]] += self._gains(posting)
         if expand and len(hits):
             scores, hits = self._feedback(scores, hits, query_terms, usable)
-        if len(hits) > limit:
-            hits = hits[numpy.argpartition(-scores[hits], limit - 1)[:limit]]
-        ranked = hits[numpy.argsort(-scores[hits], kind="stable")]
+        ranked = self._best(scores, hits, limit, usable)
         return [(self._ids[number], float(scores[number])) for number in ranked]
+
+    def _best(self, scores, hits, limit: int, usable=None) -> list[int]:
+        """The numbers of the best `limit` of `hits` that `usable` allows, best first: the best
+        few are looked at first, and all of them in order only when too few of those may be
+        used (hidden documents many and strong)."""
+        if usable is None:
+            if len(hits) > limit:
+                hits = hits[numpy.argpartition(-scores[hits], limit - 1)[:limit]]
+            return list(hits[numpy.argsort(-scores[hits], kind="stable")])
+        look = min(len(hits), 2 * limit)
+        while True:
+            part = hits
+            if look < len(hits):
+                part = hits[numpy.argpartition(-scores[hits], look - 1)[:look]]
+            ranked = part[numpy.argsort(-scores[part], kind="stable")]
+            best = []
+            for number in ranked:
+                if usable(self._ids[number]):
+                    best.append(number)
+                    if len(best) == limit:
+                        return best
+            if look == len(hits):
+                return best
+            look = len(hits)
 
     def _feedback(self, scores, hits, query_terms: set[str], usable=None):
         """Pseudo-relevance feedback: the terms that weigh most in the query's best hits
         (`FEEDBACK_DOCS`), each by its share of a hit's length, the hit's score and its rarity,
         are searched as well, and count `FEEDBACK_SHARE` of the score; the documents only they
         find become candidates. Terms of the query, of one document or of more than a quarter
-        of them say nothing new. Only hits `usable` allows lend words (the first
-        `FEEDBACK_SCAN` hits are looked at)."""
+        of them say nothing new. Only hits `usable` allows lend words."""
         count = len(self._numbers)
         common = count // 4
-        ranked = hits
-        if len(ranked) > FEEDBACK_SCAN:
-            ranked = ranked[numpy.argpartition(-scores[ranked], FEEDBACK_SCAN - 1)[:FEEDBACK_SCAN]]
-        ranked = ranked[numpy.argsort(-scores[ranked], kind="stable")]
-        best = []
-        for number in ranked:
-            if usable is None or usable(self._ids[number]):
-                best.append(number)
-                if len(best) == FEEDBACK_DOCS:
-                    break
+        best = self._best(scores, hits, FEEDBACK_DOCS, usable)
         if not best:
             return scores, hits
         top = float(scores[best[0]]) or 1.0
@@ -571,7 +600,11 @@ class LexicalIndex:
         for term, weight in chosen:
             posting = self._postings[term]
             added[posting.docs[: posting.size]] += self._gains(posting) * (weight / total)
-        scores = (1 - FEEDBACK_SHARE) * scores / float(scores[hits].max()) + (
-            FEEDBACK_SHARE * added / (float(added.max()) or 1.0)
+        # each part scaled to its best usable hit, so what the caller may not show changes
+        # nothing of how the rest are ranked
+        found = numpy.flatnonzero(added > 0)
+        most = self._best(added, found, 1, usable)
+        scores = (1 - FEEDBACK_SHARE) * scores / top + (
+            FEEDBACK_SHARE * added / (float(added[most[0]]) if most else 1.0)
         )
         return scores, numpy.flatnonzero(scores > 0)
