@@ -267,6 +267,18 @@ def test_entry_point_rejects_bad_input():
     assert memory.recall("anything", k=3) == []
 
 
+def test_the_entry_point_takes_names_as_any_list_and_numbers_of_any_kind():
+    import numpy
+
+    memory = AssistantMemory("Aria")
+    memory.add_entry("x", time=T0, about=None, audience=None, importance=numpy.int64(5))
+    memory.add_entry("y", time=T0, about=("Bob",), audience=(n for n in ["Bob"]))
+    entry, private = memory.brain.journal.all()
+    assert entry["importance"] == 5 and type(entry["importance"]) is int
+    assert private["audience"] == ["name:bob"] and private["about"] == ["name:bob"]
+    assert memory.recall("x", k=numpy.int64(1))
+
+
 @pytest.mark.parametrize(
     "call, refusal",
     [

@@ -32,6 +32,7 @@ own words), which is deterministic and free.
 """
 
 import dataclasses
+import numbers
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
@@ -81,6 +82,11 @@ def _shown(value) -> str:
     """A value as a refusal names it (bounded: it may be anything)."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _whole(value) -> bool:
+    """Whether `value` is a whole number (numpy's too), not a truth value."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _moment(name: str, value) -> datetime:
@@ -272,15 +278,13 @@ class AssistantMemory:
         for label, value in (("speaker", speaker), ("place", place), ("account", account)):
             _text(label, value, optional=True)
         audience = _names("audience", audience, optional=True)
-        about = _names("about", about)
+        about = _names("about", about, optional=True) or []
         if source is not None and source not in SOURCES:
             raise Refused(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
-        if importance is not None and (
-            isinstance(importance, bool)
-            or not isinstance(importance, int)
-            or not 1 <= importance <= 10
-        ):
-            raise Refused(f"importance must be from 1 to 10, not {_shown(importance)}")
+        if importance is not None:
+            if not _whole(importance) or not 1 <= importance <= 10:
+                raise Refused(f"importance must be from 1 to 10, not {_shown(importance)}")
+            importance = int(importance)
         about_keys = _keys(about) or []
         if source is None:
             source = OBSERVED
@@ -421,8 +425,9 @@ class AssistantMemory:
 
         """
         _text("query", query)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        if not _whole(k) or k < 0:
             raise Refused(f"k must be a whole number, 0 or more, not {_shown(k)}")
+        k = int(k)
         if at is not None:
             _moment("at", at)
         audience = _names("audience", audience, optional=True)
