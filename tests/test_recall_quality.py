@@ -867,6 +867,39 @@ def test_lines_about_someone_known_only_by_name_get_their_person_boost():
         assert boosted == {about: 1.0, own: 1.0}
 
 
+def test_someone_only_named_is_named_by_a_question():
+    memory = AssistantMemory("Aria")
+    about = memory.add_entry(
+        "He grows marigolds by the mill.", speaker="Ann", about=["Bob"], time=T0
+    )
+    own = memory.add_entry("I mend nets at the harbour.", speaker="Ann", time=T0)
+    # Bob never spoke: what is about him is kept under "name:bob" alone
+    boosted = {item.id: item.scores["person"] for item in memory.recall("What does Bob grow?")}
+    assert boosted == {about: 1.0, own: 0.0}
+    # in another form of his name too
+    boosted = {item.id: item.scores["person"] for item in memory.recall("Is it Bob's mill?")}
+    assert boosted[about] == 1.0
+
+
+def test_a_fact_is_known_from_its_second_telling_after_its_lines_are_emptied():
+    from ai_assistant.sleep.housekeeping import _emptied
+
+    memory = AssistantMemory("Aria")
+    ann = memory.add_entry("The old bridge is out.", speaker="Ann", time=T0, importance=7)
+    bob = memory.add_entry(
+        "The old bridge is out.", speaker="Bob", time=T0 + timedelta(days=2), importance=7
+    )
+    memory.consolidate(now=T0 + timedelta(days=2, hours=8))
+    journal = memory.brain.journal
+    journal.update([_emptied(journal.get(ann), "x"), _emptied(journal.get(bob), "x")])
+    # the fact stands alone, dated by its first telling: it is still not known before the second
+    assert [i.kind for i in memory.recall("bridge", k=3, at=T0 + timedelta(days=1))] in (
+        [],
+        ["digest"],
+    )
+    assert memory.recall("bridge", k=3, at=T0 + timedelta(days=3))[0].kind == "memory"
+
+
 def test_the_same_memory_is_scored_the_same_after_a_restart():
     import random
 

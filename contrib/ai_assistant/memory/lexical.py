@@ -355,6 +355,16 @@ class _Postings:
         self.gains = None
 
 
+class _Usable:
+    """What a search may use: the rows of the groups asked for, then what `usable` allows."""
+
+    __slots__ = ("rows", "usable")
+
+    def __init__(self, rows: numpy.ndarray, usable=None):
+        self.rows = rows
+        self.usable = usable
+
+
 class LexicalIndex:
     """BM25 over documents added and removed one at a time.
 
@@ -373,6 +383,9 @@ class LexicalIndex:
         self._numbers: dict[str, int] = {}  # doc id -> its number (a row of the arrays)
         self._ids: list[str | None] = []  # number -> doc id (None once removed)
         self._lengths = numpy.zeros(64, dtype=numpy.float32)  # 0 for a removed document
+        # each document's group (the caller's: who may see it), so a search for some groups
+        # leaves the others out at once (`search`'s `groups`)
+        self._groups = numpy.zeros(64, dtype=numpy.int32)
         self._doc_terms: dict[str, Counter] = {}
         self._total_length = 0
         self._removed = 0
@@ -401,7 +414,7 @@ class LexicalIndex:
         """
         return frozenset(self._doc_terms.get(doc_id) or ())
 
-    def add(self, doc_id: str, text: str, context=()) -> None:
+    def add(self, doc_id: str, text: str, context=(), group: int = 0) -> None:
         """Index `text` under `doc_id`, replacing what was indexed under it before.
 
         Args:
@@ -410,6 +423,7 @@ class LexicalIndex:
             context (iterable, optional): (text, weight) pairs indexed with it, each of their
                 terms counting `weight` (0-1) times an own word's, in its frequency and in the
                 document's length.
+            group (int, optional): Its group, for `search`'s `groups` (0 by default).
 
         """
         counts = Counter(terms(text, self.stemmer))
@@ -418,9 +432,9 @@ class LexicalIndex:
                 raise ValueError(f"a context's weight must be within (0, 1], not {weight!r}")
             for term in terms(more, self.stemmer):
                 counts[term] += weight
-        self._add_counts(doc_id, counts)
+        self._add_counts(doc_id, counts, group)
 
-    def _add_counts(self, doc_id: str, counts: Counter) -> None:
+    def _add_counts(self, doc_id: str, counts: Counter, group: int = 0) -> None:
         """Index a document by its terms' counts (`add`, and `_compact`, which must not stem
         terms a second time)."""
         if doc_id in self._numbers:
@@ -428,6 +442,8 @@ class LexicalIndex:
         number = len(self._ids)
         if number == len(self._lengths):
             self._lengths = numpy.concatenate([self._lengths, numpy.zeros_like(self._lengths)])
+            self._groups = numpy.concatenate([self._groups, numpy.zeros_like(self._groups)])
+        self._groups[number] = group
         length = sum(counts.values())
         self._ids.append(doc_id)
         self._numbers[doc_id] = number
@@ -464,10 +480,14 @@ class LexicalIndex:
 
     def _compact(self) -> None:
         """Rebuild without removed documents (when they outnumber the living)."""
-        living = [(doc_id, self._doc_terms[doc_id]) for doc_id in self._ids if doc_id]
+        living = [
+            (doc_id, self._doc_terms[doc_id], int(self._groups[number]))
+            for number, doc_id in enumerate(self._ids)
+            if doc_id
+        ]
         self.__init__(self.k1, self.b, self.stemmer)
-        for doc_id, counts in living:
-            self._add_counts(doc_id, counts)
+        for doc_id, counts, group in living:
+            self._add_counts(doc_id, counts, group)
 
     def _scoring_basis(self) -> tuple[float, float]:
         """The document count and average length, each rounded to a power of `BASIS_STEP`:
@@ -499,7 +519,7 @@ class LexicalIndex:
         return posting.gains
 
     def search(
-        self, query: str, limit: int = 50, expand: bool = False, usable=None
+        self, query: str, limit: int = 50, expand: bool = False, usable=None, groups=None
     ) -> list[tuple[str, float]]:
         """The best `limit` documents for `query`, best first, as (doc id, BM25 score).
 
@@ -518,6 +538,8 @@ class LexicalIndex:
                 None: every hit. Only usable hits are returned and lend their words to the
                 query, so a document the caller may not show never takes the place of one
                 it may, nor steers what it finds.
+            groups (iterable, optional): Only documents of these groups (`add`'s `group`)
+                are returned and lend their words, before `usable` is asked; None: all.
 
         Returns:
             list: (doc id, score) pairs, best first; empty when nothing matches.
@@ -541,6 +563,10 @@ class LexicalIndex:
         for posting in postings:
             if posting not in leading:
                 scores[posting.docs[: posting.size]] += self._gains(posting)
+        if groups is not None:
+            # (a mask of the rows, so what no group asked for costs no call of `usable`)
+            wanted = numpy.fromiter(groups, dtype=numpy.int32)
+            usable = _Usable(numpy.isin(self._groups[: len(self._ids)], wanted), usable)
         if expand and len(hits):
             scores, hits = self._feedback(scores, hits, query_terms, usable)
         ranked = self._best(scores, hits, limit, usable)
@@ -550,6 +576,9 @@ class LexicalIndex:
         """The numbers of the best `limit` of `hits` that `usable` allows, best first: the best
         few are looked at first, and all of them in order only when too few of those may be
         used (hidden documents many and strong)."""
+        if isinstance(usable, _Usable):
+            hits = hits[usable.rows[hits]]
+            usable = usable.usable
         if usable is None:
             if len(hits) > limit:
                 hits = hits[numpy.argpartition(-scores[hits], limit - 1)[:limit]]
@@ -600,8 +629,8 @@ class LexicalIndex:
         for term, weight in chosen:
             posting = self._postings[term]
             added[posting.docs[: posting.size]] += self._gains(posting) * (weight / total)
-        # each part scaled to its best usable hit, so what the caller may not show changes
-        # nothing of how the rest are ranked
+        # each part scaled to its best usable hit: what the caller may not show sets no scale
+        # (it still counts, as in any one index, in how rare a word is)
         found = numpy.flatnonzero(added > 0)
         most = self._best(added, found, 1, usable)
         scores = (1 - FEEDBACK_SHARE) * scores / top + (

@@ -89,6 +89,9 @@ class Doc:
     # the moments just before and after it in the same talk, as (entry id, whether it comes
     # after): an entry's, and a fact's that stands for entries no longer indexed
     beside: tuple[tuple[str, bool], ...] = ()
+    # a fact: when the last of the lines it rests on was said (it is not known before)
+    told: datetime | None = None
+    group: int = 0  # its audience's number (`MemoryIndex._group_of`)
 
 
 class MemoryIndex:
@@ -138,6 +141,13 @@ class MemoryIndex:
         self._drawn: dict[str, set[str]] = {}
         self._drawn_from: dict[str, tuple[str, ...]] = {}  # memory id -> its entries
         self._vectors = Vectors()
+        # each audience memories have, by number (0: public), so a search leaves out at once
+        # the memories of audiences a recall may not see (`LexicalIndex.search`'s `groups`)
+        self._groups: dict[tuple[str, ...] | None, int] = {None: 0}
+        self._group_audiences: list[Audience] = [None]
+        # entries whose talk changed (a neighbour forgotten), indexed again before the next
+        # search, each once however many of its neighbours went
+        self._retold: set[str] = set()
         self._built = False
         self._refolded: set[str] | None = None  # while building: entries to index again
         journal.watchers.append(self._entry_changed)
@@ -150,8 +160,11 @@ class MemoryIndex:
     # ---- keeping current -------------------------------------------------------------------
 
     def build(self) -> None:
-        """Index everything the stores hold (once; later changes arrive one by one)."""
+        """Index everything the stores hold (once; later changes arrive one by one, and the
+        talk around what was forgotten is indexed again here)."""
         if self._built:
+            if self._retold:
+                self._retell()
             return
         self._built = True
         # each entry is indexed with its neighbours already; the entries facts fold into are
@@ -185,20 +198,33 @@ class MemoryIndex:
     ) -> None:
         # a changed memory keeps its row of vectors (written over if its vector changed)
         self._drop(doc.id, keep_vector=True)
+        doc.group = self._group_of(doc.audience)
         self._docs[doc.id] = doc
         if searchable:
-            self._lexical.add(doc.id, doc.text if index_text is None else index_text, context)
+            text = doc.text if index_text is None else index_text
+            self._lexical.add(doc.id, text, context, group=doc.group)
         for person in doc.people:
             if person not in self._by_person:
                 self._add_name_stem(person)
             self._by_person.setdefault(person, []).append(doc.id)
 
+    def _group_of(self, audience: Audience) -> int:
+        """The number of an audience (the same people in any order are one)."""
+        key = tuple(sorted(audience)) if audience is not None else None
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = len(self._group_audiences)
+            self._group_audiences.append(list(key))
+        return group
+
     def _add_name_stem(self, person: str) -> None:
-        """Know `person` (a key) by the stem of its name, when the key is a one-word name."""
-        if person.startswith("#") or ":" in person or len(person.split()) != 1:
-            return  # a dbref, a kind of key, or a name of several words
+        """Know `person` (a key) by the stem of its name, when the key is a one-word name (or
+        `name:` and one)."""
+        name = person.removeprefix("name:")
+        if name.startswith("#") or ":" in name or len(name.split()) != 1:
+            return  # a dbref, another kind of key, or a name of several words
         # (stemmed only: a name is not put in a dictionary form, so "Drew" is not "draw")
-        stems = terms(person, self._lexical.stemmer, dictionary_forms=False)
+        stems = terms(name, self._lexical.stemmer, dictionary_forms=False)
         if len(stems) == 1:
             self._name_stems.setdefault(stems[0], set()).add(person)
 
@@ -279,11 +305,18 @@ class MemoryIndex:
                 self._entry_changed(before, neighbours=False)
 
     def _retell_around(self, entry: dict) -> None:
-        """Index again the entries whose searched words hold `entry`'s (those beside it, and
-        after sleep those up to `TALK_REACH` places around it), once its words changed."""
-        for _, other in self.journal.around(entry, TALK_REACH):
-            if other["id"] in self._docs:
-                self._entry_changed(other, neighbours=False)
+        """Mark for indexing again the entries whose searched words hold `entry`'s (those
+        beside it, and after sleep those up to `TALK_REACH` places around it), once its words
+        changed (`_retell`)."""
+        self._retold.update(other["id"] for _, other in self.journal.around(entry, TALK_REACH))
+
+    def _retell(self) -> None:
+        """Index again, once each, the entries whose talk changed (`_retell_around`)."""
+        retold, self._retold = self._retold, set()
+        for entry_id in sorted(retold):
+            entry = self.journal.get(entry_id)
+            if entry is not None and entry_id in self._docs:
+                self._entry_changed(entry, neighbours=False)
 
     def _moment_text(self, entry: dict, beside: list[dict]) -> str:
         """What an entry is searched by: its words, the words of the entries next to it in the
@@ -378,6 +411,11 @@ class MemoryIndex:
                 corroborated=bool(memory.get("corroborated")),
                 # alone, it stands for its moment among the lines said around it
                 beside=() if folded else _beside(self._adjacent(self._entries(sources))),
+                # (the lines keep their time when retention empties them)
+                told=max(
+                    (from_iso(entry["created_at"]) for entry in self._entries(sources)),
+                    default=None,
+                ),
             ),
             " ".join(
                 [said] * OWN_WEIGHT
@@ -626,13 +664,29 @@ class MemoryIndex:
         entries_wanted = kinds is None or "entry" in kinds
         lexical: dict[str, float] = {}
 
+        shown_ids: dict[str, bool] = {}  # the lexical search asks of a hit more than once
+
         def shows(doc_id: str) -> bool:
-            return any(allowed(self._docs.get(d)) for d in self._stand_ins(doc_id, entries_wanted))
+            found = shown_ids.get(doc_id)
+            if found is None:
+                stand_ins = self._stand_ins(doc_id, entries_wanted)
+                found = shown_ids[doc_id] = any(allowed(self._docs.get(d)) for d in stand_ins)
+            return found
 
         # only what this recall may show is a hit and widens its query (a whisper's words
         # would point the way to what it said, and whispers many and strong would leave no
         # room for what may be shown)
-        for hit_id, score in self._lexical.search(query, candidates + 5, expand=True, usable=shows):
+        groups = None
+        if served is not None:
+            groups = [
+                group
+                for group, audience in enumerate(self._group_audiences)
+                if visible(audience, served)
+            ]
+        open_groups = set(groups) if groups is not None else None
+        for hit_id, score in self._lexical.search(
+            query, candidates + 5, expand=True, usable=shows, groups=groups
+        ):
             for doc_id in self._stand_ins(hit_id, entries_wanted):
                 if doc_id not in lexical and allowed(self._docs.get(doc_id)):
                     lexical[doc_id] = score
@@ -647,7 +701,10 @@ class MemoryIndex:
         # is every vector, most similar first: what it may not show takes no place)
         moments: dict[str, float] = {}
         for doc_id, similarity in semantic or []:
-            if not known(self._docs.get(doc_id)):
+            doc = self._docs.get(doc_id)
+            if doc is None or (open_groups is not None and doc.group not in open_groups):
+                continue  # (at once: many may be whispers to others)
+            if not known(doc):
                 continue
             for moment in self._stand_ins(doc_id, entries_wanted):
                 if moment not in moments and allowed(self._docs.get(moment)):
@@ -757,8 +814,10 @@ class MemoryIndex:
         stemmer = self._lexical.stemmer
         for word in _NAME_WORD_RE.findall(query):
             key = word.lower().removesuffix("'s")
-            if self._by_person.get(key):
-                named.add(key)
+            # (someone known only by name is kept under "name:<name>")
+            found = {known for known in (key, f"name:{key}") if self._by_person.get(known)}
+            if found:
+                named |= found
                 continue
             head, elided, rest = word.partition("'")
             if elided and len(head) <= 2:
@@ -810,16 +869,11 @@ class MemoryIndex:
                 best, trust = memory, weights.trust_of(memory)
         return best
 
-    def _told_by(self, doc: Doc, now: datetime) -> bool:
+    @staticmethod
+    def _told_by(doc: Doc, now: datetime) -> bool:
         """Whether all a memory rests on was told by `now` (a fact two people told is only
         known once the second told it; its own time is the first telling's)."""
-        if doc.kind != "memory":
-            return True
-        return all(
-            source.time <= now
-            for entry_id in doc.entry_ids
-            if (source := self._docs.get(entry_id)) is not None
-        )
+        return doc.told is None or doc.told <= now
 
     def _recalled(self, weights, score, doc_id, relevance, hours, person, known=None) -> Recalled:
         doc = self._told_best(self._docs[doc_id], weights, known)
