@@ -110,6 +110,7 @@ def run_memory(wanted: set[int], quick: bool) -> list:
         results.append(recall_in_languages())
     if 10 in wanted:
         results += memory.recall_at_scale(quick=quick)
+        results.append(memory.recall_among_whispers(quick=quick))
         results += memory.lore_at_scale(quick=quick)
     if 11 in wanted:
         results.append(memory.dreaming_cost(quick=quick))

@@ -722,6 +722,58 @@ def recall_at_scale(quick: bool = False) -> list[Result]:
     return [recall, write, footprint]
 
 
+def recall_among_whispers(quick: bool = False) -> Result:
+    """10. A player's recall where nearly every memory is another's whisper, vs all public."""
+    size, rounds = (1000, 30) if quick else (10000, 300)
+    data = generate(people=30, days=max(6, size // 40 + 2), seed=9)
+    lines = data.lines[:size]
+    whisperers = data.people[1:]
+    memories = {}
+    for shape in ("public", "whispered"):
+        memory = AssistantMemory(ASSISTANT, store=DictStore())
+        for n, line in enumerate(lines):
+            # 99 lines in 100 private to one of 29 others, the same words either way
+            private = shape == "whispered" and n % 100
+            speaker = whisperers[n % len(whisperers)] if private else line.speaker
+            audience = [speaker] if private else None
+            memory.add_entry(line.text, speaker=speaker, time=line.time, audience=audience)
+        memory.brain.index.build()
+        memories[shape] = memory
+    asker = data.people[0]
+    key = person_key(None, asker)
+    now = lines[-1].time + timedelta(hours=1)
+    samples = {shape: [] for shape in memories}
+    gc.collect()
+    gc.disable()
+    try:
+        for round_no in range(rounds + 5):
+            text = TURN_QUERIES[round_no % len(TURN_QUERIES)].format(
+                me=ASSISTANT, other=data.people[-1], town=TOWNS_ASKED[round_no % 4]
+            )
+            for shape, memory in memories.items():
+                brain = memory.brain
+                _timed(
+                    samples[shape] if round_no >= 5 else [],
+                    lambda: brain.recall(text, now=now, served=served_by([key]), people=[asker]),
+                )
+    finally:
+        gc.enable()
+    ms = {shape: statistics.median(found) * 1000 for shape, found in samples.items()}
+    ratio = ms["whispered"] / ms["public"]
+    return Result(
+        f"recall per turn among {size} memories nearly all whispered to others vs public",
+        f"{ratio:.2f}x",
+        "<= 2x",
+        ratio <= 2.0,
+        [
+            f"median recall for one player: {ms['public']:.2f} ms when all {size} are public, "
+            f"{ms['whispered']:.2f} ms when 99 in 100 are whispers of {len(whisperers)} others "
+            f"({rounds} recalls each, alternating): what the player may not see is left out "
+            "before it is weighed, and never takes the place of what they may"
+        ],
+    )
+
+
 # ---- 10b. recall with shared lore at scale --------------------------------------------------
 
 LORE_THINGS = (

@@ -373,6 +373,45 @@ def test_a_whispers_vector_is_never_found_for_anyone_outside_it():
     assert public
 
 
+def test_whispers_nearer_in_meaning_never_take_the_place_of_what_may_be_shown():
+    model = ConceptModel()
+    memory = AssistantMemory("Aria", model=model, embedding_model=E5)
+    brain = memory.brain
+    (public,) = heard(brain, ("Carol", "The waves smelled of fresh bread."))
+    for n in range(60):
+        heard(
+            brain,
+            ("Bob", f"Sail the boat past the sea wall, code {n}."),
+            audience=["name:bob"],
+            start=T0 + timedelta(minutes=20 * (n + 1)),
+        )
+    for _ in range(10):
+        step(embed_entries, brain)
+    # the nearest vectors were Bob's: cut to the first 50 before Carol's were looked for,
+    # they left her nothing, which told her Bob whispers of the sea
+    found = memory.recall("harbour", k=3, at=T0 + timedelta(days=2), audience=["Carol"])
+    assert [entry for item in found for entry in item.entry_ids] == [public]
+
+
+def test_a_line_embedded_with_a_forgotten_persons_question_is_no_longer_found_by_it():
+    model = ConceptModel()
+    memory = AssistantMemory("Aria", model=model, embedding_model=E5)
+    brain = memory.brain
+    question, answer = heard(
+        brain, ("Bob", "Where did you sail the boat?"), ("Carol", "Past the old mill.")
+    )
+    step(embed_entries, brain)
+    at = T0 + timedelta(hours=3)
+    assert answer in [e for item in memory.recall("harbour", k=5, at=at) for e in item.entry_ids]
+    memory.admin.forget_person("Bob", by="Builder")
+    # Carol's line stays, but its vector held Bob's question: it goes with him, until sleep
+    # embeds the line again from what is left of its talk
+    assert brain.journal.get(answer)["content"] == "Past the old mill."
+    assert memory.recall("harbour", k=5, at=at) == []
+    step(embed_entries, brain)
+    assert model.embedded[-1] == ["passage: Carol: Past the old mill."]
+
+
 def test_a_whispered_question_just_before_a_public_line_stays_out_of_its_passage():
     model = ScriptedModel()
     brain = settled(brain_over(DictStore(), model), model)

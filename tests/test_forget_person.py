@@ -749,3 +749,28 @@ def test_every_kind_of_memory_holds_nothing_of_a_forgotten_person():
     # Carol's memory stays, and is still recalled
     assert "rye" in held()["long_term"]
     assert memory.recall("baker rye", k=3, at=T0 + timedelta(hours=2))
+
+
+def test_their_words_leave_the_talk_sleep_searches_the_lines_around_them_by():
+    from ai_assistant.memory_api import AssistantMemory
+
+    memory = AssistantMemory("Aria")
+    lines = [
+        ("Ann", "Hello there, stranger."),
+        ("Bob", "My secret name is Quillfeather."),
+        ("Ann", "Nice to meet you."),
+        ("Ann", "The weather is fine."),
+        ("Ann", "The ferry is late."),
+        ("Ann", "The baker sells rye."),
+    ]
+    for n, (speaker, text) in enumerate(lines):
+        memory.add_entry(text, speaker=speaker, time=T0 + timedelta(seconds=30 * n), importance=6)
+    # after sleep each line is searched with the talk up to five places around it
+    memory.consolidate(now=T0 + timedelta(hours=8))
+    later = T0 + timedelta(days=1)
+    assert len(memory.recall("Quillfeather", k=8, at=later)) > 3
+    memory.admin.forget_person("Bob", by="Builder")
+    # the lines two and more places from his were still found by his words
+    assert memory.recall("Quillfeather", k=8, at=later) == []
+    index = memory.brain.index._lexical
+    assert not [doc for doc in index._doc_terms if "quillfeath" in index.terms_of(doc)]

@@ -267,6 +267,52 @@ def test_entry_point_rejects_bad_input():
     assert memory.recall("anything", k=3) == []
 
 
+def test_the_entry_point_takes_names_as_any_list_and_numbers_of_any_kind():
+    import numpy
+
+    memory = AssistantMemory("Aria")
+    memory.add_entry("x", time=T0, about=None, audience=None, importance=numpy.int64(5))
+    memory.add_entry("y", time=T0, about=("Bob",), audience=(n for n in ["Bob"]))
+    entry, private = memory.brain.journal.all()
+    assert entry["importance"] == 5 and type(entry["importance"]) is int
+    assert private["audience"] == ["name:bob"] and private["about"] == ["name:bob"]
+    assert memory.recall("x", k=numpy.int64(1))
+
+
+@pytest.mark.parametrize(
+    "call, refusal",
+    [
+        (lambda m: m.add_entry("x", time=T0.replace(tzinfo=None)), "time must be a datetime with"),
+        (lambda m: m.add_entry("x", time="2026-05-01"), "time must be a datetime with"),
+        (lambda m: m.add_entry(None, time=T0), "content must be a string, not NoneType"),
+        (lambda m: m.add_entry("x", time=T0, speaker=7), "speaker must be a string or None"),
+        (lambda m: m.add_entry("x", time=T0, audience="Bob"), "audience must be a list of names"),
+        (lambda m: m.add_entry("x", time=T0, about="Bob"), "about must be a list of names"),
+        (lambda m: m.add_entry("x", time=T0, importance="7"), "importance must be from 1 to 10"),
+        (lambda m: m.observe("Bob", "x", time=T0.replace(tzinfo=None)), "time must be a datetime"),
+        (lambda m: m.observe("Bob", ["x"], time=T0), "text must be a string, not list"),
+        (lambda m: m.consolidate(now=T0.replace(tzinfo=None)), "now must be a datetime with"),
+        (lambda m: m.recall(None), "query must be a string, not NoneType"),
+        (lambda m: m.recall("x", k="3"), "k must be a whole number, 0 or more, not '3'"),
+        (lambda m: m.recall("x", k=True), "k must be a whole number"),
+        (lambda m: m.recall("x", k=-1), "k must be a whole number"),
+        (lambda m: m.recall("x", at=T0.replace(tzinfo=None)), "at must be a datetime with"),
+        (lambda m: m.recall("x", audience="Bob"), "audience must be a list of names"),
+        (lambda m: m.recall("x", people="Bob"), "people must be a list of names"),
+    ],
+)
+def test_the_entry_point_refuses_what_it_cannot_use_and_changes_nothing(call, refusal):
+    memory = AssistantMemory("Aria")
+    memory.add_entry("The dragon sleeps.", time=T0)
+    with pytest.raises(Refused, match=refusal):
+        call(memory)
+    # nothing was written, and recall still answers (a time without a timezone written to the
+    # journal made every later recall fail)
+    assert [entry["content"] for entry in memory.brain.journal.all()] == ["The dragon sleeps."]
+    assert memory.brain.entities.profiles() == []
+    assert [item.text for item in memory.recall("dragon", k=3)] == ["The dragon sleeps."]
+
+
 def test_a_builder_reaches_a_kinds_edits_by_its_name_and_an_unknown_name_is_refused():
     memory = AssistantMemory("Aria")
     reminders = memory.admin.kind("reminders")

@@ -32,6 +32,7 @@ own words), which is deterministic and free.
 """
 
 import dataclasses
+import numbers
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
@@ -75,6 +76,48 @@ class _NoWorld:
 
     def entity_key(self, name):
         return person_key(None, name), name
+
+
+def _shown(value) -> str:
+    """A value as a refusal names it (bounded: it may be anything)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _whole(value) -> bool:
+    """Whether `value` is a whole number (numpy's too), not a truth value."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _moment(name: str, value) -> datetime:
+    """`value`, a datetime with a timezone, or a refusal naming `name`."""
+    if not isinstance(value, datetime) or value.utcoffset() is None:
+        raise Refused(
+            f"{name} must be a datetime with a timezone (datetime(2026, 5, 1, "
+            f"tzinfo=timezone.utc)), not {_shown(value)}"
+        )
+    return value
+
+
+def _text(name: str, value, optional: bool = False) -> str | None:
+    """`value`, a string (or None when `optional`), or a refusal naming `name`."""
+    if not isinstance(value, str) and not (optional and value is None):
+        allowed = "a string or None" if optional else "a string"
+        raise Refused(f"{name} must be {allowed}, not {type(value).__name__}")
+    return value
+
+
+def _names(name: str, value, optional: bool = False) -> list[str] | None:
+    """`value`, a list of names or keys (or None when `optional`), or a refusal naming `name`
+    (a string alone would be read as its letters)."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) and isinstance(value, Iterable):
+        value = list(value)
+        if all(isinstance(one, str) for one in value):
+            return value
+    allowed = "a list of names, such as ['Bob'], or None" if optional else "a list of names"
+    raise Refused(f"{name} must be {allowed}, not {_shown(value)}")
 
 
 def _keys(people: Iterable[str] | None) -> list[str] | None:
@@ -225,14 +268,23 @@ class AssistantMemory:
             str: The entry's id.
 
         Raises:
-            Refused: An unknown source, or an importance outside 1-10 (a `ValueError`, as
-                every refusal is).
+            Refused: A time without a timezone, text that is not a string, a list of names
+                given as one string, an unknown source, or an importance outside 1-10 (a
+                `ValueError`, as every refusal is); nothing is written.
 
         """
+        _text("content", content)
+        _moment("time", time)
+        for label, value in (("speaker", speaker), ("place", place), ("account", account)):
+            _text(label, value, optional=True)
+        audience = _names("audience", audience, optional=True)
+        about = _names("about", about, optional=True) or []
         if source is not None and source not in SOURCES:
             raise Refused(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
-        if importance is not None and not 1 <= importance <= 10:
-            raise Refused(f"importance must be from 1 to 10, not {importance}")
+        if importance is not None:
+            if not _whole(importance) or not 1 <= importance <= 10:
+                raise Refused(f"importance must be from 1 to 10, not {_shown(importance)}")
+            importance = int(importance)
         about_keys = _keys(about) or []
         if source is None:
             source = OBSERVED
@@ -281,7 +333,16 @@ class AssistantMemory:
         Returns:
             str: The observation's id.
 
+        Raises:
+            Refused: As `add_entry`; nothing is written.
+
         """
+        _text("person", person)
+        _text("text", text)
+        _moment("time", time)
+        _text("speaker", speaker, optional=True)
+        _text("place", place, optional=True)
+        audience = _names("audience", audience, optional=True)
         source = OBSERVED
         if speaker:
             source = spoken_source(
@@ -310,7 +371,11 @@ class AssistantMemory:
         Returns:
             list: The report of each sleep tick.
 
+        Raises:
+            Refused: A time without a timezone.
+
         """
+        _moment("now", now)
         lifecycle = self.brain.lifecycle
         if not self.brain.asleep:
             lifecycle.go_to_sleep(
@@ -354,7 +419,19 @@ class AssistantMemory:
             list: `Recalled` items, best first; each has `text`, `score`, `scores`, `kind`,
                 `entry_ids` (the journal entries it rests on) and `provenance`.
 
+        Raises:
+            Refused: A query that is not a string, a `k` that is not a whole number of 0 or
+                more, a time without a timezone, or a list of names given as one string.
+
         """
+        _text("query", query)
+        if not _whole(k) or k < 0:
+            raise Refused(f"k must be a whole number, 0 or more, not {_shown(k)}")
+        k = int(k)
+        if at is not None:
+            _moment("at", at)
+        audience = _names("audience", audience, optional=True)
+        people = _names("people", people)
         brain = self.brain
         if at is None:
             newest = brain.journal.recent(1)

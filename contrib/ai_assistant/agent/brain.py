@@ -320,7 +320,6 @@ class Brain:
             self.embedding_model,
             query,
             self.index.vector_snapshot(),
-            self.config.recall_candidates,
             self.embedding_roles,
         )
 

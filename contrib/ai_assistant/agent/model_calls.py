@@ -45,14 +45,14 @@ async def aembed(client_factory, model, texts, role, roles):
     return await aembed_texts(client_factory(), model, texts, role, roles)
 
 
-def embed_and_search(client_factory, model, query, snapshot, limit, roles):
+def embed_and_search(client_factory, model, query, snapshot, roles):
     (vector,) = embed_texts(client_factory(), model, [query], QUERY, roles)
-    return nearest(snapshot, vector, limit)
+    return nearest(snapshot, vector)
 
 
-async def aembed_and_search(client_factory, model, query, snapshot, limit, roles):
+async def aembed_and_search(client_factory, model, query, snapshot, roles):
     (vector,) = await aembed_texts(client_factory(), model, [query], QUERY, roles)
-    return nearest(snapshot, vector, limit)
+    return nearest(snapshot, vector)
 
 
 def rerank(client_factory, model, query, documents):

@@ -72,8 +72,12 @@ DEFAULT_STEMMER = "english"
 FEEDBACK_DOCS = 10
 FEEDBACK_TERMS = 10
 FEEDBACK_SHARE = 0.3
-# the most hits looked at for those that may lend their words (`search`'s `usable`)
-FEEDBACK_SCAN = 100
+# the step the document count and average length BM25 scores with are rounded to (a factor)
+BASIS_STEP = 1.05
+# the most characters of a query read (as many as are sent to an embeddings model,
+# `llm.embedding_roles.MAX_EMBED_CHARS`): a turn's words are far fewer, and every word of a
+# longer text would be looked up
+MAX_QUERY_CHARS = 2000
 
 
 # the language whose stemmer a word in a script other than the game language's gets (a Russian
@@ -156,6 +160,13 @@ _NOUNS_CAPITALISED = {"de"}
 # threads must not both load one: most of a second and tens of MiB each)
 _LOADED: set[str] = set()
 _LOAD_LOCK = threading.Lock()
+
+
+def _rounded(value: float) -> float:
+    """`value` (above 0) rounded to the nearest power of `BASIS_STEP`; 0 stays 0."""
+    if value <= 0:
+        return 0.0
+    return BASIS_STEP ** round(math.log(value, BASIS_STEP))
 
 
 @lru_cache(maxsize=64)
@@ -344,6 +355,16 @@ class _Postings:
         self.gains = None
 
 
+class _Usable:
+    """What a search may use: the rows of the groups asked for, then what `usable` allows."""
+
+    __slots__ = ("rows", "usable")
+
+    def __init__(self, rows: numpy.ndarray, usable=None):
+        self.rows = rows
+        self.usable = usable
+
+
 class LexicalIndex:
     """BM25 over documents added and removed one at a time.
 
@@ -362,13 +383,17 @@ class LexicalIndex:
         self._numbers: dict[str, int] = {}  # doc id -> its number (a row of the arrays)
         self._ids: list[str | None] = []  # number -> doc id (None once removed)
         self._lengths = numpy.zeros(64, dtype=numpy.float32)  # 0 for a removed document
+        # each document's group (the caller's: who may see it), so a search for some groups
+        # leaves the others out at once (`search`'s `groups`)
+        self._groups = numpy.zeros(64, dtype=numpy.int32)
         self._doc_terms: dict[str, Counter] = {}
         self._total_length = 0
         self._removed = 0
-        # the document count and average length scores are computed for: renewed when either
-        # has moved by a twentieth, so a term's scores are reused until its postings change
+        # the document count and average length scores are computed for, each rounded to a
+        # step of `BASIS_STEP` (`_scoring_basis`), so a term's scores are reused until its
+        # postings change
         self._epoch = 0
-        self._basis = (0, 1.0)
+        self._basis = (0.0, 1.0)
 
     def __len__(self) -> int:
         return len(self._numbers)
@@ -389,7 +414,7 @@ class LexicalIndex:
         """
         return frozenset(self._doc_terms.get(doc_id) or ())
 
-    def add(self, doc_id: str, text: str, context=()) -> None:
+    def add(self, doc_id: str, text: str, context=(), group: int = 0) -> None:
         """Index `text` under `doc_id`, replacing what was indexed under it before.
 
         Args:
@@ -398,6 +423,7 @@ class LexicalIndex:
             context (iterable, optional): (text, weight) pairs indexed with it, each of their
                 terms counting `weight` (0-1) times an own word's, in its frequency and in the
                 document's length.
+            group (int, optional): Its group, for `search`'s `groups` (0 by default).
 
         """
         counts = Counter(terms(text, self.stemmer))
@@ -406,9 +432,9 @@ class LexicalIndex:
                 raise ValueError(f"a context's weight must be within (0, 1], not {weight!r}")
             for term in terms(more, self.stemmer):
                 counts[term] += weight
-        self._add_counts(doc_id, counts)
+        self._add_counts(doc_id, counts, group)
 
-    def _add_counts(self, doc_id: str, counts: Counter) -> None:
+    def _add_counts(self, doc_id: str, counts: Counter, group: int = 0) -> None:
         """Index a document by its terms' counts (`add`, and `_compact`, which must not stem
         terms a second time)."""
         if doc_id in self._numbers:
@@ -416,6 +442,8 @@ class LexicalIndex:
         number = len(self._ids)
         if number == len(self._lengths):
             self._lengths = numpy.concatenate([self._lengths, numpy.zeros_like(self._lengths)])
+            self._groups = numpy.concatenate([self._groups, numpy.zeros_like(self._groups)])
+        self._groups[number] = group
         length = sum(counts.values())
         self._ids.append(doc_id)
         self._numbers[doc_id] = number
@@ -452,22 +480,27 @@ class LexicalIndex:
 
     def _compact(self) -> None:
         """Rebuild without removed documents (when they outnumber the living)."""
-        living = [(doc_id, self._doc_terms[doc_id]) for doc_id in self._ids if doc_id]
+        living = [
+            (doc_id, self._doc_terms[doc_id], int(self._groups[number]))
+            for number, doc_id in enumerate(self._ids)
+            if doc_id
+        ]
         self.__init__(self.k1, self.b, self.stemmer)
-        for doc_id, counts in living:
-            self._add_counts(doc_id, counts)
+        for doc_id, counts, group in living:
+            self._add_counts(doc_id, counts, group)
 
-    def _scoring_basis(self) -> tuple[int, float]:
+    def _scoring_basis(self) -> tuple[float, float]:
+        """The document count and average length, each rounded to a power of `BASIS_STEP`:
+        they move by a step only every twentieth or so, so scores are reused meanwhile, and
+        the same documents are scored the same however the index came to hold them (as it
+        is now, or rebuilt after a restart)."""
         count = len(self._numbers)
         average = self._total_length / count if count else 1.0
-        known_count, known_average = self._basis
-        if (
-            abs(count - known_count) > known_count / 20
-            or abs(average - known_average) > known_average / 20
-        ):
-            self._basis = (count, average or 1.0)
+        basis = (_rounded(count), _rounded(average))
+        if basis != self._basis:
+            self._basis = basis
             self._epoch += 1
-        return self._basis
+        return basis
 
     def _gains(self, posting: _Postings) -> numpy.ndarray:
         """Each of the term's documents' BM25 score for it (a removed document's is 0)."""
@@ -476,6 +509,8 @@ class LexicalIndex:
             docs = posting.docs[: posting.size]
             frequency = posting.counts[: posting.size]
             lengths = self._lengths[docs]
+            # (the rounded count may be below the term's: a term in every document)
+            count = max(count, posting.alive)
             idf = math.log(1 + (count - posting.alive + 0.5) / (posting.alive + 0.5))
             norm = self.k1 * (1 - self.b + self.b * lengths / average)
             gains = idf * frequency * (self.k1 + 1) / (frequency + norm)
@@ -484,23 +519,27 @@ class LexicalIndex:
         return posting.gains
 
     def search(
-        self, query: str, limit: int = 50, expand: bool = False, usable=None
+        self, query: str, limit: int = 50, expand: bool = False, usable=None, groups=None
     ) -> list[tuple[str, float]]:
         """The best `limit` documents for `query`, best first, as (doc id, BM25 score).
 
         Terms found in more than a quarter of the documents (a name everyone mentions) carry
         little weight: they add to the candidates the other terms found instead of bringing
-        in thousands of their own, unless the query has nothing else.
+        in thousands of their own, unless the query has nothing else. A query is read up to
+        `MAX_QUERY_CHARS` characters.
 
         Args:
             query (str): The text to search for.
             limit (int): The most documents to return.
             expand (bool): Widen the query with the words of its best hits (see `_feedback`);
-                the scores are then the query's share of BM25 scaled to its best hit (1.0)
-                plus the added words' share, scaled alike.
-            usable (callable, optional): `usable(doc_id)`: whether a hit may lend its words
-                to the query (one the caller may show); None: every hit. A document the
-                caller may not show must not steer what it finds.
+                the scores are then the query's share of BM25 scaled to its best usable hit
+                (1.0) plus the added words' share, scaled alike.
+            usable (callable, optional): `usable(doc_id)`: whether the caller may show a hit;
+                None: every hit. Only usable hits are returned and lend their words to the
+                query, so a document the caller may not show never takes the place of one
+                it may, nor steers what it finds.
+            groups (iterable, optional): Only documents of these groups (`add`'s `group`)
+                are returned and lend their words, before `usable` is asked; None: all.
 
         Returns:
             list: (doc id, score) pairs, best first; empty when nothing matches.
@@ -509,7 +548,7 @@ class LexicalIndex:
         count = len(self._numbers)
         if not count:
             return []
-        query_terms = set(terms(query, self.stemmer))
+        query_terms = set(terms(query[:MAX_QUERY_CHARS], self.stemmer))
         postings = [self._postings.get(term) for term in query_terms]
         postings = [p for p in postings if p is not None and p.alive]
         if not postings:
@@ -524,32 +563,51 @@ class LexicalIndex:
         for posting in postings:
             if posting not in leading:
                 scores[posting.docs[: posting.size]] += self._gains(posting)
+        if groups is not None:
+            # (a mask of the rows, so what no group asked for costs no call of `usable`)
+            wanted = numpy.fromiter(groups, dtype=numpy.int32)
+            usable = _Usable(numpy.isin(self._groups[: len(self._ids)], wanted), usable)
         if expand and len(hits):
             scores, hits = self._feedback(scores, hits, query_terms, usable)
-        if len(hits) > limit:
-            hits = hits[numpy.argpartition(-scores[hits], limit - 1)[:limit]]
-        ranked = hits[numpy.argsort(-scores[hits], kind="stable")]
+        ranked = self._best(scores, hits, limit, usable)
         return [(self._ids[number], float(scores[number])) for number in ranked]
+
+    def _best(self, scores, hits, limit: int, usable=None) -> list[int]:
+        """The numbers of the best `limit` of `hits` that `usable` allows, best first: the best
+        few are looked at first, and all of them in order only when too few of those may be
+        used (hidden documents many and strong)."""
+        if isinstance(usable, _Usable):
+            hits = hits[usable.rows[hits]]
+            usable = usable.usable
+        if usable is None:
+            if len(hits) > limit:
+                hits = hits[numpy.argpartition(-scores[hits], limit - 1)[:limit]]
+            return list(hits[numpy.argsort(-scores[hits], kind="stable")])
+        look = min(len(hits), 2 * limit)
+        while True:
+            part = hits
+            if look < len(hits):
+                part = hits[numpy.argpartition(-scores[hits], look - 1)[:look]]
+            ranked = part[numpy.argsort(-scores[part], kind="stable")]
+            best = []
+            for number in ranked:
+                if usable(self._ids[number]):
+                    best.append(number)
+                    if len(best) == limit:
+                        return best
+            if look == len(hits):
+                return best
+            look = len(hits)
 
     def _feedback(self, scores, hits, query_terms: set[str], usable=None):
         """Pseudo-relevance feedback: the terms that weigh most in the query's best hits
         (`FEEDBACK_DOCS`), each by its share of a hit's length, the hit's score and its rarity,
         are searched as well, and count `FEEDBACK_SHARE` of the score; the documents only they
         find become candidates. Terms of the query, of one document or of more than a quarter
-        of them say nothing new. Only hits `usable` allows lend words (the first
-        `FEEDBACK_SCAN` hits are looked at)."""
+        of them say nothing new. Only hits `usable` allows lend words."""
         count = len(self._numbers)
         common = count // 4
-        ranked = hits
-        if len(ranked) > FEEDBACK_SCAN:
-            ranked = ranked[numpy.argpartition(-scores[ranked], FEEDBACK_SCAN - 1)[:FEEDBACK_SCAN]]
-        ranked = ranked[numpy.argsort(-scores[ranked], kind="stable")]
-        best = []
-        for number in ranked:
-            if usable is None or usable(self._ids[number]):
-                best.append(number)
-                if len(best) == FEEDBACK_DOCS:
-                    break
+        best = self._best(scores, hits, FEEDBACK_DOCS, usable)
         if not best:
             return scores, hits
         top = float(scores[best[0]]) or 1.0
@@ -571,7 +629,11 @@ class LexicalIndex:
         for term, weight in chosen:
             posting = self._postings[term]
             added[posting.docs[: posting.size]] += self._gains(posting) * (weight / total)
-        scores = (1 - FEEDBACK_SHARE) * scores / float(scores[hits].max()) + (
-            FEEDBACK_SHARE * added / (float(added.max()) or 1.0)
+        # each part scaled to its best usable hit: what the caller may not show sets no scale
+        # (it still counts, as in any one index, in how rare a word is)
+        found = numpy.flatnonzero(added > 0)
+        most = self._best(added, found, 1, usable)
+        scores = (1 - FEEDBACK_SHARE) * scores / top + (
+            FEEDBACK_SHARE * added / (float(added[most[0]]) if most else 1.0)
         )
         return scores, numpy.flatnonzero(scores > 0)

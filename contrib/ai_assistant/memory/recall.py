@@ -44,7 +44,7 @@ from .digests import DigestArchive, digest_text
 from .entities import EntityMemory
 from .journal import QUESTION_MARKS, Journal, same_talk
 from ..conf import AssistantConfig
-from .lexical import DEFAULT_STEMMER, LexicalIndex, terms
+from .lexical import DEFAULT_STEMMER, MAX_QUERY_CHARS, LexicalIndex, terms
 from .links import MemoryLinks
 from .recall_weights import RecallWeights
 from .recalled import Recalled, Shown, without_repeats
@@ -84,11 +84,14 @@ class Doc:
     provenance: dict
     trust: float | None = None  # set by a builder; else the source's
     corroborated: bool = False
-    standing: tuple | None = None  # (weights, importance and trust part of the score)
+    standing: tuple | None = None  # (weights, importance and trust part of the score, shown id)
     cites: tuple[str, ...] = ()  # an attribute: the observations it was drawn from (doc ids)
     # the moments just before and after it in the same talk, as (entry id, whether it comes
     # after): an entry's, and a fact's that stands for entries no longer indexed
     beside: tuple[tuple[str, bool], ...] = ()
+    # a fact: when the last of the lines it rests on was said (it is not known before)
+    told: datetime | None = None
+    group: int = 0  # its audience's number (`MemoryIndex._group_of`)
 
 
 class MemoryIndex:
@@ -138,6 +141,13 @@ class MemoryIndex:
         self._drawn: dict[str, set[str]] = {}
         self._drawn_from: dict[str, tuple[str, ...]] = {}  # memory id -> its entries
         self._vectors = Vectors()
+        # each audience memories have, by number (0: public), so a search leaves out at once
+        # the memories of audiences a recall may not see (`LexicalIndex.search`'s `groups`)
+        self._groups: dict[tuple[str, ...] | None, int] = {None: 0}
+        self._group_audiences: list[Audience] = [None]
+        # entries whose talk changed (a neighbour forgotten), indexed again before the next
+        # search, each once however many of its neighbours went
+        self._retold: set[str] = set()
         self._built = False
         self._refolded: set[str] | None = None  # while building: entries to index again
         journal.watchers.append(self._entry_changed)
@@ -150,8 +160,11 @@ class MemoryIndex:
     # ---- keeping current -------------------------------------------------------------------
 
     def build(self) -> None:
-        """Index everything the stores hold (once; later changes arrive one by one)."""
+        """Index everything the stores hold (once; later changes arrive one by one, and the
+        talk around what was forgotten is indexed again here)."""
         if self._built:
+            if self._retold:
+                self._retell()
             return
         self._built = True
         # each entry is indexed with its neighbours already; the entries facts fold into are
@@ -185,20 +198,33 @@ class MemoryIndex:
     ) -> None:
         # a changed memory keeps its row of vectors (written over if its vector changed)
         self._drop(doc.id, keep_vector=True)
+        doc.group = self._group_of(doc.audience)
         self._docs[doc.id] = doc
         if searchable:
-            self._lexical.add(doc.id, doc.text if index_text is None else index_text, context)
+            text = doc.text if index_text is None else index_text
+            self._lexical.add(doc.id, text, context, group=doc.group)
         for person in doc.people:
             if person not in self._by_person:
                 self._add_name_stem(person)
             self._by_person.setdefault(person, []).append(doc.id)
 
+    def _group_of(self, audience: Audience) -> int:
+        """The number of an audience (the same people in any order are one)."""
+        key = tuple(sorted(audience)) if audience is not None else None
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = len(self._group_audiences)
+            self._group_audiences.append(list(key))
+        return group
+
     def _add_name_stem(self, person: str) -> None:
-        """Know `person` (a key) by the stem of its name, when the key is a one-word name."""
-        if person.startswith("#") or ":" in person or len(person.split()) != 1:
-            return  # a dbref, a kind of key, or a name of several words
+        """Know `person` (a key) by the stem of its name, when the key is a one-word name (or
+        `name:` and one)."""
+        name = person.removeprefix("name:")
+        if name.startswith("#") or ":" in name or len(name.split()) != 1:
+            return  # a dbref, another kind of key, or a name of several words
         # (stemmed only: a name is not put in a dictionary form, so "Drew" is not "draw")
-        stems = terms(person, self._lexical.stemmer, dictionary_forms=False)
+        stems = terms(name, self._lexical.stemmer, dictionary_forms=False)
         if len(stems) == 1:
             self._name_stems.setdefault(stems[0], set()).add(person)
 
@@ -217,6 +243,14 @@ class MemoryIndex:
     def _entry_changed(self, entry: dict, neighbours: bool = True) -> None:
         if not self._built:
             return
+        was = self._docs.get(entry["id"])
+        if neighbours and (
+            entry.get("forgotten")
+            or (was is not None and entry.get("content") and was.text != entry["content"])
+        ):
+            # forgotten (pruned or not), or told again in other words: the talk around it
+            # that held its words is searched by what is left
+            self._retell_around(entry)
         if entry.get("pruned") or not entry.get("content"):
             self._drop(entry["id"])
             self._unfold(entry["id"])
@@ -260,11 +294,29 @@ class MemoryIndex:
         vector = unpack_vector(self.journal.vector(entry, self.embedding_model))
         if vector is not None:
             self._vectors.put(entry["id"], vector)
+        else:
+            # let go (its passage held a neighbour's words now forgotten): embedded again,
+            # from its words as they are now, next sleep
+            self._vectors.drop(entry["id"])
         if neighbours and kind == "entry" and entry.get("seq"):
             # the entry before gains this one as its neighbour
             before = self.journal.at(entry["seq"] - 1)
             if before and before["id"] in self._docs and same_talk(before, entry):
                 self._entry_changed(before, neighbours=False)
+
+    def _retell_around(self, entry: dict) -> None:
+        """Mark for indexing again the entries whose searched words hold `entry`'s (those
+        beside it, and after sleep those up to `TALK_REACH` places around it), once its words
+        changed (`_retell`)."""
+        self._retold.update(other["id"] for _, other in self.journal.around(entry, TALK_REACH))
+
+    def _retell(self) -> None:
+        """Index again, once each, the entries whose talk changed (`_retell_around`)."""
+        retold, self._retold = self._retold, set()
+        for entry_id in sorted(retold):
+            entry = self.journal.get(entry_id)
+            if entry is not None and entry_id in self._docs:
+                self._entry_changed(entry, neighbours=False)
 
     def _moment_text(self, entry: dict, beside: list[dict]) -> str:
         """What an entry is searched by: its words, the words of the entries next to it in the
@@ -359,6 +411,11 @@ class MemoryIndex:
                 corroborated=bool(memory.get("corroborated")),
                 # alone, it stands for its moment among the lines said around it
                 beside=() if folded else _beside(self._adjacent(self._entries(sources))),
+                # (the lines keep their time when retention empties them)
+                told=max(
+                    (from_iso(entry["created_at"]) for entry in self._entries(sources)),
+                    default=None,
+                ),
             ),
             " ".join(
                 [said] * OWN_WEIGHT
@@ -587,24 +644,48 @@ class MemoryIndex:
         if limit <= 0:
             return []
 
-        def allowed(doc: Doc | None) -> bool:
+        query = query[:MAX_QUERY_CHARS]
+
+        def known(doc: Doc | None) -> bool:
+            """Told by the moment of the recall, to those it serves."""
             return (
                 doc is not None
                 and doc.time <= now
                 and visible(doc.audience, served)
-                and (kinds is None or doc.kind in kinds)
+                and self._told_by(doc, now)
             )
+
+        def allowed(doc: Doc | None) -> bool:
+            return known(doc) and (kinds is None or doc.kind in kinds)
 
         # relevance: each signal scaled to its best hit (BM25 keeps how far apart the hits
         # are, which reciprocal ranks would squeeze together), mixed by `weights.semantic`
         fused: dict[str, float] = {}
         entries_wanted = kinds is None or "entry" in kinds
         lexical: dict[str, float] = {}
-        # only what this recall may show widens its query (a whisper's words would point the
-        # way to what it said)
-        usable = lambda doc_id: allowed(self._docs.get(doc_id))  # noqa: E731
+
+        shown_ids: dict[str, bool] = {}  # the lexical search asks of a hit more than once
+
+        def shows(doc_id: str) -> bool:
+            found = shown_ids.get(doc_id)
+            if found is None:
+                stand_ins = self._stand_ins(doc_id, entries_wanted)
+                found = shown_ids[doc_id] = any(allowed(self._docs.get(d)) for d in stand_ins)
+            return found
+
+        # only what this recall may show is a hit and widens its query (a whisper's words
+        # would point the way to what it said, and whispers many and strong would leave no
+        # room for what may be shown)
+        groups = None
+        if served is not None:
+            groups = [
+                group
+                for group, audience in enumerate(self._group_audiences)
+                if visible(audience, served)
+            ]
+        open_groups = set(groups) if groups is not None else None
         for hit_id, score in self._lexical.search(
-            query, candidates + 5, expand=True, usable=usable
+            query, candidates + 5, expand=True, usable=shows, groups=groups
         ):
             for doc_id in self._stand_ins(hit_id, entries_wanted):
                 if doc_id not in lexical and allowed(self._docs.get(doc_id)):
@@ -616,14 +697,21 @@ class MemoryIndex:
         lexical_share = 1.0 - (weights.semantic if semantic else 0.0)
         for doc_id, score in lexical:
             fused[doc_id] = lexical_share * score / top
+        # the nearest moments this recall may show, the first `candidates` of them (`semantic`
+        # is every vector, most similar first: what it may not show takes no place)
         moments: dict[str, float] = {}
         for doc_id, similarity in semantic or []:
+            doc = self._docs.get(doc_id)
+            if doc is None or (open_groups is not None and doc.group not in open_groups):
+                continue  # (at once: many may be whispers to others)
+            if not known(doc):
+                continue
             for moment in self._stand_ins(doc_id, entries_wanted):
-                moments[moment] = max(moments.get(moment, 0.0), similarity)
-        allowed_semantic = sorted(
-            ((doc_id, sim) for doc_id, sim in moments.items() if allowed(self._docs.get(doc_id))),
-            key=lambda hit: -hit[1],
-        )[:candidates]
+                if moment not in moments and allowed(self._docs.get(moment)):
+                    moments[moment] = similarity
+            if len(moments) >= candidates:
+                break
+        allowed_semantic = list(moments.items())[:candidates]
         if allowed_semantic:
             # cosines of one model crowd together (e5's lie between 0.7 and 0.9): spread the
             # candidates' between the weakest and the best, so the share weighs how much
@@ -636,8 +724,8 @@ class MemoryIndex:
                 fused[doc_id] = fused.get(doc_id, 0.0) + share
         people_keys = {person.lower() for person in people if person}
         people_keys |= self._named_in(query)
-        # someone known by name is found under their name: "name:bob" adds nothing to "bob"
-        people_keys -= {f"name:{key}" for key in people_keys}
+        # what is about someone known only by name is kept under "name:<name>" (`person_key`)
+        people_keys |= {f"name:{key}" for key in people_keys if not key.startswith(("#", "name:"))}
         pool = set(fused)
         for person in people_keys:
             pool.update(self._latest_about(person, allowed))
@@ -661,7 +749,7 @@ class MemoryIndex:
                 w_relevance * relevance
                 + w_recency * decay**hours
                 + w_person * person
-                + self._standing(doc, weights)
+                + self._standing(doc, weights, known)
             )
             scored.append((score, doc_id, relevance, hours, person))
         # best first, one fact once: a memory and the entry it came from, the same words twice,
@@ -677,7 +765,7 @@ class MemoryIndex:
                 continue
             if doc.kind == "digest" and digests >= MAX_DIGESTS:
                 continue
-            recalled = self._recalled(weights, *item)
+            recalled = self._recalled(weights, *item, known=known)
             if shown.repeats(recalled):
                 continue
             digests += doc.kind == "digest"
@@ -726,8 +814,10 @@ class MemoryIndex:
         stemmer = self._lexical.stemmer
         for word in _NAME_WORD_RE.findall(query):
             key = word.lower().removesuffix("'s")
-            if self._by_person.get(key):
-                named.add(key)
+            # (someone known only by name is kept under "name:<name>")
+            found = {known for known in (key, f"name:{key}") if self._by_person.get(known)}
+            if found:
+                named |= found
                 continue
             head, elided, rest = word.partition("'")
             if elided and len(head) <= 2:
@@ -740,15 +830,19 @@ class MemoryIndex:
                 named.update(k for k in self._name_stems.get(stem, ()) if self._by_person.get(k))
         return named
 
-    def _standing(self, doc: Doc, weights: RecallWeights) -> float:
+    def _standing(self, doc: Doc, weights: RecallWeights, known=None) -> float:
         """The part of a memory's score that does not depend on the query or the moment:
         importance and trust of what it shows (`_told_best`), remembered on the memory for
-        these weights."""
+        these weights. When what it shows is not `known` to this recall (a fact told again
+        later than the recall's moment), the moment's own, from what is."""
         cached = doc.standing
         if cached is None or cached[0] is not weights:
             shown = self._told_best(doc, weights)
             value = weights.standing(shown.importance, weights.trust_of(shown))
-            cached = doc.standing = (weights, value)
+            cached = doc.standing = (weights, value, shown.id)
+        if known is not None and cached[2] != doc.id and not known(self._docs.get(cached[2])):
+            shown = self._told_best(doc, weights, known)
+            return weights.standing(shown.importance, weights.trust_of(shown))
         return cached[1]
 
     def _stand_ins(self, doc_id: str, entries_wanted: bool) -> list[str]:
@@ -763,18 +857,26 @@ class MemoryIndex:
             return sorted(self._folded.get(doc_id, ()))
         return [doc_id]
 
-    def _told_best(self, doc: Doc, weights) -> Doc:
+    def _told_best(self, doc: Doc, weights, known=None) -> Doc:
         """What to show for a moment: the entry, or a fact drawn from it that is trusted more
-        (a claim two people made, a builder's trust)."""
+        (a claim two people made, a builder's trust), among those `known` allows."""
         best, trust = doc, weights.trust_of(doc)
         for memory_id in sorted(self._folded.get(doc.id, ())):
             memory = self._docs.get(memory_id)
-            if memory is not None and weights.trust_of(memory) > trust:
+            if memory is None or (known is not None and not known(memory)):
+                continue
+            if weights.trust_of(memory) > trust:
                 best, trust = memory, weights.trust_of(memory)
         return best
 
-    def _recalled(self, weights, score, doc_id, relevance, hours, person) -> Recalled:
-        doc = self._told_best(self._docs[doc_id], weights)
+    @staticmethod
+    def _told_by(doc: Doc, now: datetime) -> bool:
+        """Whether all a memory rests on was told by `now` (a fact two people told is only
+        known once the second told it; its own time is the first telling's)."""
+        return doc.told is None or doc.told <= now
+
+    def _recalled(self, weights, score, doc_id, relevance, hours, person, known=None) -> Recalled:
+        doc = self._told_best(self._docs[doc_id], weights, known)
         trust = weights.trust_of(doc)
         parts = {
             "relevance": round(relevance, 4),

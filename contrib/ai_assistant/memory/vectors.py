@@ -59,14 +59,18 @@ class Vectors:
         return (None if self.matrix is None else self.matrix[:count]), list(self.ids)
 
 
-def nearest(snapshot, query_vector, limit: int) -> list[tuple[str, float]]:
-    """The `limit` rows of `snapshot` most similar to `query_vector` (a worker thread's job).
+def nearest(snapshot, query_vector, limit: int | None = None) -> list[tuple[str, float]]:
+    """The rows of `snapshot` most similar to `query_vector` (a worker thread's job).
+
+    Recall asks for every row, not its number of candidates: it keeps those its audience may
+    see and stops at enough of them (`MemoryIndex.search`), so rows it may not show never
+    take the place of one it may.
 
     Args:
         snapshot (tuple): A matrix of unit-length rows and their ids, from
             `MemoryIndex.vector_snapshot` (`memory.recall`).
         query_vector (list or numpy.ndarray): The query's embedding.
-        limit (int): The most rows to return.
+        limit (int, optional): The most rows to return; None: every row above 0.
 
     Returns:
         list: (id, cosine similarity) pairs, most similar first, only those above 0; empty
@@ -81,7 +85,8 @@ def nearest(snapshot, query_vector, limit: int) -> list[tuple[str, float]]:
         return []
     query = query / (float(numpy.linalg.norm(query)) or 1.0)
     similarity = matrix @ query
-    limit = min(limit, len(ids))
-    top = numpy.argpartition(-similarity, limit - 1)[:limit]
-    ranked = sorted(top, key=lambda row: -similarity[row])
-    return [(ids[row], float(similarity[row])) for row in ranked if similarity[row] > 0]
+    rows = numpy.flatnonzero(similarity > 0)
+    if limit is not None and len(rows) > limit:
+        rows = rows[numpy.argpartition(-similarity[rows], limit - 1)[:limit]]
+    ranked = rows[numpy.argsort(-similarity[rows], kind="stable")]
+    return [(ids[row], float(similarity[row])) for row in ranked]
