@@ -277,6 +277,7 @@ def test_the_entry_point_takes_names_as_any_list_and_numbers_of_any_kind():
     assert entry["importance"] == 5 and type(entry["importance"]) is int
     assert private["audience"] == ["name:bob"] and private["about"] == ["name:bob"]
     assert memory.recall("x", k=numpy.int64(1))
+    assert memory.recall("x", k=1, people=None, audience=None)
 
 
 @pytest.mark.parametrize(

@@ -879,6 +879,11 @@ def test_someone_only_named_is_named_by_a_question():
     # in another form of his name too
     boosted = {item.id: item.scores["person"] for item in memory.recall("Is it Bob's mill?")}
     assert boosted[about] == 1.0
+    # a word is a name only written as one: "may I ask" does not name May
+    may = memory.add_entry("She keeps the mill's keys.", speaker="Ann", about=["May"], time=T0)
+    asked = {item.id: item.scores["person"] for item in memory.recall("may i ask about the mill?")}
+    assert asked[may] == 0.0
+    assert {i.id: i.scores["person"] for i in memory.recall("May's mill?")}[may] == 1.0
 
 
 def test_a_fact_is_known_from_its_second_telling_after_its_lines_are_emptied():
@@ -937,3 +942,32 @@ def test_a_query_is_read_up_to_its_bound():
     assert memory.recall(f"dragon {padding}", k=3)
     # a word past it is not read (a megabyte of words would each be looked up)
     assert memory.recall(f"{padding} dragon", k=3) == []
+
+
+def test_a_fact_wanted_alone_is_found_through_its_entry_whoever_may_see_the_entry():
+    from ai_assistant.memory.recall_weights import RecallWeights
+
+    memory = AssistantMemory("Aria")
+    entry = memory.add_entry(
+        "The lantern is under the mill.", speaker="Ann", audience=["#1"], time=T0
+    )
+    memory.recall("warm up", k=1)
+    fact = memory.brain.long_term.add(
+        "The lantern hides beneath the old mill.",
+        importance=5,
+        now=T0,
+        source_entry_ids=[entry],
+        provenance={},
+        audience=None,
+    )
+    index = memory.brain.index
+    found = index.search(
+        "lantern mill",
+        now=T0 + timedelta(days=1),
+        served=frozenset({"#2"}),
+        weights=RecallWeights.from_config(AssistantConfig()),
+        kinds={"memory"},
+    )
+    # a hit on the entry stands for the public fact folded into it: the entry's audience is
+    # not the fact's
+    assert [item.id for item in found] == [fact]

@@ -431,7 +431,7 @@ class AssistantMemory:
         if at is not None:
             _moment("at", at)
         audience = _names("audience", audience, optional=True)
-        people = _names("people", people)
+        people = _names("people", people, optional=True) or []
         brain = self.brain
         if at is None:
             newest = brain.journal.recent(1)

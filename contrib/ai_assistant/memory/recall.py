@@ -684,8 +684,14 @@ class MemoryIndex:
                 if visible(audience, served)
             ]
         open_groups = set(groups) if groups is not None else None
+        # (when only facts are wanted, a hit on an entry stands for its facts, whose audience
+        # is the entry's group's or narrower: the groups are asked of what stands in)
         for hit_id, score in self._lexical.search(
-            query, candidates + 5, expand=True, usable=shows, groups=groups
+            query,
+            candidates + 5,
+            expand=True,
+            usable=shows,
+            groups=groups if entries_wanted else None,
         ):
             for doc_id in self._stand_ins(hit_id, entries_wanted):
                 if doc_id not in lexical and allowed(self._docs.get(doc_id)):
@@ -814,10 +820,8 @@ class MemoryIndex:
         stemmer = self._lexical.stemmer
         for word in _NAME_WORD_RE.findall(query):
             key = word.lower().removesuffix("'s")
-            # (someone known only by name is kept under "name:<name>")
-            found = {known for known in (key, f"name:{key}") if self._by_person.get(known)}
-            if found:
-                named |= found
+            if self._by_person.get(key):
+                named.add(key)
                 continue
             head, elided, rest = word.partition("'")
             if elided and len(head) <= 2:
@@ -826,6 +830,8 @@ class MemoryIndex:
                 continue
             # its stem, or the stem of its dictionary form ("Павла": Павел; "Draw" is not Drew)
             stems = set(terms(word, stemmer, dictionary_forms=False)) | set(terms(word, stemmer))
+            # (someone known only by name, kept under "name:<name>", is found this way: a
+            # word written as a name, so "may I ask" does not name May)
             for stem in stems:
                 named.update(k for k in self._name_stems.get(stem, ()) if self._by_person.get(k))
         return named
