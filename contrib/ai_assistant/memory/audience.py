@@ -92,6 +92,47 @@ def visible(audience: Audience, served: frozenset[str] | None) -> bool:
     return served <= set(audience)
 
 
+class AudienceGroups:
+    """Each audience memories have, by number (0: public), so an index can keep a number per
+    memory and leave out at once those of the audiences a recall may not see (the same people
+    in any order are one audience)."""
+
+    def __init__(self):
+        self._numbers: dict[tuple[str, ...] | None, int] = {None: 0}
+        self._audiences: list[Audience] = [None]
+
+    def number(self, audience: Audience) -> int:
+        """The number of `audience` (a new one gets the next).
+
+        Args:
+            audience (list or None): An audience (None: public).
+
+        Returns:
+            int: Its number.
+
+        """
+        key = tuple(sorted(audience)) if audience is not None else None
+        number = self._numbers.get(key)
+        if number is None:
+            number = self._numbers[key] = len(self._audiences)
+            self._audiences.append(list(key))
+        return number
+
+    def open_to(self, served: frozenset[str] | None) -> list[int] | None:
+        """The numbers of the audiences a conversation serving `served` may see (`visible`).
+
+        Args:
+            served (frozenset or None): Who it serves; None: a builder's view.
+
+        Returns:
+            list or None: The numbers; None for a builder's view, which sees all.
+
+        """
+        if served is None:
+            return None
+        return [n for n, audience in enumerate(self._audiences) if visible(audience, served)]
+
+
 def narrowest(audiences: Iterable[Audience]) -> Audience:
     """The audience of something drawn from memories with these audiences.
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..clock import from_iso
-from .audience import Audience, visible
+from .audience import Audience, AudienceGroups, visible
 from .digests import DigestArchive, digest_text
 from .entities import EntityMemory
 from .journal import QUESTION_MARKS, Journal, same_talk
@@ -91,7 +91,7 @@ class Doc:
     beside: tuple[tuple[str, bool], ...] = ()
     # a fact: when the last of the lines it rests on was said (it is not known before)
     told: datetime | None = None
-    group: int = 0  # its audience's number (`MemoryIndex._group_of`)
+    group: int = 0  # its audience's number (`AudienceGroups`)
 
 
 class MemoryIndex:
@@ -141,10 +141,9 @@ class MemoryIndex:
         self._drawn: dict[str, set[str]] = {}
         self._drawn_from: dict[str, tuple[str, ...]] = {}  # memory id -> its entries
         self._vectors = Vectors()
-        # each audience memories have, by number (0: public), so a search leaves out at once
-        # the memories of audiences a recall may not see (`LexicalIndex.search`'s `groups`)
-        self._groups: dict[tuple[str, ...] | None, int] = {None: 0}
-        self._group_audiences: list[Audience] = [None]
+        # each memory's audience by number, so a search leaves out at once the memories of
+        # audiences a recall may not see (`LexicalIndex.search`'s `groups`)
+        self._groups = AudienceGroups()
         # entries whose talk changed (a neighbour forgotten), indexed again before the next
         # search, each once however many of its neighbours went
         self._retold: set[str] = set()
@@ -198,7 +197,7 @@ class MemoryIndex:
     ) -> None:
         # a changed memory keeps its row of vectors (written over if its vector changed)
         self._drop(doc.id, keep_vector=True)
-        doc.group = self._group_of(doc.audience)
+        doc.group = self._groups.number(doc.audience)
         self._docs[doc.id] = doc
         if searchable:
             text = doc.text if index_text is None else index_text
@@ -207,15 +206,6 @@ class MemoryIndex:
             if person not in self._by_person:
                 self._add_name_stem(person)
             self._by_person.setdefault(person, []).append(doc.id)
-
-    def _group_of(self, audience: Audience) -> int:
-        """The number of an audience (the same people in any order are one)."""
-        key = tuple(sorted(audience)) if audience is not None else None
-        group = self._groups.get(key)
-        if group is None:
-            group = self._groups[key] = len(self._group_audiences)
-            self._group_audiences.append(list(key))
-        return group
 
     def _add_name_stem(self, person: str) -> None:
         """Know `person` (a key) by the stem of its name, when the key is a one-word name (or
@@ -652,7 +642,9 @@ class MemoryIndex:
                 doc is not None
                 and doc.time <= now
                 and visible(doc.audience, served)
-                and self._told_by(doc, now)
+                # (a fact two people told is known once the second told it; its own time is
+                # the first telling's)
+                and (doc.told is None or doc.told <= now)
             )
 
         def allowed(doc: Doc | None) -> bool:
@@ -676,13 +668,7 @@ class MemoryIndex:
         # only what this recall may show is a hit and widens its query (a whisper's words
         # would point the way to what it said, and whispers many and strong would leave no
         # room for what may be shown)
-        groups = None
-        if served is not None:
-            groups = [
-                group
-                for group, audience in enumerate(self._group_audiences)
-                if visible(audience, served)
-            ]
+        groups = self._groups.open_to(served)
         open_groups = set(groups) if groups is not None else None
         # (when only facts are wanted, a hit on an entry stands for its facts, whose audience
         # is the entry's group's or narrower: the groups are asked of what stands in)
@@ -874,12 +860,6 @@ class MemoryIndex:
             if weights.trust_of(memory) > trust:
                 best, trust = memory, weights.trust_of(memory)
         return best
-
-    @staticmethod
-    def _told_by(doc: Doc, now: datetime) -> bool:
-        """Whether all a memory rests on was told by `now` (a fact two people told is only
-        known once the second told it; its own time is the first telling's)."""
-        return doc.told is None or doc.told <= now
 
     def _recalled(self, weights, score, doc_id, relevance, hours, person, known=None) -> Recalled:
         doc = self._told_best(self._docs[doc_id], weights, known)
