@@ -102,7 +102,7 @@ class RecallWeights:
         An unknown source gets the trust of "inferred" (0.5 if that is not set either).
 
         Args:
-            doc (memory.recall.Doc): The memory.
+            doc (memory.indexing.Doc): The memory.
 
         Returns:
             float: Its trust, 0-1.

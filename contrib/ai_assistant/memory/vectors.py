@@ -68,7 +68,7 @@ def nearest(snapshot, query_vector, limit: int | None = None) -> list[tuple[str,
 
     Args:
         snapshot (tuple): A matrix of unit-length rows and their ids, from
-            `MemoryIndex.vector_snapshot` (`memory.recall`).
+            `IndexedMemories.vector_snapshot` (`memory.indexing`).
         query_vector (list or numpy.ndarray): The query's embedding.
         limit (int, optional): The most rows to return; None: every row above 0.
 
