@@ -97,9 +97,15 @@ class AudienceGroups:
     memory and leave out at once those of the audiences a recall may not see (the same people
     in any order are one audience)."""
 
+    # how many conversations' answers `open_to` remembers (the oldest asked is let go first)
+    REMEMBERED = 256
+
     def __init__(self):
         self._numbers: dict[tuple[str, ...] | None, int] = {None: 0}
         self._audiences: list[Audience] = [None]
+        # served -> (how many audiences were looked at, the numbers of those it may see): a
+        # recall asks again for the audiences numbered since, not for all of them
+        self._open: dict[frozenset[str], tuple[int, tuple[int, ...]]] = {}
 
     def number(self, audience: Audience) -> int:
         """The number of `audience` (a new one gets the next).
@@ -118,19 +124,30 @@ class AudienceGroups:
             self._audiences.append(list(key))
         return number
 
-    def open_to(self, served: frozenset[str] | None) -> list[int] | None:
+    def open_to(self, served: frozenset[str] | None) -> tuple[int, ...] | None:
         """The numbers of the audiences a conversation serving `served` may see (`visible`).
 
         Args:
             served (frozenset or None): Who it serves; None: a builder's view.
 
         Returns:
-            list or None: The numbers; None for a builder's view, which sees all.
+            tuple or None: The numbers; None for a builder's view, which sees all.
 
         """
         if served is None:
             return None
-        return [n for n, audience in enumerate(self._audiences) if visible(audience, served)]
+        served = frozenset(served)
+        seen, numbers = self._open.pop(served, (0, ()))
+        if seen < len(self._audiences):
+            numbers += tuple(
+                number
+                for number in range(seen, len(self._audiences))
+                if visible(self._audiences[number], served)
+            )
+        self._open[served] = (len(self._audiences), numbers)  # now the newest asked
+        if len(self._open) > self.REMEMBERED:
+            del self._open[next(iter(self._open))]
+        return numbers
 
 
 def narrowest(audiences: Iterable[Audience]) -> Audience:
