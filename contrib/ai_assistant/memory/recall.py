@@ -1,9 +1,8 @@
 """
 Recall: one retrieval pipeline over everything the assistant knows.
 
-What it searches is `memory.indexing.IndexedMemories`: one document for each journal entry
-(a moment, searched with the talk around it and the facts sleep drew from it), long-term
-memory, observation, attribute and daily digest, kept current as the stores change.
+What it searches is `memory.indexing.IndexedMemories`, which says what each memory is searched
+as and how it is kept current.
 
 How it ranks: relevance, recency, importance, trust and people, mixed by `RecallWeights`
 (`memory.recall_weights`, whose doc says what each signal is). Relevance is measured here: the
