@@ -215,8 +215,12 @@ def paired_gain(better: list, base: list, resamples: int = RESAMPLES) -> tuple:
             f"{len(base)} scores"
         )
     gains = numpy.asarray(better, dtype=float) - numpy.asarray(base, dtype=float)
-    picks = numpy.random.default_rng(0).integers(0, len(gains), (resamples, len(gains)))
-    low, high = numpy.percentile(gains[picks].mean(axis=1), [2.5, 97.5])
+    random = numpy.random.default_rng(0)
+    means = []
+    for start in range(0, resamples, 1000):  # (in chunks: all of LoCoMo is 2,000 questions)
+        picks = random.integers(0, len(gains), (min(1000, resamples - start), len(gains)))
+        means.append(gains[picks].mean(axis=1))
+    low, high = numpy.percentile(numpy.concatenate(means), [2.5, 97.5])
     return float(gains.mean()), float(low), float(high)
 
 

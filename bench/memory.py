@@ -773,11 +773,12 @@ def recall_among_whispers(quick: bool = False) -> Result:
         [
             f"median recall for one player: {ms['public']:.2f} ms when all {size} are public, "
             f"{ms['whispered']:.2f} ms when 99 in 100 are whispers of {len(whisperers)} others "
-            f"({rounds} recalls each, alternating): what the player may not see is left out "
+            f"({rounds} recalls each, in turn): what the player may not see is left out "
             "before it is weighed, and never takes the place of what they may",
             f"{ms['pairs']:.2f} ms when 99 in 100 are whispers each to another pair "
             f"({sum(1 for n in range(len(lines)) if n % 100)} audiences): which audiences the "
-            "player may see is remembered between recalls, and only new ones are asked",
+            "player may see is remembered between recalls, and only new ones are asked (the "
+            "first recall, which asks of them all, is not counted)",
         ],
     )
 

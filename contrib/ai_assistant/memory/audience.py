@@ -95,7 +95,7 @@ def visible(audience: Audience, served: frozenset[str] | None) -> bool:
 class AudienceGroups:
     """Each audience memories have, by number (0: public), so an index can keep a number per
     memory and leave out at once those of the audiences a recall may not see (the same people
-    in any order are one audience)."""
+    in any order are one audience). Not for threads: recall asks on the reactor's thread."""
 
     # how many conversations' answers `open_to` remembers (the oldest asked is let go first)
     REMEMBERED = 256
@@ -137,14 +137,13 @@ class AudienceGroups:
         if served is None:
             return None
         served = frozenset(served)
+        known = len(self._audiences)
         seen, numbers = self._open.pop(served, (0, ()))
-        if seen < len(self._audiences):
+        if seen < known:
             numbers += tuple(
-                number
-                for number in range(seen, len(self._audiences))
-                if visible(self._audiences[number], served)
+                number for number in range(seen, known) if visible(self._audiences[number], served)
             )
-        self._open[served] = (len(self._audiences), numbers)  # now the newest asked
+        self._open[served] = (known, numbers)  # now the newest asked
         if len(self._open) > self.REMEMBERED:
             del self._open[next(iter(self._open))]
         return numbers
