@@ -355,6 +355,18 @@ def test_an_embedded_entry_is_found_by_meaning_and_the_query_is_marked():
     assert model.embedded[-1] == ["query: harbour"]
 
 
+def test_a_failed_embeddings_endpoint_leaves_recall_to_words():
+    model = ConceptModel()
+    memory = AssistantMemory("Aria", model=model, embedding_model=E5)
+    brain = memory.brain
+    (harbour,) = heard(brain, ("Bob", "The harbour is closed."))
+    step(embed_entries, brain)
+    model.embed_errors.append(LLMError("connection", "the server did not answer"))
+    (best,) = memory.recall("harbour", k=1, at=T0 + timedelta(hours=1))
+    assert best.entry_ids == [harbour]
+    assert brain.usage().errors == {"connection": 1}
+
+
 def test_a_whispers_vector_is_never_found_for_anyone_outside_it():
     model = ConceptModel()
     memory = AssistantMemory("Aria", model=model, embedding_model=E5)

@@ -267,6 +267,16 @@ def test_entry_point_rejects_bad_input():
     assert memory.recall("anything", k=3) == []
 
 
+def test_a_recall_without_a_moment_finds_an_observation_newer_than_the_journal():
+    memory = AssistantMemory("Aria")
+    memory.add_entry("Bob says hello.", speaker="Bob", time=T0)
+    memory.observe("Bob", "Bob drinks green tea every morning.", time=T0 + timedelta(hours=1))
+    (found,) = memory.recall("green tea", k=5)
+    assert "green tea" in found.text
+    # a moment before the observation still leaves it out
+    assert memory.recall("green tea", k=5, at=T0 + timedelta(minutes=30)) == []
+
+
 def test_the_entry_point_takes_names_as_any_list_and_numbers_of_any_kind():
     import numpy
 
