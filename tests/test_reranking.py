@@ -14,7 +14,7 @@ from ai_assistant.conf import AssistantConfig
 from ai_assistant.llm.chat import EndpointSettings, LLMError
 from ai_assistant.llm.client import OpenAIChatClient
 from ai_assistant.memory.recalled import Recalled
-from ai_assistant.memory.reranking import reordered
+from ai_assistant.memory.reranking import RERANK_TEXT_CHARS, reordered
 from ai_assistant.memory_api import AssistantMemory
 from ai_assistant.testing.server import LocalModelServer, ScriptedResponder
 
@@ -96,6 +96,18 @@ def test_recall_takes_the_rerankers_order():
         plain.add_entry(entry["content"], speaker=entry["heard_from"], time=when)
     assert plain.recall("mill door", k=1)[0].entry_ids == [door]
     assert fish
+
+
+def test_the_reranker_reads_as_much_of_a_long_query_as_of_a_memory():
+    model = Reranker(favourite="lantern")
+    memory, _ = memory_of(
+        model,
+        ("Bob", "The door of the old mill sticks.", {}),
+        ("Bob", "A lantern hangs in the mill.", {}),
+    )
+    memory.recall("mill  door " * 50_000, k=2)
+    (_, query, _), *_ = model.reranked
+    assert query == ("mill door " * 100)[:RERANK_TEXT_CHARS]
 
 
 def test_no_reranker_configured_no_call():

@@ -42,7 +42,7 @@ from ..memory.lore import LORE, merged
 from ..memory.recall import MemoryIndex
 from ..memory.recall_weights import RecallWeights
 from ..memory.recalled import Recalled
-from ..memory.reranking import rerank_documents, reordered
+from ..memory.reranking import rerank_documents, rerank_query, reordered
 from ..memory.review import MemoryReview
 from ..memory.semantic import EmbeddedMemoryStore, MemoryStore
 from ..memory.snapshots import RecordingStore, Snapshots
@@ -426,7 +426,9 @@ class Brain:
         forms = telemetry.model_call(
             telemetry.RERANK, model, self.name, model_calls.rerank, model_calls.arerank
         )
-        return ModelWork(*forms, self.client_factory, model, query, rerank_documents(pool))
+        return ModelWork(
+            *forms, self.client_factory, model, rerank_query(query), rerank_documents(pool)
+        )
 
     def reranked(
         self, pool: list[Recalled], scores: list | None, limit: int | None = None

@@ -19,9 +19,22 @@ from dataclasses import replace
 
 from .recalled import Recalled
 
-# the most characters of one memory sent to the reranker (rerankers read about 512 tokens of
-# query and document together)
+# the most characters of the query, and of one memory, sent to the reranker (rerankers read
+# about 512 tokens of query and document together)
 RERANK_TEXT_CHARS = 1000
+
+
+def rerank_query(query: str) -> str:
+    """What the reranker reads of the query: cut to `RERANK_TEXT_CHARS`, as each candidate is.
+
+    Args:
+        query (str): What was recalled (a player's line, of any length).
+
+    Returns:
+        str: The text sent.
+
+    """
+    return " ".join(query.split())[:RERANK_TEXT_CHARS]
 
 
 def rerank_documents(items: list[Recalled]) -> list[str]:
