@@ -12,7 +12,7 @@ from ai_assistant.conf import AssistantConfig
 from ai_assistant.errors import Refused
 from ai_assistant.memory.audience import NOBODY, narrowest, served_by, visible
 from ai_assistant.sleep.prompts import attributed
-from ai_assistant.memory.lexical import LexicalIndex, terms
+from ai_assistant.memory.lexical import MAX_WORD_CHARS, LexicalIndex, terms
 from ai_assistant.memory.recall_weights import RecallWeights
 from ai_assistant.memory_api import AssistantMemory
 from ai_assistant.testing.scripted import ScriptedModel
@@ -24,6 +24,17 @@ from .core_fakes import T0, hear, make_assistant, reply, run_tick
 
 def test_terms_stem_and_drop_stop_words():
     assert terms("Bob's sisters are living in Riverton") == ["bob", "sister", "live", "riverton"]
+
+
+def test_characters_that_do_not_show_split_no_word():
+    sister = terms("sister")
+    assert terms("sis\u200bter") == terms("sis\u00adter") == terms("\ufeffsis\u2060ter") == sister
+
+
+def test_a_word_counts_only_its_first_letters():
+    (long,) = terms("q" * 2000)
+    assert len(long) <= MAX_WORD_CHARS
+    assert terms("q" * 2000 + "z") == [long]
 
 
 def test_lexical_index_is_incremental():

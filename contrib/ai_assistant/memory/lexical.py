@@ -21,7 +21,9 @@ starts). A word in another script than the game's language is only stemmed, as t
 main language (`SCRIPT_LANGUAGES`: Cyrillic as Russian, Greek, Arabic, Devanagari as Hindi,
 Armenian, Tamil), so a Russian player is understood in a game set to english; words of other
 scripts are left as they are. Accents of Latin, Greek and Cyrillic letters are dropped from the
-stems, so "chateau" finds "château".
+stems, so "chateau" finds "château". Characters that do not show (zero-width spaces and joiners,
+soft hyphens) are dropped before words are found, so none hides a word from recall, and only the
+first `MAX_WORD_CHARS` letters of a word count.
 
 A document may be indexed with context that counts less than its own words (`add`'s
 `context`: text and a weight, as BM25F weighs fields), and a search may widen its query with
@@ -309,6 +311,14 @@ def _words(text: str) -> list[str]:
     return found
 
 
+# the most characters of one word that count: no language's words are longer, and each word
+# stemmed is remembered (`_stem`'s cache), so a player's 2,000-letter "word" must not be
+MAX_WORD_CHARS = 64
+# characters that do not show but split a word ("sis\u200bter"): zero-width spaces and joiners,
+# soft hyphens, byte-order marks (Unicode's format characters)
+_INVISIBLE_RE = regex.compile(r"\p{Cf}+")
+
+
 def terms(text: str, stemmer: str = DEFAULT_STEMMER, dictionary_forms: bool = True) -> list[str]:
     """The index terms of `text`: words found in any script, stop words out, stemmed.
 
@@ -323,9 +333,11 @@ def terms(text: str, stemmer: str = DEFAULT_STEMMER, dictionary_forms: bool = Tr
         list: Its terms (possessives folded: "Bob's" -> "bob").
 
     """
+    if not text.isascii():
+        text = _INVISIBLE_RE.sub("", text)
     text = unicodedata.normalize("NFKC", text).lower()
     return [
-        _stem(word, stemmer, dictionary_forms)
+        _stem(word[:MAX_WORD_CHARS], stemmer, dictionary_forms)
         for word in _words(text)
         if word and word not in STOP_WORDS
     ]
