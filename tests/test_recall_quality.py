@@ -707,6 +707,18 @@ def test_an_observation_is_not_recalled_beside_the_attribute_drawn_from_it():
     }
 
 
+def test_lines_without_words_are_the_same_only_as_themselves():
+    memory = AssistantMemory("Aria")
+    for minute, text in enumerate(["\U0001f525\U0001f525", "\U0001f480", "?!", "\U0001f480"]):
+        memory.add_entry(text, speaker="Bob", time=T0 + timedelta(minutes=minute))
+    found = memory.recall("anything", k=5, people=["Bob"])
+    assert sorted(item.text for item in found) == sorted(
+        ["\U0001f525\U0001f525", "\U0001f480", "?!"]
+    )
+    (skull,) = [item for item in found if item.text == "\U0001f480"]
+    assert len(skull.entry_ids) == 2  # the same line twice is still one
+
+
 def test_the_same_words_from_several_people_are_one_line_naming_them():
     memory = AssistantMemory("Aria")
     memory.add_entry("The bridge is out.", speaker="Bob", time=T0)

@@ -137,7 +137,10 @@ class Shown:
             bool: True for a repeat (leave it out; what it adds is now on the kept line).
 
         """
-        words = (" ".join(re.findall(r"\w+", item.text.lower())), str(item.audience))
+        # the same words, whatever their case and punctuation; a line with none ("🔥", "?!")
+        # is the same only as itself
+        said = " ".join(re.findall(r"\w+", item.text.lower())) or " ".join(item.text.split())
+        words = (said, str(item.audience))
         for kept in self.said.get(words, ()):
             # the same person again, or another who said it to the assistant: "Ann and Bob
             # each told you" is true only of claims (what was overheard, instructed or
