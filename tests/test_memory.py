@@ -37,6 +37,18 @@ def test_a_word_counts_only_its_first_letters():
     assert terms("q" * 2000 + "z") == [long]
 
 
+@pytest.mark.parametrize("hide", ["groups", "usable"])
+def test_a_word_found_only_where_the_caller_may_not_look_hides_nothing_else(hide):
+    index = LexicalIndex()
+    for i in range(300):  # "tavern" in more than a quarter: a common word
+        index.add(f"t{i}", f"The tavern is busy tonight, round {i}.")
+    index.add("secret", "The emerald is in the cellar.", group=1)
+    allowed = {"groups": [0]} if hide == "groups" else {"usable": lambda doc: doc != "secret"}
+    found = [doc for doc, _ in index.search("tavern emerald", limit=3, **allowed)]
+    # the tavern's lines, as though the hidden line were not there at all
+    assert len(found) == 3 and all(doc.startswith("t") for doc in found)
+
+
 def test_lexical_index_is_incremental():
     index = LexicalIndex()
     index.add("a", "The east door sticks when it rains.")
@@ -267,6 +279,30 @@ def test_consolidation_keeps_the_audience_and_never_mixes_batches():
         "4-1-7" not in item.text for item in memory.recall("vault code", k=5, audience=["Alice"])
     )
     assert any("4-1-7" in item.text for item in memory.recall("vault code", k=5, audience=["Bob"]))
+
+
+def test_a_word_only_someone_elses_whisper_holds_changes_nothing_anyone_else_recalls():
+    def tavern(whisper: bool) -> list[str]:
+        memory = AssistantMemory("Aria")
+        for hour in range(300):
+            memory.add_entry(
+                f"The tavern is busy tonight, round {hour}.",
+                speaker="Carol",
+                time=T0 + timedelta(hours=hour),
+            )
+        if whisper:
+            memory.add_entry(
+                "The emerald is in the cellar.",
+                speaker="Bob",
+                time=T0 + timedelta(hours=300),
+                audience=["Bob"],
+            )
+        found = memory.recall(
+            "tavern emerald", k=3, at=T0 + timedelta(hours=400), audience=["Alice"]
+        )
+        return [item.text for item in found]
+
+    assert tavern(whisper=True) == tavern(whisper=False) != []
 
 
 def test_entry_point_rejects_bad_input():

@@ -537,7 +537,8 @@ class LexicalIndex:
 
         Terms found in more than a quarter of the documents (a name everyone mentions) carry
         little weight: they add to the candidates the other terms found instead of bringing
-        in thousands of their own, unless the query has nothing else. A query is read up to
+        in thousands of their own, unless the others find nothing the caller may show. A
+        query is read up to
         `MAX_QUERY_CHARS` characters.
 
         Args:
@@ -572,13 +573,18 @@ class LexicalIndex:
             scores[posting.docs[: posting.size]] += self._gains(posting)
         # (a comparison first: numpy finds the true values of a bool array far faster)
         hits = numpy.flatnonzero(scores > 0)
-        for posting in postings:
-            if posting not in leading:
-                scores[posting.docs[: posting.size]] += self._gains(posting)
+        rest = [posting for posting in postings if posting not in leading]
+        for posting in rest:
+            scores[posting.docs[: posting.size]] += self._gains(posting)
         if groups is not None:
             # (a mask of the rows, so what no group asked for costs no call of `usable`)
             wanted = numpy.fromiter(groups, dtype=numpy.int32)
             usable = _Usable(numpy.isin(self._groups[: len(self._ids)], wanted), usable)
+        if rest and not self._best(scores, hits, 1, usable):
+            # the rarer words found only what may not be shown (a word of someone else's
+            # whisper): the common words bring the candidates, as when the rarer are nowhere,
+            # so a hidden document neither empties a search nor tells that it is there
+            hits = numpy.flatnonzero(scores > 0)
         if expand and len(hits):
             scores, hits = self._feedback(scores, hits, query_terms, usable)
         ranked = self._best(scores, hits, limit, usable)
