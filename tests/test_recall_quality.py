@@ -17,6 +17,7 @@ from ai_assistant.conf import AssistantConfig, ConfigError, parse_override
 from ai_assistant.memory.audience import served_by
 from ai_assistant.memory.digests import DayDigest
 from ai_assistant.memory.lexical import MAX_QUERY_CHARS, terms
+from ai_assistant.memory.store import DictStore
 from ai_assistant.memory_api import AssistantMemory
 
 from .core_fakes import T0
@@ -705,6 +706,32 @@ def test_an_observation_is_not_recalled_beside_the_attribute_drawn_from_it():
     assert _superseded(brain.index._docs, [d for d in brain.index._docs if "/" in d]) == {
         f"{key}/o1"
     }
+
+
+def test_a_persons_newest_memories_are_the_same_live_and_after_a_restart():
+    store = DictStore()
+    memory = AssistantMemory("Aria", store=store)
+    for day in range(30):
+        for second in (0, 10):  # two lines of one talk a day: each indexed again by the next
+            memory.add_entry(
+                f"Bob says note {day}-{second} about topic{day}x{second}.",
+                speaker="Bob",
+                time=T0 + timedelta(days=day, seconds=second),
+            )
+    memory.add_entry("Carol says hi.", speaker="Carol", time=T0 + timedelta(days=40))
+    at = T0 + timedelta(days=41)
+    memory.consolidate(now=at)  # sleep indexes every line again, with its talk and facts
+
+    def about_bob(recalling):
+        return [item.text for item in recalling.recall("qqq", k=6, at=at, people=["Bob"])]
+
+    restarted = AssistantMemory("Aria", store=store)
+    assert about_bob(memory) == about_bob(restarted)
+    notes = [text for text in about_bob(memory) if "note" in text]
+    assert notes[:2] == [
+        "Bob says note 29-10 about topic29x10.",
+        "Bob says note 29-0 about topic29x0.",
+    ]
 
 
 def test_lines_without_words_are_the_same_only_as_themselves():

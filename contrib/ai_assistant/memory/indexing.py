@@ -22,6 +22,7 @@ search.
 """
 
 import re
+from bisect import bisect_left, insort
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -68,6 +69,11 @@ class Doc:
     group: int = 0  # its audience's number (`AudienceGroups`)
 
 
+def _about_key(doc: Doc) -> tuple[float, str]:
+    """Where `doc` stands among the memories about a person: by time, then id."""
+    return (doc.time.timestamp() if doc.time else 0.0, doc.id)
+
+
 class IndexedMemories:
     """Everything one assistant knows, as documents kept current with its stores (searched by
     `memory.recall.MemoryIndex`).
@@ -102,7 +108,9 @@ class IndexedMemories:
         self.links = links
         self._docs: dict[str, Doc] = {}
         self._lexical = LexicalIndex(stemmer=stemmer)
-        self._by_person: dict[str, list[str]] = {}
+        # the memories about each person, oldest first, as (time, id): recall looks back from
+        # the newest, and a memory indexed again (a neighbour, a fact folded in) keeps its place
+        self._by_person: dict[str, list[tuple[float, str]]] = {}
         # the stem of each one-word name in `_by_person` (stem -> keys): a name is said in other
         # forms ("Бориса" of Борис, "d'Anne")
         self._name_stems: dict[str, set[str]] = {}
@@ -178,7 +186,7 @@ class IndexedMemories:
         for person in doc.people:
             if person not in self._by_person:
                 self._add_name_stem(person)
-            self._by_person.setdefault(person, []).append(doc.id)
+            insort(self._by_person.setdefault(person, []), _about_key(doc))
 
     def _add_name_stem(self, person: str) -> None:
         """Know `person` (a key) by the stem of its name, when the key is a one-word name (or
@@ -198,10 +206,12 @@ class IndexedMemories:
         self._lexical.remove(doc_id)
         if not keep_vector:
             self._vectors.drop(doc_id)
+        key = _about_key(doc)
         for person in doc.people:
-            ids = self._by_person.get(person)
-            if ids and doc_id in ids:
-                ids.remove(doc_id)
+            about = self._by_person.get(person)
+            place = bisect_left(about, key) if about else 0
+            if about and place < len(about) and about[place] == key:
+                del about[place]
 
     def _entry_changed(self, entry: dict, neighbours: bool = True) -> None:
         if not self._built:
