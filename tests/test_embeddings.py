@@ -424,6 +424,34 @@ def test_a_line_embedded_with_a_forgotten_persons_question_is_no_longer_found_by
     assert model.embedded[-1] == ["passage: Carol: Past the old mill."]
 
 
+def test_a_question_before_a_whisper_is_still_the_answers_line_before_and_forgotten_with_it():
+    model = ConceptModel()
+    memory = AssistantMemory("Aria", model=model, embedding_model=E5)
+    brain = memory.brain
+    (question,) = heard(brain, ("Bob", "Where did you sail the boat?"))
+    heard(
+        brain,
+        ("Dan", "Psst, the bread is stale."),
+        audience=["name:dan"],
+        start=T0 + timedelta(seconds=10),
+    )
+    (answer,) = heard(brain, ("Carol", "Past the old mill."), start=T0 + timedelta(seconds=20))
+    settled(brain, model)
+    step(embed_entries, brain)
+    (passage,) = [text for text in calls(model)[0] if "Carol" in text]
+    # the whisper said between them is another conversation: passed over, and left out
+    assert "sail the boat" in passage and "bread" not in passage
+    at = T0 + timedelta(hours=3)
+    assert answer in [e for item in memory.recall("harbour", k=5, at=at) for e in item.entry_ids]
+    memory.admin.forget_person("Bob", by="Builder")
+    assert brain.journal.get(question)["content"] == ""
+    assert answer not in [
+        e for item in memory.recall("harbour", k=5, at=at) for e in item.entry_ids
+    ]
+    step(embed_entries, brain)
+    assert model.embedded[-1] == ["passage: Carol: Past the old mill."]
+
+
 def test_a_whispered_question_just_before_a_public_line_stays_out_of_its_passage():
     model = ScriptedModel()
     brain = settled(brain_over(DictStore(), model), model)

@@ -77,17 +77,27 @@ TOKEN_COUNTS = {
 }
 
 
+# the words of the talk around a fact, kept with it (`provenance["talk"]`), are what the code of
+# the day counts as that talk (since 2026-11-29 a whisper said between two lines is passed
+# over): compared as text, not by its words
+TALK_WORDS = {"talk"}
+
+
 # fields later versions add to a record (old records, without them, still read): a sleep's
 # record keeps its real start and end beside its game times (issue 40's one clock)
 ADDED_FIELDS = {"real_start", "real_end"}
 
 
 def layout(value):
-    """`value` with its token counts zeroed and the fields added since version 1 left out
-    (everything else as it is)."""
+    """`value` with its token counts zeroed, the talk kept with a fact emptied and the fields
+    added since version 1 left out (everything else as it is)."""
     if isinstance(value, dict):
         return {
-            key: 0 if key in TOKEN_COUNTS and isinstance(item, int) else layout(item)
+            key: (
+                0
+                if key in TOKEN_COUNTS and isinstance(item, int)
+                else "" if key in TALK_WORDS and isinstance(item, str) else layout(item)
+            )
             for key, item in value.items()
             if key not in ADDED_FIELDS
         }

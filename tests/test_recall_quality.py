@@ -734,6 +734,31 @@ def test_a_persons_newest_memories_are_the_same_live_and_after_a_restart():
     ]
 
 
+def test_a_whisper_said_between_a_question_and_its_answer_does_not_part_them():
+    memory = AssistantMemory("Aria")
+    memory.add_entry("The weather is mild today.", speaker="Carol", time=T0)
+    memory.add_entry(
+        "Where did you hide the spare key?", speaker="Alice", time=T0 + timedelta(seconds=10)
+    )
+    memory.add_entry(
+        "Psst, meet me later.", speaker="Bob", time=T0 + timedelta(seconds=15), audience=["Bob"]
+    )
+    memory.add_entry(
+        "Under the blue flowerpot by the door.", speaker="Dave", time=T0 + timedelta(seconds=20)
+    )
+    for i in range(6):
+        memory.add_entry(
+            f"Chatter number {i} about apples.", speaker="Eve", time=T0 + timedelta(minutes=30 + i)
+        )
+    at = T0 + timedelta(hours=1)
+    for sleep in (False, True):
+        if sleep:
+            memory.consolidate(now=at)
+        found = memory.recall("where is the spare key hidden", k=2, audience=["Alice"], at=at)
+        # the answer comes with its question, as it would with no whisper between them
+        assert "Under the blue flowerpot by the door." in [item.text for item in found]
+
+
 def test_lines_without_words_are_the_same_only_as_themselves():
     memory = AssistantMemory("Aria")
     for minute, text in enumerate(["\U0001f525\U0001f525", "\U0001f480", "?!", "\U0001f480"]):

@@ -30,7 +30,7 @@ from ..clock import from_iso
 from .audience import Audience, AudienceGroups
 from .digests import DigestArchive, digest_text
 from .entities import EntityMemory
-from .journal import Journal, same_talk
+from .journal import Journal
 from .lexical import DEFAULT_STEMMER, LexicalIndex, terms
 from .links import MemoryLinks
 from .semantic import EmbeddedMemoryStore, unpack_vector
@@ -273,8 +273,8 @@ class IndexedMemories:
             self._vectors.drop(entry["id"])
         if neighbours and kind == "entry" and entry.get("seq"):
             # the entry before gains this one as its neighbour
-            before = self.journal.at(entry["seq"] - 1)
-            if before and before["id"] in self._docs and same_talk(before, entry):
+            before, _ = self.journal.beside(entry)
+            if before and before["id"] in self._docs:
                 self._entry_changed(before, neighbours=False)
 
     def _retell_around(self, entry: dict) -> None:
@@ -428,15 +428,10 @@ class IndexedMemories:
         own = {entry["id"] for entry in entries}
         found = []
         for entry in entries:
-            seq = entry.get("seq")
-            if seq is None:
-                continue
-            for other, after in (
-                (self.journal.at(seq - 1), False),
-                (self.journal.at(seq + 1), True),
-            ):
-                if other is not None and other["id"] not in own and same_talk(other, entry):
-                    found.append((other, after))
+            before, after = self.journal.beside(entry)
+            for other, comes_after in ((before, False), (after, True)):
+                if other is not None and other["id"] not in own:
+                    found.append((other, comes_after))
         return found
 
     def _moment_docs(self, entry_id: str) -> list[str]:

@@ -52,6 +52,9 @@ REFLECTION_COUNTER = "importance_since_reflection"
 BOOKMARK_IMPORTANCE = {1: 6, 2: 8, 3: 10}
 # two entries this close in time, of one audience, are one conversation (`Journal.neighbours`)
 NEIGHBOUR_SECONDS = 600
+# the most places a conversation's next line is looked for past other conversations' lines
+# (`Journal.beside`)
+BESIDE_REACH = 8
 # the most characters of the neighbours' words kept with a fact (`Journal.talk_around`)
 TALK_CHARS = 600
 # the most characters of an entry's own words, and of the end of the line before, in its
@@ -283,9 +286,10 @@ class Journal:
         return self.entries.get(seq) if 0 <= seq < len(self.entries) else None
 
     def neighbours(self, entry: dict) -> list[JournalEntry]:
-        """The entries just before and after `entry` in the same conversation: the same
-        audience and kind (experience), written within `NEIGHBOUR_SECONDS` of it. A question's
-        words are often in the line before its answer, so each is searched with the other's.
+        """The entries with words just before and after `entry` in the same conversation
+        (`beside`): the same audience and kind (experience), written within `NEIGHBOUR_SECONDS`
+        of it. A question's words are often in the line before its answer, so each is searched
+        with the other's.
 
         Args:
             entry (dict): The entry.
@@ -294,14 +298,36 @@ class Journal:
             list: Zero, one or two entries, the earlier first.
 
         """
+        return [other for other in self.beside(entry) if other is not None and other["content"]]
+
+    def beside(self, entry: dict) -> tuple[JournalEntry | None, JournalEntry | None]:
+        """The entries said just before and after `entry` in its conversation (`same_talk`),
+        emptied ones too: lines of another conversation between them (a whisper among public
+        talk) are passed over, up to `BESIDE_REACH` places each way.
+
+        Args:
+            entry (dict): The entry.
+
+        Returns:
+            tuple: (the entry before or None, the entry after or None).
+
+        """
         seq = entry.get("seq")
         if seq is None:
-            return []
-        found = []
-        for other in (self.at(seq - 1), self.at(seq + 1)):
-            if other is not None and other.get("content") and same_talk(other, entry):
-                found.append(other)
-        return found
+            return None, None
+        return self._nearest_in_talk(entry, seq, -1), self._nearest_in_talk(entry, seq, 1)
+
+    def _nearest_in_talk(self, entry: dict, seq: int, step: int) -> JournalEntry | None:
+        at = from_iso(entry["created_at"])
+        for place in range(seq + step, seq + step * (BESIDE_REACH + 1), step):
+            other = self.at(place)
+            if other is None:
+                return None
+            if same_talk(other, entry):
+                return other
+            if abs((from_iso(other["created_at"]) - at).total_seconds()) > NEIGHBOUR_SECONDS:
+                return None  # (later lines are farther still)
+        return None
 
     def around(self, entry: dict, reach: int) -> list[tuple[int, JournalEntry]]:
         """The entries of `entry`'s conversation (see `same_talk`) up to `reach` places before

@@ -44,7 +44,7 @@ from .core import CoreMemory
 from .digests import DigestArchive
 from .entities import EntityMemory
 from .forget_person import FORGET_PERSON, reapply_forget_person
-from .journal import Journal, same_talk
+from .journal import Journal
 from .kinds.review_log import AUDIT, AUDIT_CHUNK, AUDIT_META
 from .links import MemoryLinks
 from .provenance import talk_without
@@ -357,14 +357,8 @@ class MemoryReview:
         neighbours = []
         for entry_id in gone:
             entry = self.journal.get(entry_id) if entry_id.startswith("j") else None
-            for seq in (entry["seq"] - 1, entry["seq"] + 1) if entry else ():
-                other = self.journal.at(seq)
-                if (
-                    other
-                    and other.get("content")
-                    and other["id"] not in gone
-                    and same_talk(other, entry)
-                ):
+            for other in self.journal.neighbours(entry) if entry else ():
+                if other["id"] not in gone:
                     neighbours.append(other)
         if neighbours:
             # their own words stay as they are: only what is made from them beside their
