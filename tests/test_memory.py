@@ -211,6 +211,28 @@ def test_a_hit_pulls_in_its_strongest_linked_neighbour():
     assert found[1].via == "j000000" and found[1].scores == {"link": 0.9}
 
 
+def test_links_to_what_a_recall_may_not_show_take_no_linked_memorys_place():
+    memory = memory_with(
+        ("The lighthouse keeper fell ill.", {"time": T0}),
+        ("Nobody lit the lamp last night.", {"time": T0 + timedelta(hours=3)}),
+        *(
+            (
+                f"Bob's secret number {i}.",
+                {"time": T0 + timedelta(hours=6 + i), "audience": ["Bob"]},
+            )
+            for i in range(3)
+        ),
+    )
+    memory.brain.links.link(
+        [("j000000", "j000001", 0.5)] + [("j000000", f"j00000{i}", 0.9) for i in (2, 3, 4)],
+        max_per_memory=5,
+    )
+    found = memory.recall("lighthouse keeper", k=2, audience=["Alice"])
+    # the whispers are linked more strongly, and Alice may not see them: the public link stands
+    assert [item.id for item in found] == ["j000000", "j000001"]
+    assert found[1].via == "j000000"
+
+
 def test_index_follows_the_stores_without_rebuilding():
     memory = memory_with(("The east door sticks.", {}))
     index = memory.brain.index

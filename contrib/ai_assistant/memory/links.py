@@ -62,20 +62,6 @@ class MemoryLinks:
             return {}
         return dict(self._chunk(chunk_key(memory_id)).get(memory_id, {}))
 
-    def strongest(self, memory_id: str, limit: int) -> list[tuple[str, float]]:
-        """The `limit` strongest links of a memory, strongest first.
-
-        Args:
-            memory_id (str): The memory's id.
-            limit (int): The most links to return.
-
-        Returns:
-            list: (linked memory id, strength) pairs.
-
-        """
-        ranked = sorted(self.neighbours(memory_id).items(), key=lambda item: -item[1])
-        return ranked[:limit]
-
     def link(self, pairs: list[tuple[str, str, float]], max_per_memory: int) -> int:
         """Add links both ways (a stronger link replaces a weaker one between the same two).
 

@@ -336,9 +336,9 @@ class MemoryIndex(IndexedMemories):
         have = {item.id for item in top}
         pulled = []
         for item in top:
-            for other, strength in self._linked(item, neighbours):
-                doc = self._docs.get(other)
-                if other in have or not allowed(doc):
+            for other, strength in self._linked(item, neighbours, allowed):
+                doc = self._docs[other]
+                if other in have:
                     continue
                 have.add(other)
                 score = item.score * strength * LINK_FACTOR
@@ -353,15 +353,16 @@ class MemoryIndex(IndexedMemories):
                 )
         return sorted(top + pulled, key=lambda item: -item.score)
 
-    def _linked(self, item: Recalled, neighbours: int) -> list[tuple[str, float]]:
-        """The strongest links of a hit: its own, and those of the facts folded into its
-        moment (sleep links facts, and a moment is found by its entry)."""
+    def _linked(self, item: Recalled, neighbours: int, allowed) -> list[tuple[str, float]]:
+        """The strongest links of a hit to memories this recall may show: its own, and those
+        of the facts folded into its moment (sleep links facts, and a moment is found by its
+        entry). What it may not show is left out first, so it takes no linked memory's place."""
         moments = item.entry_ids if item.kind == "memory" else [item.id]
         sources = [item.id, *(m for e in moments for m in sorted(self._folded.get(e, ())))]
         found: dict[str, float] = {}
         for source in dict.fromkeys(sources):
-            for other, strength in self.links.strongest(source, neighbours):
-                if other not in sources:
+            for other, strength in self.links.neighbours(source).items():
+                if other not in sources and allowed(self._docs.get(other)):
                     found[other] = max(found.get(other, 0.0), strength)
         return sorted(found.items(), key=lambda pair: -pair[1])[:neighbours]
 
