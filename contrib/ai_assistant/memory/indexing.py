@@ -69,11 +69,6 @@ class Doc:
     group: int = 0  # its audience's number (`AudienceGroups`)
 
 
-def _about_key(doc: Doc) -> tuple[float, str]:
-    """Where `doc` stands among the memories about a person: by time, then id."""
-    return (doc.time.timestamp() if doc.time else 0.0, doc.id)
-
-
 class IndexedMemories:
     """Everything one assistant knows, as documents kept current with its stores (searched by
     `memory.recall.MemoryIndex`).
@@ -108,9 +103,9 @@ class IndexedMemories:
         self.links = links
         self._docs: dict[str, Doc] = {}
         self._lexical = LexicalIndex(stemmer=stemmer)
-        # the memories about each person, oldest first, as (time, id): recall looks back from
+        # the memories about each person, oldest first (by time, then id): recall looks back from
         # the newest, and a memory indexed again (a neighbour, a fact folded in) keeps its place
-        self._by_person: dict[str, list[tuple[float, str]]] = {}
+        self._by_person: dict[str, list[str]] = {}
         # the stem of each one-word name in `_by_person` (stem -> keys): a name is said in other
         # forms ("Бориса" of Борис, "d'Anne")
         self._name_stems: dict[str, set[str]] = {}
@@ -186,7 +181,7 @@ class IndexedMemories:
         for person in doc.people:
             if person not in self._by_person:
                 self._add_name_stem(person)
-            insort(self._by_person.setdefault(person, []), _about_key(doc))
+            insort(self._by_person.setdefault(person, []), doc.id, key=self._about_order)
 
     def _add_name_stem(self, person: str) -> None:
         """Know `person` (a key) by the stem of its name, when the key is a one-word name (or
@@ -199,19 +194,26 @@ class IndexedMemories:
         if len(stems) == 1:
             self._name_stems.setdefault(stems[0], set()).add(person)
 
+    def _about_order(self, doc_id: str) -> tuple[float, str]:
+        """Where a memory stands among those about a person: by time, then id."""
+        doc = self._docs[doc_id]
+        return (doc.time.timestamp() if doc.time else 0.0, doc_id)
+
     def _drop(self, doc_id: str, keep_vector: bool = False) -> None:
-        doc = self._docs.pop(doc_id, None)
-        if doc is None:
+        if doc_id not in self._docs:
             return
+        doc = self._docs[doc_id]
+        for person in doc.people:
+            about = self._by_person.get(person)
+            if about:
+                # (found by its place in time: still indexed, so it can be looked up)
+                place = bisect_left(about, self._about_order(doc_id), key=self._about_order)
+                if place < len(about) and about[place] == doc_id:
+                    del about[place]
+        del self._docs[doc_id]
         self._lexical.remove(doc_id)
         if not keep_vector:
             self._vectors.drop(doc_id)
-        key = _about_key(doc)
-        for person in doc.people:
-            about = self._by_person.get(person)
-            place = bisect_left(about, key) if about else 0
-            if about and place < len(about) and about[place] == key:
-                del about[place]
 
     def _entry_changed(self, entry: dict, neighbours: bool = True) -> None:
         if not self._built:

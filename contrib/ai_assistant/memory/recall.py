@@ -246,9 +246,9 @@ class MemoryIndex(IndexedMemories):
 
     def _latest_about(self, person: str, allowed) -> list[str]:
         """The newest memories about `person` this recall may use (a bounded look back)."""
-        about = self._by_person.get(person, ())
+        ids = self._by_person.get(person, ())
         found = []
-        for _, doc_id in islice(reversed(about), PER_PERSON * 2):
+        for doc_id in islice(reversed(ids), PER_PERSON * 2):
             if allowed(self._docs.get(doc_id)):
                 found.append(doc_id)
                 if len(found) == PER_PERSON:
