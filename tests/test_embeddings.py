@@ -452,6 +452,25 @@ def test_a_question_before_a_whisper_is_still_the_answers_line_before_and_forgot
     assert model.embedded[-1] == ["passage: Carol: Past the old mill."]
 
 
+def test_a_question_told_before_a_later_timed_whisper_is_forgotten_from_the_answers_passage():
+    model = ConceptModel()
+    memory = AssistantMemory("Aria", model=model, embedding_model=E5)
+    brain = memory.brain
+    # written out of time order: the whisper after the answer's time, before it in the journal
+    (question,) = heard(brain, ("Bob", "Where did you sail the boat?"))
+    heard(
+        brain, ("Dan", "Psst, the bread."), audience=["name:dan"], start=T0 + timedelta(seconds=700)
+    )
+    (answer,) = heard(brain, ("Carol", "Past the old mill."), start=T0 + timedelta(seconds=600))
+    settled(brain, model)
+    step(embed_entries, brain)
+    assert any("sail the boat" in text and "Carol" in text for text in calls(model)[0])
+    memory.admin.forget_person("Bob", by="Builder")
+    # the answer's vector held Bob's question: it goes with him
+    assert brain.journal.vector(brain.journal.get(answer), E5) is None
+    assert question
+
+
 def test_a_whispered_question_just_before_a_public_line_stays_out_of_its_passage():
     model = ScriptedModel()
     brain = settled(brain_over(DictStore(), model), model)

@@ -14,6 +14,7 @@ from ai_assistant.memory.audience import NOBODY, narrowest, served_by, visible
 from ai_assistant.sleep.prompts import attributed
 from ai_assistant.memory.lexical import MAX_WORD_CHARS, LexicalIndex, terms
 from ai_assistant.memory.recall_weights import RecallWeights
+from ai_assistant.memory.store import DictStore
 from ai_assistant.memory_api import AssistantMemory
 from ai_assistant.testing.scripted import ScriptedModel
 
@@ -47,6 +48,18 @@ def test_a_word_found_only_where_the_caller_may_not_look_hides_nothing_else(hide
     found = [doc for doc, _ in index.search("tavern emerald", limit=3, **allowed)]
     # the tavern's lines, as though the hidden line were not there at all
     assert len(found) == 3 and all(doc.startswith("t") for doc in found)
+
+
+def test_a_flood_of_hidden_lines_makes_no_word_common_for_those_who_may_not_see_them():
+    index = LexicalIndex()
+    for i in range(200):
+        index.add(f"t{i}", f"The tavern is busy tonight, round {i}.")
+    index.add("dragon", "A dragon sleeps on the hill.")
+    index.add("emerald", "An emerald ring was sold.")
+    for i in range(100):  # "dragon" in more than a quarter of all the lines: Bob's whispers
+        index.add(f"w{i}", f"Bob whispers of the dragon, {i}.", group=1)
+    found = {doc for doc, _ in index.search("dragon emerald", limit=5, groups=[0])}
+    assert found == {"dragon", "emerald"}
 
 
 def test_lexical_index_is_incremental():
@@ -337,13 +350,17 @@ def test_entry_point_rejects_bad_input():
 
 
 def test_a_recall_without_a_moment_finds_an_observation_newer_than_the_journal():
-    memory = AssistantMemory("Aria")
+    store = DictStore()
+    memory = AssistantMemory("Aria", store=store)
     memory.add_entry("Bob says hello.", speaker="Bob", time=T0)
     memory.observe("Bob", "Bob drinks green tea every morning.", time=T0 + timedelta(hours=1))
     (found,) = memory.recall("green tea", k=5)
     assert "green tea" in found.text
     # a moment before the observation still leaves it out
     assert memory.recall("green tea", k=5, at=T0 + timedelta(minutes=30)) == []
+    # and the same memory read again (a restart) finds it too
+    again = AssistantMemory("Aria", store=store)
+    assert [item.text for item in again.recall("green tea", k=5)] == [found.text]
 
 
 def test_the_entry_point_takes_names_as_any_list_and_numbers_of_any_kind():

@@ -77,10 +77,29 @@ TOKEN_COUNTS = {
 }
 
 
-# the words of the talk around a fact, kept with it (`provenance["talk"]`), are what the code of
-# the day counts as that talk (since 2026-11-29 a whisper said between two lines is passed
-# over): compared as text, not by its words
-TALK_WORDS = {"talk"}
+# what the code of the day writes otherwise on purpose, by (store, key): a fact's talk (the
+# words of the lines around its entry) passes over a whisper said between two public lines
+# since 2026-11-29, where version 1 stopped at it
+CHANGED_ON_PURPOSE = {
+    ("memory", "ltm:000000"): {
+        "m000000": {"talk": "Carol says the harbour fish market opens at dawn."},
+        "m000001": {
+            "talk": "Carol says the east door sticks in the rain. Bob lent you his lantern for "
+            "the night walk."
+        },
+    }
+}
+
+
+def as_written_today(store: str, key: str, value):
+    """What version 1 wrote under `key`, with the changes made on purpose since."""
+    changes = CHANGED_ON_PURPOSE.get((store, key))
+    if not changes:
+        return value
+    records = json.loads(value)
+    for record in records:
+        record["provenance"].update(changes.get(record["id"], {}))
+    return json.dumps(records)
 
 
 # fields later versions add to a record (old records, without them, still read): a sleep's
@@ -89,15 +108,11 @@ ADDED_FIELDS = {"real_start", "real_end"}
 
 
 def layout(value):
-    """`value` with its token counts zeroed, the talk kept with a fact emptied and the fields
-    added since version 1 left out (everything else as it is)."""
+    """`value` with its token counts zeroed and the fields added since version 1 left out
+    (everything else as it is)."""
     if isinstance(value, dict):
         return {
-            key: (
-                0
-                if key in TOKEN_COUNTS and isinstance(item, int)
-                else "" if key in TALK_WORDS and isinstance(item, str) else layout(item)
-            )
+            key: 0 if key in TOKEN_COUNTS and isinstance(item, int) else layout(item)
             for key, item in value.items()
             if key not in ADDED_FIELDS
         }
@@ -123,7 +138,7 @@ def test_every_key_and_value_is_written_as_version_1_wrote_it(kept):
                 continue
             # byte for byte: the order of a dict's keys too (an index lists people in order)
             assert json.dumps(layout(written[store][key])) == json.dumps(
-                layout(value)
+                layout(as_written_today(store, key, value))
             ), f"{store} {key}"
 
 

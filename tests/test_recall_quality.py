@@ -759,6 +759,29 @@ def test_a_whisper_said_between_a_question_and_its_answer_does_not_part_them():
         assert "Under the blue flowerpot by the door." in [item.text for item in found]
 
 
+def test_after_sleep_a_line_past_a_whisper_counts_as_the_line_beside_it_does():
+    def answer_terms(whispers: int) -> dict:
+        memory = AssistantMemory("Aria")
+        memory.add_entry("Where did you hide the spare key?", speaker="Alice", time=T0)
+        for i in range(whispers):
+            memory.add_entry(
+                f"Psst number {i}.",
+                speaker="Bob",
+                time=T0 + timedelta(seconds=1 + i),
+                audience=["Bob"],
+            )
+        answer = memory.add_entry(
+            "Under the blue flowerpot.", speaker="Dave", time=T0 + timedelta(seconds=30)
+        )
+        memory.consolidate(now=T0 + timedelta(hours=1))
+        index = memory.brain.index
+        index.build()
+        return dict(index._lexical._doc_terms[answer])
+
+    # the question's words count once as the line before's, however many whispers between
+    assert answer_terms(0) == answer_terms(1) == answer_terms(3)
+
+
 def test_lines_without_words_are_the_same_only_as_themselves():
     memory = AssistantMemory("Aria")
     for minute, text in enumerate(["\U0001f525\U0001f525", "\U0001f480", "?!", "\U0001f480"]):

@@ -154,9 +154,6 @@ class AssistantMemory:
         """Hold the brain's source, the clock and the builder's view over them."""
         self._brain_source = brain
         self._now = now
-        # the newest observation noted here (`observe`): a recall without `at` counts from it
-        # when it is newer than the journal
-        self._observed_until: datetime | None = None
         # the admin asks through this object: a brain built again reaches it too
         self.admin = MemoryAdmin(lambda: self.brain, self.now, self.memory_replaced)
 
@@ -362,8 +359,6 @@ class AssistantMemory:
             heard_from=speaker,
             audience=_keys(audience),
         )
-        if self._observed_until is None or time > self._observed_until:
-            self._observed_until = time
         return profile["observations"][-1]["id"]
 
     def consolidate(self, now: datetime, max_ticks: int = 1000) -> list:
@@ -416,7 +411,7 @@ class AssistantMemory:
             k (int): How many.
             at (datetime, optional): The moment of the recall: nothing made later is recalled,
                 and recency counts back from it. Default: the time of the newest journal
-                entry, or of the newest observation noted here when that is later.
+                entry or observation of a person.
             audience (list, optional): The people the answer is for (names or keys): only what
                 all of them may know is recalled. None: everything (a builder's view).
             people (list): People named or present (their memories get the person boost).
@@ -441,10 +436,13 @@ class AssistantMemory:
         brain = self.brain
         if at is None:
             newest = brain.journal.recent(1)
-            moments = [datetime.fromisoformat(newest[0]["created_at"])] if newest else []
-            if self._observed_until is not None:
-                moments.append(self._observed_until)
-            at = max(moments) if moments else utcnow()
+            moments = [newest[0]["created_at"]] if newest else []
+            moments += [
+                observation["at"]
+                for profile in brain.entities.profiles()
+                for observation in profile.get("observations") or []
+            ]
+            at = max(map(datetime.fromisoformat, moments)) if moments else utcnow()
         served = None if audience is None else served_by(_keys(audience))
         semantic = None
         work = brain.semantic_search(query)

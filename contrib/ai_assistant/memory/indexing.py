@@ -315,9 +315,10 @@ class IndexedMemories:
 
     def _moment_context(self, entry: dict) -> list[tuple[str, float]]:
         """What sleep adds to a moment's words: once an entry is consolidated its talk is over,
-        and it is searched with the lines farther around it (up to `TALK_REACH` places, the same
-        conversation and audience only), each place farther counting half as much: what a
-        question asks is often said a few lines before or after the line that answers it."""
+        and it is searched with the lines farther around it (up to `TALK_REACH` lines of the same
+        conversation and audience, `Journal.around`), each line farther counting half as much:
+        what a question asks is often said a few lines before or after the line that answers
+        it."""
         if not entry.get("consolidated"):
             return []
         return [

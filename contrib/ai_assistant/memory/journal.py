@@ -32,8 +32,9 @@ An entry:
 
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
+from itertools import islice
 
 from ..clock import from_iso, to_iso
 from ..records import JournalEntry
@@ -52,8 +53,8 @@ REFLECTION_COUNTER = "importance_since_reflection"
 BOOKMARK_IMPORTANCE = {1: 6, 2: 8, 3: 10}
 # two entries this close in time, of one audience, are one conversation (`Journal.neighbours`)
 NEIGHBOUR_SECONDS = 600
-# the most places a conversation's next line is looked for past other conversations' lines
-# (`Journal.beside`)
+# the most lines of other conversations passed over between two lines of one
+# (`Journal.talk_from`)
 BESIDE_REACH = 8
 # the most characters of the neighbours' words kept with a fact (`Journal.talk_around`)
 TALK_CHARS = 600
@@ -301,9 +302,8 @@ class Journal:
         return [other for other in self.beside(entry) if other is not None and other["content"]]
 
     def beside(self, entry: dict) -> tuple[JournalEntry | None, JournalEntry | None]:
-        """The entries said just before and after `entry` in its conversation (`same_talk`),
-        emptied ones too: lines of another conversation between them (a whisper among public
-        talk) are passed over, up to `BESIDE_REACH` places each way.
+        """The entries said just before and after `entry` in its conversation (`talk_from`),
+        emptied ones too.
 
         Args:
             entry (dict): The entry.
@@ -312,43 +312,74 @@ class Journal:
             tuple: (the entry before or None, the entry after or None).
 
         """
-        seq = entry.get("seq")
-        if seq is None:
-            return None, None
-        return self._nearest_in_talk(entry, seq, -1), self._nearest_in_talk(entry, seq, 1)
+        return next(self.talk_from(entry, -1), None), next(self.talk_from(entry, 1), None)
 
-    def _nearest_in_talk(self, entry: dict, seq: int, step: int) -> JournalEntry | None:
-        at = from_iso(entry["created_at"])
-        for place in range(seq + step, seq + step * (BESIDE_REACH + 1), step):
-            other = self.at(place)
-            if other is None:
-                return None
-            if same_talk(other, entry):
-                return other
-            if abs((from_iso(other["created_at"]) - at).total_seconds()) > NEIGHBOUR_SECONDS:
-                return None  # (later lines are farther still)
-        return None
-
-    def around(self, entry: dict, reach: int) -> list[tuple[int, JournalEntry]]:
-        """The entries of `entry`'s conversation (see `same_talk`) up to `reach` places before
-        and after it, each with how many places away it is.
+    def talk_from(self, entry: dict, step: int) -> Iterator[JournalEntry]:
+        """The entries of `entry`'s conversation (`same_talk`, emptied ones too) one way from
+        it, nearest first: lines of another conversation among them (a whisper among public
+        talk) are passed over, up to `BESIDE_REACH` of them between two of its lines.
 
         Args:
             entry (dict): The entry.
-            reach (int): The most places away.
+            step (int): -1 for those said before it, 1 for those after.
+
+        Yields:
+            dict: The entries.
+
+        """
+        place = entry.get("seq")
+        if place is None:
+            return
+        while True:
+            for place in range(place + step, place + step * (BESIDE_REACH + 2), step):
+                other = self.at(place)
+                if other is None:
+                    return
+                if same_talk(other, entry):
+                    yield other
+                    break
+            else:
+                return
+
+    def around(self, entry: dict, reach: int) -> list[tuple[int, JournalEntry]]:
+        """The entries with words of `entry`'s conversation (`talk_from`) up to `reach` of its
+        lines before and after it, each with how many of its lines away it is.
+
+        Args:
+            entry (dict): The entry.
+            reach (int): The most lines away.
 
         Returns:
             list: (distance, entry) pairs, nearest first.
+
+        """
+        found = []
+        for step in (-1, 1):
+            for distance, other in enumerate(islice(self.talk_from(entry, step), reach), 1):
+                if other["content"]:
+                    found.append((distance, other))
+        return sorted(found, key=lambda pair: pair[0])
+
+    def said_beside(self, entry: dict) -> list[JournalEntry]:
+        """The entries with words that have `entry` just before or after them (`beside`):
+        those searched and embedded with its words.
+
+        Args:
+            entry (dict): The entry.
+
+        Returns:
+            list: The entries, in order.
 
         """
         seq = entry.get("seq")
         if seq is None:
             return []
         found = []
-        for distance in range(1, reach + 1):
-            for other in (self.at(seq - distance), self.at(seq + distance)):
-                if other is not None and other.get("content") and same_talk(other, entry):
-                    found.append((distance, other))
+        for place in range(seq - BESIDE_REACH - 1, seq + BESIDE_REACH + 2):
+            other = self.at(place)
+            if place != seq and other is not None and other["content"]:
+                if entry["id"] in (one["id"] for one in self.beside(other) if one is not None):
+                    found.append(other)
         return found
 
     def talk_around(self, entry: dict, limit: int = TALK_CHARS) -> str:

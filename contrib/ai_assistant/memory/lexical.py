@@ -535,11 +535,10 @@ class LexicalIndex:
     ) -> list[tuple[str, float]]:
         """The best `limit` documents for `query`, best first, as (doc id, BM25 score).
 
-        Terms found in more than a quarter of the documents (a name everyone mentions) carry
-        little weight: they add to the candidates the other terms found instead of bringing
-        in thousands of their own, unless the others find nothing the caller may show. A
-        query is read up to
-        `MAX_QUERY_CHARS` characters.
+        Terms found in more than a quarter of the documents the caller may see (a name
+        everyone mentions) carry little weight: they add to the candidates the other terms
+        found instead of bringing in thousands of their own, unless the others find nothing
+        the caller may show. A query is read up to `MAX_QUERY_CHARS` characters.
 
         Args:
             query (str): The text to search for.
@@ -564,10 +563,29 @@ class LexicalIndex:
         query_terms = set(terms(query[:MAX_QUERY_CHARS], self.stemmer))
         postings = [self._postings.get(term) for term in query_terms]
         postings = [p for p in postings if p is not None and p.alive]
+        rows = None
+        if groups is not None:
+            # (a mask of the rows, so what no group asked for costs no call of `usable`)
+            wanted = numpy.fromiter(groups, dtype=numpy.int32)
+            rows = numpy.isin(self._groups[: len(self._ids)], wanted)
+            rows &= self._lengths[: len(self._ids)] > 0
+            usable = _Usable(rows, usable)
+            # which words are common is told by what the caller may see: a flood of others'
+            # whispers makes no word common for it, nor takes away the candidates it brings
+            count = int(numpy.count_nonzero(rows))
+        alive = {
+            posting: (
+                posting.alive
+                if rows is None
+                else int(numpy.count_nonzero(rows[posting.docs[: posting.size]]))
+            )
+            for posting in postings
+        }
+        postings = [posting for posting in postings if alive[posting]]
         if not postings:
             return []
         common = max(64, count // 4)
-        leading = [p for p in postings if p.alive <= common] or postings
+        leading = [p for p in postings if alive[p] <= common] or postings
         scores = numpy.zeros(len(self._ids), dtype=numpy.float32)
         for posting in leading:
             scores[posting.docs[: posting.size]] += self._gains(posting)
@@ -576,10 +594,6 @@ class LexicalIndex:
         rest = [posting for posting in postings if posting not in leading]
         for posting in rest:
             scores[posting.docs[: posting.size]] += self._gains(posting)
-        if groups is not None:
-            # (a mask of the rows, so what no group asked for costs no call of `usable`)
-            wanted = numpy.fromiter(groups, dtype=numpy.int32)
-            usable = _Usable(numpy.isin(self._groups[: len(self._ids)], wanted), usable)
         if rest and not self._best(scores, hits, 1, usable):
             # the rarer words found only what may not be shown (a word of someone else's
             # whisper): the common words bring the candidates, as when the rarer are nowhere,
