@@ -277,3 +277,30 @@ class TestCorrectionsAndLimits(AssistantTestCase, EvenniaCommandTest):
         brain.core_memory.set("code", "4-1-7", self.clock.now(), 2000, [self.char2.dbref])
         listing = self.cmd("/core Aria")
         assert "public" in listing and "private to" in listing
+
+
+def test_a_builders_search_finds_by_words_when_the_embeddings_model_fails():
+    from types import SimpleNamespace
+
+    from ai_assistant.driver import inline
+    from ai_assistant.llm.chat import LLMError
+    from ai_assistant.memory_api import AssistantMemory
+    from ai_assistant.shell.live_memory import LiveMemory
+    from ai_assistant.sleep.embedding import embed_entries
+
+    from .core_fakes import T0, step
+    from .test_embeddings import E5, ConceptModel, heard
+
+    model = ConceptModel()
+    brain = AssistantMemory("Aria", model=model, embedding_model=E5).brain
+    (harbour,) = heard(brain, ("Bob", "The harbour is closed."))
+    step(embed_entries, brain)
+    model.embed_errors.append(LLMError("connection", "the server did not answer"))
+    handler = SimpleNamespace(
+        brain=brain, now=lambda: T0 + timedelta(hours=1), runner=inline, in_flight=False
+    )
+    found, failed = [], []
+    LiveMemory(handler).search_deferred("harbour").addCallbacks(found.extend, failed.append)
+    # the builder's search (a page of the dashboard too) answers by words, and counts the error
+    assert not failed and [e for item in found for e in item.entry_ids] == [harbour]
+    assert brain.usage().errors == {"connection": 1}

@@ -17,6 +17,7 @@ from twisted.internet import defer
 
 from ..driver import default_runner
 from ..errors import Refused
+from ..llm.chat import LLMError
 from .lore_book import game_lore
 from ..memory_api import AssistantMemory
 from .storage import MEMORY_CATEGORY, step_transaction
@@ -50,7 +51,8 @@ class LiveMemory(AssistantMemory):
             query (str): What to look for.
 
         Returns:
-            Deferred: Fires with `Recalled` items, best first.
+            Deferred: Fires with `Recalled` items, best first (found by words alone when the
+                embeddings model fails: a failed call is counted in the assistant's usage).
 
         Raises:
             Refused: An empty or oversized query.
@@ -73,10 +75,15 @@ class LiveMemory(AssistantMemory):
                 lambda failure: brain.reranked(pool, None, limit),
             )
 
+        def by_words(failure):
+            failure.trap(LLMError)
+            brain.usage().record_error(failure.value.kind)  # words alone still find, as in a turn
+            return reranked()
+
         work = brain.semantic_search(query)
         if work is None:
             return defer.maybeDeferred(reranked)
-        return runner(work).addCallback(reranked)
+        return runner(work).addCallbacks(reranked, by_words)
 
     def rollback_plan(self, sleep_id: str | None = None) -> dict:
         """What rolling back a sleep would change (see `MemoryAdmin.rollback_plan`), refused
