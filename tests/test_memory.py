@@ -30,6 +30,10 @@ def test_terms_stem_and_drop_stop_words():
 def test_characters_that_do_not_show_split_no_word():
     sister = terms("sister")
     assert terms("sis\u200bter") == terms("sis\u00adter") == terms("\ufeffsis\u2060ter") == sister
+    # a Persian prefix, parted by a zero-width non-joiner, still lets the word be found alone
+    assert terms("\u062e\u0648\u0627\u0647\u0645")[0] in terms(
+        "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
+    )
 
 
 def test_a_word_counts_only_its_first_letters():

@@ -22,8 +22,9 @@ main language (`SCRIPT_LANGUAGES`: Cyrillic as Russian, Greek, Arabic, Devanagar
 Armenian, Tamil), so a Russian player is understood in a game set to english; words of other
 scripts are left as they are. Accents of Latin, Greek and Cyrillic letters are dropped from the
 stems, so "chateau" finds "château". Characters that do not show (zero-width spaces and joiners,
-soft hyphens) are dropped before words are found, so none hides a word from recall, and only the
-first `MAX_WORD_CHARS` letters of a word count.
+soft hyphens) are dropped before words are found, so none hides a word from recall (a zero-width
+non-joiner parts words, as a space does), and only the first `MAX_WORD_CHARS` letters of a word
+count.
 
 A document may be indexed with context that counts less than its own words (`add`'s
 `context`: text and a weight, as BM25F weighs fields), and a search may widen its query with
@@ -315,8 +316,9 @@ def _words(text: str) -> list[str]:
 # stemmed is remembered (`_stem`'s cache), so a player's 2,000-letter "word" must not be
 MAX_WORD_CHARS = 64
 # characters that do not show but split a word ("sis\u200bter"): zero-width spaces and joiners,
-# soft hyphens, byte-order marks (Unicode's format characters)
-_INVISIBLE_RE = regex.compile(r"\p{Cf}+")
+# soft hyphens, byte-order marks (Unicode's format characters), but the zero-width non-joiner,
+# which parts a Persian word from its prefix as a space would ("می\u200cخواهم": "خواهم" finds it)
+_INVISIBLE_RE = regex.compile(r"(?:(?!\u200c)\p{Cf})+")
 
 
 def terms(text: str, stemmer: str = DEFAULT_STEMMER, dictionary_forms: bool = True) -> list[str]:
