@@ -304,3 +304,7 @@ def test_a_builders_search_finds_by_words_when_the_embeddings_model_fails():
     # the builder's search (a page of the dashboard too) answers by words, and counts the error
     assert not failed and [e for item in found for e in item.entry_ids] == [harbour]
     assert brain.usage().errors == {"connection": 1}
+    # what is not a model's failure (a fault of the code) is not hidden
+    model.embed_errors.append(RuntimeError("a fault"))
+    LiveMemory(handler).search_deferred("harbour").addErrback(failed.append)
+    assert [failure.type for failure in failed] == [RuntimeError]

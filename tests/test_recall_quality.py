@@ -759,6 +759,31 @@ def test_a_whisper_said_between_a_question_and_its_answer_does_not_part_them():
         assert "Under the blue flowerpot by the door." in [item.text for item in found]
 
 
+def test_a_line_is_in_anothers_conversation_exactly_when_that_one_is_in_its():
+    import random
+
+    rng = random.Random(7)
+    memory = AssistantMemory("Aria")
+    for i in range(120):
+        # whispers among public talk, times written out of order, pauses now and then
+        audience = rng.choice([None, None, None, ["Bob"], ["Dan"]])
+        at = T0 + timedelta(seconds=i * 60 + rng.choice([0, 0, -500, 400, 900]))
+        memory.add_entry(f"Line {i}.", speaker="Ann", time=at, audience=audience)
+    journal = memory.brain.journal
+    lines = journal.all()
+
+    def around(line):
+        return {other["id"]: distance for distance, other in journal.around(line, 5)}
+
+    for line in lines:
+        for other in lines:
+            assert around(line).get(other["id"]) == around(other).get(line["id"])
+        # (forgetting a line lets go of what its neighbours were searched by: those it has)
+        assert {o["id"] for o in journal.neighbours(line)} == {
+            other["id"] for other in lines if line in journal.neighbours(other)
+        }
+
+
 def test_after_sleep_a_line_past_a_whisper_counts_as_the_line_beside_it_does():
     def answer_terms(whispers: int) -> dict:
         memory = AssistantMemory("Aria")

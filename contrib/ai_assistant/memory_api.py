@@ -436,13 +436,10 @@ class AssistantMemory:
         brain = self.brain
         if at is None:
             newest = brain.journal.recent(1)
-            moments = [newest[0]["created_at"]] if newest else []
-            moments += [
-                observation["at"]
-                for profile in brain.entities.profiles()
-                for observation in profile.get("observations") or []
-            ]
-            at = max(map(datetime.fromisoformat, moments)) if moments else utcnow()
+            moments = [datetime.fromisoformat(newest[0]["created_at"])] if newest else []
+            told = brain.index.newest_told()
+            moments += [told] if told is not None else []
+            at = max(moments) if moments else utcnow()
         served = None if audience is None else served_by(_keys(audience))
         semantic = None
         work = brain.semantic_search(query)

@@ -24,7 +24,7 @@ search.
 import re
 from bisect import bisect_left, insort
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
 from ..clock import from_iso
 from .audience import Audience, AudienceGroups
@@ -126,6 +126,8 @@ class IndexedMemories:
         # search, each once however many of its neighbours went
         self._retold: set[str] = set()
         self._built = False
+        # when the newest line or observation held was said (`newest_told`)
+        self._newest_told: datetime | None = None
         self._refolded: set[str] | None = None  # while building: entries to index again
         journal.watchers.append(self._entry_changed)
         entities.watchers.append(self._profile_changed)
@@ -164,6 +166,17 @@ class IndexedMemories:
         self.build()
         return len(self._docs)
 
+    def newest_told(self) -> datetime | None:
+        """When the newest journal line or observation of a person it has held was said
+        (`AssistantMemory.recall`'s moment when none is given).
+
+        Returns:
+            datetime or None: The time; None before anything was said.
+
+        """
+        self.build()
+        return self._newest_told
+
     def _put(
         self,
         doc: Doc,
@@ -175,6 +188,11 @@ class IndexedMemories:
         self._drop(doc.id, keep_vector=True)
         doc.group = self._groups.number(doc.audience)
         self._docs[doc.id] = doc
+        if doc.kind in ("entry", "observation") and doc.time is not None:
+            # (a time written without a zone, by a game's own code, is taken as UTC)
+            told = doc.time if doc.time.tzinfo else doc.time.replace(tzinfo=timezone.utc)
+            if self._newest_told is None or told > self._newest_told:
+                self._newest_told = told
         if searchable:
             text = doc.text if index_text is None else index_text
             self._lexical.add(doc.id, text, context, group=doc.group)
@@ -425,9 +443,10 @@ class IndexedMemories:
         return [entry for entry_id in entry_ids if (entry := self.journal.get(entry_id))]
 
     def _adjacent(self, entries: list[dict]) -> list[tuple[dict, bool]]:
-        """The entries said just before and after `entries` in the same talk (`same_talk`),
-        each with whether it comes after, emptied ones too: a line whose entry retention
-        emptied is still there, as the facts sleep drew from it (`_moment_docs`)."""
+        """The entries said just before and after `entries` in their conversation
+        (`Journal.beside`), each with whether it comes after, emptied ones too: a line whose
+        entry retention emptied is still there, as the facts sleep drew from it
+        (`_moment_docs`)."""
         own = {entry["id"] for entry in entries}
         found = []
         for entry in entries:

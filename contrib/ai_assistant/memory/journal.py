@@ -51,7 +51,8 @@ REFLECTION_COUNTER = "importance_since_reflection"
 # a bookmark's importance by its salience (1-3), given when it is written and kept as a floor
 # when sleep scores it again: it was marked to matter, and stays above the usual threshold
 BOOKMARK_IMPORTANCE = {1: 6, 2: 8, 3: 10}
-# two entries this close in time, of one audience, are one conversation (`Journal.neighbours`)
+# a line said this soon after the one before it, of one audience, goes on its conversation
+# (`Journal.talk_from`)
 NEIGHBOUR_SECONDS = 600
 # the most lines of other conversations passed over between two lines of one
 # (`Journal.talk_from`)
@@ -287,10 +288,9 @@ class Journal:
         return self.entries.get(seq) if 0 <= seq < len(self.entries) else None
 
     def neighbours(self, entry: dict) -> list[JournalEntry]:
-        """The entries with words just before and after `entry` in the same conversation
-        (`beside`): the same audience and kind (experience), written within `NEIGHBOUR_SECONDS`
-        of it. A question's words are often in the line before its answer, so each is searched
-        with the other's.
+        """The entries with words just before and after `entry` in its conversation (`beside`,
+        `talk_from`). A question's words are often in the line before its answer, so each is
+        searched with the other's.
 
         Args:
             entry (dict): The entry.
@@ -315,9 +315,12 @@ class Journal:
         return next(self.talk_from(entry, -1), None), next(self.talk_from(entry, 1), None)
 
     def talk_from(self, entry: dict, step: int) -> Iterator[JournalEntry]:
-        """The entries of `entry`'s conversation (`same_talk`, emptied ones too) one way from
-        it, nearest first: lines of another conversation among them (a whisper among public
-        talk) are passed over, up to `BESIDE_REACH` of them between two of its lines.
+        """The entries of `entry`'s conversation one way from it, nearest first, emptied ones
+        too. A conversation is a run of lines of one audience (experience, not reflections),
+        each said within `NEIGHBOUR_SECONDS` of the one before it; lines of others between two
+        of its lines (a whisper among public talk) are passed over, up to `BESIDE_REACH` of
+        them. So a line is beside another exactly when that one is beside it, whatever the
+        order their times were written in.
 
         Args:
             entry (dict): The entry.
@@ -330,14 +333,19 @@ class Journal:
         place = entry.get("seq")
         if place is None:
             return
+        last = entry
         while True:
             for place in range(place + step, place + step * (BESIDE_REACH + 2), step):
                 other = self.at(place)
                 if other is None:
                     return
-                if same_talk(other, entry):
-                    yield other
-                    break
+                if another_talk(other, entry):
+                    continue
+                if _paused(other, last):
+                    return
+                yield other
+                last = other
+                break
             else:
                 return
 
@@ -359,28 +367,6 @@ class Journal:
                 if other["content"]:
                     found.append((distance, other))
         return sorted(found, key=lambda pair: pair[0])
-
-    def said_beside(self, entry: dict) -> list[JournalEntry]:
-        """The entries with words that have `entry` just before or after them (`beside`):
-        those searched and embedded with its words.
-
-        Args:
-            entry (dict): The entry.
-
-        Returns:
-            list: The entries, in order.
-
-        """
-        seq = entry.get("seq")
-        if seq is None:
-            return []
-        found = []
-        for place in range(seq - BESIDE_REACH - 1, seq + BESIDE_REACH + 2):
-            other = self.at(place)
-            if place != seq and other is not None and other["content"]:
-                if entry["id"] in (one["id"] for one in self.beside(other) if one is not None):
-                    found.append(other)
-        return found
 
     def talk_around(self, entry: dict, limit: int = TALK_CHARS) -> str:
         """The words of `entry`'s neighbours (see `neighbours`), at most `limit` characters:
@@ -679,21 +665,24 @@ class Journal:
         self.entries.save_meta()
 
 
-def same_talk(one: dict, other: dict) -> bool:
-    """Whether two journal entries belong to one conversation: the same audience, both
-    experience (not a reflection or a summary), written within `NEIGHBOUR_SECONDS`.
+def another_talk(line: dict, entry: dict) -> bool:
+    """Whether `line` is not of `entry`'s conversation whatever its time: another audience (a
+    whisper among public talk), or either is not experience (a reflection, a summary).
 
     Args:
-        one (dict): An entry.
-        other (dict): Another entry.
+        line (dict): A journal entry.
+        entry (dict): Another.
 
     Returns:
-        bool: True when they do.
+        bool: True when it is not.
 
     """
-    if one.get("audience") != other.get("audience"):
-        return False
-    if one.get("kind", EXPERIENCE) != EXPERIENCE or other.get("kind", EXPERIENCE) != EXPERIENCE:
-        return False
+    if line.get("audience") != entry.get("audience"):
+        return True
+    return line.get("kind", EXPERIENCE) != EXPERIENCE or entry.get("kind", EXPERIENCE) != EXPERIENCE
+
+
+def _paused(one: dict, other: dict) -> bool:
+    """Whether more than `NEIGHBOUR_SECONDS` part two lines: a pause that ends a conversation."""
     apart = abs((from_iso(one["created_at"]) - from_iso(other["created_at"])).total_seconds())
-    return apart <= NEIGHBOUR_SECONDS
+    return apart > NEIGHBOUR_SECONDS

@@ -357,7 +357,7 @@ class MemoryReview:
         neighbours = []
         for entry_id in gone:
             entry = self.journal.get(entry_id) if entry_id.startswith("j") else None
-            for other in self.journal.said_beside(entry) if entry else ():
+            for other in self.journal.neighbours(entry) if entry else ():
                 if other["id"] not in gone:
                     neighbours.append(other)
         if neighbours:
