@@ -153,6 +153,8 @@ class IndexedMemories:
             for memory in self.long_term.all():
                 self._memory_changed(memory)
         refolded, self._refolded = self._refolded, None
+        for about in self._by_person.values():
+            about.sort(key=self._about_order)
         for entry_id in sorted(refolded):
             entry = self.journal.get(entry_id)
             if entry is not None:
@@ -184,8 +186,12 @@ class IndexedMemories:
         searchable: bool = True,
         context: list[tuple[str, float]] = (),
     ) -> None:
+        was = self._docs.get(doc.id)
+        # (indexed again about the same people at the same time: it keeps its place among
+        # the memories about each, as a line does when the next one is said)
+        same_place = was is not None and was.people == doc.people and was.time == doc.time
         # a changed memory keeps its row of vectors (written over if its vector changed)
-        self._drop(doc.id, keep_vector=True)
+        self._drop(doc.id, keep_vector=True, keep_place=same_place)
         doc.group = self._groups.number(doc.audience)
         self._docs[doc.id] = doc
         if doc.kind in ("entry", "observation") and doc.time is not None:
@@ -196,10 +202,16 @@ class IndexedMemories:
         if searchable:
             text = doc.text if index_text is None else index_text
             self._lexical.add(doc.id, text, context, group=doc.group)
-        for person in doc.people:
+        for person in () if same_place else doc.people:
             if person not in self._by_person:
                 self._add_name_stem(person)
-            insort(self._by_person.setdefault(person, []), doc.id, key=self._about_order)
+            about = self._by_person.setdefault(person, [])
+            if self._refolded is None and about:
+                if self._about_order(about[-1]) > self._about_order(doc.id):
+                    insort(about, doc.id, key=self._about_order)
+                    continue
+            # (most often what is new was said last; while building, sorted once at the end)
+            about.append(doc.id)
 
     def _add_name_stem(self, person: str) -> None:
         """Know `person` (a key) by the stem of its name, when the key is a one-word name (or
@@ -217,17 +229,19 @@ class IndexedMemories:
         doc = self._docs[doc_id]
         return (doc.time.timestamp() if doc.time else 0.0, doc_id)
 
-    def _drop(self, doc_id: str, keep_vector: bool = False) -> None:
+    def _drop(self, doc_id: str, keep_vector: bool = False, keep_place: bool = False) -> None:
         if doc_id not in self._docs:
             return
         doc = self._docs[doc_id]
-        for person in doc.people:
+        for person in () if keep_place else doc.people:
             about = self._by_person.get(person)
             if about:
                 # (found by its place in time: still indexed, so it can be looked up)
                 place = bisect_left(about, self._about_order(doc_id), key=self._about_order)
                 if place < len(about) and about[place] == doc_id:
                     del about[place]
+                elif doc_id in about:
+                    about.remove(doc_id)  # (not in its place: while building)
         del self._docs[doc_id]
         self._lexical.remove(doc_id)
         if not keep_vector:
