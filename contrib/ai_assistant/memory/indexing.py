@@ -206,12 +206,12 @@ class IndexedMemories:
             if person not in self._by_person:
                 self._add_name_stem(person)
             about = self._by_person.setdefault(person, [])
-            if self._refolded is None and about:
-                if self._about_order(about[-1]) > self._about_order(doc.id):
-                    insort(about, doc.id, key=self._about_order)
-                    continue
             # (most often what is new was said last; while building, sorted once at the end)
-            about.append(doc.id)
+            building = self._refolded is not None
+            if building or not about or self._about_order(about[-1]) <= self._about_order(doc.id):
+                about.append(doc.id)
+            else:
+                insort(about, doc.id, key=self._about_order)
 
     def _add_name_stem(self, person: str) -> None:
         """Know `person` (a key) by the stem of its name, when the key is a one-word name (or

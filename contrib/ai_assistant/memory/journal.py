@@ -339,7 +339,7 @@ class Journal:
                 other = self.at(place)
                 if other is None:
                     return
-                if another_talk(other, entry):
+                if _another_talk(other, entry):
                     continue
                 if _paused(other, last):
                     return
@@ -665,7 +665,7 @@ class Journal:
         self.entries.save_meta()
 
 
-def another_talk(line: dict, entry: dict) -> bool:
+def _another_talk(line: dict, entry: dict) -> bool:
     """Whether `line` is not of `entry`'s conversation whatever its time: another audience (a
     whisper among public talk), or either is not experience (a reflection, a summary).
 
